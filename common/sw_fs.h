@@ -1,0 +1,22 @@
+/* sw_fs.h: small file-system helpers with errors that name the path. */
+#ifndef SW_FS_H
+#define SW_FS_H
+
+#include <stddef.h>
+
+#include "sw_err.h"
+
+/* Reads a whole file into a NUL-terminated buffer the caller frees; *len_out gets the size
+ * (may be NULL). Returns 0, SW_ENOTFOUND, SW_EIO or SW_ENOMEM. */
+int sw_fs_read_all(const char *path, char **data_out, size_t *len_out, struct sw_err *err);
+/* Writes len bytes to path atomically: a temporary file in the same directory, fsync, rename.
+ * A full disk or any short write leaves the old file untouched and returns SW_EIO. */
+int sw_fs_write_atomic(const char *path, const void *data, size_t len, struct sw_err *err);
+/* mkdir -p with mode 0755. */
+int sw_fs_mkdir_p(const char *path, struct sw_err *err);
+/* rm -rf of a directory tree (used for scratch run directories). Missing path is not an error. */
+int sw_fs_rm_rf(const char *path, struct sw_err *err);
+/* 1 when path exists, else 0. */
+int sw_fs_exists(const char *path);
+
+#endif

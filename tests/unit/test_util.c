@@ -1,0 +1,69 @@
+/* test_util.c: Check suite for sw_util (errors, sha256, files). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sw_err.h"
+#include "sw_fs.h"
+#include "sw_sha256.h"
+
+START_TEST(first_error_wins) {
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_err_set(&err, SW_EINVAL, "inner %d", 1), SW_EINVAL);
+  sw_err_set(&err, SW_EIO, "outer");
+  sw_err_prefix(&err, "loading %s", "x.yaml");
+  ck_assert_int_eq(err.code, SW_EINVAL);
+  ck_assert_str_eq(err.msg, "loading x.yaml: inner 1");
+  ck_assert_int_eq(sw_err_set(NULL, SW_EIO, "ignored"), SW_EIO);
+}
+END_TEST
+
+START_TEST(sha256_known_vectors) {
+  char hex[SW_SHA256_HEX_LEN];
+  sw_sha256_buf("abc", 3, hex);
+  ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  sw_sha256_buf("", 0, hex);
+  ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+END_TEST
+
+START_TEST(atomic_write_and_read_back) {
+  char dir[] = "/tmp/sw_test_utilXXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char sub[256], path[300];
+  snprintf(sub, sizeof sub, "%s/a/b", dir);
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_fs_mkdir_p(sub, &err), 0);
+  snprintf(path, sizeof path, "%s/f.txt", sub);
+  ck_assert_int_eq(sw_fs_write_atomic(path, "abc", 3, &err), 0);
+  char hex[SW_SHA256_HEX_LEN];
+  ck_assert_int_eq(sw_sha256_file(path, hex, &err), 0);
+  ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  char *data = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(sw_fs_read_all(path, &data, &len, &err), 0);
+  ck_assert_uint_eq(len, 3);
+  ck_assert_str_eq(data, "abc");
+  free(data);
+  ck_assert_int_eq(sw_fs_rm_rf(dir, &err), 0);
+  ck_assert_int_eq(sw_fs_exists(dir), 0);
+  ck_assert_int_eq(sw_fs_read_all(path, &data, &len, &err), SW_ENOTFOUND);
+  ck_assert(strstr(err.msg, "f.txt") != NULL);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("util");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, first_error_wins);
+  tcase_add_test(tc, sha256_known_vectors);
+  tcase_add_test(tc, atomic_write_and_read_back);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
