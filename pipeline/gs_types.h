@@ -1,0 +1,67 @@
+/* gs_types.h: host-side data types shared by every part of the training pipeline (scene loading,
+ * the C reference, the Vulkan path, the trainer), and the forward-pass contract that the C
+ * reference (gs_ref) and the GPU kernels (shaders/) both implement, so that tests can compare
+ * them number for number.
+ *
+ * Conventions (the forward contract):
+ *  - Camera: world-to-camera `viewmat` (row-major 4x4) in OpenCV axes: x right, y down, z forward.
+ *    NeRF-synthetic camera-to-world matrices (OpenGL axes) are converted on load: flip the y and z
+ *    camera axes, then invert.
+ *  - Pixel (px, py) has its centre at (px + 0.5, py + 0.5); a camera point (x, y, z) projects to
+ *    (fx * x / z + cx, fy * y / z + cy). Gaussians with z <= GS_NEAR_Z are culled.
+ *  - Projection: EWA, cov2d = J W Sigma W^T J^T + 0.3 I (the dilation; opacity not compensated);
+ *    conic = inverse(cov2d); radius = ceil(3 * sqrt(max eigenvalue)); culled when det <= 0 or the
+ *    3-sigma box touches no tile. Colour = SH (to the active degree) evaluated in the direction
+ *    (mean - campos), + 0.5, clamped at 0 from below.
+ *  - Tiles are GS_TILE x GS_TILE pixels, row-major tile ids. Sort key: (tile_id << 32) | depth bits
+ *    (IEEE bits of the positive view-space z), stable.
+ *  - Rasterize per pixel, front to back: d = mean2d - pixel_centre;
+ *    sigma = 0.5 (conic.a d.x^2 + conic.c d.y^2) + conic.b d.x d.y; skip sigma < 0;
+ *    alpha = min(0.99, opacity * exp(-sigma)); skip alpha < 1/255; if T * (1 - alpha) < 1e-4 stop
+ *    before this splat; else C += colour * alpha * T, T *= 1 - alpha, last = index within the tile
+ *    range + 1. Output colour = C + T * background; final_T = T; last_contributor = last
+ *    (0 = none).
+ *  - Opacity is stored as a logit (sigmoid applied when projecting), scales as logs, rotations as
+ *    unit-normalised quaternions (w, x, y, z), SH as [splat][coefficient 0..15][rgb] with the
+ *    standard real SH basis constants of the 3DGS reference. */
+#ifndef GS_TYPES_H
+#define GS_TYPES_H
+
+#include <stdint.h>
+
+#define GS_TILE 16
+#define GS_SH_COEFFS 16 /* degree 3 */
+#define GS_NEAR_Z 0.01f
+#define GS_ALPHA_MIN (1.0f / 255.0f)
+#define GS_ALPHA_MAX 0.99f
+#define GS_T_MIN 1e-4f
+#define GS_DILATION 0.3f
+
+/* The Gaussian model, structure of arrays, host memory. `count` live splats of `capacity`. */
+struct gs_model {
+  uint32_t count;
+  uint32_t capacity;
+  float *means;      /* 3 per splat */
+  float *log_scales; /* 3 per splat */
+  float *quats;      /* 4 per splat, w x y z */
+  float *opacity;    /* 1 per splat, logit */
+  float *sh;         /* 48 per splat: [coef 0..15][r g b] */
+};
+
+/* A pinhole camera (see conventions above). */
+struct gs_camera {
+  uint32_t width, height;
+  float fx, fy, cx, cy;
+  float viewmat[16]; /* world -> camera, row-major */
+  float campos[3];   /* camera centre in world coordinates */
+};
+
+/* One view of a scene: camera plus ground-truth image (RGB float in [0,1], background composited
+ * as the scene's loader decided), row-major, 3 floats per pixel. */
+struct gs_view {
+  struct gs_camera cam;
+  float *rgb;
+  char name[128];
+};
+
+#endif
