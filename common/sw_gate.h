@@ -1,0 +1,233 @@
+/* sw_gate.h: the gate engine (DESIGN.md section 6): given off/on run pairs of one A/B gate, decide
+ * adopt / reject / inconclusive with every number behind the verdict and the reasons in words.
+ *
+ * What it computes (docs/gate-rules.md explains each rule and why):
+ *  - the lab's rule: delta = (mean_on - mean_off) / mean_off, significant when
+ *    |delta| > max(k * CV_off, floor); across several machines delta is the pooled within-machine
+ *    effect and CV_off the pooled within-machine CV, so machine offsets cancel;
+ *  - the quality guard: mean(on_guard) >= mean(off_guard) - max_drop, optional absolute band;
+ *  - the sigma-asymmetry warning (CV ratio between arms >= 3);
+ *  - the paired analysis of per-pair log ratios log(on/off): mean with a t interval, the Wilcoxon
+ *    signed-rank test (exact for small n without ties), a seeded bootstrap percentile interval;
+ *  - per-machine effects and a DerSimonian-Laird random-effects pool with Q, tau^2 and I^2;
+ *  - sensitivity: the verdict on contaminated pairs kept / replaced / both kept; a decisive verdict
+ *    that does not hold in all three becomes inconclusive ("fragile");
+ *  - resolution: the minimal detectable effect at the current n and noise, pairs needed;
+ *  - sequential looks (Lan-DeMets alpha spending, O'Brien-Fleming type) with futility stopping.
+ *
+ * The engine is pure: no I/O (except sw_gate_eval_file), no global state, deterministic for a
+ * given bootstrap seed, and it allocates only scratch arrays that it frees before returning.
+ * The result is a plain struct with fixed-size arrays, so callers may keep it on the stack. */
+#ifndef SW_GATE_H
+#define SW_GATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "sw_err.h"
+
+#define SW_GATE_NAME_MAX 64     /* gate name and machine id, NUL included */
+#define SW_GATE_MAX_MACHINES 32 /* distinct machines reported per gate */
+#define SW_GATE_MAX_REASONS 24  /* reasons + warnings kept in a result */
+#define SW_GATE_REASON_MAX 240  /* one reason, NUL included */
+#define SW_GATE_MAX_PAIRS 4096  /* input larger than this is refused with SW_EINVAL */
+
+enum sw_gate_direction {
+  SW_GATE_LOWER = 0, /* lower metric is better (wallclock) */
+  SW_GATE_HIGHER = 1 /* higher metric is better (throughput) */
+};
+
+enum sw_gate_order {
+  SW_GATE_OFF_ON = 0, /* off run first, then on run */
+  SW_GATE_ON_OFF = 1
+};
+
+enum sw_gate_verdict {
+  SW_GATE_INCONCLUSIVE = 0,
+  SW_GATE_ADOPT = 1,
+  SW_GATE_REJECT = 2
+};
+
+/* The sequential decision after a look. For non-sequential gates it is SW_GATE_SEQ_NONE and the
+ * scheduler runs the spec's fixed n pairs (plus replacements). */
+enum sw_gate_seq_decision {
+  SW_GATE_SEQ_NONE = 0,          /* gate is not sequential */
+  SW_GATE_SEQ_CONTINUE = 1,      /* run another pair, then look again */
+  SW_GATE_SEQ_STOP_DECISIVE = 2, /* boundary crossed: verdict is adopt or reject */
+  SW_GATE_SEQ_STOP_FUTILE = 3,   /* effect cannot plausibly resolve by max pairs: inconclusive */
+  SW_GATE_SEQ_STOP_MAX = 4       /* max pairs reached: verdict is final whatever it is */
+};
+
+/* One pair: an off run and an on run back to back on one machine. */
+struct sw_gate_pair {
+  double off, on;             /* metric values (> 0); off is ignored in baseline form */
+  double off_guard, on_guard; /* guard metric values; NAN when not measured */
+  char machine[SW_GATE_NAME_MAX]; /* worker / machine id; "" counts as one unnamed machine */
+  enum sw_gate_order order;
+  int contaminated; /* 1 when a load window of either run flagged contamination (evidence) */
+  int replaces;     /* index in the input array of the pair this one replaces, or -1 */
+  int invalid;      /* 1 when a run had no window samples or failed: never used at all */
+};
+
+/* The input of one gate. Two forms:
+ *  - paired (has_baseline == 0): pairs[i].off and .on are both measured;
+ *  - baseline (has_baseline == 1): only on runs were measured against a known baseline mean, as in
+ *    LAB-PRACTICE's warp-skip example; pairs[i].off is ignored, the log ratio of a pair is
+ *    log(on / baseline_mean), and CV_off is baseline_cv when given, else the on arm's CV (stated
+ *    in the reasons). The baseline's own uncertainty is not modelled; the result says so. */
+struct sw_gate_input {
+  const struct sw_gate_pair *pairs; /* borrowed */
+  size_t n_pairs;
+  int has_baseline;
+  double baseline_mean;       /* metric mean of the baseline (> 0) */
+  double baseline_cv;         /* CV of the baseline runs; NAN when unknown */
+  double baseline_guard_mean; /* guard metric mean of the baseline; NAN when unknown */
+};
+
+struct sw_gate_config {
+  char name[SW_GATE_NAME_MAX]; /* gate name for the JSON; may be "" */
+  enum sw_gate_direction direction;
+  double k;     /* lab rule multiplier of CV_off (default 2) */
+  double floor; /* lab rule floor as a fraction (default 0.01) */
+  int has_guard;       /* 1: apply the quality guard (needs guard values) */
+  double max_drop;     /* allowed drop of the guard mean (default 0.05, e.g. dB) */
+  int guard_higher;    /* 1 (default): higher guard metric is better (PSNR); 0: lower is better */
+  int has_band;        /* 1: every arm's guard mean must lie inside [band_lo, band_hi] */
+  double band_lo, band_hi;
+  double sigma_ratio_warn; /* CV ratio between arms that triggers the warning (default 3) */
+  double alpha;            /* two-sided level of the paired tests and intervals (default 0.05) */
+  double power;            /* power used for resolution figures (default 0.8) */
+  /* Sequential looks (DESIGN section 5): */
+  int sequential;     /* 1: look after each pair with alpha spending */
+  int min_pairs;      /* first look: the spec's pairs.n when sequential (default 3) */
+  int max_pairs;      /* last look: the spec's pairs.max (default 8) */
+  double futility_cp; /* stop futile when conditional power (current trend) < this (default 0.1) */
+  /* Bootstrap: */
+  uint64_t boot_seed; /* default 1 */
+  int boot_reps;      /* default 2000; 0 skips the bootstrap */
+};
+
+/* Fills cfg with the defaults listed above (lower is better, k 2, floor 0.01, guard on with
+ * max_drop 0.05 and higher-is-better, no band, sequential off, min 3, max 8). */
+void sw_gate_config_default(struct sw_gate_config *cfg);
+
+/* Which pairs an analysis used (section "sensitivity" of docs/gate-rules.md). */
+enum sw_gate_set {
+  SW_GATE_SET_REPLACED = 0, /* contaminated pairs replaced by their reruns (the primary set) */
+  SW_GATE_SET_KEPT = 1,     /* contaminated pairs kept, replacements left out */
+  SW_GATE_SET_BOTH = 2,     /* contaminated pairs and their replacements (n+1) */
+  SW_GATE_NSETS = 3
+};
+
+struct sw_gate_machine {
+  char id[SW_GATE_NAME_MAX];
+  int n;          /* pairs on this machine */
+  double effect;  /* mean log ratio on this machine */
+  double var;     /* variance of that mean (s^2 / n); NAN when n < 2 */
+  double pct;     /* effect as a percentage: 100 * (exp(effect) - 1) */
+  double weight;  /* random-effects weight share in the pool (0 when not pooled) */
+};
+
+/* Everything computed on one set of pairs. Log-scale numbers are natural logs of on/off. */
+struct sw_gate_analysis {
+  int n;                 /* pairs used */
+  int n_machines;
+  /* Lab rule */
+  double mean_off, mean_on;   /* arm means (off = baseline_mean in baseline form) */
+  double cv_off, cv_on;       /* arm CVs (single machine) or pooled within-machine CVs */
+  double delta;               /* relative delta (fraction), pooled within machines if > 1 */
+  double threshold;           /* max(k * cv_off, floor) */
+  int lab_significant;        /* |delta| > threshold */
+  double sigma_ratio;         /* max(cv)/min(cv) */
+  int sigma_asymmetry;        /* sigma_ratio >= sigma_ratio_warn */
+  /* Guard */
+  int guard_evaluated;        /* 0 when no guard values were given */
+  double guard_off, guard_on; /* guard means */
+  double guard_diff;          /* guard_on - guard_off (sign as measured) */
+  int guard_pass;             /* drop within max_drop and inside the band when one is set */
+  int band_pass;
+  /* Paired log ratios */
+  double lr_mean, lr_sd, lr_se;
+  double t_stat, t_df, t_p;  /* two-sided p of the one-sample t test of log ratios */
+  double t_lo, t_hi;         /* t interval of the mean log ratio at level 1 - alpha */
+  double effect_pct, effect_lo_pct, effect_hi_pct; /* the same as percentages */
+  double wilcox_v;           /* V = sum of positive ranks (R's statistic) */
+  double wilcox_p;           /* two-sided p */
+  int wilcox_exact;          /* 1: exact null distribution; 0: normal approximation */
+  double boot_lo_pct, boot_hi_pct; /* seeded bootstrap percentile interval; NAN when skipped */
+  /* Random-effects pool over machines with >= 2 pairs (DerSimonian-Laird) */
+  int re_k;                  /* machines pooled; the pool exists when re_k >= 2 */
+  double re_mu, re_se, re_lo, re_hi, re_pct, re_lo_pct, re_hi_pct;
+  double re_q, re_tau2, re_i2;
+  int sign_disagree;         /* machines' effects have opposite signs */
+  struct sw_gate_machine machines[SW_GATE_MAX_MACHINES];
+  /* Resolution */
+  double mde_pct;            /* minimal detectable effect (%) at this n and noise, power cfg.power */
+  int pairs_needed;          /* pairs to resolve the observed effect; -1 when unresolvable */
+  /* Decision on this set alone */
+  enum sw_gate_verdict verdict;
+  int paired_significant;    /* paired test agrees (level alpha, or the sequential boundary) */
+};
+
+struct sw_gate_sequential {
+  enum sw_gate_seq_decision decision;
+  int look;               /* pairs at this look */
+  double info_frac;       /* look / max_pairs */
+  double alpha_spent;     /* cumulative alpha spent up to this look */
+  double z_bound;         /* two-sided boundary on the z scale at this look */
+  double nominal_p;       /* nominal two-sided p the paired t test must beat now */
+  double z_stat;          /* the t statistic mapped to z through its p-value, signed */
+  double cond_power;      /* conditional power under the current trend */
+  int pairs_more;         /* more pairs that would resolve the observed effect; -1 unknown */
+};
+
+struct sw_gate_result {
+  char name[SW_GATE_NAME_MAX];
+  enum sw_gate_verdict verdict;
+  int fragile;             /* the sets disagree on a decisive verdict */
+  int n_reasons;
+  char reasons[SW_GATE_MAX_REASONS][SW_GATE_REASON_MAX]; /* why, in the lab's words */
+  int n_warnings;
+  char warnings[SW_GATE_MAX_REASONS][SW_GATE_REASON_MAX]; /* asymmetry, sign disagreement, ... */
+  int n_input, n_invalid, n_contaminated, n_replacements;
+  int has_baseline;
+  struct sw_gate_analysis set[SW_GATE_NSETS]; /* [SW_GATE_SET_REPLACED] is the primary analysis */
+  int set_present[SW_GATE_NSETS]; /* KEPT / BOTH are present only when something is contaminated */
+  struct sw_gate_sequential seq;
+  struct sw_gate_config config;  /* the configuration used, for the report */
+};
+
+/* Evaluates one gate. Returns 0, or SW_EINVAL with the reason in err when the input cannot be
+ * judged (no valid pairs, a non-positive or non-finite metric, a bad replaces index, a config
+ * out of range). SW_ENOMEM when scratch memory fails. res is fully written on success. */
+int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                 struct sw_gate_result *res, struct sw_err *err);
+
+/* The gate object of DESIGN.md section 10: name, verdict, reasons, delta, threshold, guard {...},
+ * plus "warnings", "lab", "paired", "machines", "random_effects", "sensitivity", "resolution",
+ * "sequential", "config". Returns a new reference (caller json_decref's), NULL on out of memory. */
+json_t *sw_gate_result_to_json(const struct sw_gate_result *res);
+
+/* Parses the `gate eval` input of DESIGN section 10 (docs/gate-rules.md lists every key) into a
+ * config and a pair array. *pairs_out is malloc'd (caller frees), in->pairs points at it.
+ * Returns 0 or SW_EINVAL naming the offending key / pair index. */
+int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
+                            struct sw_gate_pair **pairs_out, struct sw_gate_config *cfg,
+                            struct sw_err *err);
+
+/* The whole `splatsweep gate eval FILE.json` command: reads path, evaluates, prints the gate
+ * JSON (indented, one trailing newline) to out. Returns 0, SW_ENOTFOUND / SW_EIO for the file,
+ * SW_EINVAL for bad JSON or bad content (message names the file, line and key). */
+int sw_gate_eval_file(const char *path, FILE *out, struct sw_err *err);
+
+/* Names for JSON and logs: "adopt" / "reject" / "inconclusive"; "continue" / "stop-decisive" /
+ * "stop-futile" / "stop-max" / "none"; "off-on" / "on-off"; "replaced" / "kept" / "both". */
+const char *sw_gate_verdict_name(enum sw_gate_verdict v);
+const char *sw_gate_seq_name(enum sw_gate_seq_decision d);
+const char *sw_gate_order_name(enum sw_gate_order o);
+const char *sw_gate_set_name(enum sw_gate_set s);
+
+#endif
