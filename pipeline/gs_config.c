@@ -1,0 +1,449 @@
+/* gs_config.c: the key table of the trainer configuration (type, default, meaning), parsing of
+ * values from `--set` and YAML (libfyaml), validation, and serialisation to JSON (jansson) for
+ * result.json. Adding a key means one line in `keys[]` plus the struct field. */
+#include "gs_config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <libfyaml.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ktype { K_INT, K_I64, K_FLOAT, K_ENUM, K_STR, K_LIST };
+
+struct key {
+  const char *name;
+  enum ktype type;
+  size_t off;
+  const char *def;     /* default, as text */
+  const char *enums;   /* K_ENUM: "a|b|c", value = position */
+  double lo, hi;       /* K_INT/K_I64/K_FLOAT: inclusive range */
+  const char *meaning;
+};
+
+#define OFF(f) offsetof(struct gs_config, f)
+#define BIG 1e18
+
+static const struct key keys[] = {
+    {"iterations", K_INT, OFF(iterations), "30000", NULL, 0, 1e9, "training iterations"},
+    {"seed", K_I64, OFF(seed), "42", NULL, 0, 9.2e18, "seed of the random init and the camera order"},
+    {"sh_degree", K_INT, OFF(sh_degree), "3", NULL, 0, 3, "maximum spherical-harmonics degree"},
+    {"sh_every", K_INT, OFF(sh_every), "1000", NULL, 1, 1e9,
+     "iterations per unlocked SH degree (degree 0 first)"},
+    {"resolution_scale", K_INT, OFF(resolution_scale), "1", NULL, 1, 64,
+     "integer downscale factor applied when loading the scene (1 = full, 2 = half, ...)"},
+    {"background", K_ENUM, OFF(background), "white", "white|black", 0, 0,
+     "background composited behind the splats and into RGBA ground truth"},
+    {"init_points", K_INT, OFF(init_points), "100000", NULL, 1, 1e8,
+     "random initial Gaussians (synthetic scenes have no point cloud)"},
+    {"init_extent", K_FLOAT, OFF(init_extent), "0.5", NULL, 1e-3, 10,
+     "half-size of the random init cube as a fraction of the scene extent"},
+    {"lambda_dssim", K_FLOAT, OFF(lambda_dssim), "0.2", NULL, 0, 1,
+     "loss = (1 - lambda) L1 + lambda (1 - SSIM); 0 = L1 only"},
+    {"lr_means", K_FLOAT, OFF(lr_means), "0.00016", NULL, 0, 10,
+     "initial position learning rate, times the scene extent"},
+    {"lr_means_final", K_FLOAT, OFF(lr_means_final), "0.0000016", NULL, 0, 10,
+     "final position learning rate (exponential decay), times the scene extent"},
+    {"lr_means_steps", K_INT, OFF(lr_means_steps), "0", NULL, 0, 1e9,
+     "position lr decay length in iterations (0 = iterations)"},
+    {"lr_sh_dc", K_FLOAT, OFF(lr_sh_dc), "0.0025", NULL, 0, 10, "SH degree-0 learning rate"},
+    {"lr_sh_rest", K_FLOAT, OFF(lr_sh_rest), "0.000125", NULL, 0, 10,
+     "learning rate of SH degrees 1..3 (dc / 20)"},
+    {"lr_opacity", K_FLOAT, OFF(lr_opacity), "0.05", NULL, 0, 10, "opacity-logit learning rate"},
+    {"lr_scales", K_FLOAT, OFF(lr_scales), "0.005", NULL, 0, 10, "log-scale learning rate"},
+    {"lr_quats", K_FLOAT, OFF(lr_quats), "0.001", NULL, 0, 10, "quaternion learning rate"},
+    {"adam_beta1", K_FLOAT, OFF(adam_beta1), "0.9", NULL, 0, 0.999999, "Adam beta1"},
+    {"adam_beta2", K_FLOAT, OFF(adam_beta2), "0.999", NULL, 0, 0.999999999, "Adam beta2"},
+    {"adam_eps", K_FLOAT, OFF(adam_eps), "1e-15", NULL, 0, 1, "Adam epsilon"},
+    {"densify_from", K_INT, OFF(densify_from), "500", NULL, 0, 1e9,
+     "first iteration of densification"},
+    {"densify_until", K_INT, OFF(densify_until), "15000", NULL, 0, 1e9,
+     "no densification from this iteration on"},
+    {"densify_every", K_INT, OFF(densify_every), "100", NULL, 1, 1e9,
+     "densify every N iterations inside [from, until)"},
+    {"grad_threshold", K_FLOAT, OFF(grad_threshold), "0.0002", NULL, 0, BIG,
+     "mean 2D (NDC) position-gradient norm above which a Gaussian is cloned or split"},
+    {"percent_dense", K_FLOAT, OFF(percent_dense), "0.01", NULL, 0, 1,
+     "clone when the largest scale <= this times the extent, split otherwise"},
+    {"prune_opacity", K_FLOAT, OFF(prune_opacity), "0.005", NULL, 0, 1,
+     "prune Gaussians whose opacity falls below this"},
+    {"prune_screen", K_INT, OFF(prune_screen), "20", NULL, 0, 1e6,
+     "prune screen radius in pixels, after the first opacity reset (0 = off)"},
+    {"prune_world", K_FLOAT, OFF(prune_world), "0.1", NULL, 0, BIG,
+     "prune largest scale above this times the extent, after the first opacity reset (0 = off)"},
+    {"opacity_reset_every", K_INT, OFF(opacity_reset_every), "3000", NULL, 0, 1e9,
+     "reset opacities to 0.01 every N iterations while densifying (0 = never)"},
+    {"max_splats", K_INT, OFF(max_splats), "0", NULL, 0, 1e9,
+     "cap on the splat count during densification (0 = no cap)"},
+    {"test_every", K_INT, OFF(test_every), "8", NULL, 2, 1e6,
+     "hold out every Nth view for evaluation when the scene has no test split"},
+    {"checkpoints", K_LIST, OFF(checkpoints), "[]", NULL, 1, 1e9,
+     "iterations at which test-view PSNR is recorded in result.json"},
+    {"progress_every", K_INT, OFF(progress_every), "100", NULL, 1, 1e9,
+     "iterations between --progress lines"},
+    {"save_ply", K_INT, OFF(save_ply), "1", NULL, 0, 1, "write OUT/final.ply (1) or not (0)"},
+    {"device", K_STR, OFF(device), "", NULL, 0, 0,
+     "Vulkan device: name substring or index (empty = first suitable)"},
+    {"timing", K_ENUM, OFF(timing), "production", "production|per_kernel", 0, 0,
+     "production: one submission per iteration; per_kernel: one per stage (exact kernel times)"},
+    {"binning", K_ENUM, OFF(binning), "resident", "resident|transient", 0, 0,
+     "binning/sort buffers: grow-only arena, or allocated per iteration"},
+    {"radix_passes", K_ENUM, OFF(radix_passes), "skip", "skip|full", 0, 0,
+     "radix sort: skip all-zero high tile digits, or run all 16 passes"},
+    {"radix_scatter", K_ENUM, OFF(radix_scatter), "ballot", "serial|ballot", 0, 0,
+     "radix scatter: serial workgroup scan, or two-level subgroup ballot scan"},
+    {"sigma_skip", K_ENUM, OFF(sigma_skip), "on", "off|on", 0, 0,
+     "skip sigma >= 5.55 (alpha < 1/255) before exp, forward and backward"},
+    {"fwd_accum", K_ENUM, OFF(fwd_accum), "f32", "f32|f16", 0, 0,
+     "forward colour accumulator precision"},
+    {"bwd_warp_skip", K_ENUM, OFF(bwd_warp_skip), "on", "off|on", 0, 0,
+     "rasterize backward: skip a subgroup when no lane contributes (subgroupAny)"},
+    {"ssim_walk", K_ENUM, OFF(ssim_walk), "float4", "scalar|float4|float4_recip", 0, 0,
+     "SSIM window walk: per channel, 3 channels at once, or at once with a shared reciprocal"},
+    {"atomic_spread", K_ENUM, OFF(atomic_spread), "lane0", "lane0|lanes", 0, 0,
+     "rasterize backward: issue the per-splat atomics from lane 0, or from several lanes"},
+    {"adam", K_ENUM, OFF(adam), "all", "all|visible", 0, 0,
+     "Adam over every splat, or only over splats that received gradient this iteration"},
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const struct key *find_key(const char *name) {
+  for (size_t i = 0; i < NKEYS; i++)
+    if (!strcmp(keys[i].name, name)) return &keys[i];
+  return NULL;
+}
+
+/* Position of word in "a|b|c", or -1. */
+static int enum_index(const char *enums, const char *word) {
+  size_t wl = strlen(word);
+  int idx = 0;
+  const char *p = enums;
+  for (;;) {
+    const char *bar = strchr(p, '|');
+    size_t l = bar ? (size_t)(bar - p) : strlen(p);
+    if (l == wl && !strncmp(p, word, l)) return idx;
+    if (!bar) return -1;
+    p = bar + 1;
+    idx++;
+  }
+}
+
+const char *gs_config_enum_name(const char *key, int v) {
+  static __thread char buf[64];
+  const struct key *k = find_key(key);
+  if (!k || k->type != K_ENUM || v < 0) return NULL;
+  const char *p = k->enums;
+  for (int i = 0; p; i++) {
+    const char *bar = strchr(p, '|');
+    size_t l = bar ? (size_t)(bar - p) : strlen(p);
+    if (i == v) {
+      if (l >= sizeof buf) l = sizeof buf - 1;
+      memcpy(buf, p, l);
+      buf[l] = 0;
+      return buf;
+    }
+    p = bar ? bar + 1 : NULL;
+  }
+  return NULL;
+}
+
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t') s++;
+  size_t l = strlen(s);
+  while (l && (s[l - 1] == ' ' || s[l - 1] == '\t' || s[l - 1] == '\n' || s[l - 1] == '\r'))
+    s[--l] = 0;
+  return s;
+}
+
+static int parse_int(const struct key *k, const char *v, int64_t *out, struct sw_err *err) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (errno || end == v || *end) {
+    /* Accept integral floats written as 1e3 or 7000.0, common in generated specs. */
+    double d = strtod(v, &end);
+    if (end == v || *end || d != floor(d) || !isfinite(d))
+      return sw_err_set(err, SW_EINVAL, "config key '%s': '%s' is not an integer", k->name, v);
+    x = (long long)d;
+  }
+  if ((double)x < k->lo || (double)x > k->hi)
+    return sw_err_set(err, SW_EINVAL, "config key '%s': %lld is outside [%.17g, %.17g]", k->name, x,
+                      k->lo, k->hi);
+  *out = x;
+  return 0;
+}
+
+static int set_value(struct gs_config *cfg, const struct key *k, const char *value,
+                     struct sw_err *err) {
+  char *base = (char *)cfg + k->off;
+  char tmp[1024];
+  if (strlen(value) >= sizeof tmp)
+    return sw_err_set(err, SW_EINVAL, "config key '%s': value too long", k->name);
+  strcpy(tmp, value);
+  char *v = trim(tmp);
+  switch (k->type) {
+  case K_INT:
+  case K_I64: {
+    int64_t x;
+    int rc = parse_int(k, v, &x, err);
+    if (rc) return rc;
+    if (k->type == K_INT) *(int32_t *)base = (int32_t)x;
+    else *(int64_t *)base = x;
+    return 0;
+  }
+  case K_FLOAT: {
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !isfinite(d))
+      return sw_err_set(err, SW_EINVAL, "config key '%s': '%s' is not a number", k->name, v);
+    if (d < k->lo || d > k->hi)
+      return sw_err_set(err, SW_EINVAL, "config key '%s': %g is outside [%g, %g]", k->name, d,
+                        k->lo, k->hi);
+    *(double *)base = d;
+    return 0;
+  }
+  case K_ENUM: {
+    int idx = enum_index(k->enums, v);
+    if (idx < 0)
+      return sw_err_set(err, SW_EINVAL, "config key '%s': '%s' is not one of %s", k->name, v,
+                        k->enums);
+    *(int32_t *)base = idx;
+    return 0;
+  }
+  case K_STR:
+    if (strlen(v) >= GS_CONFIG_STR_MAX)
+      return sw_err_set(err, SW_EINVAL, "config key '%s': value too long", k->name);
+    strcpy(base, v);
+    return 0;
+  case K_LIST: {
+    int32_t vals[GS_CONFIG_MAX_CHECKPOINTS];
+    int n = 0;
+    char *s = v;
+    size_t l = strlen(s);
+    if (l && s[0] == '[') {
+      if (s[l - 1] != ']')
+        return sw_err_set(err, SW_EINVAL, "config key '%s': unbalanced '[' in '%s'", k->name, v);
+      s[l - 1] = 0;
+      s++;
+    }
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      char *t = trim(tok);
+      if (!*t) continue;
+      if (n == GS_CONFIG_MAX_CHECKPOINTS)
+        return sw_err_set(err, SW_EINVAL, "config key '%s': more than %d values", k->name,
+                          GS_CONFIG_MAX_CHECKPOINTS);
+      int64_t x;
+      int rc = parse_int(k, t, &x, err);
+      if (rc) return rc;
+      vals[n++] = (int32_t)x;
+    }
+    /* Sorted ascending without duplicates, so the trainer can walk it once. */
+    for (int i = 1; i < n; i++)
+      for (int j = i; j > 0 && vals[j - 1] > vals[j]; j--) {
+        int32_t t = vals[j];
+        vals[j] = vals[j - 1];
+        vals[j - 1] = t;
+      }
+    int m = 0;
+    for (int i = 0; i < n; i++)
+      if (!m || vals[m - 1] != vals[i]) vals[m++] = vals[i];
+    memcpy(cfg->checkpoints, vals, sizeof(int32_t) * (size_t)m);
+    cfg->n_checkpoints = m;
+    return 0;
+  }
+  }
+  return sw_err_set(err, SW_EINVAL, "config key '%s': unsupported type", k->name);
+}
+
+int gs_config_set(struct gs_config *cfg, const char *key, const char *value, struct sw_err *err) {
+  const struct key *k = find_key(key);
+  if (!k) return sw_err_set(err, SW_EINVAL, "unknown config key '%s'", key);
+  return set_value(cfg, k, value ? value : "", err);
+}
+
+int gs_config_set_kv(struct gs_config *cfg, const char *kv, struct sw_err *err) {
+  const char *eq = strchr(kv, '=');
+  if (!eq || eq == kv)
+    return sw_err_set(err, SW_EINVAL, "--set '%s': expected key=value", kv);
+  char key[128];
+  size_t l = (size_t)(eq - kv);
+  if (l >= sizeof key) return sw_err_set(err, SW_EINVAL, "--set '%s': key too long", kv);
+  memcpy(key, kv, l);
+  key[l] = 0;
+  return gs_config_set(cfg, trim(key), eq + 1, err);
+}
+
+void gs_config_defaults(struct gs_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  for (size_t i = 0; i < NKEYS; i++) {
+    int rc = set_value(cfg, &keys[i], keys[i].def, NULL);
+    (void)rc; /* defaults are checked by the unit test */
+  }
+}
+
+/* Text of a YAML scalar node, or NULL. */
+static const char *scalar(struct fy_node *n, size_t *len) {
+  if (!n || fy_node_get_type(n) != FYNT_SCALAR) return NULL;
+  return fy_node_get_scalar(n, len);
+}
+
+static void node_pos(struct fy_node *n, int *line, int *col) {
+  /* Only scalar nodes carry a token with a position in this libfyaml; others report 0:0. */
+  struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
+  const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+  *line = m ? m->line + 1 : 0;
+  *col = m ? m->column + 1 : 0;
+}
+
+int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *err) {
+  FILE *probe = fopen(path, "r");
+  if (!probe) return sw_err_set(err, SW_ENOTFOUND, "config file '%s': %s", path, strerror(errno));
+  fclose(probe);
+  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET};
+  struct fy_document *doc = fy_document_build_from_file(&pcfg, path);
+  if (!doc) return sw_err_set(err, SW_EINVAL, "config file '%s': not valid YAML", path);
+  int rc = 0;
+  struct fy_node *root = fy_document_root(doc);
+  if (!root) goto out; /* an empty file sets nothing */
+  if (fy_node_get_type(root) != FYNT_MAPPING) {
+    rc = sw_err_set(err, SW_EINVAL, "config file '%s': top level must be a mapping of key: value",
+                    path);
+    goto out;
+  }
+  void *it = NULL;
+  struct fy_node_pair *p;
+  while ((p = fy_node_mapping_iterate(root, &it)) != NULL) {
+    struct fy_node *kn = fy_node_pair_key(p), *vn = fy_node_pair_value(p);
+    int line, col;
+    node_pos(kn, &line, &col);
+    size_t kl = 0;
+    const char *ks = scalar(kn, &kl);
+    char key[128];
+    if (!ks || kl >= sizeof key) {
+      rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: key must be a short scalar", path, line, col);
+      goto out;
+    }
+    memcpy(key, ks, kl);
+    key[kl] = 0;
+    const struct key *k = find_key(key);
+    if (!k) {
+      rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: unknown config key '%s'", path, line, col, key);
+      goto out;
+    }
+    char val[1024];
+    size_t vl = 0;
+    if (vn && fy_node_get_type(vn) == FYNT_SEQUENCE && k->type == K_LIST) {
+      void *sit = NULL;
+      struct fy_node *e;
+      val[0] = 0;
+      while ((e = fy_node_sequence_iterate(vn, &sit)) != NULL) {
+        size_t el = 0;
+        const char *es = scalar(e, &el);
+        if (!es || vl + el + 2 >= sizeof val) {
+          node_pos(e, &line, &col);
+          rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': bad list element", path,
+                          line, col, key);
+          goto out;
+        }
+        memcpy(val + vl, es, el);
+        vl += el;
+        val[vl++] = ',';
+        val[vl] = 0;
+      }
+    } else {
+      const char *vs = vn ? scalar(vn, &vl) : "";
+      if (!vn) vl = 0;
+      if (!vs || vl >= sizeof val) {
+        if (vn) node_pos(vn, &line, &col);
+        rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': value must be a scalar%s",
+                        path, line, col, key, k->type == K_LIST ? " or a list" : "");
+        goto out;
+      }
+      memcpy(val, vs, vl);
+      val[vl] = 0;
+    }
+    struct sw_err e2 = {0};
+    rc = set_value(cfg, k, val, &e2);
+    if (rc) {
+      if (vn) node_pos(vn, &line, &col);
+      sw_err_set(err, rc, "%s:%d:%d: %s", path, line, col, e2.msg);
+      goto out;
+    }
+  }
+out:
+  fy_document_destroy(doc);
+  return rc;
+}
+
+int gs_config_validate(const struct gs_config *cfg, struct sw_err *err) {
+  if (cfg->densify_from > cfg->densify_until)
+    return sw_err_set(err, SW_EINVAL, "config: densify_from (%d) > densify_until (%d)",
+                      cfg->densify_from, cfg->densify_until);
+  if (cfg->lr_means_final > cfg->lr_means)
+    return sw_err_set(err, SW_EINVAL, "config: lr_means_final (%g) > lr_means (%g)",
+                      cfg->lr_means_final, cfg->lr_means);
+  if (cfg->sh_every < 1) return sw_err_set(err, SW_EINVAL, "config: sh_every must be >= 1");
+  return 0;
+}
+
+static json_t *key_json(const struct gs_config *cfg, const struct key *k) {
+  const char *base = (const char *)cfg + k->off;
+  switch (k->type) {
+  case K_INT: return json_integer(*(const int32_t *)base);
+  case K_I64: return json_integer(*(const int64_t *)base);
+  case K_FLOAT: return json_real(*(const double *)base);
+  case K_ENUM: return json_string(gs_config_enum_name(k->name, *(const int32_t *)base));
+  case K_STR: return json_string(base);
+  case K_LIST: {
+    json_t *a = json_array();
+    for (int i = 0; i < cfg->n_checkpoints; i++) json_array_append_new(a, json_integer(cfg->checkpoints[i]));
+    return a;
+  }
+  }
+  return json_null();
+}
+
+char *gs_config_to_json(const struct gs_config *cfg) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  for (size_t i = 0; i < NKEYS; i++) json_object_set_new(o, keys[i].name, key_json(cfg, &keys[i]));
+  char *s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(15));
+  json_decref(o);
+  return s;
+}
+
+static const char *type_name(const struct key *k) {
+  switch (k->type) {
+  case K_INT:
+  case K_I64: return "int";
+  case K_FLOAT: return "float";
+  case K_ENUM: return k->enums;
+  case K_STR: return "string";
+  case K_LIST: return "list of int";
+  }
+  return "?";
+}
+
+void gs_config_print_help(FILE *f) {
+  fprintf(f, "# splat-train configuration keys (YAML via --config FILE, or --set key=value)\n");
+  fprintf(f, "# %-20s %-28s %-12s %s\n", "key", "type", "default", "meaning");
+  for (size_t i = 0; i < NKEYS; i++) {
+    const struct key *k = &keys[i];
+    fprintf(f, "%-22s %-28s %-12s %s\n", k->name, type_name(k),
+            k->def[0] ? k->def : "\"\"", k->meaning);
+  }
+}
+
+void gs_config_print_yaml(const struct gs_config *cfg, FILE *f) {
+  for (size_t i = 0; i < NKEYS; i++) {
+    const struct key *k = &keys[i];
+    json_t *j = key_json(cfg, k);
+    char *s = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+    fprintf(f, "%s: %s  # %s\n", k->name, s ? s : "null", k->meaning);
+    free(s);
+    json_decref(j);
+  }
+}

@@ -1,0 +1,117 @@
+/* gs_config.h: the trainer's configuration (every key `splat-train train` accepts), its defaults
+ * and meanings, and how it is resolved: defaults, then a YAML file (--config), then each
+ * `--set key=value` in order. An unknown key or a bad value is an SW_EINVAL error that names the
+ * key (and the file position for YAML), which `splat-train train` turns into exit 2.
+ *
+ * The key table in gs_config.c is the single source of truth: `splat-train config` prints it,
+ * result.json's "config" object is written from it, and docs/trainer.md describes it. */
+#ifndef GS_CONFIG_H
+#define GS_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sw_err.h"
+
+#define GS_CONFIG_MAX_CHECKPOINTS 64
+#define GS_CONFIG_STR_MAX 128
+
+/* Variant switches. Each is a real code path (specialization constant or host path). */
+enum gs_timing { GS_TIMING_PRODUCTION = 0, GS_TIMING_PER_KERNEL = 1 };
+enum gs_binning { GS_BINNING_RESIDENT = 0, GS_BINNING_TRANSIENT = 1 };
+enum gs_radix_passes { GS_RADIX_PASSES_SKIP = 0, GS_RADIX_PASSES_FULL = 1 };
+enum gs_radix_scatter { GS_RADIX_SCATTER_SERIAL = 0, GS_RADIX_SCATTER_BALLOT = 1 };
+enum gs_onoff { GS_OFF = 0, GS_ON = 1 };
+enum gs_fwd_accum { GS_FWD_ACCUM_F32 = 0, GS_FWD_ACCUM_F16 = 1 };
+enum gs_ssim_walk { GS_SSIM_WALK_SCALAR = 0, GS_SSIM_WALK_FLOAT4 = 1, GS_SSIM_WALK_FLOAT4_RECIP = 2 };
+enum gs_atomic_spread { GS_ATOMIC_SPREAD_LANE0 = 0, GS_ATOMIC_SPREAD_LANES = 1 };
+enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
+
+/* The fully resolved configuration. Plain data: copy it freely. */
+struct gs_config {
+  /* schedule */
+  int32_t iterations;
+  int64_t seed;
+  int32_t sh_degree;
+  int32_t sh_every; /* iterations per unlocked SH degree */
+  int32_t resolution_scale; /* integer downscale factor of the images (1 = full) */
+  int32_t background;       /* enum gs_background of gs_scene.h: 0 white, 1 black */
+  int32_t init_points;
+  double init_extent; /* half-size of the random init cube, in units of the scene extent */
+  /* loss */
+  double lambda_dssim;
+  /* optimiser */
+  double lr_means;       /* initial position lr, multiplied by the scene extent */
+  double lr_means_final; /* final position lr, multiplied by the scene extent */
+  int32_t lr_means_steps; /* decay length in iterations (0 = iterations) */
+  double lr_sh_dc;
+  double lr_sh_rest;
+  double lr_opacity;
+  double lr_scales;
+  double lr_quats;
+  double adam_beta1;
+  double adam_beta2;
+  double adam_eps;
+  /* densification */
+  int32_t densify_from;
+  int32_t densify_until;
+  int32_t densify_every;
+  double grad_threshold;
+  double percent_dense;     /* clone when max scale <= percent_dense * extent, else split */
+  double prune_opacity;
+  int32_t prune_screen;     /* prune radius in pixels after the first opacity reset (0 = off) */
+  double prune_world;       /* prune max scale > prune_world * extent after the first reset */
+  int32_t opacity_reset_every;
+  int32_t max_splats;       /* densification stops growing beyond this (0 = no limit) */
+  /* evaluation */
+  int32_t test_every;       /* hold out every Nth view when a scene has no test split */
+  int32_t checkpoints[GS_CONFIG_MAX_CHECKPOINTS];
+  int32_t n_checkpoints;
+  int32_t progress_every;
+  int32_t save_ply;         /* write OUT/final.ply */
+  /* device and timing */
+  char device[GS_CONFIG_STR_MAX]; /* name substring or index; "" = first suitable */
+  int32_t timing;                 /* enum gs_timing */
+  /* variants */
+  int32_t binning;
+  int32_t radix_passes;
+  int32_t radix_scatter;
+  int32_t sigma_skip;
+  int32_t fwd_accum;
+  int32_t bwd_warp_skip;
+  int32_t ssim_walk;
+  int32_t atomic_spread;
+  int32_t adam;
+};
+
+/* Fills cfg with every default. */
+void gs_config_defaults(struct gs_config *cfg);
+
+/* Sets one key from its textual value (as in `--set key=value`). Lists (checkpoints) take
+ * "1000,2000" or "[1000, 2000]". Unknown key or bad value -> SW_EINVAL naming it. */
+int gs_config_set(struct gs_config *cfg, const char *key, const char *value, struct sw_err *err);
+
+/* Parses "key=value" and calls gs_config_set. */
+int gs_config_set_kv(struct gs_config *cfg, const char *kv, struct sw_err *err);
+
+/* Applies a YAML file: a mapping of key: value (checkpoints may be a sequence). Errors name the
+ * file, line and column. Returns 0, SW_EINVAL or SW_ENOTFOUND. */
+int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *err);
+
+/* Cross-key checks (densify_from <= densify_until, sh_degree range, ...). */
+int gs_config_validate(const struct gs_config *cfg, struct sw_err *err);
+
+/* The configuration as a JSON object text (keys sorted, compact; caller frees), which is what
+ * result.json embeds and what config_sha256 hashes. Returns NULL when out of memory. */
+char *gs_config_to_json(const struct gs_config *cfg);
+
+/* Prints every key with its type, default and meaning (for `splat-train config`). */
+void gs_config_print_help(FILE *f);
+
+/* Prints the resolved configuration as YAML, loadable by gs_config_load_yaml. */
+void gs_config_print_yaml(const struct gs_config *cfg, FILE *f);
+
+/* Name of enum value v of the key (e.g. "ballot" for radix_scatter 1), or NULL. */
+const char *gs_config_enum_name(const char *key, int v);
+
+#endif
