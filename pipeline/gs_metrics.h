@@ -1,0 +1,24 @@
+/* gs_metrics.h: image quality metrics for evaluation (`splat-train render`, the trainer's test-view
+ * checkpoints and final metrics): PSNR and SSIM of a rendered RGB image against its ground truth.
+ *
+ * Both inputs are clamped to [0, 1] first, as the 3DGS and gsplat evaluators do (a rendered image
+ * is clamped before it is saved or scored). Sums are in double. SSIM is the one defined in
+ * gs_ref.h (11x11 Gaussian window, sigma 1.5, zero padding, C1 = 0.01^2, C2 = 0.03^2, mean over
+ * pixels and channels). Images are row-major RGB floats, 3 per pixel. */
+#ifndef GS_METRICS_H
+#define GS_METRICS_H
+
+#include <stdint.h>
+
+#include "sw_err.h"
+
+/* PSNR in dB with peak 1: 10 log10(1 / MSE) over every pixel and channel. Identical images give
+ * +INFINITY. Returns 0, or SW_EINVAL for an empty image / NULL buffer / a NaN in the input. */
+int gs_metrics_psnr(const float *img, const float *ref, uint32_t w, uint32_t h, double *psnr_db,
+                    struct sw_err *err);
+
+/* SSIM in [-1, 1] (1 for identical images). Returns 0, SW_EINVAL or SW_ENOMEM. */
+int gs_metrics_ssim(const float *img, const float *ref, uint32_t w, uint32_t h, double *ssim,
+                    struct sw_err *err);
+
+#endif
