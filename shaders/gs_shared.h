@@ -1,0 +1,119 @@
+/* gs_shared.h: data layouts shared by the host (C) and the compute shaders (GLSL 450), defined once
+ * (STYLE rule 8). The file is valid as both: GLSL sees GS_GLSL (set by the shaders before the
+ * include), C sees uint32_t. Only 32-bit scalars and arrays of them are used, so std430 (storage
+ * buffers and push constants) and C agree on every offset; pipeline/gs_vk.c _Static_asserts the
+ * sizes.
+ *
+ * Buffers of the forward pass (all kept on the GPU between forward and backward):
+ *   means[3n] log_scales[3n] quats[4n] opacity[n] sh[48n]   the model (struct gs_model layout)
+ *   splats: struct gs_splat2d[n]                             project_fwd output
+ *   tiles_touched: uint[n]                                   tile_count output (0 = culled)
+ *   offsets: uint[n]                                         inclusive scan of tiles_touched
+ *   keys: uint[2 * pairs]  (lo = depth bits, hi = tile id)   emit_pairs output, then sorted
+ *   values: uint[pairs]    (splat index)
+ *   ranges: uint[2 * tiles] ([start, end) into keys)         tile_ranges output
+ *   rgb: float[3 * w * h], final_t: float[w * h], last: uint[w * h]   rasterize_fwd output
+ *   counters: uint[GS_CTR_WORDS]                             pair count and overflow flag */
+#ifndef GS_SHARED_H
+#define GS_SHARED_H
+
+#ifdef GS_GLSL
+#define GS_U32 uint
+#else
+#include <stdint.h>
+#define GS_U32 uint32_t
+#endif
+
+/* Workgroup size of the 1-D kernels (project, tile count, emit, ranges, scan). */
+#define GS_WG 256
+/* Scan: each workgroup scans GS_SCAN_BLOCK elements (GS_WG threads x 4). */
+#define GS_SCAN_ITEMS 4
+#define GS_SCAN_BLOCK (GS_WG * GS_SCAN_ITEMS)
+/* Radix sort: 8-bit digits; a workgroup of GS_SORT_WG threads owns GS_SORT_BLOCK keys and walks
+ * them in chunks of GS_SORT_WG. */
+#define GS_RADIX_BITS 8
+#define GS_RADIX (1 << GS_RADIX_BITS)
+#define GS_SORT_WG 256
+#define GS_SORT_ITEMS 8
+#define GS_SORT_BLOCK (GS_SORT_WG * GS_SORT_ITEMS)
+/* Rasterize: one workgroup per 16x16 tile (GS_TILE in gs_types.h). */
+#define GS_RASTER_TILE 16
+#define GS_RASTER_WG (GS_RASTER_TILE * GS_RASTER_TILE)
+
+/* counters buffer words */
+#define GS_CTR_PAIRS 0    /* total (splat, tile) pairs of the frame (may exceed the capacity) */
+#define GS_CTR_CAPACITY 1 /* capacity the frame was recorded with (written by the host) */
+#define GS_CTR_WORDS 4
+
+/* Specialization constant ids (constant_id) of the forward and sort kernels. */
+#define GS_SPEC_SIGMA_SKIP 0   /* rasterize_fwd: 1 = skip sigma >= GS_SIGMA_SKIP early */
+#define GS_SPEC_ACCUM_F16 1    /* rasterize_fwd: 1 = accumulate colour rounded to half */
+#define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
+#define GS_SPEC_SUBGROUPS 1    /* sort_scatter: number of subgroups per workgroup (queried) */
+/* alpha <= 0.99 exp(-5.55) < 1/255: a splat this far out can never pass the alpha test. */
+#define GS_SIGMA_SKIP 5.55
+
+/* One projected splat (64 bytes). Culled splats have radius 0 and an empty rectangle. */
+struct gs_splat2d {
+  float mean2d[2]; /* pixels */
+  float conic[3];  /* a, b, c of sigma = 0.5 (a dx^2 + c dy^2) + b dx dy */
+  float opacity;   /* after the sigmoid */
+  float rgb[3];    /* clamped colour */
+  float depth;     /* view-space z */
+  float cov2d[3];  /* xx, xy, yy (dilation included), kept for backward */
+  GS_U32 radius;
+  GS_U32 rect[2]; /* tile x0 | y0 << 16, x1 | y1 << 16 (x1, y1 exclusive) */
+};
+
+/* project_fwd */
+struct gs_pc_project {
+  float viewmat[12]; /* rows 0..2 of the world-to-camera matrix */
+  float fx, fy, cx, cy;
+  float campos[3];
+  GS_U32 n;          /* splats */
+  GS_U32 width, height, tiles_x, tiles_y;
+  GS_U32 sh_degree;
+};
+
+/* tile_count, emit_pairs */
+struct gs_pc_bin {
+  GS_U32 n;        /* splats */
+  GS_U32 tiles_x;
+  GS_U32 capacity; /* pairs the keys/values buffers hold */
+  GS_U32 pad;
+};
+
+/* scan_block / scan_add: element count read from counts[count_index] when count_index is not
+ * 0xffffffff (GPU-side sizes), else n; the block count is the number of groups dispatched. */
+struct gs_pc_scan {
+  GS_U32 n;
+  GS_U32 count_index;
+  GS_U32 count_div;  /* GPU-side size = ceil(counts[i] / count_div) * count_mul */
+  GS_U32 count_mul;
+};
+
+/* tile_ranges */
+struct gs_pc_ranges {
+  GS_U32 num_tiles;
+  GS_U32 pad[3];
+};
+
+/* sort_hist / sort_scatter: keys = counters[GS_CTR_PAIRS] clamped to capacity, or n when
+ * count_index is 0xffffffff. */
+struct gs_pc_sort {
+  GS_U32 n;
+  GS_U32 count_index;
+  GS_U32 capacity;
+  GS_U32 shift;      /* bit of the 64-bit key this pass starts at (0, 8, ..., 56) */
+  GS_U32 num_blocks; /* blocks the histogram is laid out for (digit-major: [digit][block]) */
+  GS_U32 pad[3];
+};
+
+/* rasterize_fwd */
+struct gs_pc_raster {
+  GS_U32 width, height, tiles_x, tiles_y;
+  float background[3];
+  GS_U32 pad;
+};
+
+#endif
