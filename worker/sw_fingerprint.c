@@ -1,0 +1,127 @@
+/* sw_fingerprint.c: machine fingerprint from uname, sysconf, /proc and `splat-train devices`. */
+#include "sw_fingerprint.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void copy(char *dst, size_t cap, const char *src) { snprintf(dst, cap, "%s", src ? src : ""); }
+
+static void trim(char *s) {
+  size_t n = strlen(s);
+  while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+    s[--n] = '\0';
+}
+
+static void cpu_model(char *dst, size_t cap) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  dst[0] = '\0';
+  if (!f)
+    return;
+  while (fgets(line, sizeof line, f)) {
+    /* x86 says "model name", many ARM kernels only "Hardware" or "CPU part". */
+    if (!strncmp(line, "model name", 10) || !strncmp(line, "Hardware", 8) ||
+        (!dst[0] && !strncmp(line, "Processor", 9))) {
+      char *colon = strchr(line, ':');
+      if (colon) {
+        colon++;
+        while (*colon == ' ' || *colon == '\t')
+          colon++;
+        copy(dst, cap, colon);
+        trim(dst);
+        if (!strncmp(line, "model name", 10))
+          break;
+      }
+    }
+  }
+  fclose(f);
+}
+
+static unsigned long long mem_total(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && psize > 0)
+    return (unsigned long long)pages * (unsigned long long)psize;
+  return 0;
+}
+
+/* Runs `splat_train devices --json` and takes the first device. The command's output is small,
+ * so reading it through popen is fine; the worker calls this once at start-up. */
+static void gpu_from_trainer(const char *splat_train, struct sw_msg_fingerprint *fp) {
+  if (!splat_train || access(splat_train, X_OK) != 0)
+    return;
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "'%s' devices --json 2>/dev/null", splat_train);
+  if (strchr(splat_train, '\''))
+    return; /* quoting would break; skip the optional GPU part rather than risk the shell */
+  FILE *p = popen(cmd, "r");
+  if (!p)
+    return;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, p)) > 0 && len < (1u << 20)) {
+    if (len + n + 1 > cap) {
+      cap = (len + n + 1) * 2;
+      char *nb = realloc(buf, cap);
+      if (!nb)
+        break;
+      buf = nb;
+    }
+    memcpy(buf + len, chunk, n);
+    len += n;
+    buf[len] = '\0';
+  }
+  int st = pclose(p);
+  if (!buf || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    free(buf);
+    return;
+  }
+  json_t *root = json_loads(buf, 0, NULL);
+  free(buf);
+  if (!root)
+    return;
+  json_t *dev = json_is_array(root) ? json_array_get(root, 0)
+                                    : json_array_get(json_object_get(root, "devices"), 0);
+  if (json_is_object(dev)) {
+    copy(fp->gpu_name, sizeof fp->gpu_name, json_string_value(json_object_get(dev, "name")));
+    copy(fp->gpu_driver, sizeof fp->gpu_driver,
+         json_string_value(json_object_get(dev, "driver")));
+    json_t *api = json_object_get(dev, "api");
+    if (!api)
+      api = json_object_get(dev, "api_version");
+    copy(fp->gpu_api, sizeof fp->gpu_api, json_string_value(api));
+    fp->gpu_kind = sw_gpu_kind_parse(json_string_value(json_object_get(dev, "kind")));
+  }
+  json_decref(root);
+}
+
+int sw_fingerprint_collect(const char *splat_train, struct sw_msg_fingerprint *fp,
+                           struct sw_err *err) {
+  memset(fp, 0, sizeof *fp);
+  struct utsname u;
+  if (uname(&u) == 0) {
+    copy(fp->hostname, sizeof fp->hostname, u.nodename);
+    snprintf(fp->os, sizeof fp->os, "%s %s", u.sysname, u.release);
+    copy(fp->arch, sizeof fp->arch, u.machine);
+    if (sw_msg_kv_add(&fp->extra, &fp->n_extra, "kernel_version", u.version))
+      return sw_err_set(err, SW_ENOMEM, "fingerprint: out of memory");
+  }
+  char host[256];
+  if (!fp->hostname[0] && gethostname(host, sizeof host) == 0) {
+    host[sizeof host - 1] = '\0';
+    copy(fp->hostname, sizeof fp->hostname, host);
+  }
+  cpu_model(fp->cpu_model, sizeof fp->cpu_model);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  fp->cores = cores > 0 ? (uint32_t)cores : 0;
+  fp->mem_bytes = mem_total();
+  fp->gpu_kind = SW_GPU_NONE;
+  gpu_from_trainer(splat_train, fp);
+  return 0;
+}
