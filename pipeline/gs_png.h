@@ -15,6 +15,9 @@
 int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32_t *height,
                      int *bit_depth_out, struct sw_err *err);
 
+/* Reads only the size from the PNG header (the file must still be a well-formed PNG header). */
+int gs_png_read_size(const char *path, uint32_t *width, uint32_t *height, struct sw_err *err);
+
 /* Writes 8-bit RGB (channels 3) or RGBA (channels 4) samples, atomically. */
 int gs_png_write8(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
                   int channels, struct sw_err *err);
