@@ -1,0 +1,845 @@
+/* sw_worker.c: the worker's poll loop, its session state machine and the per-run phases
+ * (scene preparation in a child, quiet wait, trainer run, delivery through the spool). */
+#include "sw_worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "sw_clock.h"
+#include "sw_codec.h"
+#include "sw_fingerprint.h"
+#include "sw_fs.h"
+#include "sw_log.h"
+#include "sw_runner.h"
+#include "sw_sampler.h"
+#include "sw_scene_prep.h"
+#include "sw_sha256.h"
+#include "sw_spool.h"
+
+#define MAX_SAMPLES 20000 /* per window; a 5-hour run sampled every second */
+
+enum session_state { S_DISCONNECTED, S_HELLO_SENT, S_CONNECTED };
+enum run_phase { P_NONE, P_PREP, P_QUIET, P_RUN };
+
+struct window {
+  struct sw_msg_sample *s;
+  size_t n, cap;
+};
+
+struct worker {
+  const struct sw_worker_opts *o;
+  void *ctx, *sock;
+  char id[SW_MSG_ID_MAX + 1];
+  char public_key[41], secret_key[41], server_key[41];
+  enum session_state state;
+  uint64_t seq;
+  int64_t hb_ms, liveness, lease_ttl_ms;
+  int64_t last_recv_ms, last_send_ms, hello_ms;
+  int ready_sent;
+  struct sw_msg hello; /* built once; its lists are malloc'd */
+  sw_spool_t *spool;
+  sw_sampler_t *sampler;
+  char runs_dir[4200], scenes_dir[4200];
+
+  /* current lease */
+  int have_lease;
+  struct sw_msg assign; /* decoded Assign, owned */
+  size_t run_idx;
+  enum run_phase phase;
+  pid_t prep_pid;
+  int prep_fd;
+  char prep_buf[4400];
+  size_t prep_len;
+  char scene_dir[4400];
+  struct sw_quiet quiet;
+  int quiet_ok;
+  int64_t quiet_start_ms, run_start_ms, last_sample_ms, last_progress_ms, sample_every_ms;
+  struct window pre, during;
+  sw_runner_t *runner;
+  char run_dir[4400];
+  int abandon; /* the lease is being dropped: no result is sent for the running trainer */
+};
+
+static int64_t now_ms(void) { return sw_clock_mono_ms(); }
+
+/* ---- keys ---------------------------------------------------------------------------------- */
+
+int sw_curve_read_key(const char *path, char key[41], struct sw_err *err) {
+  char *data = NULL;
+  size_t len = 0;
+  int rc = sw_fs_read_all(path, &data, &len, err);
+  if (rc)
+    return rc;
+  char *p = data;
+  while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+    p++;
+  size_t n = 0;
+  while (p[n] && p[n] != ' ' && p[n] != '\n' && p[n] != '\r' && p[n] != '\t')
+    n++;
+  uint8_t raw[32];
+  if (n != 40) {
+    free(data);
+    return sw_err_set(err, SW_EINVAL, "%s: expected a 40-character z85 key", path);
+  }
+  memcpy(key, p, 40);
+  key[40] = '\0';
+  free(data);
+  if (!zmq_z85_decode(raw, key))
+    return sw_err_set(err, SW_EINVAL, "%s: not a valid z85 key", path);
+  return 0;
+}
+
+/* ---- sending ------------------------------------------------------------------------------- */
+
+/* Encodes and sends one message; returns the seq used, or 0 when it could not be sent now
+ * (the session's heartbeat / spool logic covers what matters). */
+static uint64_t send_msg(struct worker *w, struct sw_msg *m) {
+  if (!w->sock)
+    return 0;
+  m->seq = ++w->seq;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  if (sw_codec_encode(m, &buf, &len, &err)) {
+    sw_log_error("cannot encode %s: %s", sw_msg_type_name(m->type), err.msg);
+    return 0;
+  }
+  int rc = zmq_send(w->sock, buf, len, ZMQ_DONTWAIT);
+  free(buf);
+  if (rc < 0) {
+    sw_log_debug("send %s: %s", sw_msg_type_name(m->type), zmq_strerror(errno));
+    return 0;
+  }
+  w->last_send_ms = now_ms();
+  return m->seq;
+}
+
+static void send_simple(struct worker *w, enum sw_msg_type type) {
+  struct sw_msg m;
+  sw_msg_init(&m, type);
+  send_msg(w, &m);
+}
+
+static uint64_t lease_id(const struct worker *w) {
+  return w->have_lease ? w->assign.u.assign.lease_id : 0;
+}
+static uint64_t lease_epoch(const struct worker *w) {
+  return w->have_lease ? w->assign.u.assign.epoch : 0;
+}
+
+static void send_heartbeat(struct worker *w) {
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_HEARTBEAT);
+  /* A lease being dropped is not renewed: the coordinator's clock should run out on it. */
+  if (!w->abandon) {
+    m.u.heartbeat.lease_id = lease_id(w);
+    m.u.heartbeat.epoch = lease_epoch(w);
+  }
+  send_msg(w, &m);
+}
+
+static void send_ready(struct worker *w) {
+  if (w->state != S_CONNECTED || w->have_lease || w->ready_sent)
+    return;
+  send_simple(w, SW_MSG_READY);
+  w->ready_sent = 1;
+}
+
+/* ---- socket lifecycle ---------------------------------------------------------------------- */
+
+static void close_socket(struct worker *w) {
+  if (w->sock) {
+    int zero = 0;
+    zmq_setsockopt(w->sock, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_close(w->sock);
+    w->sock = NULL;
+  }
+  w->state = S_DISCONNECTED;
+}
+
+static int open_socket(struct worker *w, struct sw_err *err) {
+  close_socket(w);
+  w->sock = zmq_socket(w->ctx, ZMQ_DEALER);
+  if (!w->sock)
+    return sw_err_set(err, SW_ENET, "zmq_socket: %s", zmq_strerror(errno));
+  int zero = 0, one = 1, hs = 3000;
+  int64_t maxmsg = SW_MSG_FRAME_MAX;
+  zmq_setsockopt(w->sock, ZMQ_LINGER, &zero, sizeof zero);
+  zmq_setsockopt(w->sock, ZMQ_ROUTING_ID, w->id, strlen(w->id));
+  zmq_setsockopt(w->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+  zmq_setsockopt(w->sock, ZMQ_HANDSHAKE_IVL, &hs, sizeof hs);
+  /* Do not queue messages for a peer that is not connected yet: results travel through the
+   * spool, heartbeats are periodic, so stale queued frames would only confuse the peer. */
+  zmq_setsockopt(w->sock, ZMQ_IMMEDIATE, &one, sizeof one);
+  if (!w->o->insecure) {
+    zmq_setsockopt(w->sock, ZMQ_CURVE_SERVERKEY, w->server_key, 40);
+    zmq_setsockopt(w->sock, ZMQ_CURVE_PUBLICKEY, w->public_key, 40);
+    zmq_setsockopt(w->sock, ZMQ_CURVE_SECRETKEY, w->secret_key, 40);
+  }
+  if (zmq_connect(w->sock, w->o->endpoint) != 0) {
+    int e = errno;
+    close_socket(w);
+    return sw_err_set(err, SW_ENET, "connect %s: %s", w->o->endpoint, zmq_strerror(e));
+  }
+  return 0;
+}
+
+static void send_hello(struct worker *w) {
+  w->hello.seq = 0;
+  send_msg(w, &w->hello);
+  w->state = S_HELLO_SENT;
+  w->hello_ms = now_ms();
+  w->ready_sent = 0;
+}
+
+/* ---- spool --------------------------------------------------------------------------------- */
+
+static void resend_one(void *ctx, uint64_t run_id, uint32_t attempt, uint64_t lease,
+                       const void *frame, size_t len) {
+  struct worker *w = ctx;
+  if (w->sock && zmq_send(w->sock, frame, len, ZMQ_DONTWAIT) >= 0)
+    sw_log_info("resent spooled result of run %" PRIu64 " attempt %u (lease %" PRIu64 ")",
+                run_id, attempt, lease);
+}
+
+/* ---- lease and run phases ------------------------------------------------------------------ */
+
+static void window_push(struct window *win, const struct sw_load_sample *s) {
+  if (win->n == win->cap) {
+    if (win->cap >= MAX_SAMPLES) {
+      /* Keep the newest: shift by one (rare: only runs longer than the bound). */
+      memmove(win->s, win->s + 1, (win->n - 1) * sizeof *win->s);
+      win->n--;
+    } else {
+      size_t nc = win->cap ? win->cap * 2 : 64;
+      struct sw_msg_sample *ns = realloc(win->s, nc * sizeof *ns);
+      if (!ns)
+        return;
+      win->s = ns;
+      win->cap = nc;
+    }
+  }
+  struct sw_msg_sample *d = &win->s[win->n++];
+  d->t_ms = s->t_ms; /* absolute monotonic; made relative to the run start when sent */
+  d->load1 = s->load1 >= 0 ? s->load1 : 0;
+  d->cpu_other = s->cpu_other >= 0 ? s->cpu_other : 0;
+  d->cpu_total = s->cpu_total >= 0 ? s->cpu_total : 0;
+  d->mem_avail = s->mem_avail > 0 ? (uint64_t)s->mem_avail : 0;
+}
+
+static void window_reset(struct window *win) { win->n = 0; }
+
+static void take_sample(struct worker *w, struct window *win, int64_t t) {
+  struct sw_load_sample s;
+  struct sw_err err = {0};
+  pid_t pg = w->runner ? sw_runner_pgid(w->runner) : 0;
+  if (sw_sampler_sample(w->sampler, pg, t, &s, &err)) {
+    sw_log_warn("load sampler: %s", err.msg);
+    return;
+  }
+  w->last_sample_ms = t;
+  if (win)
+    window_push(win, &s);
+  if (w->phase == P_QUIET) {
+    int q = sw_quiet_feed(&w->quiet, &s);
+    if (q != SW_QUIET_WAIT)
+      w->quiet_ok = (q == SW_QUIET_READY) ? 1 : -1;
+  }
+}
+
+static void end_prep_child(struct worker *w) {
+  if (w->prep_fd >= 0) {
+    close(w->prep_fd);
+    w->prep_fd = -1;
+  }
+  if (w->prep_pid > 0) {
+    kill(w->prep_pid, SIGKILL);
+    waitpid(w->prep_pid, NULL, 0);
+    w->prep_pid = 0;
+  }
+}
+
+static void drop_lease(struct worker *w, const char *why) {
+  if (w->have_lease)
+    sw_log_info("lease %" PRIu64 " dropped: %s", lease_id(w), why);
+  end_prep_child(w);
+  sw_runner_destroy(&w->runner);
+  sw_msg_clear(&w->assign);
+  w->have_lease = 0;
+  w->phase = P_NONE;
+  w->abandon = 0;
+  w->ready_sent = 0;
+  if (w->run_dir[0] && !w->o->keep_runs)
+    sw_fs_rm_rf(w->run_dir, NULL);
+  w->run_dir[0] = '\0';
+}
+
+/* Starts preparing the scene of the current run in a child process that writes the directory
+ * (or "!error text") to a pipe, so the loop keeps heartbeating during a download. */
+static void start_prep(struct worker *w) {
+  const struct sw_msg_run *run = &w->assign.u.assign.runs[w->run_idx];
+  w->phase = P_PREP;
+  w->prep_len = 0;
+  int pfd[2];
+  if (pipe(pfd) != 0) {
+    snprintf(w->prep_buf, sizeof w->prep_buf, "!pipe: %s", strerror(errno));
+    w->prep_len = strlen(w->prep_buf);
+    w->prep_fd = -1;
+    w->prep_pid = 0;
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pfd[0]);
+    char path[4096];
+    struct sw_err err = {0};
+    char line[4400];
+    if (sw_scene_prepare(run->scene_json, w->scenes_dir, w->o->splat_train, path, sizeof path,
+                         &err))
+      snprintf(line, sizeof line, "!%s", err.msg);
+    else
+      snprintf(line, sizeof line, "%s", path);
+    ssize_t left = (ssize_t)strlen(line);
+    const char *p = line;
+    while (left > 0) {
+      ssize_t n = write(pfd[1], p, (size_t)left);
+      if (n <= 0)
+        break;
+      p += n;
+      left -= n;
+    }
+    _exit(0);
+  }
+  close(pfd[1]);
+  if (pid < 0) {
+    close(pfd[0]);
+    snprintf(w->prep_buf, sizeof w->prep_buf, "!fork: %s", strerror(errno));
+    w->prep_len = strlen(w->prep_buf);
+    w->prep_fd = -1;
+    w->prep_pid = 0;
+    return;
+  }
+  fcntl(pfd[0], F_SETFL, fcntl(pfd[0], F_GETFL) | O_NONBLOCK);
+  w->prep_fd = pfd[0];
+  w->prep_pid = pid;
+}
+
+/* Builds, spools and sends the RunFinished of the current run, then moves to the next run. */
+static void finish_run(struct worker *w, int exit_status, double wall_s, char *result_json,
+                       char *error) {
+  const struct sw_msg_assign *a = &w->assign.u.assign;
+  const struct sw_msg_run *run = &a->runs[w->run_idx];
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_RUN_FINISHED);
+  struct sw_msg_run_finished *f = &m.u.run_finished;
+  f->lease_id = a->lease_id;
+  f->epoch = a->epoch;
+  f->run_id = run->run_id;
+  f->attempt = a->attempt;
+  f->exit_status = exit_status;
+  f->wall_s = wall_s >= 0 ? wall_s : 0;
+  f->waited_s = w->run_start_ms > w->quiet_start_ms
+                    ? (double)(w->run_start_ms - w->quiet_start_ms) / 1000.0
+                    : 0;
+  f->quiet = w->quiet_ok > 0;
+  f->result_json = result_json;
+  f->error = error;
+  /* Sample times become offsets from the run's start (the pre-run window is negative). */
+  for (size_t i = 0; i < w->pre.n; i++)
+    w->pre.s[i].t_ms -= w->run_start_ms;
+  for (size_t i = 0; i < w->during.n; i++)
+    w->during.s[i].t_ms -= w->run_start_ms;
+  f->samples = w->during.s;
+  f->n_samples = w->during.n;
+  f->pre_samples = w->pre.s;
+  f->n_pre_samples = w->pre.n;
+  m.seq = ++w->seq;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  int rc = sw_codec_encode(&m, &buf, &len, &err);
+  if (rc && result_json) {
+    /* A result the codec refuses (too large, not an object) is delivered as a failure. */
+    sw_log_error("run %" PRIu64 ": result not sendable: %s", run->run_id, err.msg);
+    char why[SW_ERR_MSG_MAX + 64];
+    snprintf(why, sizeof why, "result not sendable: %s", err.msg);
+    f->result_json = NULL;
+    f->error = why;
+    sw_err_clear(&err);
+    rc = sw_codec_encode(&m, &buf, &len, &err);
+  }
+  if (rc) {
+    sw_log_error("run %" PRIu64 ": cannot encode RunFinished: %s", run->run_id, err.msg);
+  } else {
+    if (sw_spool_put(w->spool, run->run_id, a->attempt, a->lease_id, buf, len, &err))
+      sw_log_error("spool: %s (sending anyway)", err.msg);
+    if (w->sock && zmq_send(w->sock, buf, len, ZMQ_DONTWAIT) >= 0)
+      w->last_send_ms = now_ms();
+    free(buf);
+  }
+  sw_log_info("run %" PRIu64 " (%s) finished: exit %d, %.2f s%s%s", run->run_id, run->arm,
+              exit_status, wall_s, error ? ": " : "", error ? error : "");
+  free(result_json);
+  free(error);
+  sw_runner_destroy(&w->runner);
+  if (w->run_dir[0] && !w->o->keep_runs)
+    sw_fs_rm_rf(w->run_dir, NULL);
+  w->run_dir[0] = '\0';
+  w->run_idx++;
+  if (w->run_idx < a->n_runs) {
+    start_prep(w);
+    return;
+  }
+  struct sw_msg d;
+  sw_msg_init(&d, SW_MSG_LEASE_DONE);
+  d.u.lease_done.lease_id = a->lease_id;
+  d.u.lease_done.epoch = a->epoch;
+  send_msg(w, &d);
+  w->have_lease = 0; /* keep assign for the log line, then clear */
+  sw_msg_clear(&w->assign);
+  w->phase = P_NONE;
+  w->ready_sent = 0;
+  send_ready(w);
+}
+
+static void begin_quiet(struct worker *w) {
+  const struct sw_msg_contamination *c = &w->assign.u.assign.contamination;
+  int64_t t = now_ms();
+  w->phase = P_QUIET;
+  w->quiet_ok = 0;
+  w->quiet_start_ms = t;
+  window_reset(&w->pre);
+  window_reset(&w->during);
+  w->sample_every_ms = c->sample_interval_s > 0 ? (int64_t)(c->sample_interval_s * 1000.0) : 1000;
+  sw_quiet_begin(&w->quiet, c->load1_max, c->cpu_other_max, (int64_t)(c->settle_s * 1000.0),
+                 (int64_t)(c->max_wait_s * 1000.0), t);
+  take_sample(w, &w->pre, t);
+}
+
+static void on_progress(void *ctx, const struct sw_runner_progress *p) {
+  struct worker *w = ctx;
+  int64_t t = now_ms();
+  if (t - w->last_progress_ms < 500)
+    return; /* a trainer may print often; the coordinator needs a pulse, not every line */
+  w->last_progress_ms = t;
+  const struct sw_msg_assign *a = &w->assign.u.assign;
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_PROGRESS);
+  m.u.progress.lease_id = a->lease_id;
+  m.u.progress.epoch = a->epoch;
+  m.u.progress.run_id = a->runs[w->run_idx].run_id;
+  m.u.progress.attempt = a->attempt;
+  m.u.progress.iter = p->iter;
+  m.u.progress.train_s = p->train_s;
+  m.u.progress.loss = p->loss;
+  m.u.progress.splats = p->splats;
+  send_msg(w, &m);
+}
+
+static void start_trainer(struct worker *w) {
+  const struct sw_msg_assign *a = &w->assign.u.assign;
+  const struct sw_msg_run *run = &a->runs[w->run_idx];
+  int64_t t = now_ms();
+  w->run_start_ms = t;
+  snprintf(w->run_dir, sizeof w->run_dir, "%s/l%" PRIu64 "-r%" PRIu64 "-a%u", w->runs_dir,
+           a->lease_id, run->run_id, a->attempt);
+  sw_fs_rm_rf(w->run_dir, NULL);
+  struct sw_runner_opts ro = {.trainer_json = run->trainer_json,
+                              .config_json = run->config_json,
+                              .scene_dir = w->scene_dir,
+                              .out_dir = w->run_dir,
+                              .splat_train = w->o->splat_train,
+                              .grace_ms = w->o->grace_ms};
+  struct sw_err err = {0};
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_RUN_STARTED);
+  m.u.run_started.lease_id = a->lease_id;
+  m.u.run_started.epoch = a->epoch;
+  m.u.run_started.run_id = run->run_id;
+  m.u.run_started.attempt = a->attempt;
+  m.u.run_started.waited_s = (double)(t - w->quiet_start_ms) / 1000.0;
+  send_msg(w, &m);
+  if (sw_runner_start(&ro, t, &w->runner, &err)) {
+    char *e = strdup(err.msg);
+    sw_log_error("run %" PRIu64 ": %s", run->run_id, err.msg);
+    finish_run(w, 2, 0, NULL, e);
+    return;
+  }
+  w->phase = P_RUN;
+  w->last_sample_ms = 0;
+  w->last_progress_ms = 0;
+  sw_log_info("run %" PRIu64 " (%s, attempt %u) started in %s", run->run_id, run->arm,
+              a->attempt, w->run_dir);
+  take_sample(w, &w->during, t);
+}
+
+/* Advances the current lease; called every loop turn. */
+static void step_lease(struct worker *w, int64_t t) {
+  if (!w->have_lease)
+    return;
+  if (w->phase == P_PREP) {
+    if (w->prep_fd >= 0) {
+      for (;;) {
+        ssize_t n = read(w->prep_fd, w->prep_buf + w->prep_len,
+                         sizeof w->prep_buf - 1 - w->prep_len);
+        if (n > 0) {
+          w->prep_len += (size_t)n;
+          continue;
+        }
+        if (n == 0) {
+          close(w->prep_fd);
+          w->prep_fd = -1;
+        }
+        break;
+      }
+      if (w->prep_fd >= 0)
+        return;
+      if (w->prep_pid > 0) {
+        waitpid(w->prep_pid, NULL, 0);
+        w->prep_pid = 0;
+      }
+    }
+    w->prep_buf[w->prep_len] = '\0';
+    if (w->prep_len == 0 || w->prep_buf[0] == '!') {
+      const char *why = w->prep_len ? w->prep_buf + 1 : "scene preparation died";
+      char msg[4500];
+      snprintf(msg, sizeof msg, "scene: %s", why);
+      sw_log_error("%s", msg);
+      w->run_start_ms = w->quiet_start_ms = t;
+      window_reset(&w->pre);
+      window_reset(&w->during);
+      finish_run(w, 2, 0, NULL, strdup(msg));
+      return;
+    }
+    snprintf(w->scene_dir, sizeof w->scene_dir, "%s", w->prep_buf);
+    begin_quiet(w);
+    return;
+  }
+  if (w->phase == P_QUIET) {
+    if (t - w->last_sample_ms >= w->sample_every_ms)
+      take_sample(w, &w->pre, t);
+    if (w->quiet_ok != 0) {
+      if (w->quiet_ok < 0)
+        sw_log_warn("machine not quiet after %.0f s; starting anyway (the window records it)",
+                    w->assign.u.assign.contamination.max_wait_s);
+      start_trainer(w);
+    }
+    return;
+  }
+  if (w->phase == P_RUN && w->runner) {
+    sw_runner_read(w->runner, on_progress, w);
+    if (t - w->last_sample_ms >= w->sample_every_ms)
+      take_sample(w, &w->during, t);
+    if (sw_runner_check(w->runner, t)) {
+      sw_runner_read(w->runner, on_progress, w);
+      take_sample(w, &w->during, t);
+      if (w->abandon) {
+        drop_lease(w, "trainer stopped");
+        send_ready(w);
+        return;
+      }
+      int status;
+      double wall;
+      char *res = NULL, *e = NULL;
+      sw_runner_outcome(w->runner, &status, &wall, &res, &e);
+      finish_run(w, status, wall, res, e);
+    }
+  }
+}
+
+/* Stops the lease's work; the loop finishes the drop once the trainer is gone. */
+static void abort_lease(struct worker *w, const char *why) {
+  if (!w->have_lease)
+    return;
+  sw_spool_remove_lease(w->spool, lease_id(w));
+  if (w->phase == P_RUN && w->runner) {
+    if (!w->abandon)
+      sw_log_info("lease %" PRIu64 ": stopping the trainer: %s", lease_id(w), why);
+    w->abandon = 1;
+    sw_runner_stop(w->runner, now_ms());
+    return;
+  }
+  drop_lease(w, why);
+  send_ready(w);
+}
+
+/* ---- receiving ----------------------------------------------------------------------------- */
+
+static void on_assign(struct worker *w, struct sw_msg *m) {
+  if (w->have_lease) {
+    /* One run at a time, never two: a second lease is refused by not starting it. The
+     * coordinator only assigns to idle workers, so this means it lost track of us. */
+    sw_log_warn("Assign of lease %" PRIu64 " while lease %" PRIu64 " runs: ignored",
+                m->u.assign.lease_id, lease_id(w));
+    return;
+  }
+  w->assign = *m;
+  memset(m, 0, sizeof *m); /* ownership moved */
+  w->have_lease = 1;
+  w->abandon = 0;
+  w->run_idx = 0;
+  w->ready_sent = 0;
+  sw_log_info("lease %" PRIu64 " (epoch %" PRIu64 "): %zu run(s), pair %" PRIu64 " attempt %u",
+              w->assign.u.assign.lease_id, w->assign.u.assign.epoch, w->assign.u.assign.n_runs,
+              w->assign.u.assign.pair_id, w->assign.u.assign.attempt);
+  start_prep(w);
+}
+
+static int handle(struct worker *w, struct sw_msg *m) {
+  switch (m->type) {
+  case SW_MSG_WELCOME:
+    w->state = S_CONNECTED;
+    w->hb_ms = m->u.welcome.heartbeat_ms;
+    w->liveness = m->u.welcome.liveness;
+    w->lease_ttl_ms = m->u.welcome.lease_ttl_ms;
+    sw_log_info("session %s (heartbeat %" PRId64 " ms, liveness %" PRId64 ", lease ttl %" PRId64
+                " ms)",
+                m->u.welcome.session_id, w->hb_ms, w->liveness, w->lease_ttl_ms);
+    sw_spool_foreach(w->spool, resend_one, w);
+    w->ready_sent = 0;
+    send_ready(w);
+    break;
+  case SW_MSG_ASSIGN:
+    on_assign(w, m);
+    break;
+  case SW_MSG_ACK:
+    if (sw_spool_remove(w->spool, m->u.ack.run_id, m->u.ack.attempt) > 0)
+      sw_log_debug("run %" PRIu64 " attempt %u acknowledged", m->u.ack.run_id, m->u.ack.attempt);
+    break;
+  case SW_MSG_CANCEL:
+    if (m->u.cancel.lease_id == lease_id(w) && w->have_lease) {
+      abort_lease(w, m->u.cancel.reason ? m->u.cancel.reason : "cancelled by the coordinator");
+    } else {
+      /* A stale lease whose results are still in the spool: they will never be accepted. */
+      sw_spool_remove_lease(w->spool, m->u.cancel.lease_id);
+    }
+    break;
+  case SW_MSG_HEARTBEAT:
+    break;
+  case SW_MSG_REJECT:
+    sw_log_warn("rejected (%d): %s", (int)m->u.reject.code,
+                m->u.reject.reason ? m->u.reject.reason : "");
+    if (m->u.reject.code == SW_REJECT_PROTOCOL)
+      return SW_EPROTO;
+    if (m->u.reject.code == SW_REJECT_UNKNOWN) {
+      send_hello(w);
+    } else if (m->u.reject.code == SW_REJECT_STALE_LEASE) {
+      abort_lease(w, "stale lease");
+    } else if (m->u.reject.code == SW_REJECT_SHUTDOWN) {
+      close_socket(w);
+    }
+    break;
+  default:
+    sw_log_debug("unexpected %s ignored", sw_msg_type_name(m->type));
+    break;
+  }
+  return 0;
+}
+
+static int recv_all(struct worker *w) {
+  for (;;) {
+    zmq_msg_t f;
+    zmq_msg_init(&f);
+    if (zmq_msg_recv(&f, w->sock, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&f);
+      return 0;
+    }
+    int more = zmq_msg_more(&f);
+    struct sw_msg m;
+    struct sw_err err = {0};
+    int rc = sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), &m, &err);
+    zmq_msg_close(&f);
+    while (more) { /* a DEALER gets one frame per message; extra frames are out of contract */
+      zmq_msg_t x;
+      zmq_msg_init(&x);
+      if (zmq_msg_recv(&x, w->sock, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&x);
+        break;
+      }
+      more = zmq_msg_more(&x);
+      zmq_msg_close(&x);
+      rc = rc ? rc : SW_EPROTO;
+    }
+    w->last_recv_ms = now_ms();
+    if (rc) {
+      sw_log_warn("dropped a malformed frame from the coordinator: %s", err.msg);
+      sw_msg_clear(&m);
+      continue;
+    }
+    rc = handle(w, &m);
+    sw_msg_clear(&m);
+    if (rc)
+      return rc;
+  }
+}
+
+/* ---- setup and loop ------------------------------------------------------------------------ */
+
+static int build_hello(struct worker *w, struct sw_err *err) {
+  struct sw_msg *h = &w->hello;
+  sw_msg_init(h, SW_MSG_HELLO);
+  snprintf(h->u.hello.worker_id, sizeof h->u.hello.worker_id, "%s", w->id);
+  int rc = sw_fingerprint_collect(w->o->splat_train, &h->u.hello.fp, err);
+  if (rc)
+    return rc;
+  for (size_t i = 0; i < w->o->n_labels; i++)
+    if (sw_msg_kv_add(&h->u.hello.labels, &h->u.hello.n_labels, w->o->labels[i].key,
+                      w->o->labels[i].value))
+      return sw_err_set(err, SW_EINVAL, "label %s: too long or too many", w->o->labels[i].key);
+  sw_msg_name_add(&h->u.hello.capabilities, &h->u.hello.n_capabilities, "exec");
+  if (w->o->splat_train) {
+    sw_msg_name_add(&h->u.hello.capabilities, &h->u.hello.n_capabilities, "builtin");
+    char hex[SW_SHA256_HEX_LEN];
+    if (sw_sha256_file(w->o->splat_train, hex, NULL) == 0)
+      snprintf(h->u.hello.trainer_sha256, sizeof h->u.hello.trainer_sha256, "%s", hex);
+  }
+  sw_msg_name_add(&h->u.hello.features, &h->u.hello.n_features, "spool");
+  return 0;
+}
+
+static int setup(struct worker *w, struct sw_err *err) {
+  const struct sw_worker_opts *o = w->o;
+  if (!o->endpoint || !*o->endpoint)
+    return sw_err_set(err, SW_EINVAL, "worker: --coordinator ENDPOINT is required");
+  if (o->worker_id && *o->worker_id) {
+    snprintf(w->id, sizeof w->id, "%s", o->worker_id);
+  } else if (gethostname(w->id, sizeof w->id - 1) != 0 || !w->id[0]) {
+    snprintf(w->id, sizeof w->id, "worker-%d", (int)getpid());
+  }
+  if (!o->insecure) {
+    if (!o->keys_dir)
+      return sw_err_set(err, SW_EINVAL,
+                        "worker: --keys DIR (CurveZMQ) or an explicit --insecure is required");
+    char p[4200];
+    snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
+    int rc = sw_curve_read_key(p, w->public_key, err);
+    snprintf(p, sizeof p, "%s/secret.key", o->keys_dir);
+    if (!rc)
+      rc = sw_curve_read_key(p, w->secret_key, err);
+    snprintf(p, sizeof p, "%s/coordinator.pub", o->keys_dir);
+    if (!rc)
+      rc = sw_curve_read_key(p, w->server_key, err);
+    if (rc) {
+      sw_err_prefix(err, "worker keys");
+      return rc;
+    }
+  }
+  char d[4200];
+  const char *wd = o->work_dir;
+  snprintf(d, sizeof d, "%s/spool", wd);
+  int rc = sw_spool_open(d, &w->spool, err);
+  if (rc)
+    return rc;
+  snprintf(w->runs_dir, sizeof w->runs_dir, "%s/runs", wd);
+  snprintf(w->scenes_dir, sizeof w->scenes_dir, "%s/scenes", wd);
+  if ((rc = sw_fs_mkdir_p(w->runs_dir, err)) || (rc = sw_fs_mkdir_p(w->scenes_dir, err)))
+    return rc;
+  if ((rc = sw_sampler_new("/proc", &w->sampler, err)))
+    return rc;
+  return build_hello(w, err);
+}
+
+int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_err *err) {
+  struct worker *w = calloc(1, sizeof *w);
+  if (!w)
+    return sw_err_set(err, SW_ENOMEM, "worker: out of memory");
+  w->o = opts;
+  w->ctx = zmq_ctx;
+  w->prep_fd = -1;
+  w->hb_ms = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : 1000;
+  w->liveness = 5;
+  w->lease_ttl_ms = 60000;
+  int rc = setup(w, err);
+  int64_t reconnect_at = 0;
+  int64_t t = now_ms();
+  take_sample(w, NULL, t); /* primes the CPU counters */
+  while (!rc && !(opts->stop && *opts->stop)) {
+    t = now_ms();
+    if (w->state == S_DISCONNECTED && t >= reconnect_at) {
+      struct sw_err e2 = {0};
+      if (open_socket(w, &e2)) {
+        sw_log_error("%s", e2.msg);
+        reconnect_at = t + w->hb_ms * 2;
+      } else {
+        w->last_recv_ms = w->last_recv_ms ? w->last_recv_ms : t;
+        send_hello(w);
+      }
+    }
+    zmq_pollitem_t items[2];
+    int n = 0;
+    if (w->sock) {
+      items[n].socket = w->sock;
+      items[n].fd = 0;
+      items[n].events = ZMQ_POLLIN;
+      items[n].revents = 0;
+      n++;
+    }
+    int fd = w->runner ? sw_runner_fd(w->runner) : (w->phase == P_PREP ? w->prep_fd : -1);
+    if (fd >= 0) {
+      items[n].socket = NULL;
+      items[n].fd = fd;
+      items[n].events = ZMQ_POLLIN;
+      items[n].revents = 0;
+      n++;
+    }
+    /* Short waits while a child runs (its exit has no fd), longer when idle. */
+    long timeout = (w->have_lease || w->state != S_CONNECTED) ? 50 : 200;
+    if (n == 0) {
+      struct timespec ts = {0, timeout * 1000000L};
+      nanosleep(&ts, NULL);
+    } else if (zmq_poll(items, n, timeout) < 0 && errno != EINTR) {
+      rc = sw_err_set(err, SW_ENET, "zmq_poll: %s", zmq_strerror(errno));
+      break;
+    }
+    if (w->sock && (rc = recv_all(w)) != 0) {
+      sw_err_set(err, rc, "the coordinator rejected this worker's protocol version %u",
+                 SW_PROTOCOL_VERSION);
+      break;
+    }
+    t = now_ms();
+    step_lease(w, t);
+    if (!w->have_lease && t - w->last_sample_ms >= 1000)
+      take_sample(w, NULL, t); /* keeps the counters fresh for the next quiet wait */
+    if (w->state == S_CONNECTED && t - w->last_send_ms >= w->hb_ms)
+      send_heartbeat(w);
+    /* Liveness: the coordinator silent too long -> reconnect (the trainer keeps running). */
+    int64_t silent = t - w->last_recv_ms;
+    if (w->sock && ((w->state == S_CONNECTED && silent > w->hb_ms * w->liveness) ||
+                    (w->state == S_HELLO_SENT && t - w->hello_ms > w->hb_ms * w->liveness))) {
+      sw_log_warn("coordinator silent for %" PRId64 " ms: reconnecting", silent);
+      close_socket(w);
+      reconnect_at = t + w->hb_ms;
+    }
+    /* Cut off longer than the lease: the coordinator has re-queued the pair by now. */
+    if (w->have_lease && !w->abandon && silent > w->lease_ttl_ms) {
+      sw_log_warn("cut off for %" PRId64 " ms (> lease ttl %" PRId64 " ms): killing the trainer",
+                  silent, w->lease_ttl_ms);
+      abort_lease(w, "lease expired while cut off");
+    }
+  }
+  /* Stop: the trainer goes (SIGTERM, then SIGKILL by destroy); the spool stays for next time. */
+  if (w->runner) {
+    sw_runner_stop(w->runner, now_ms());
+    for (int i = 0; i < 40 && !sw_runner_check(w->runner, now_ms()); i++) {
+      struct timespec ts = {0, 50 * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+  }
+  drop_lease(w, "worker stopping");
+  close_socket(w);
+  sw_msg_clear(&w->hello);
+  sw_spool_close(&w->spool);
+  sw_sampler_destroy(&w->sampler);
+  free(w->pre.s);
+  free(w->during.s);
+  free(w);
+  return rc;
+}
