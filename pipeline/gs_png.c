@@ -60,10 +60,10 @@ int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32
   size_t n = (size_t)ihdr.width * ihdr.height * 4;
   if (deep) {
     const uint16_t *s = raw;
-    for (size_t i = 0; i < n; i++) out[i] = (float)s[i] * (1.0f / 65535.0f);
+    for (size_t i = 0; i < n; i++) out[i] = (float)s[i] / 65535.0f;
   } else {
     const uint8_t *s = raw;
-    for (size_t i = 0; i < n; i++) out[i] = (float)s[i] * (1.0f / 255.0f);
+    for (size_t i = 0; i < n; i++) out[i] = (float)s[i] / 255.0f;
   }
   *rgba_out = out;
   out = NULL;
