@@ -87,6 +87,8 @@ struct sw_gate_input {
   double baseline_guard_mean; /* guard metric mean of the baseline; NAN when unknown */
 };
 
+struct sw_gate_plan; /* below */
+
 struct sw_gate_config {
   char name[SW_GATE_NAME_MAX]; /* gate name for the JSON; may be "" */
   enum sw_gate_direction direction;
@@ -108,7 +110,28 @@ struct sw_gate_config {
   /* Bootstrap: */
   uint64_t boot_seed; /* default 1 */
   int boot_reps;      /* default 2000; 0 skips the bootstrap */
+  /* Optional precomputed boundaries (sw_gate_plan_make) for callers that look many times, such
+   * as the scheduler or the Monte Carlo benchmark; borrowed; NULL computes them on each call. */
+  const struct sw_gate_plan *plan;
 };
+
+#define SW_GATE_MAX_LOOKS 64
+
+/* The sequential plan: looks after min_pairs, min_pairs + 1, ..., max_pairs pairs, information
+ * fraction n / max_pairs, two-sided boundaries spending cfg.alpha by the Lan-DeMets
+ * O'Brien-Fleming-type function. bound[j] and spent[j] belong to the look at min_pairs + j. */
+struct sw_gate_plan {
+  int min_pairs, max_pairs;
+  double alpha;
+  int n_looks;
+  double bound[SW_GATE_MAX_LOOKS];
+  double spent[SW_GATE_MAX_LOOKS];
+};
+
+/* Computes the plan for cfg's min_pairs, max_pairs and alpha. SW_EINVAL when they are out of
+ * range (1 <= min_pairs <= max_pairs, at most SW_GATE_MAX_LOOKS looks). */
+int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *plan,
+                      struct sw_err *err);
 
 /* Fills cfg with the defaults listed above (lower is better, k 2, floor 0.01, guard on with
  * max_drop 0.05 and higher-is-better, no band, sequential off, min 3, max 8). */

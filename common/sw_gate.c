@@ -1,0 +1,765 @@
+/* sw_gate.c: the gate engine's decision: pair sets for the sensitivity analysis, the lab rule, the
+ * quality guard, paired and multi-machine analysis, resolution, sequential looks and the reasons
+ * written in the lab's words. JSON in and out lives in sw_gate_json.c; the statistics in
+ * sw_stats.c. docs/gate-rules.md is the reader's version of this file. */
+#include "sw_gate.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "sw_stats.h"
+
+void sw_gate_config_default(struct sw_gate_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->direction = SW_GATE_LOWER;
+  cfg->k = 2.0;
+  cfg->floor = 0.01;
+  cfg->has_guard = 1;
+  cfg->max_drop = 0.05;
+  cfg->guard_higher = 1;
+  cfg->sigma_ratio_warn = 3.0;
+  cfg->alpha = 0.05;
+  cfg->power = 0.8;
+  cfg->min_pairs = 3;
+  cfg->max_pairs = 8;
+  cfg->futility_cp = 0.1;
+  cfg->boot_seed = 1;
+  cfg->boot_reps = 2000;
+}
+
+const char *sw_gate_verdict_name(enum sw_gate_verdict v) {
+  switch (v) {
+  case SW_GATE_ADOPT: return "adopt";
+  case SW_GATE_REJECT: return "reject";
+  default: return "inconclusive";
+  }
+}
+
+const char *sw_gate_seq_name(enum sw_gate_seq_decision d) {
+  switch (d) {
+  case SW_GATE_SEQ_CONTINUE: return "continue";
+  case SW_GATE_SEQ_STOP_DECISIVE: return "stop-decisive";
+  case SW_GATE_SEQ_STOP_FUTILE: return "stop-futile";
+  case SW_GATE_SEQ_STOP_MAX: return "stop-max";
+  default: return "none";
+  }
+}
+
+const char *sw_gate_order_name(enum sw_gate_order o) {
+  return o == SW_GATE_ON_OFF ? "on-off" : "off-on";
+}
+
+const char *sw_gate_set_name(enum sw_gate_set s) {
+  switch (s) {
+  case SW_GATE_SET_KEPT: return "kept";
+  case SW_GATE_SET_BOTH: return "both";
+  default: return "replaced";
+  }
+}
+
+int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *plan,
+                      struct sw_err *err) {
+  if (!cfg || !plan)
+    return sw_err_set(err, SW_EINVAL, "gate plan: no config");
+  if (cfg->min_pairs < 1 || cfg->max_pairs < cfg->min_pairs)
+    return sw_err_set(err, SW_EINVAL,
+                      "gate plan: sequential pairs need 1 <= min (%d) <= max (%d)",
+                      cfg->min_pairs, cfg->max_pairs);
+  int looks = cfg->max_pairs - cfg->min_pairs + 1;
+  if (looks > SW_GATE_MAX_LOOKS)
+    return sw_err_set(err, SW_EINVAL, "gate plan: %d looks, at most %d", looks, SW_GATE_MAX_LOOKS);
+  if (!(cfg->alpha > 0.0 && cfg->alpha < 0.5))
+    return sw_err_set(err, SW_EINVAL, "gate plan: alpha %g is not in (0, 0.5)", cfg->alpha);
+  memset(plan, 0, sizeof *plan);
+  plan->min_pairs = cfg->min_pairs;
+  plan->max_pairs = cfg->max_pairs;
+  plan->alpha = cfg->alpha;
+  plan->n_looks = looks;
+  double t[SW_GATE_MAX_LOOKS];
+  for (int j = 0; j < looks; j++) {
+    t[j] = (double)(cfg->min_pairs + j) / (double)cfg->max_pairs;
+    plan->spent[j] = sw_stats_obf_spend(t[j], cfg->alpha);
+  }
+  return sw_stats_gs_bounds(t, (size_t)looks, cfg->alpha, plan->bound, err);
+}
+
+/* ---- reasons ---------------------------------------------------------------------------- */
+
+static void add_line(char (*lines)[SW_GATE_REASON_MAX], int *n, const char *fmt, va_list ap) {
+  if (*n >= SW_GATE_MAX_REASONS)
+    return;
+  vsnprintf(lines[*n], SW_GATE_REASON_MAX, fmt, ap);
+  (*n)++;
+}
+
+static void reason(struct sw_gate_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void reason(struct sw_gate_result *res, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  add_line(res->reasons, &res->n_reasons, fmt, ap);
+  va_end(ap);
+}
+
+static void warning(struct sw_gate_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warning(struct sw_gate_result *res, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  add_line(res->warnings, &res->n_warnings, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- validation ------------------------------------------------------------------------- */
+
+static int check_config(const struct sw_gate_config *c, struct sw_err *err) {
+  if (!(c->k >= 0.0) || !isfinite(c->k))
+    return sw_err_set(err, SW_EINVAL, "gate config: rule.k %g must be >= 0", c->k);
+  if (!(c->floor >= 0.0 && c->floor < 1.0))
+    return sw_err_set(err, SW_EINVAL, "gate config: rule.floor %g must be in [0, 1)", c->floor);
+  if (c->has_guard && !(c->max_drop >= 0.0 && isfinite(c->max_drop)))
+    return sw_err_set(err, SW_EINVAL, "gate config: guard.max_drop %g must be >= 0", c->max_drop);
+  if (c->has_band && !(c->band_lo <= c->band_hi && isfinite(c->band_lo) && isfinite(c->band_hi)))
+    return sw_err_set(err, SW_EINVAL, "gate config: guard.band [%g, %g] is not an interval",
+                      c->band_lo, c->band_hi);
+  if (!(c->alpha > 0.0 && c->alpha < 0.5))
+    return sw_err_set(err, SW_EINVAL, "gate config: alpha %g must be in (0, 0.5)", c->alpha);
+  if (!(c->power > 0.0 && c->power < 1.0))
+    return sw_err_set(err, SW_EINVAL, "gate config: power %g must be in (0, 1)", c->power);
+  if (!(c->sigma_ratio_warn > 1.0))
+    return sw_err_set(err, SW_EINVAL, "gate config: sigma ratio warning %g must be > 1",
+                      c->sigma_ratio_warn);
+  if (c->boot_reps < 0 || (c->boot_reps > 0 && c->boot_reps < 10) || c->boot_reps > 1000000)
+    return sw_err_set(err, SW_EINVAL, "gate config: bootstrap reps %d must be 0 or 10..1000000",
+                      c->boot_reps);
+  if (c->sequential && !(c->futility_cp >= 0.0 && c->futility_cp < 1.0))
+    return sw_err_set(err, SW_EINVAL, "gate config: futility %g must be in [0, 1)", c->futility_cp);
+  return 0;
+}
+
+static int check_input(const struct sw_gate_input *in, struct sw_err *err) {
+  if (in->n_pairs > SW_GATE_MAX_PAIRS)
+    return sw_err_set(err, SW_EINVAL, "gate input: %zu pairs, at most %d", in->n_pairs,
+                      SW_GATE_MAX_PAIRS);
+  if (in->n_pairs > 0 && !in->pairs)
+    return sw_err_set(err, SW_EINVAL, "gate input: no pair array");
+  if (in->has_baseline) {
+    if (!(in->baseline_mean > 0.0 && isfinite(in->baseline_mean)))
+      return sw_err_set(err, SW_EINVAL, "gate input: baseline mean %g must be > 0",
+                        in->baseline_mean);
+    if (isfinite(in->baseline_cv) && in->baseline_cv < 0.0)
+      return sw_err_set(err, SW_EINVAL, "gate input: baseline cv %g must be >= 0", in->baseline_cv);
+  }
+  for (size_t i = 0; i < in->n_pairs; i++) {
+    const struct sw_gate_pair *p = &in->pairs[i];
+    if (p->replaces < -1 || p->replaces >= (int)in->n_pairs || p->replaces == (int)i)
+      return sw_err_set(err, SW_EINVAL, "gate input: pair %zu replaces %d, not another pair", i,
+                        p->replaces);
+    if (p->invalid)
+      continue;
+    if (!(p->on > 0.0 && isfinite(p->on)))
+      return sw_err_set(err, SW_EINVAL, "gate input: pair %zu has on value %g (needs > 0)", i,
+                        p->on);
+    if (!in->has_baseline && !(p->off > 0.0 && isfinite(p->off)))
+      return sw_err_set(err, SW_EINVAL, "gate input: pair %zu has off value %g (needs > 0)", i,
+                        p->off);
+  }
+  return 0;
+}
+
+/* ---- pair sets -------------------------------------------------------------------------- */
+
+/* Selects the pairs of one sensitivity set into idx; returns how many.
+ *  replaced: every valid pair without a contamination flag (contaminated pairs are excluded on
+ *            the evidence of their load windows; their replacements stand in for them);
+ *  kept:     every valid pair except replacements of valid contaminated pairs;
+ *  both:     every valid pair (n + 1 for each replaced pair). */
+static size_t select_set(const struct sw_gate_input *in, enum sw_gate_set set, size_t *idx) {
+  size_t n = 0;
+  for (size_t i = 0; i < in->n_pairs; i++) {
+    const struct sw_gate_pair *p = &in->pairs[i];
+    if (p->invalid)
+      continue;
+    int use = 1;
+    if (set == SW_GATE_SET_REPLACED) {
+      use = !p->contaminated;
+    } else if (set == SW_GATE_SET_KEPT && p->replaces >= 0) {
+      const struct sw_gate_pair *orig = &in->pairs[p->replaces];
+      use = !(orig->contaminated && !orig->invalid);
+    }
+    if (use)
+      idx[n++] = i;
+  }
+  return n;
+}
+
+/* ---- one analysis ----------------------------------------------------------------------- */
+
+static double pct(double lr) { return 100.0 * expm1(lr); }
+
+static double sq(double x) { return x * x; }
+
+/* Smallest n >= 2 whose paired t test at level alpha and power `power` resolves an effect of
+ * |lr| on the log scale with per-pair sd; -1 when none below SW_GATE_MAX_PAIRS. */
+static int pairs_for(double lr, double sd, double alpha, double power) {
+  if (!(fabs(lr) > 0.0) || !isfinite(sd))
+    return -1;
+  if (sd == 0.0)
+    return 2;
+  for (int n = 2; n <= SW_GATE_MAX_PAIRS; n++) {
+    double df = n - 1;
+    double need = (gsl_cdf_tdist_Pinv(1.0 - alpha / 2.0, df) + gsl_cdf_tdist_Pinv(power, df)) * sd /
+                  sqrt((double)n);
+    if (need <= fabs(lr))
+      return n;
+  }
+  return -1;
+}
+
+struct scratch {
+  double *lr, *a, *b; /* log ratios, and two work arrays of n_pairs values */
+};
+
+static int machine_index(struct sw_gate_analysis *an, const char *id, struct sw_err *err) {
+  for (int m = 0; m < an->n_machines; m++)
+    if (strcmp(an->machines[m].id, id) == 0)
+      return m;
+  if (an->n_machines >= SW_GATE_MAX_MACHINES)
+    return sw_err_set(err, SW_EINVAL, "gate input: more than %d machines in one gate",
+                      SW_GATE_MAX_MACHINES);
+  struct sw_gate_machine *mc = &an->machines[an->n_machines];
+  memset(mc, 0, sizeof *mc);
+  snprintf(mc->id, sizeof mc->id, "%s", id);
+  return an->n_machines++;
+}
+
+static void arm_stats(const double *x, size_t n, double *mean, double *cv) {
+  double s = 0.0;
+  for (size_t i = 0; i < n; i++)
+    s += x[i];
+  *mean = n ? s / (double)n : NAN;
+  if (n < 2) {
+    *cv = NAN;
+    return;
+  }
+  double ss = 0.0;
+  for (size_t i = 0; i < n; i++)
+    ss += sq(x[i] - *mean);
+  *cv = sqrt(ss / (double)(n - 1)) / *mean;
+}
+
+/* Analyses the pairs idx[0..n-1]. p_crit is the two-sided level the paired test must beat (alpha,
+ * or the sequential look's nominal level). */
+static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                   const size_t *idx, size_t n, double p_crit, struct scratch *sc,
+                   struct sw_gate_analysis *an, struct sw_err *err) {
+  memset(an, 0, sizeof *an);
+  an->n = (int)n;
+  double nan = NAN;
+  an->mean_off = an->mean_on = an->cv_off = an->cv_on = an->delta = an->threshold = nan;
+  an->sigma_ratio = an->guard_off = an->guard_on = an->guard_diff = nan;
+  an->lr_mean = an->lr_sd = an->lr_se = an->t_stat = an->t_df = an->t_p = nan;
+  an->t_lo = an->t_hi = an->effect_pct = an->effect_lo_pct = an->effect_hi_pct = nan;
+  an->wilcox_v = an->wilcox_p = an->boot_lo_pct = an->boot_hi_pct = nan;
+  an->re_mu = an->re_se = an->re_lo = an->re_hi = an->re_pct = an->re_lo_pct = an->re_hi_pct = nan;
+  an->re_q = an->re_tau2 = an->re_i2 = an->mde_pct = nan;
+  an->pairs_needed = -1;
+  an->guard_pass = 1;
+  an->band_pass = 1;
+  an->verdict = SW_GATE_INCONCLUSIVE;
+  if (n == 0)
+    return 0;
+
+  const struct sw_gate_pair *P = in->pairs;
+  int base = in->has_baseline;
+  /* Machines (one unnamed machine in baseline form: the baseline has no machine). */
+  int mach[SW_GATE_MAX_PAIRS];
+  for (size_t j = 0; j < n; j++) {
+    int m = machine_index(an, base ? "" : P[idx[j]].machine, err);
+    if (m < 0)
+      return m;
+    mach[j] = m;
+    an->machines[m].n++;
+    double off = base ? in->baseline_mean : P[idx[j]].off;
+    sc->lr[j] = log(P[idx[j]].on / off);
+  }
+
+  /* Lab rule: arm means and CVs; across machines, within-machine deltas and CVs. */
+  for (size_t j = 0; j < n; j++) {
+    sc->a[j] = base ? in->baseline_mean : P[idx[j]].off;
+    sc->b[j] = P[idx[j]].on;
+  }
+  double cv_off_raw;
+  arm_stats(sc->a, n, &an->mean_off, &cv_off_raw);
+  arm_stats(sc->b, n, &an->mean_on, &an->cv_on);
+  an->cv_off = cv_off_raw;
+  an->delta = (an->mean_on - an->mean_off) / an->mean_off;
+  if (base) {
+    an->mean_off = in->baseline_mean;
+    an->cv_off = isfinite(in->baseline_cv) ? in->baseline_cv : an->cv_on;
+  } else if (an->n_machines >= 2) {
+    double moff[SW_GATE_MAX_MACHINES] = {0}, mon[SW_GATE_MAX_MACHINES] = {0};
+    for (size_t j = 0; j < n; j++) {
+      moff[mach[j]] += sc->a[j];
+      mon[mach[j]] += sc->b[j];
+    }
+    double d = 0.0;
+    for (int m = 0; m < an->n_machines; m++) {
+      moff[m] /= an->machines[m].n;
+      mon[m] /= an->machines[m].n;
+      d += an->machines[m].n * (mon[m] - moff[m]) / moff[m];
+    }
+    an->delta = d / (double)n;
+    double ssoff = 0.0, sson = 0.0;
+    for (size_t j = 0; j < n; j++) {
+      ssoff += sq(sc->a[j] / moff[mach[j]] - 1.0);
+      sson += sq(sc->b[j] / mon[mach[j]] - 1.0);
+    }
+    int df = (int)n - an->n_machines;
+    if (df >= 1) {
+      an->cv_off = sqrt(ssoff / df);
+      an->cv_on = sqrt(sson / df);
+    } else {
+      an->cv_off = an->cv_on = NAN; /* filled from the log ratios below when n >= 2 */
+    }
+  }
+
+  /* Paired log ratios. */
+  if (n >= 2) {
+    struct sw_stats_t t;
+    int rc = sw_stats_t_test(sc->lr, n, 0.0, 1.0 - cfg->alpha, &t, err);
+    if (rc)
+      return rc;
+    an->lr_mean = t.mean;
+    an->lr_sd = t.sd;
+    an->lr_se = t.se;
+    an->t_stat = t.t;
+    an->t_df = t.df;
+    an->t_p = t.p;
+    an->t_lo = t.lo;
+    an->t_hi = t.hi;
+    an->effect_lo_pct = pct(t.lo);
+    an->effect_hi_pct = pct(t.hi);
+    struct sw_stats_wilcoxon w;
+    rc = sw_stats_wilcoxon(sc->lr, n, &w, err);
+    if (rc)
+      return rc;
+    an->wilcox_v = w.v;
+    an->wilcox_p = w.p;
+    an->wilcox_exact = w.exact;
+    if (cfg->boot_reps > 0) {
+      double lo, hi;
+      rc = sw_stats_bootstrap_mean(sc->lr, n, cfg->boot_reps, cfg->boot_seed, 1.0 - cfg->alpha, &lo,
+                                   &hi, err);
+      if (rc)
+        return rc;
+      an->boot_lo_pct = pct(lo);
+      an->boot_hi_pct = pct(hi);
+    }
+    if (!base && an->n_machines >= 2 && !isfinite(an->cv_off)) {
+      /* Every machine ran one pair: no within-machine spread of an arm exists, but a pair's log
+       * ratio carries two runs' noise free of machine offsets, so sd / sqrt(2) is one run's CV. */
+      an->cv_off = an->cv_on = t.sd / sqrt(2.0);
+    }
+  } else {
+    an->lr_mean = sc->lr[0];
+  }
+  an->effect_pct = pct(an->lr_mean);
+
+  if (isfinite(an->cv_off)) {
+    an->threshold = fmax(cfg->k * an->cv_off, cfg->floor);
+    an->lab_significant = fabs(an->delta) > an->threshold;
+  }
+  if (!base || isfinite(in->baseline_cv)) {
+    double lo = fmin(an->cv_off, an->cv_on), hi = fmax(an->cv_off, an->cv_on);
+    if (lo > 0.0 && isfinite(hi)) {
+      an->sigma_ratio = hi / lo;
+      an->sigma_asymmetry = an->sigma_ratio >= cfg->sigma_ratio_warn;
+    }
+  }
+
+  /* Per-machine effects and the random-effects pool over machines with >= 2 pairs. */
+  double y[SW_GATE_MAX_MACHINES], v[SW_GATE_MAX_MACHINES];
+  int pooled[SW_GATE_MAX_MACHINES];
+  int k = 0, pos = 0, neg = 0;
+  for (int m = 0; m < an->n_machines; m++) {
+    struct sw_gate_machine *mc = &an->machines[m];
+    double s = 0.0;
+    for (size_t j = 0; j < n; j++)
+      if (mach[j] == m)
+        s += sc->lr[j];
+    mc->effect = s / mc->n;
+    mc->pct = pct(mc->effect);
+    mc->var = NAN;
+    if (mc->n >= 2) {
+      double ss = 0.0;
+      for (size_t j = 0; j < n; j++)
+        if (mach[j] == m)
+          ss += sq(sc->lr[j] - mc->effect);
+      mc->var = ss / (mc->n - 1) / mc->n;
+      if (mc->var > 0.0) {
+        y[k] = mc->effect;
+        v[k] = mc->var;
+        pooled[k++] = m;
+      }
+    }
+    pos += mc->effect > 0.0;
+    neg += mc->effect < 0.0;
+  }
+  an->sign_disagree = an->n_machines >= 2 && pos > 0 && neg > 0;
+  if (!base && k >= 2) {
+    struct sw_stats_dl dl;
+    int rc = sw_stats_dersimonian_laird(y, v, (size_t)k, 1.0 - cfg->alpha, &dl, err);
+    if (rc)
+      return rc;
+    an->re_k = k;
+    an->re_mu = dl.mu;
+    an->re_se = dl.se;
+    an->re_lo = dl.lo;
+    an->re_hi = dl.hi;
+    an->re_pct = pct(dl.mu);
+    an->re_lo_pct = pct(dl.lo);
+    an->re_hi_pct = pct(dl.hi);
+    an->re_q = dl.q;
+    an->re_tau2 = dl.tau2;
+    an->re_i2 = dl.i2;
+    double wsum = 0.0;
+    for (int i = 0; i < k; i++)
+      wsum += 1.0 / (v[i] + dl.tau2);
+    for (int i = 0; i < k; i++)
+      an->machines[pooled[i]].weight = 1.0 / (v[i] + dl.tau2) / wsum;
+  }
+
+  /* Quality guard, on means only (float atomics make single runs scatter). */
+  int have_guard = 1;
+  double gs_off = 0.0, gs_on = 0.0;
+  for (size_t j = 0; j < n; j++) {
+    const struct sw_gate_pair *p = &P[idx[j]];
+    if (!isfinite(p->on_guard) || (!base && !isfinite(p->off_guard)))
+      have_guard = 0;
+    gs_on += p->on_guard;
+    gs_off += base ? 0.0 : p->off_guard;
+  }
+  if (base && !isfinite(in->baseline_guard_mean))
+    have_guard = 0;
+  if (cfg->has_guard && have_guard) {
+    an->guard_evaluated = 1;
+    an->guard_on = gs_on / (double)n;
+    an->guard_off = base ? in->baseline_guard_mean : gs_off / (double)n;
+    an->guard_diff = an->guard_on - an->guard_off;
+    /* A tolerance of 1e-9 keeps a drop that equals max_drop in decimal from failing on rounding. */
+    double worse = cfg->guard_higher ? -an->guard_diff : an->guard_diff;
+    an->guard_pass = worse <= cfg->max_drop + 1e-9;
+    if (cfg->has_band) {
+      an->band_pass = an->guard_on >= cfg->band_lo && an->guard_on <= cfg->band_hi &&
+                      an->guard_off >= cfg->band_lo && an->guard_off <= cfg->band_hi;
+      an->guard_pass = an->guard_pass && an->band_pass;
+    }
+  }
+
+  /* Resolution: the effect this n and noise can detect, and the pairs the observed one needs. */
+  if (n >= 2 && isfinite(an->lr_sd)) {
+    double df = (double)(n - 1);
+    double mde = (gsl_cdf_tdist_Pinv(1.0 - cfg->alpha / 2.0, df) + gsl_cdf_tdist_Pinv(cfg->power, df)) *
+                 an->lr_sd / sqrt((double)n);
+    an->mde_pct = 100.0 * expm1(mde);
+    if (isfinite(an->threshold) && fabs(an->delta) > an->threshold)
+      an->pairs_needed = pairs_for(an->lr_mean, an->lr_sd, cfg->alpha, cfg->power);
+  }
+
+  /* Decision on this set. */
+  if (n >= 2 && isfinite(an->t_p)) {
+    int sig = an->t_p < p_crit;
+    if (sig && an->re_k >= 2) {
+      double z = gsl_cdf_ugaussian_Qinv(p_crit / 2.0);
+      double lo = an->re_mu - z * an->re_se, hi = an->re_mu + z * an->re_se;
+      sig = (lo > 0.0 && an->lr_mean > 0.0) || (hi < 0.0 && an->lr_mean < 0.0);
+    }
+    an->paired_significant = sig;
+  }
+  int better = cfg->direction == SW_GATE_LOWER ? an->delta < 0.0 : an->delta > 0.0;
+  int agree = (an->delta < 0.0) == (an->lr_mean < 0.0);
+  if (an->guard_evaluated && !an->guard_pass)
+    an->verdict = SW_GATE_REJECT;
+  else if (an->lab_significant && an->paired_significant && agree)
+    an->verdict = better ? SW_GATE_ADOPT : SW_GATE_REJECT;
+  return 0;
+}
+
+/* ---- the whole gate --------------------------------------------------------------------- */
+
+static const char *better_word(const struct sw_gate_config *cfg, double delta) {
+  if (cfg->direction == SW_GATE_LOWER)
+    return delta < 0.0 ? "faster (lower)" : "slower (higher)";
+  return delta > 0.0 ? "better (higher)" : "worse (lower)";
+}
+
+/* Writes the reasons a reader of LAB-PRACTICE.md recognises, from the primary analysis. */
+static void explain(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                    struct sw_gate_result *res, double p_crit) {
+  const struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
+  if (a->n == 0) {
+    reason(res, "no usable pairs: every pair is invalid or contaminated");
+    return;
+  }
+  if (a->n_machines >= 2)
+    reason(res,
+           "lab rule across %d machines: within-machine delta %+.2f%% vs threshold %.2f%% = "
+           "max(%g x pooled within-machine CV_off %.2f%%, floor %.2f%%): %s",
+           a->n_machines, 100 * a->delta, 100 * a->threshold, cfg->k, 100 * a->cv_off,
+           100 * cfg->floor, a->lab_significant ? "significant" : "not significant");
+  else if (isfinite(a->threshold))
+    reason(res,
+           "lab rule: delta %+.2f%% (mean off %.6g, on %.6g) vs threshold %.2f%% = "
+           "max(%g x CV_off %.3f%%, floor %.2f%%): %s",
+           100 * a->delta, a->mean_off, a->mean_on, 100 * a->threshold, cfg->k, 100 * a->cv_off,
+           100 * cfg->floor, a->lab_significant ? "significant" : "not significant");
+  else
+    reason(res, "lab rule: delta %+.2f%% but CV_off needs at least 2 pairs", 100 * a->delta);
+  if (in->has_baseline)
+    reason(res,
+           "baseline form: on runs against a baseline mean of %.6g; CV_off is %s; the "
+           "baseline's own run-to-run noise is not in the intervals",
+           in->baseline_mean, isfinite(in->baseline_cv) ? "the given baseline CV" : "the on arm's CV");
+  if (a->n >= 2)
+    reason(res,
+           "paired (%d pairs): effect %+.2f%%, %g%% t interval [%+.2f%%, %+.2f%%], t p = %.3g "
+           "(needs < %.3g); Wilcoxon %s p = %.3g; bootstrap [%+.2f%%, %+.2f%%]",
+           a->n, a->effect_pct, 100 * (1 - cfg->alpha), a->effect_lo_pct, a->effect_hi_pct,
+           a->t_p, p_crit, a->wilcox_exact ? "exact" : "normal-approx.", a->wilcox_p,
+           a->boot_lo_pct, a->boot_hi_pct);
+  if (a->re_k >= 2)
+    reason(res,
+           "random effects over %d machines: %+.2f%% [%+.2f%%, %+.2f%%], I^2 = %.0f%%, "
+           "tau^2 = %.3g",
+           a->re_k, a->re_pct, a->re_lo_pct, a->re_hi_pct, 100 * a->re_i2, a->re_tau2);
+  if (a->guard_evaluated) {
+    reason(res, "quality guard: mean on %.5g vs off %.5g (%+.4g, allowed drop %g)%s: %s",
+           a->guard_on, a->guard_off, a->guard_diff, cfg->max_drop,
+           cfg->has_band ? (a->band_pass ? ", both arms inside the band" : ", outside the band")
+                         : "",
+           a->guard_pass ? "pass" : "FAIL");
+  }
+  /* The verdict sentence. */
+  const struct sw_gate_analysis *p = a;
+  if (res->verdict == SW_GATE_ADOPT) {
+    reason(res, "adopted: significant change, %s, with quality held", better_word(cfg, p->delta));
+  } else if (res->verdict == SW_GATE_REJECT) {
+    if (p->guard_evaluated && !p->guard_pass)
+      reason(res, "rejected: the quality guard failed");
+    else
+      reason(res, "rejected: significant regression, %s by %.2f%%", better_word(cfg, p->delta),
+             100 * fabs(p->delta));
+  } else if (res->fragile) {
+    reason(res, "inconclusive (fragile): the verdict does not hold with contaminated pairs "
+                "kept, replaced and both kept");
+  } else {
+    if (!p->lab_significant && isfinite(p->threshold))
+      reason(res, "inconclusive: |delta| %.2f%% is within the threshold %.2f%%",
+             100 * fabs(p->delta), 100 * p->threshold);
+    else if (p->lab_significant && !p->paired_significant)
+      reason(res, "inconclusive: the lab rule passes but the paired test does not (p = %.3g, "
+                  "needs < %.3g)", p->t_p, p_crit);
+    else if (p->lab_significant)
+      reason(res, "inconclusive: the lab rule and the paired effect disagree in sign");
+    else
+      reason(res, "inconclusive: not enough pairs to judge");
+    if (isfinite(p->mde_pct))
+      reason(res,
+             "resolution: at n = %d the minimal detectable effect is %.2f%% (paired t, power "
+             "%g) and the lab threshold %.2f%%; %s",
+             p->n, p->mde_pct, cfg->power, 100 * p->threshold,
+             p->pairs_needed > 0 ? "see pairs_needed for the observed effect"
+                                 : "the observed effect is below what any n resolves under the lab rule");
+    if (p->pairs_needed > 0)
+      reason(res, "about %d pairs would resolve the observed %+.2f%%", p->pairs_needed,
+             p->effect_pct);
+  }
+}
+
+int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                 struct sw_gate_result *res, struct sw_err *err) {
+  if (!in || !cfg || !res)
+    return sw_err_set(err, SW_EINVAL, "gate: missing input, config or result");
+  int rc = check_config(cfg, err);
+  if (rc == 0)
+    rc = check_input(in, err);
+  if (rc)
+    return rc;
+  memset(res, 0, sizeof *res);
+  res->config = *cfg;
+  res->config.plan = NULL;
+  snprintf(res->name, sizeof res->name, "%s", cfg->name);
+  res->has_baseline = in->has_baseline;
+  res->n_input = (int)in->n_pairs;
+  for (size_t i = 0; i < in->n_pairs; i++) {
+    res->n_invalid += in->pairs[i].invalid != 0;
+    res->n_contaminated += in->pairs[i].contaminated && !in->pairs[i].invalid;
+    res->n_replacements += in->pairs[i].replaces >= 0;
+  }
+
+  /* Sequential plan, when looking. */
+  struct sw_gate_plan local;
+  const struct sw_gate_plan *plan = NULL;
+  if (cfg->sequential) {
+    plan = cfg->plan;
+    if (!plan || plan->min_pairs != cfg->min_pairs || plan->max_pairs != cfg->max_pairs ||
+        plan->alpha != cfg->alpha) {
+      rc = sw_gate_plan_make(cfg, &local, err);
+      if (rc)
+        return rc;
+      plan = &local;
+    }
+  }
+
+  size_t cap = in->n_pairs ? in->n_pairs : 1;
+  size_t *idx = malloc(cap * sizeof *idx);
+  struct scratch sc = {malloc(cap * sizeof(double)), malloc(cap * sizeof(double)),
+                       malloc(cap * sizeof(double))};
+  if (!idx || !sc.lr || !sc.a || !sc.b) {
+    rc = sw_err_set(err, SW_ENOMEM, "gate: out of memory");
+    goto out;
+  }
+
+  int look_j[SW_GATE_NSETS];
+  for (int s = 0; s < SW_GATE_NSETS; s++) {
+    res->set_present[s] = s == SW_GATE_SET_REPLACED || res->n_contaminated > 0;
+    if (!res->set_present[s])
+      continue;
+    size_t n = select_set(in, (enum sw_gate_set)s, idx);
+    double p_crit = cfg->alpha;
+    look_j[s] = -1;
+    if (plan && (int)n >= plan->min_pairs) {
+      int j = (int)n > plan->max_pairs ? plan->n_looks - 1 : (int)n - plan->min_pairs;
+      look_j[s] = j;
+      p_crit = 2.0 * gsl_cdf_ugaussian_Q(plan->bound[j]);
+    }
+    rc = analyze(in, cfg, idx, n, p_crit, &sc, &res->set[s], err);
+    if (rc)
+      goto out;
+  }
+
+  /* Sensitivity: a decisive verdict must hold in every set. */
+  struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
+  res->verdict = a->verdict;
+  for (int s = 1; s < SW_GATE_NSETS; s++)
+    if (res->set_present[s] && res->set[s].verdict != a->verdict &&
+        (a->verdict != SW_GATE_INCONCLUSIVE || res->set[s].verdict != SW_GATE_INCONCLUSIVE))
+      res->fragile = 1;
+  if (res->fragile && res->verdict != SW_GATE_INCONCLUSIVE)
+    res->verdict = SW_GATE_INCONCLUSIVE;
+  else
+    res->fragile = res->fragile && a->verdict != SW_GATE_INCONCLUSIVE;
+
+  /* Sequential decision on the primary set. */
+  struct sw_gate_sequential *sq = &res->seq;
+  sq->decision = SW_GATE_SEQ_NONE;
+  sq->pairs_more = -1;
+  sq->z_bound = sq->nominal_p = sq->z_stat = sq->cond_power = sq->info_frac = sq->alpha_spent = NAN;
+  double p_crit_primary = cfg->alpha;
+  if (plan) {
+    sq->look = a->n;
+    sq->info_frac = (double)a->n / plan->max_pairs;
+    if (isfinite(a->t_p) && a->t_p < 1.0) {
+      double z = a->t_p > 0.0 ? gsl_cdf_ugaussian_Qinv(a->t_p / 2.0) : 40.0;
+      sq->z_stat = a->lr_mean < 0.0 ? -z : z;
+    } else if (isfinite(a->t_p)) {
+      sq->z_stat = 0.0;
+    }
+    if (look_j[SW_GATE_SET_REPLACED] < 0) {
+      sq->decision = SW_GATE_SEQ_CONTINUE;
+      sq->alpha_spent = 0.0;
+      if (res->verdict != SW_GATE_INCONCLUSIVE)
+        reason(res, "sequential: %s at %d pairs is held back until the first look at %d pairs",
+               sw_gate_verdict_name(res->verdict), a->n, plan->min_pairs);
+      res->verdict = SW_GATE_INCONCLUSIVE;
+      sq->pairs_more = plan->min_pairs - a->n;
+    } else {
+      int j = look_j[SW_GATE_SET_REPLACED];
+      sq->z_bound = plan->bound[j];
+      sq->alpha_spent = plan->spent[j];
+      sq->nominal_p = 2.0 * gsl_cdf_ugaussian_Q(sq->z_bound);
+      p_crit_primary = sq->nominal_p;
+      double t = fmin(1.0, sq->info_frac);
+      double c_end = plan->bound[plan->n_looks - 1];
+      if (t < 1.0 && isfinite(sq->z_stat))
+        sq->cond_power = gsl_cdf_ugaussian_Q((c_end - fabs(sq->z_stat) / sqrt(t)) / sqrt(1.0 - t));
+      /* Effect shown smaller than the floor: the interval lies inside +-floor. */
+      int inside_floor = isfinite(a->t_lo) && a->t_lo > log1p(-cfg->floor) &&
+                         a->t_hi < log1p(cfg->floor);
+      if (res->verdict != SW_GATE_INCONCLUSIVE) {
+        sq->decision = SW_GATE_SEQ_STOP_DECISIVE;
+        sq->pairs_more = 0;
+      } else if (a->n >= plan->max_pairs) {
+        sq->decision = SW_GATE_SEQ_STOP_MAX;
+        sq->pairs_more = 0;
+      } else if (res->fragile) {
+        sq->decision = SW_GATE_SEQ_CONTINUE; /* more clean pairs may settle it */
+        sq->pairs_more = 1;
+      } else if ((isfinite(sq->cond_power) && sq->cond_power < cfg->futility_cp) || inside_floor) {
+        sq->decision = SW_GATE_SEQ_STOP_FUTILE;
+        sq->pairs_more = 0;
+      } else {
+        sq->decision = SW_GATE_SEQ_CONTINUE;
+        int need = a->pairs_needed > 0 ? a->pairs_needed - a->n : 1;
+        if (need < 1)
+          need = 1;
+        if (need > plan->max_pairs - a->n)
+          need = plan->max_pairs - a->n;
+        sq->pairs_more = need;
+      }
+    }
+  }
+
+  explain(in, cfg, res, p_crit_primary);
+  if (plan && sq->decision != SW_GATE_SEQ_NONE) {
+    if (sq->decision == SW_GATE_SEQ_CONTINUE)
+      reason(res, "sequential: continue (look at %d pairs of at most %d%s)", a->n,
+             plan->max_pairs, isfinite(sq->cond_power) ? "" : ", before the first look");
+    else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE)
+      reason(res,
+             "sequential: stopped for futility at %d pairs: conditional power %.2f under the "
+             "current trend (stops below %.2f), or the effect is shown inside +-%.2f%%",
+             a->n, sq->cond_power, cfg->futility_cp, 100 * cfg->floor);
+    else if (sq->decision == SW_GATE_SEQ_STOP_DECISIVE)
+      reason(res, "sequential: stopped at %d pairs, |z| %.2f crosses the boundary %.2f "
+                  "(alpha spent %.4f of %.4f)",
+             a->n, fabs(sq->z_stat), sq->z_bound, sq->alpha_spent, cfg->alpha);
+    else
+      reason(res, "sequential: stopped at the maximum of %d pairs", plan->max_pairs);
+  }
+
+  /* Warnings: what a careful reader of the lab's write-ups would flag. */
+  if (a->sigma_asymmetry)
+    warning(res, "sigma asymmetry: CV ratio %.1f between arms (off %.2f%%, on %.2f%%) is the "
+                 "signature of contamination",
+            a->sigma_ratio, 100 * a->cv_off, 100 * a->cv_on);
+  if (a->sign_disagree)
+    warning(res, "machines disagree in sign: per-machine effects point both ways");
+  if (cfg->has_guard && !a->guard_evaluated && a->n > 0)
+    warning(res, "quality guard not evaluated: guard values missing");
+  for (size_t i = 0; i < in->n_pairs; i++)
+    if (in->pairs[i].replaces >= 0 && in->pairs[i].contaminated)
+      warning(res, "pair %zu, the replacement of pair %d, is contaminated too", i,
+              in->pairs[i].replaces);
+  if (res->n_contaminated > 0)
+    warning(res, "%d contaminated pair(s) excluded from the primary analysis on load-window "
+                 "evidence; sensitivity: replaced %s (n=%d), kept %s (n=%d), both %s (n=%d)",
+            res->n_contaminated, sw_gate_verdict_name(res->set[0].verdict), res->set[0].n,
+            sw_gate_verdict_name(res->set[1].verdict), res->set[1].n,
+            sw_gate_verdict_name(res->set[2].verdict), res->set[2].n);
+  if (res->n_invalid > 0)
+    warning(res, "%d invalid pair(s) (no load-window samples or failed runs) not used",
+            res->n_invalid);
+  rc = 0;
+out:
+  free(idx);
+  free(sc.lr);
+  free(sc.a);
+  free(sc.b);
+  return rc;
+}
