@@ -1,0 +1,1122 @@
+/* sw_coord.c: the coordinator's poll loop, worker sessions, control requests, ZAP handler. */
+#include "sw_coord.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#include "sw_clock.h"
+#include "sw_codec.h"
+#include "sw_fs.h"
+#include "sw_log.h"
+#include "sw_report.h"
+#include "sw_sched.h"
+#include "sw_spec.h"
+#include "sw_store.h"
+#include "sw_worker.h" /* sw_curve_read_key */
+
+#include <dirent.h>
+
+#define LAT_MAX 100000 /* Ready->Assign latencies kept for percentiles (a ring) */
+#define MAX_KEYS 4096
+
+struct session {
+  uint8_t rid[256]; /* ZeroMQ routing id */
+  size_t rid_len;
+  char worker_id[SW_MSG_ID_MAX + 1];
+  char session_id[SW_MSG_ID_MAX + 1];
+  int64_t last_recv_ms, created_ms;
+  int waiting;          /* sent Ready, no Assign yet */
+  int64_t ready_us;     /* when that Ready arrived (monotonic microseconds) */
+  int64_t lease_id;
+  uint32_t epoch;
+  uint64_t run_id;      /* run in progress (RunStarted) */
+  uint64_t iter;        /* last Progress */
+  double train_s;
+  uint64_t runs_finished;
+};
+
+struct endpoint_stats {
+  uint64_t frames, dropped, bad_protocol, disconnects, auth_denied;
+};
+
+struct zap {
+  pthread_t thread;
+  int started;
+  atomic_int stop;
+  atomic_ulong denied, allowed;
+  void *ctx;
+  uint8_t keys[MAX_KEYS][32];
+  int n_keys;
+};
+
+struct sw_coord {
+  const struct sw_coord_opts *o;
+  void *ctx, *work, *control, *mon_work, *mon_control;
+  sw_store_t *store;
+  sw_sched_t *sched;
+  struct zap *zap;
+  int hb_ms, liveness;
+  int64_t lease_ttl_ms;
+  char public_key[41], secret_key[41];
+  struct session **sessions;
+  size_t n_sessions, cap_sessions;
+  uint64_t seq, session_counter;
+  int64_t last_tick_ms;
+  struct endpoint_stats st_work, st_control;
+  uint64_t assigns, results, acks, stale, runs_failed_store;
+  double *lat_us; /* ring of Ready->Assign latencies */
+  size_t lat_n, lat_pos;
+  int need_assign; /* something changed that may let waiting workers start */
+};
+
+static int64_t now_ms(void) { return sw_clock_mono_ms(); }
+
+/* ---- ZAP handler (CurveZMQ allow-list) ----------------------------------------------------- */
+
+static int recv_frames(void *sock, zmq_msg_t *frames, int max, int flags) {
+  int n = 0, more = 1;
+  while (more) {
+    zmq_msg_t f;
+    zmq_msg_init(&f);
+    if (zmq_msg_recv(&f, sock, flags) < 0) {
+      zmq_msg_close(&f);
+      for (int i = 0; i < n; i++)
+        zmq_msg_close(&frames[i]);
+      return -1;
+    }
+    more = zmq_msg_more(&f);
+    flags = 0; /* the rest of a multipart message is already here */
+    if (n < max) {
+      frames[n++] = f;
+    } else {
+      zmq_msg_close(&f);
+      n = max + 1; /* too many frames: caller treats as malformed */
+      if (!more)
+        break;
+      n = max; /* keep draining */
+    }
+  }
+  return n;
+}
+
+static void close_frames(zmq_msg_t *frames, int n) {
+  for (int i = 0; i < n; i++)
+    zmq_msg_close(&frames[i]);
+}
+
+static void zap_reply(void *rep, zmq_msg_t *req_id, const char *code, const char *text) {
+  zmq_send(rep, "1.0", 3, ZMQ_SNDMORE);
+  zmq_send(rep, zmq_msg_data(req_id), zmq_msg_size(req_id), ZMQ_SNDMORE);
+  zmq_send(rep, code, strlen(code), ZMQ_SNDMORE);
+  zmq_send(rep, text, strlen(text), ZMQ_SNDMORE);
+  zmq_send(rep, "", 0, ZMQ_SNDMORE);
+  zmq_send(rep, "", 0, 0);
+}
+
+static void *zap_main(void *arg) {
+  struct zap *z = arg;
+  void *rep = zmq_socket(z->ctx, ZMQ_REP);
+  int zero = 0;
+  zmq_setsockopt(rep, ZMQ_LINGER, &zero, sizeof zero);
+  /* Bound by sw_coord_new before this thread starts? No: bound here, and sw_coord_new waits
+   * for `started` before binding its own sockets, so no CURVE client is ever admitted unchecked. */
+  if (zmq_bind(rep, "inproc://zeromq.zap.01") != 0) {
+    sw_log_error("ZAP handler: bind inproc://zeromq.zap.01: %s", zmq_strerror(errno));
+    atomic_store(&z->stop, 2);
+    zmq_close(rep);
+    return NULL;
+  }
+  atomic_store(&z->stop, -1); /* bound: the coordinator may bind now */
+  while (atomic_load(&z->stop) <= 0) {
+    zmq_pollitem_t it = {rep, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&it, 1, 100) <= 0)
+      continue;
+    zmq_msg_t f[8];
+    int n = recv_frames(rep, f, 7, 0);
+    if (n < 0)
+      continue;
+    if (n < 6 || n > 7) {
+      /* Not a ZAP request we understand; REP must still answer something. */
+      if (n >= 2)
+        zap_reply(rep, &f[1], "500", "malformed ZAP request");
+      else
+        zmq_send(rep, "", 0, 0);
+      close_frames(f, n > 7 ? 7 : n);
+      continue;
+    }
+    int ok = 0;
+    const char *why = "mechanism not allowed";
+    if (zmq_msg_size(&f[5]) == 5 && !memcmp(zmq_msg_data(&f[5]), "CURVE", 5) && n == 7 &&
+        zmq_msg_size(&f[6]) == 32) {
+      why = "public key not authorised";
+      for (int i = 0; i < z->n_keys; i++)
+        if (!memcmp(z->keys[i], zmq_msg_data(&f[6]), 32)) {
+          ok = 1;
+          break;
+        }
+    }
+    if (ok) {
+      atomic_fetch_add(&z->allowed, 1);
+      zap_reply(rep, &f[1], "200", "OK");
+    } else {
+      atomic_fetch_add(&z->denied, 1);
+      char addr[64] = "";
+      snprintf(addr, sizeof addr, "%.*s", (int)zmq_msg_size(&f[3]), (char *)zmq_msg_data(&f[3]));
+      sw_log_warn("ZAP: denied a client from %s: %s", addr, why);
+      zap_reply(rep, &f[1], "400", why);
+    }
+    close_frames(f, n);
+  }
+  zmq_close(rep);
+  return NULL;
+}
+
+static int load_allow_list(struct zap *z, const char *keys_dir, struct sw_err *err) {
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/authorized", keys_dir);
+  DIR *d = opendir(dir);
+  if (!d)
+    return sw_err_set(err, SW_EINVAL, "%s: no allow-list directory of client public keys", dir);
+  struct dirent *e;
+  int rc = 0;
+  while ((e = readdir(d)) && !rc) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[4600], key[41];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (sw_curve_read_key(path, key, err)) {
+      rc = SW_EINVAL;
+      break;
+    }
+    if (z->n_keys == MAX_KEYS) {
+      rc = sw_err_set(err, SW_EINVAL, "%s: more than %d keys", dir, MAX_KEYS);
+      break;
+    }
+    zmq_z85_decode(z->keys[z->n_keys++], key);
+  }
+  closedir(d);
+  if (!rc && z->n_keys == 0)
+    rc = sw_err_set(err, SW_EINVAL, "%s: the allow-list is empty; refusing to start", dir);
+  return rc;
+}
+
+/* ---- sessions ------------------------------------------------------------------------------ */
+
+static struct session *find_rid(sw_coord_t *c, const void *rid, size_t len) {
+  for (size_t i = 0; i < c->n_sessions; i++)
+    if (c->sessions[i]->rid_len == len && !memcmp(c->sessions[i]->rid, rid, len))
+      return c->sessions[i];
+  return NULL;
+}
+
+static struct session *find_worker(sw_coord_t *c, const char *worker_id) {
+  for (size_t i = 0; i < c->n_sessions; i++)
+    if (!strcmp(c->sessions[i]->worker_id, worker_id))
+      return c->sessions[i];
+  return NULL;
+}
+
+static void remove_session(sw_coord_t *c, struct session *s) {
+  for (size_t i = 0; i < c->n_sessions; i++)
+    if (c->sessions[i] == s) {
+      c->sessions[i] = c->sessions[--c->n_sessions];
+      free(s);
+      return;
+    }
+}
+
+static struct session *add_session(sw_coord_t *c, const void *rid, size_t len) {
+  if (c->n_sessions == c->cap_sessions) {
+    size_t nc = c->cap_sessions ? c->cap_sessions * 2 : 16;
+    struct session **ns = realloc(c->sessions, nc * sizeof *ns);
+    if (!ns)
+      return NULL;
+    c->sessions = ns;
+    c->cap_sessions = nc;
+  }
+  struct session *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  memcpy(s->rid, rid, len);
+  s->rid_len = len;
+  c->sessions[c->n_sessions++] = s;
+  return s;
+}
+
+/* ---- sending ------------------------------------------------------------------------------- */
+
+static int send_to(sw_coord_t *c, void *sock, const void *rid, size_t rid_len, struct sw_msg *m) {
+  m->seq = ++c->seq;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  if (sw_codec_encode(m, &buf, &len, &err)) {
+    sw_log_error("cannot encode %s: %s", sw_msg_type_name(m->type), err.msg);
+    return -1;
+  }
+  int rc = zmq_send(sock, rid, rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+  if (rc >= 0)
+    rc = zmq_send(sock, buf, len, ZMQ_DONTWAIT);
+  free(buf);
+  if (rc < 0) {
+    /* EHOSTUNREACH (ROUTER_MANDATORY): the peer is gone; liveness will clean up. */
+    sw_log_debug("send %s: %s", sw_msg_type_name(m->type), zmq_strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+static void send_reject(sw_coord_t *c, void *sock, const void *rid, size_t len,
+                        enum sw_reject_code code, const char *reason) {
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_REJECT);
+  m.u.reject.code = code;
+  m.u.reject.reason = (char *)reason;
+  send_to(c, sock, rid, len, &m);
+}
+
+static void send_cancel(sw_coord_t *c, struct session *s, int64_t lease, const char *reason) {
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_CANCEL);
+  m.u.cancel.lease_id = (uint64_t)lease;
+  m.u.cancel.reason = (char *)reason;
+  send_to(c, c->work, s->rid, s->rid_len, &m);
+}
+
+/* ---- assignment ---------------------------------------------------------------------------- */
+
+static void contamination_from_json(const char *text, struct sw_msg_contamination *out) {
+  out->load1_max = 1.5;
+  out->cpu_other_max = 0.5;
+  out->settle_s = 10;
+  out->max_wait_s = 300;
+  out->sample_interval_s = 1;
+  out->require_windows = true;
+  out->rerun_once = true;
+  json_t *j = json_loads(text ? text : "{}", 0, NULL);
+  if (!json_is_object(j)) {
+    json_decref(j);
+    return;
+  }
+  json_t *v;
+#define NUM(k)                                                                                    \
+  if (json_is_number(v = json_object_get(j, #k)) && json_number_value(v) >= 0)                    \
+  out->k = json_number_value(v)
+  NUM(load1_max);
+  NUM(cpu_other_max);
+  NUM(settle_s);
+  NUM(max_wait_s);
+  NUM(sample_interval_s);
+#undef NUM
+  if (json_is_boolean(v = json_object_get(j, "require_windows")))
+    out->require_windows = json_is_true(v);
+  if (json_is_boolean(v = json_object_get(j, "rerun_once")))
+    out->rerun_once = json_is_true(v);
+  json_decref(j);
+}
+
+static void record_latency(sw_coord_t *c, double us) {
+  if (!c->lat_us) {
+    c->lat_us = malloc(LAT_MAX * sizeof *c->lat_us);
+    if (!c->lat_us)
+      return;
+  }
+  c->lat_us[c->lat_pos] = us;
+  c->lat_pos = (c->lat_pos + 1) % LAT_MAX;
+  if (c->lat_n < LAT_MAX)
+    c->lat_n++;
+}
+
+/* Gives work to one waiting worker if the scheduler has any. Returns 1 when assigned. */
+static int try_assign(sw_coord_t *c, struct session *s, int64_t t) {
+  struct sw_lease lease;
+  memset(&lease, 0, sizeof lease);
+  struct sw_err err = {0};
+  int rc = sw_sched_next(c->sched, s->worker_id, t, &lease, &err);
+  if (rc < 0) {
+    sw_log_error("scheduling for %s: %s", s->worker_id, err.msg);
+    return 0;
+  }
+  if (rc == 0)
+    return 0;
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_ASSIGN);
+  struct sw_msg_assign *a = &m.u.assign;
+  struct sw_msg_run runs[SW_SCHED_MAX_RUNS];
+  a->lease_id = (uint64_t)lease.lease_id;
+  a->epoch = lease.epoch;
+  /* The scheduler's deadline is on the monotonic clock; the wire carries wall time. */
+  a->deadline_ms = sw_clock_wall_ms() + (lease.deadline_ms - t);
+  a->sweep_id = (uint64_t)lease.sweep_id;
+  a->gate_id = (uint64_t)lease.gate_id;
+  a->pair_id = (uint64_t)lease.pair_id;
+  a->attempt = (uint32_t)lease.attempt;
+  for (int i = 0; i < lease.n_runs; i++) {
+    runs[i].run_id = (uint64_t)lease.runs[i].run_id;
+    snprintf(runs[i].arm, sizeof runs[i].arm, "%s", lease.runs[i].arm);
+    runs[i].config_json = lease.runs[i].config_json;
+    runs[i].trainer_json = lease.trainer_json;
+    runs[i].scene_json = lease.scene_json ? lease.scene_json : "{}";
+  }
+  a->runs = runs;
+  a->n_runs = (size_t)lease.n_runs;
+  contamination_from_json(lease.contamination_json, &a->contamination);
+  int sent = send_to(c, c->work, s->rid, s->rid_len, &m);
+  if (sent == 0) {
+    record_latency(c, (double)(sw_clock_mono_ns() / 1000 - s->ready_us));
+    s->waiting = 0;
+    s->lease_id = lease.lease_id;
+    s->epoch = lease.epoch;
+    c->assigns++;
+    sw_log_info("lease %" PRId64 " -> %s: pair %" PRId64 " (%s) attempt %d", lease.lease_id,
+                s->worker_id, lease.pair_id, lease.order, lease.attempt);
+  } else {
+    /* The worker vanished between Ready and Assign: give the pair back at once. */
+    sw_sched_lease_done(c->sched, lease.lease_id, lease.epoch, s->worker_id, t, NULL);
+    s->waiting = 0;
+  }
+  sw_lease_clear(&lease);
+  return sent == 0;
+}
+
+static int cmp_ready(const void *a, const void *b) {
+  const struct session *x = *(struct session *const *)a, *y = *(struct session *const *)b;
+  return x->ready_us < y->ready_us ? -1 : x->ready_us > y->ready_us;
+}
+
+/* Offers work to every waiting worker, longest waiting first. */
+static void assign_waiting(sw_coord_t *c, int64_t t) {
+  size_t n = 0;
+  struct session **w = malloc((c->n_sessions + 1) * sizeof *w);
+  if (!w)
+    return;
+  for (size_t i = 0; i < c->n_sessions; i++)
+    if (c->sessions[i]->waiting)
+      w[n++] = c->sessions[i];
+  qsort(w, n, sizeof *w, cmp_ready);
+  /* A worker that gets nothing does not stop the loop: others may match other placement rules. */
+  for (size_t i = 0; i < n; i++)
+    try_assign(c, w[i], t);
+  free(w);
+  c->need_assign = 0;
+}
+
+/* ---- worker endpoint ----------------------------------------------------------------------- */
+
+static char *fingerprint_json(const struct sw_msg_hello *h) {
+  const struct sw_msg_fingerprint *f = &h->fp;
+  json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:s}", "worker_id",
+                        h->worker_id, "hostname", f->hostname, "os", f->os, "arch", f->arch,
+                        "cpu_model", f->cpu_model, "cores", (json_int_t)f->cores, "mem_bytes",
+                        (json_int_t)f->mem_bytes, "gpu_name", f->gpu_name, "gpu_driver",
+                        f->gpu_driver, "gpu_api", f->gpu_api, "gpu_kind",
+                        sw_gpu_kind_name(f->gpu_kind), "trainer_sha256", h->trainer_sha256);
+  if (!o)
+    return NULL;
+  for (size_t i = 0; i < f->n_extra; i++)
+    if (!json_object_get(o, f->extra[i].key))
+      json_object_set_new(o, f->extra[i].key, json_string(f->extra[i].value));
+  json_t *caps = json_array();
+  for (size_t i = 0; i < h->n_capabilities; i++)
+    json_array_append_new(caps, json_string(h->capabilities[i].name));
+  json_object_set_new(o, "capabilities", caps);
+  char *s = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return s;
+}
+
+static char *labels_json(const struct sw_msg_hello *h) {
+  json_t *o = json_object();
+  for (size_t i = 0; i < h->n_labels; i++)
+    json_object_set_new(o, h->labels[i].key, json_string(h->labels[i].value));
+  char *s = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return s;
+}
+
+static void on_hello(sw_coord_t *c, const void *rid, size_t len, struct session *s,
+                     const struct sw_msg *m, int64_t t) {
+  const struct sw_msg_hello *h = &m->u.hello;
+  /* A worker id already held by another live connection would mix two machines' runs. */
+  struct session *other = find_worker(c, h->worker_id);
+  if (other && other != s) {
+    if (t - other->last_recv_ms <= (int64_t)c->hb_ms * c->liveness) {
+      send_reject(c, c->work, rid, len, SW_REJECT_INCOMPATIBLE,
+                  "worker id already in use by a live session");
+      return;
+    }
+    remove_session(c, other);
+  }
+  if (!s && !(s = add_session(c, rid, len)))
+    return;
+  char *fp = fingerprint_json(h), *lb = labels_json(h);
+  struct sw_err err = {0};
+  int rc = sw_sched_worker_hello(c->sched, h->worker_id, fp, lb, t, &err);
+  free(fp);
+  free(lb);
+  if (rc) {
+    sw_log_error("hello from %s: %s", h->worker_id, err.msg);
+    send_reject(c, c->work, rid, len, SW_REJECT_UNSPECIFIED, err.msg);
+    remove_session(c, s);
+    return;
+  }
+  snprintf(s->worker_id, sizeof s->worker_id, "%s", h->worker_id);
+  snprintf(s->session_id, sizeof s->session_id, "%s.%" PRIu64, h->worker_id,
+           ++c->session_counter);
+  s->created_ms = t;
+  s->last_recv_ms = t;
+  s->waiting = 0;
+  struct sw_msg w;
+  sw_msg_init(&w, SW_MSG_WELCOME);
+  snprintf(w.u.welcome.session_id, sizeof w.u.welcome.session_id, "%s", s->session_id);
+  w.u.welcome.heartbeat_ms = (uint32_t)c->hb_ms;
+  w.u.welcome.liveness = (uint32_t)c->liveness;
+  w.u.welcome.lease_ttl_ms = (uint32_t)c->lease_ttl_ms;
+  send_to(c, c->work, rid, len, &w);
+  sw_log_info("worker %s joined (session %s, %s, %u cores)", h->worker_id, s->session_id,
+              h->fp.hostname, h->fp.cores);
+}
+
+static struct sw_window_sample *conv_samples(const struct sw_msg_sample *in, size_t n) {
+  struct sw_window_sample *out = calloc(n ? n : 1, sizeof *out);
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    out[i].t_ms = in[i].t_ms;
+    out[i].load1 = in[i].load1;
+    out[i].cpu_other = in[i].cpu_other;
+    out[i].cpu_total = in[i].cpu_total;
+    out[i].mem_avail = (double)in[i].mem_avail;
+  }
+  return out;
+}
+
+static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_msg *m,
+                            int64_t t) {
+  const struct sw_msg_run_finished *f = &m->u.run_finished;
+  struct sw_window_sample *pre = conv_samples(f->pre_samples, f->n_pre_samples);
+  struct sw_window_sample *dur = conv_samples(f->samples, f->n_samples);
+  if (!pre || !dur) {
+    free(pre);
+    free(dur);
+    return; /* out of memory: not acknowledged, the worker resends */
+  }
+  struct sw_run_result r = {.lease_id = (int64_t)f->lease_id,
+                            .epoch = (uint32_t)f->epoch,
+                            .worker_id = s->worker_id,
+                            .run_id = (int64_t)f->run_id,
+                            .attempt = (int)f->attempt,
+                            .exit_status = f->exit_status,
+                            .result_json = f->result_json,
+                            .error_text = f->error,
+                            .pre = pre,
+                            .n_pre = (int)f->n_pre_samples,
+                            .during = dur,
+                            .n_during = (int)f->n_samples};
+  struct sw_err err = {0};
+  int rc = sw_sched_result(c->sched, &r, t, &err);
+  free(pre);
+  free(dur);
+  c->results++;
+  if (rc == 0) {
+    struct sw_msg a;
+    sw_msg_init(&a, SW_MSG_ACK);
+    a.u.ack.ack_seq = m->seq;
+    a.u.ack.run_id = f->run_id;
+    a.u.ack.attempt = f->attempt;
+    send_to(c, c->work, s->rid, s->rid_len, &a);
+    c->acks++;
+    s->runs_finished++;
+    s->run_id = 0;
+    c->need_assign = 1;
+  } else if (rc == SW_ESTATE || rc == SW_ENOTFOUND) {
+    c->stale++;
+    sw_log_warn("stale result of run %" PRIu64 " from %s: %s", f->run_id, s->worker_id, err.msg);
+    send_cancel(c, s, (int64_t)f->lease_id, "stale lease: result refused");
+  } else {
+    c->runs_failed_store++;
+    sw_log_error("storing run %" PRIu64 " from %s failed (not acknowledged): %s", f->run_id,
+                 s->worker_id, err.msg);
+  }
+}
+
+static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m, int64_t t) {
+  struct session *s = find_rid(c, rid, len);
+  if (m->type == SW_MSG_HELLO) {
+    on_hello(c, rid, len, s, m, t);
+    return;
+  }
+  if (!s) {
+    send_reject(c, c->work, rid, len, SW_REJECT_UNKNOWN, "no session: send Hello");
+    return;
+  }
+  s->last_recv_ms = t;
+  struct sw_err err = {0};
+  switch (m->type) {
+  case SW_MSG_READY:
+    if (!s->waiting) {
+      s->waiting = 1;
+      s->ready_us = sw_clock_mono_ns() / 1000;
+    }
+    s->lease_id = 0;
+    try_assign(c, s, t);
+    break;
+  case SW_MSG_RUN_STARTED:
+    s->run_id = m->u.run_started.run_id;
+    s->iter = 0;
+    s->train_s = 0;
+    sw_log_info("%s: run %" PRIu64 " started after %.1f s quiet wait", s->worker_id,
+                m->u.run_started.run_id, m->u.run_started.waited_s);
+    break;
+  case SW_MSG_PROGRESS:
+    s->run_id = m->u.progress.run_id;
+    s->iter = m->u.progress.iter;
+    s->train_s = m->u.progress.train_s;
+    break;
+  case SW_MSG_RUN_FINISHED:
+    on_run_finished(c, s, m, t);
+    break;
+  case SW_MSG_LEASE_DONE:
+    if (sw_sched_lease_done(c->sched, (int64_t)m->u.lease_done.lease_id,
+                            (uint32_t)m->u.lease_done.epoch, s->worker_id, t, &err) == 0) {
+      if (s->lease_id == (int64_t)m->u.lease_done.lease_id)
+        s->lease_id = 0;
+    } else {
+      sw_log_debug("LeaseDone from %s: %s", s->worker_id, err.msg);
+    }
+    c->need_assign = 1;
+    break;
+  case SW_MSG_HEARTBEAT:
+    if (m->u.heartbeat.lease_id) {
+      if (sw_sched_renew(c->sched, (int64_t)m->u.heartbeat.lease_id,
+                         (uint32_t)m->u.heartbeat.epoch, s->worker_id, t, &err) == SW_ESTATE) {
+        c->stale++;
+        send_cancel(c, s, (int64_t)m->u.heartbeat.lease_id, "stale lease: abort it");
+      }
+    }
+    break;
+  default:
+    /* Coordinator-to-worker or control messages on the worker endpoint are out of contract. */
+    c->st_work.dropped++;
+    break;
+  }
+}
+
+/* ---- control endpoint ---------------------------------------------------------------------- */
+
+int sw_coord_submit(sw_coord_t *c, const char *yaml, const char *file_name, int64_t *sweep_id,
+                    struct sw_err *err) {
+  struct sw_spec *spec = NULL;
+  int rc = sw_spec_load_string(yaml, file_name && *file_name ? file_name : "spec", &spec, err);
+  if (rc)
+    return rc;
+  json_t *j = sw_spec_to_json(spec);
+  if (!j) {
+    sw_spec_destroy(&spec);
+    return sw_err_set(err, SW_ENOMEM, "submit: out of memory");
+  }
+  rc = sw_sched_submit(c->sched, j, yaml, NULL, now_ms(), sweep_id, err);
+  json_decref(j);
+  if (!rc)
+    sw_log_info("sweep %" PRId64 " submitted: %s", *sweep_id, spec->name);
+  sw_spec_destroy(&spec);
+  c->need_assign = 1;
+  return rc;
+}
+
+/* A short text rendering of the status JSON for terminals. */
+static char *status_text(json_t *st) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  size_t i;
+  json_t *sw;
+  json_array_foreach(json_object_get(st, "sweeps"), i, sw) {
+    fprintf(f, "sweep %" JSON_INTEGER_FORMAT " %s: %s\n",
+            json_integer_value(json_object_get(sw, "id")),
+            json_string_value(json_object_get(sw, "name")) ?: "?",
+            json_string_value(json_object_get(sw, "status")) ?: "?");
+    size_t k;
+    json_t *g;
+    json_array_foreach(json_object_get(sw, "gates"), k, g) {
+      json_t *p = json_object_get(g, "pairs");
+      fprintf(f, "  gate %s: %s%s%s  pairs done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+                 " (leased %" JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT ")\n",
+              json_string_value(json_object_get(g, "name")) ?: "?",
+              json_string_value(json_object_get(g, "status")) ?: "?",
+              json_is_string(json_object_get(g, "verdict")) ? ", verdict " : "",
+              json_string_value(json_object_get(g, "verdict")) ?: "",
+              json_integer_value(json_object_get(p, "done")),
+              json_integer_value(json_object_get(p, "total")),
+              json_integer_value(json_object_get(p, "leased")),
+              json_integer_value(json_object_get(p, "pending")));
+    }
+  }
+  json_t *co = json_object_get(st, "coordinator");
+  json_t *ss;
+  json_array_foreach(json_object_get(co, "sessions"), i, ss) {
+    fprintf(f, "worker %s: %s lease %" JSON_INTEGER_FORMAT " run %" JSON_INTEGER_FORMAT
+               " iter %" JSON_INTEGER_FORMAT " runs finished %" JSON_INTEGER_FORMAT "\n",
+            json_string_value(json_object_get(ss, "id")) ?: "?",
+            json_is_true(json_object_get(ss, "waiting")) ? "waiting" : "busy",
+            json_integer_value(json_object_get(ss, "lease")),
+            json_integer_value(json_object_get(ss, "run")),
+            json_integer_value(json_object_get(ss, "iter")),
+            json_integer_value(json_object_get(ss, "runs_finished")));
+  }
+  fclose(f);
+  return buf;
+}
+
+static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m) {
+  struct sw_msg r;
+  struct sw_err err = {0};
+  char *owned = NULL;
+  switch (m->type) {
+  case SW_MSG_SUBMIT_REQ: {
+    int64_t id = 0;
+    sw_msg_init(&r, SW_MSG_SUBMIT_REP);
+    if (sw_coord_submit(c, m->u.submit_req.spec_yaml, m->u.submit_req.file_name, &id, &err))
+      r.u.submit_rep.error = err.msg;
+    else
+      r.u.submit_rep.sweep_id = (uint64_t)id;
+    break;
+  }
+  case SW_MSG_STATUS_REQ: {
+    json_t *st = sw_coord_status_json(c, (int64_t)m->u.status_req.sweep_id, &err);
+    if (!st)
+      goto error;
+    if (m->u.status_req.format == SW_FMT_JSON)
+      owned = json_dumps(st, JSON_COMPACT);
+    else
+      owned = status_text(st);
+    json_decref(st);
+    sw_msg_init(&r, SW_MSG_STATUS_REP);
+    r.u.status_rep.format = m->u.status_req.format == SW_FMT_JSON ? SW_FMT_JSON : SW_FMT_TEXT;
+    r.u.status_rep.body = owned ? owned : "";
+    break;
+  }
+  case SW_MSG_REPORT_REQ: {
+    enum sw_report_format fmt = (enum sw_report_format)m->u.report_req.format;
+    if (sw_report_render_string(c->store, (int64_t)m->u.report_req.sweep_id, fmt, &owned, &err))
+      goto error;
+    sw_msg_init(&r, SW_MSG_REPORT_REP);
+    r.u.report_rep.format = m->u.report_req.format;
+    r.u.report_rep.body = owned;
+    break;
+  }
+  case SW_MSG_CANCEL_REQ: {
+    int64_t leases[256];
+    int n = 0;
+    if (sw_sched_cancel(c->sched, (int64_t)m->u.cancel_req.sweep_id, now_ms(), leases, 256, &n,
+                        &err))
+      goto error;
+    for (int i = 0; i < n; i++) {
+      const char *wid = sw_sched_lease_worker(c->sched, leases[i]);
+      struct session *s = wid ? find_worker(c, wid) : NULL;
+      if (!s) {
+        for (size_t k = 0; k < c->n_sessions; k++)
+          if (c->sessions[k]->lease_id == leases[i])
+            s = c->sessions[k];
+      }
+      if (s)
+        send_cancel(c, s, leases[i], "sweep cancelled");
+    }
+    sw_msg_init(&r, SW_MSG_CANCEL_REP);
+    r.u.cancel_rep.sweep_id = m->u.cancel_req.sweep_id;
+    r.u.cancel_rep.runs_cancelled = (uint32_t)n;
+    break;
+  }
+  default:
+    sw_err_set(&err, SW_EPROTO, "%s is not a control request", sw_msg_type_name(m->type));
+    goto error;
+  }
+  send_to(c, c->control, rid, len, &r);
+  free(owned);
+  return;
+error:
+  free(owned);
+  sw_msg_init(&r, SW_MSG_ERROR);
+  r.u.error.code = err.code ? err.code : SW_EINVAL;
+  r.u.error.message = err.msg;
+  send_to(c, c->control, rid, len, &r);
+}
+
+/* ---- frames -------------------------------------------------------------------------------- */
+
+static void recv_endpoint(sw_coord_t *c, void *sock, struct endpoint_stats *st, int is_work) {
+  for (int budget = 0; budget < 1000; budget++) {
+    zmq_msg_t f[3];
+    int n = recv_frames(sock, f, 2, ZMQ_DONTWAIT);
+    if (n < 0)
+      return;
+    st->frames++;
+    int64_t t = now_ms();
+    if (n != 2) {
+      /* ROUTER frames are [identity, body]; anything else is out of contract. */
+      st->dropped++;
+      close_frames(f, n > 2 ? 2 : n);
+      continue;
+    }
+    struct sw_msg m;
+    struct sw_err err = {0};
+    int rc = sw_codec_decode(zmq_msg_data(&f[1]), zmq_msg_size(&f[1]), &m, &err);
+    if (rc) {
+      st->dropped++;
+      if (m.bad_protocol) {
+        st->bad_protocol++;
+        char why[128];
+        snprintf(why, sizeof why, "protocol version %u not supported (this coordinator speaks %u)",
+                 m.protocol, SW_PROTOCOL_VERSION);
+        send_reject(c, sock, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), SW_REJECT_PROTOCOL, why);
+      } else {
+        sw_log_debug("dropped a malformed frame: %s", err.msg);
+      }
+      sw_msg_clear(&m);
+      close_frames(f, 2);
+      continue;
+    }
+    if (is_work)
+      handle_work(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m, t);
+    else
+      handle_control(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m);
+    sw_msg_clear(&m);
+    close_frames(f, 2);
+  }
+}
+
+static void recv_monitor(void *mon, struct endpoint_stats *st) {
+  for (;;) {
+    zmq_msg_t f[3];
+    int n = recv_frames(mon, f, 2, ZMQ_DONTWAIT);
+    if (n < 0)
+      return;
+    if (n >= 1 && zmq_msg_size(&f[0]) >= 2) {
+      uint16_t ev;
+      memcpy(&ev, zmq_msg_data(&f[0]), 2);
+      if (ev == ZMQ_EVENT_DISCONNECTED)
+        st->disconnects++;
+      else if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        st->auth_denied++;
+    }
+    close_frames(f, n > 2 ? 2 : n);
+  }
+}
+
+/* ---- timers -------------------------------------------------------------------------------- */
+
+static void tick(sw_coord_t *c, int64_t t) {
+  /* Liveness: a worker silent for `liveness` intervals is offline; its lease runs on. */
+  for (size_t i = 0; i < c->n_sessions;) {
+    struct session *s = c->sessions[i];
+    if (t - s->last_recv_ms > (int64_t)c->hb_ms * c->liveness) {
+      sw_log_warn("worker %s silent for %" PRId64 " ms: offline", s->worker_id,
+                  t - s->last_recv_ms);
+      sw_sched_worker_gone(c->sched, s->worker_id, t, NULL);
+      remove_session(c, s);
+      continue;
+    }
+    i++;
+  }
+  for (size_t i = 0; i < c->n_sessions; i++) {
+    struct session *s = c->sessions[i];
+    struct sw_msg m;
+    sw_msg_init(&m, SW_MSG_HEARTBEAT);
+    m.u.heartbeat.lease_id = (uint64_t)(s->lease_id > 0 ? s->lease_id : 0);
+    m.u.heartbeat.epoch = s->epoch;
+    send_to(c, c->work, s->rid, s->rid_len, &m);
+  }
+  int expired = 0;
+  struct sw_err err = {0};
+  if (sw_sched_tick(c->sched, t, &expired, &err))
+    sw_log_error("lease expiry: %s", err.msg);
+  if (expired)
+    sw_log_warn("%d lease(s) expired: their pairs are re-queued", expired);
+  c->need_assign = 1;
+}
+
+int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
+  zmq_pollitem_t items[4] = {{c->work, 0, ZMQ_POLLIN, 0},
+                             {c->control, 0, ZMQ_POLLIN, 0},
+                             {c->mon_work, 0, ZMQ_POLLIN, 0},
+                             {c->mon_control, 0, ZMQ_POLLIN, 0}};
+  int64_t t = now_ms();
+  int64_t until_tick = c->last_tick_ms + c->hb_ms - t;
+  if (until_tick < timeout_ms)
+    timeout_ms = until_tick > 0 ? (int)until_tick : 0;
+  int n = zmq_poll(items, 4, timeout_ms);
+  if (n < 0 && errno != EINTR)
+    return sw_err_set(err, SW_ENET, "zmq_poll: %s", zmq_strerror(errno));
+  if (n > 0) {
+    if (items[0].revents & ZMQ_POLLIN)
+      recv_endpoint(c, c->work, &c->st_work, 1);
+    if (items[1].revents & ZMQ_POLLIN)
+      recv_endpoint(c, c->control, &c->st_control, 0);
+    if (items[2].revents & ZMQ_POLLIN)
+      recv_monitor(c->mon_work, &c->st_work);
+    if (items[3].revents & ZMQ_POLLIN)
+      recv_monitor(c->mon_control, &c->st_control);
+  }
+  t = now_ms();
+  if (t - c->last_tick_ms >= c->hb_ms) {
+    c->last_tick_ms = t;
+    tick(c, t);
+  }
+  if (c->need_assign)
+    assign_waiting(c, t);
+  return 0;
+}
+
+int sw_coord_run(sw_coord_t *c, struct sw_err *err) {
+  int rc = 0;
+  while (!rc && !(c->o->stop && *c->o->stop))
+    rc = sw_coord_poll(c, 200, err);
+  return rc;
+}
+
+/* ---- status -------------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static long rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = -1;
+  if (!f)
+    return -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+      break;
+  fclose(f);
+  return kb;
+}
+
+static json_t *stats_json(const struct endpoint_stats *s) {
+  return json_pack("{s:I,s:I,s:I,s:I,s:I}", "frames", (json_int_t)s->frames, "dropped",
+                   (json_int_t)s->dropped, "bad_protocol", (json_int_t)s->bad_protocol,
+                   "disconnects", (json_int_t)s->disconnects, "auth_failures",
+                   (json_int_t)s->auth_denied);
+}
+
+json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, struct sw_err *err) {
+  json_t *st = sw_sched_status_json(c->sched, sweep_id, err);
+  if (!st)
+    return NULL;
+  int64_t t = now_ms();
+  json_t *sessions = json_array();
+  for (size_t i = 0; i < c->n_sessions; i++) {
+    struct session *s = c->sessions[i];
+    json_array_append_new(
+        sessions, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id,
+                            "session", s->session_id, "waiting", s->waiting, "lease",
+                            (json_int_t)s->lease_id, "run", (json_int_t)s->run_id, "iter",
+                            (json_int_t)s->iter, "train_s", s->train_s, "runs_finished",
+                            (json_int_t)s->runs_finished, "silent_ms",
+                            (json_int_t)(t - s->last_recv_ms)));
+  }
+  json_t *lat = json_object();
+  json_object_set_new(lat, "n", json_integer((json_int_t)c->lat_n));
+  if (c->lat_n) {
+    double *v = malloc(c->lat_n * sizeof *v);
+    if (v) {
+      memcpy(v, c->lat_us, c->lat_n * sizeof *v);
+      qsort(v, c->lat_n, sizeof *v, cmp_double);
+      json_object_set_new(lat, "p50_ms", json_real(v[(c->lat_n - 1) / 2] / 1000.0));
+      json_object_set_new(lat, "p99_ms", json_real(v[(size_t)((double)(c->lat_n - 1) * 0.99)] / 1000.0));
+      json_object_set_new(lat, "max_ms", json_real(v[c->lat_n - 1] / 1000.0));
+      free(v);
+    }
+  }
+  json_t *co = json_pack(
+      "{s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work", stats_json(&c->st_work),
+      "control", stats_json(&c->st_control), "sessions", sessions, "ready_to_assign", lat,
+      "assigns", (json_int_t)c->assigns, "results", (json_int_t)c->results, "acks",
+      (json_int_t)c->acks, "stale", (json_int_t)c->stale, "zap_denied",
+      (json_int_t)(c->zap ? atomic_load(&c->zap->denied) : 0), "zap_allowed",
+      (json_int_t)(c->zap ? atomic_load(&c->zap->allowed) : 0), "rss_kb", (json_int_t)rss_kb(),
+      "heartbeat_ms", c->hb_ms, "liveness", c->liveness, "lease_ttl_ms",
+      (json_int_t)c->lease_ttl_ms);
+  json_object_set_new(st, "coordinator", co);
+  return st;
+}
+
+int sw_coord_sweep_finished(sw_coord_t *c, int64_t sweep_id, struct sw_err *err) {
+  return sw_sched_sweep_finished(c->sched, sweep_id, err);
+}
+
+int sw_coord_sessions(const sw_coord_t *c) { return (int)c->n_sessions; }
+
+/* ---- lifecycle ----------------------------------------------------------------------------- */
+
+static void *router(sw_coord_t *c, const char *ep, const char *mon_ep, void **mon,
+                    struct sw_err *err) {
+  void *s = zmq_socket(c->ctx, ZMQ_ROUTER);
+  if (!s) {
+    sw_err_set(err, SW_ENET, "zmq_socket: %s", zmq_strerror(errno));
+    return NULL;
+  }
+  int one = 1, zero = 0, hs = 3000, hwm = 100000;
+  int64_t maxmsg = SW_MSG_FRAME_MAX;
+  zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+  zmq_setsockopt(s, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
+  zmq_setsockopt(s, ZMQ_ROUTER_HANDOVER, &one, sizeof one);
+  zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+  zmq_setsockopt(s, ZMQ_HANDSHAKE_IVL, &hs, sizeof hs);
+  zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  if (!c->o->insecure) {
+    zmq_setsockopt(s, ZMQ_CURVE_SERVER, &one, sizeof one);
+    zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, c->secret_key, 40);
+    zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "splatsweep", 10);
+  }
+  if (zmq_socket_monitor(s, mon_ep, ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) ==
+      0) {
+    *mon = zmq_socket(c->ctx, ZMQ_PAIR);
+    if (*mon) {
+      zmq_setsockopt(*mon, ZMQ_LINGER, &zero, sizeof zero);
+      zmq_connect(*mon, mon_ep);
+    }
+  }
+  if (zmq_bind(s, ep) != 0) {
+    sw_err_set(err, SW_ENET, "bind %s: %s", ep, zmq_strerror(errno));
+    zmq_close(s);
+    return NULL;
+  }
+  return s;
+}
+
+int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
+                 struct sw_err *err) {
+  *out = NULL;
+  sw_coord_t *c = calloc(1, sizeof *c);
+  if (!c)
+    return sw_err_set(err, SW_ENOMEM, "coordinator: out of memory");
+  c->o = o;
+  c->ctx = zmq_ctx;
+  c->hb_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 1000;
+  c->liveness = o->liveness > 0 ? o->liveness : 5;
+  c->lease_ttl_ms = o->lease_ttl_ms > 0 ? o->lease_ttl_ms : 60000;
+  c->last_tick_ms = now_ms();
+  int rc = 0;
+  if (!o->insecure) {
+    /* Fail closed: secure mode needs our key pair and a non-empty allow-list. */
+    if (!o->keys_dir) {
+      rc = sw_err_set(err, SW_EINVAL, "coordinator: --keys DIR (CurveZMQ) or an explicit "
+                                      "--insecure is required");
+      goto fail;
+    }
+    char p[4200];
+    snprintf(p, sizeof p, "%s/secret.key", o->keys_dir);
+    if ((rc = sw_curve_read_key(p, c->secret_key, err)))
+      goto fail;
+    snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
+    if ((rc = sw_curve_read_key(p, c->public_key, err)))
+      goto fail;
+    c->zap = calloc(1, sizeof *c->zap);
+    if (!c->zap) {
+      rc = sw_err_set(err, SW_ENOMEM, "coordinator: out of memory");
+      goto fail;
+    }
+    c->zap->ctx = zmq_ctx;
+    if ((rc = load_allow_list(c->zap, o->keys_dir, err)))
+      goto fail;
+    if (pthread_create(&c->zap->thread, NULL, zap_main, c->zap) != 0) {
+      rc = sw_err_set(err, SW_ENOMEM, "coordinator: cannot start the ZAP thread");
+      goto fail;
+    }
+    c->zap->started = 1;
+    /* Wait until the handler is bound: binding before would admit every CURVE client. */
+    for (int i = 0; i < 500 && atomic_load(&c->zap->stop) == 0; i++) {
+      struct timespec ts = {0, 10 * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&c->zap->stop) != -1) {
+      rc = sw_err_set(err, SW_ENET, "coordinator: the ZAP handler did not start");
+      goto fail;
+    }
+    sw_log_info("CurveZMQ on, %d authorised client key(s)", c->zap->n_keys);
+  }
+  const char *db = o->db_path ? o->db_path : "results/splatsweep.db";
+  {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", db);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+      *slash = '\0';
+      if ((rc = sw_fs_mkdir_p(dir, err)))
+        goto fail;
+    }
+  }
+  if ((rc = sw_store_open(db, NULL, &c->store, err)))
+    goto fail;
+  struct sw_sched_opts so;
+  sw_sched_opts_default(&so);
+  so.lease_ttl_ms = c->lease_ttl_ms;
+  if (o->max_attempts > 0)
+    so.max_attempts = o->max_attempts;
+  if ((rc = sw_sched_new(c->store, &so, now_ms(), &c->sched, err)))
+    goto fail;
+  char mon[96];
+  snprintf(mon, sizeof mon, "inproc://sw-mon-work-%p", (void *)c);
+  c->work = router(c, o->bind_work ? o->bind_work : "tcp://*:7710", mon, &c->mon_work, err);
+  if (!c->work) {
+    rc = SW_ENET;
+    goto fail;
+  }
+  snprintf(mon, sizeof mon, "inproc://sw-mon-control-%p", (void *)c);
+  c->control =
+      router(c, o->bind_control ? o->bind_control : "tcp://*:7711", mon, &c->mon_control, err);
+  if (!c->control) {
+    rc = SW_ENET;
+    goto fail;
+  }
+  *out = c;
+  return 0;
+fail:
+  sw_coord_destroy(&c);
+  return rc;
+}
+
+void sw_coord_destroy(sw_coord_t **self_p) {
+  if (!self_p || !*self_p)
+    return;
+  sw_coord_t *c = *self_p;
+  if (c->work) {
+    zmq_socket_monitor(c->work, NULL, 0);
+    zmq_close(c->work);
+  }
+  if (c->control) {
+    zmq_socket_monitor(c->control, NULL, 0);
+    zmq_close(c->control);
+  }
+  if (c->mon_work)
+    zmq_close(c->mon_work);
+  if (c->mon_control)
+    zmq_close(c->mon_control);
+  if (c->zap) {
+    if (c->zap->started) {
+      atomic_store(&c->zap->stop, 1);
+      pthread_join(c->zap->thread, NULL);
+    }
+    free(c->zap);
+  }
+  sw_sched_destroy(&c->sched);
+  sw_store_close(&c->store);
+  for (size_t i = 0; i < c->n_sessions; i++)
+    free(c->sessions[i]);
+  free(c->sessions);
+  free(c->lat_us);
+  free(c);
+  *self_p = NULL;
+}
