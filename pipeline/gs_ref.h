@@ -34,6 +34,11 @@
  *  - Densifier 2D gradient norm (gsplat, absgrad off, one camera per step):
  *    sqrt((g.x * 0.5 * width)^2 + (g.y * 0.5 * height)^2) with g = dL/dmean2d in pixels.
  *
+ *  - The double path uses the contract's float constants (0.3 dilation, 1/255, 0.99, 1e-4,
+ *    near z) converted to double, so that both precisions take the same branches.
+ *  - Culled splats (behind the near plane, zero quaternion, det <= 0, non-finite or absurd radius
+ *    >= 2^24, no tile touched) are all-zero in frame->splats and get zero gradients.
+ *
  * Images are row-major RGB, 3 values per pixel. All functions accept err == NULL. */
 #ifndef GS_REF_H
 #define GS_REF_H
