@@ -244,8 +244,10 @@ double sw_stats_obf_spend(double t, double alpha) {
     return 0.0;
   if (t >= 1.0)
     return alpha;
-  double z = gsl_cdf_ugaussian_Pinv(1.0 - alpha / 2.0);
-  return 2.0 * gsl_cdf_ugaussian_Q(z / sqrt(t));
+  /* Each side spends alpha/2 by Lan and DeMets' function 2 - 2 Phi(z_{1 - a/2} / sqrt(t)) with
+   * a = alpha / 2, the convention of their tables, ldbounds and gsDesign; both sides together: */
+  double z = gsl_cdf_ugaussian_Pinv(1.0 - alpha / 4.0);
+  return 4.0 * gsl_cdf_ugaussian_Q(z / sqrt(t));
 }
 
 /* Grid resolution of the continuation density: 2 * GS_HALF + 1 Simpson points per look. */

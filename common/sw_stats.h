@@ -53,8 +53,10 @@ struct sw_stats_dl {
 int sw_stats_dersimonian_laird(const double *y, const double *v, size_t k, double conf,
                                struct sw_stats_dl *out, struct sw_err *err);
 
-/* Lan-DeMets O'Brien-Fleming-type spending function, two-sided alpha:
- * alpha(t) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)), alpha(0) = 0, alpha(1) = alpha. */
+/* Lan-DeMets O'Brien-Fleming-type spending, two-sided alpha split evenly between the sides, each
+ * side spending a(t) = 2 - 2 Phi(z_{1 - a/2} / sqrt(t)) of a = alpha / 2 (the convention of the
+ * published tables, R's ldbounds and gsDesign). Returns both sides' total: 0 at t = 0, alpha at
+ * t = 1. */
 double sw_stats_obf_spend(double t, double alpha);
 
 /* Two-sided symmetric group-sequential boundaries on the z scale for looks at increasing

@@ -1,0 +1,482 @@
+/* test_gate.c: the gate engine as its users call it: `gate eval` on LAB-PRACTICE.md's three
+ * published examples, the lab rule and guard, several machines with offsets, contamination and
+ * the sensitivity analysis, resolution, sequential looks, and bad input. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sw_gate.h"
+
+#ifndef SW_GATE_FIXTURES
+#error "SW_GATE_FIXTURES must name tests/fixtures/gate"
+#endif
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static struct sw_gate_pair mk(double off, double on, const char *machine) {
+  struct sw_gate_pair p;
+  memset(&p, 0, sizeof p);
+  p.off = off;
+  p.on = on;
+  p.off_guard = p.on_guard = NAN;
+  p.replaces = -1;
+  snprintf(p.machine, sizeof p.machine, "%s", machine);
+  return p;
+}
+
+static struct sw_gate_result *eval(const struct sw_gate_pair *pairs, size_t n,
+                                   const struct sw_gate_config *cfg) {
+  static struct sw_gate_result res;
+  struct sw_gate_input in = {.pairs = pairs, .n_pairs = n};
+  struct sw_err e = {0};
+  int rc = sw_gate_eval(&in, cfg, &res, &e);
+  ck_assert_msg(rc == 0, "sw_gate_eval: %s", e.msg);
+  return &res;
+}
+
+static int has_text(const char (*lines)[SW_GATE_REASON_MAX], int n, const char *needle) {
+  for (int i = 0; i < n; i++)
+    if (strstr(lines[i], needle))
+      return 1;
+  return 0;
+}
+
+/* Runs `gate eval` on a fixture and returns the parsed gate JSON. */
+static json_t *eval_fixture(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", SW_GATE_FIXTURES, name);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(mem);
+  struct sw_err e = {0};
+  int rc = sw_gate_eval_file(path, mem, &e);
+  fclose(mem);
+  ck_assert_msg(rc == 0, "gate eval %s: %s", name, e.msg);
+  json_error_t je;
+  json_t *o = json_loads(buf, 0, &je);
+  ck_assert_msg(o != NULL, "gate eval output is not JSON: %s", je.text);
+  free(buf);
+  return o;
+}
+
+static double jnum(const json_t *o, const char *path) {
+  /* "a.b.c" lookups through nested objects. */
+  char tmp[128];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  const json_t *cur = o;
+  for (char *tok = strtok(tmp, "."); tok; tok = strtok(NULL, "."))
+    cur = json_object_get(cur, tok);
+  ck_assert_msg(json_is_number(cur), "%s is not a number", path);
+  return json_number_value(cur);
+}
+
+/* ---- LAB-PRACTICE.md's examples --------------------------------------------------------- */
+
+START_TEST(lab_radix_ballot_adopted) {
+  json_t *o = eval_fixture("lab_radix_ballot.json");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "adopt");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "radix-ballot");
+  /* The reconstructed runs reproduce the published summaries to their rounding. */
+  ck_assert(fabs(jnum(o, "lab.mean_off") - 149.883) < 5e-4);
+  ck_assert(fabs(jnum(o, "lab.mean_on") - 127.530) < 5e-4);
+  ck_assert(fabs(jnum(o, "lab.cv_off") - 0.00591) < 5e-6);
+  ck_assert(fabs(jnum(o, "lab.cv_on") - 0.00794) < 5e-6);
+  ck_assert(fabs(jnum(o, "delta") - (127.530 / 149.883 - 1.0)) < 1e-5);
+  ck_assert(fabs(jnum(o, "threshold") - 2 * 0.00591) < 1e-5);
+  ck_assert(json_is_true(json_object_get(json_object_get(o, "guard"), "pass")));
+  ck_assert(fabs(jnum(o, "guard.diff") - (36.14297 - 36.12075)) < 1e-5);
+  ck_assert(jnum(o, "paired.p") < 0.001);
+  ck_assert(jnum(o, "paired.effect_pct") < -14.0);
+  json_decref(o);
+}
+END_TEST
+
+START_TEST(lab_warp_skip_adopted) {
+  json_t *o = eval_fixture("lab_warp_skip.json");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "adopt");
+  /* "run -7.7%" in the lab's table. */
+  ck_assert(fabs(100 * jnum(o, "delta") - (-7.70)) < 0.01);
+  ck_assert(json_is_true(json_object_get(json_object_get(o, "config"), "baseline_form")));
+  ck_assert(fabs(jnum(o, "guard.off_mean") - 36.148) < 1e-9);
+  ck_assert(fabs(jnum(o, "guard.on_mean") - 36.201) < 1e-9);
+  /* The baseline form says what it assumes. */
+  json_t *reasons = json_object_get(o, "reasons");
+  int said = 0;
+  for (size_t i = 0; i < json_array_size(reasons); i++)
+    said |= strstr(json_string_value(json_array_get(reasons, i)), "baseline form") != NULL;
+  ck_assert(said);
+  json_decref(o);
+}
+END_TEST
+
+START_TEST(lab_ssim_reciprocal_rejected) {
+  json_t *o = eval_fixture("lab_ssim_float4_reciprocal.json");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "reject");
+  ck_assert(json_is_false(json_object_get(json_object_get(o, "guard"), "pass")));
+  /* "PSNR -0.081 dB" and a null wallclock change. */
+  ck_assert(fabs(jnum(o, "guard.diff") - (-0.081)) < 0.0005);
+  ck_assert(json_is_false(json_object_get(json_object_get(o, "lab"), "significant")));
+  ck_assert(fabs(jnum(o, "lab.mean_off") - 126.954) < 5e-4);
+  ck_assert(fabs(jnum(o, "lab.mean_on") - 126.884) < 5e-4);
+  json_decref(o);
+}
+END_TEST
+
+/* ---- the rules -------------------------------------------------------------------------- */
+
+START_TEST(regression_is_rejected_and_null_is_inconclusive) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair slow[5] = {mk(100, 104.9, "a"), mk(101, 105.2, "a"), mk(99.5, 103.8, "a"),
+                                 mk(100.4, 104.6, "a"), mk(100.2, 104.4, "a")};
+  struct sw_gate_result *r = eval(slow, 5, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(has_text(r->reasons, r->n_reasons, "regression"));
+  /* Higher is better: the same numbers are an improvement. */
+  cfg.direction = SW_GATE_HIGHER;
+  r = eval(slow, 5, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair null[5] = {mk(100, 100.3, "a"), mk(101, 100.6, "a"), mk(99.5, 99.9, "a"),
+                                 mk(100.4, 100.1, "a"), mk(100.2, 100.5, "a")};
+  r = eval(null, 5, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  const struct sw_gate_analysis *a = &r->set[SW_GATE_SET_REPLACED];
+  ck_assert(isfinite(a->mde_pct) && a->mde_pct > 0.0);
+  ck_assert(has_text(r->reasons, r->n_reasons, "resolution"));
+  ck_assert(has_text(r->reasons, r->n_reasons, "within the threshold"));
+}
+END_TEST
+
+START_TEST(lab_rule_and_paired_test_must_agree) {
+  /* The lab rule passes (|delta| 3% > 2%) but the per-pair ratios scatter both ways: the paired
+   * test does not, so the engine will not adopt, and says how many pairs would settle it. */
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[3] = {mk(100, 90, "a"), mk(100.5, 102, "a"), mk(99.5, 98.5, "a")};
+  struct sw_gate_result *r = eval(p, 3, &cfg);
+  const struct sw_gate_analysis *a = &r->set[0];
+  ck_assert(a->lab_significant);
+  ck_assert(!a->paired_significant);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_gt(a->pairs_needed, 3);
+  ck_assert(has_text(r->reasons, r->n_reasons, "pairs would resolve"));
+}
+END_TEST
+
+START_TEST(guard_band_and_direction) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[3] = {mk(100, 90, "a"), mk(101, 90.8, "a"), mk(99, 89.2, "a")};
+  for (int i = 0; i < 3; i++) {
+    p[i].off_guard = 36.20;
+    p[i].on_guard = 36.16; /* 0.04 dB drop: allowed */
+  }
+  struct sw_gate_result *r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  cfg.has_band = 1; /* baseline +- 0.1 dB around 36.30: the off arm's 36.20 is at its edge */
+  cfg.band_lo = 36.18;
+  cfg.band_hi = 36.40;
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(!r->set[0].band_pass);
+  cfg.has_band = 0;
+  cfg.max_drop = 0.03;
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(has_text(r->reasons, r->n_reasons, "quality guard failed"));
+  /* A guard metric where lower is better (e.g. LPIPS): the same drop is an improvement. */
+  cfg.guard_higher = 0;
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+}
+END_TEST
+
+START_TEST(sigma_asymmetry_is_warned) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[4] = {mk(100, 90, "a"), mk(100.2, 96, "a"), mk(99.9, 86, "a"),
+                              mk(100.1, 91, "a")};
+  struct sw_gate_result *r = eval(p, 4, &cfg);
+  ck_assert(r->set[0].sigma_asymmetry);
+  ck_assert(has_text(r->warnings, r->n_warnings, "sigma asymmetry"));
+}
+END_TEST
+
+/* ---- several machines ------------------------------------------------------------------- */
+
+START_TEST(machine_offsets_cancel) {
+  /* Three machines 0%, +4% and -3% apart, run noise ~0.3%, a true -2% effect. Pooled over
+   * machines the off arm's CV is ~3% and max(2 CV, 1%) ~6% swamps the effect; within machines
+   * the CV is ~0.3% and the effect is adopted, with per-machine effects and a DL pool. */
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  const double base[3] = {100.0, 104.0, 97.0};
+  const char *names[3] = {"m1", "m2", "m3"};
+  const double noise[9] = {0.2, -0.3, 0.1, -0.1, 0.3, -0.2, 0.25, -0.15, 0.05};
+  const double noise2[9] = {-0.1, 0.2, -0.25, 0.3, -0.05, 0.15, -0.2, 0.1, 0.0};
+  struct sw_gate_pair p[9];
+  for (int i = 0; i < 9; i++) {
+    double b = base[i % 3];
+    p[i] = mk(b * (1 + noise[i] / 100), b * 0.98 * (1 + noise2[i] / 100), names[i % 3]);
+    p[i].order = i % 2 ? SW_GATE_ON_OFF : SW_GATE_OFF_ON;
+  }
+  struct sw_gate_result *r = eval(p, 9, &cfg);
+  const struct sw_gate_analysis *a = &r->set[0];
+  ck_assert_int_eq(a->n_machines, 3);
+  ck_assert(a->cv_off < 0.005);
+  ck_assert(fabs(a->delta + 0.02) < 0.003);
+  ck_assert_int_eq(a->re_k, 3);
+  ck_assert(fabs(a->re_pct + 2.0) < 0.3);
+  ck_assert(a->re_i2 >= 0.0 && a->re_i2 <= 1.0);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  double wsum = 0;
+  for (int m = 0; m < 3; m++)
+    wsum += a->machines[m].weight;
+  ck_assert(fabs(wsum - 1.0) < 1e-12);
+  /* The raw CV of the off arm across machines is what the lab rule would have used. */
+  double mean = 0, ss = 0;
+  for (int i = 0; i < 9; i++)
+    mean += p[i].off / 9;
+  for (int i = 0; i < 9; i++)
+    ss += (p[i].off - mean) * (p[i].off - mean);
+  ck_assert(2 * sqrt(ss / 8) / mean > 0.05);
+}
+END_TEST
+
+START_TEST(machines_disagreeing_in_sign_are_flagged) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[6] = {mk(100, 95, "m1"), mk(100, 95.4, "m1"), mk(100, 102, "m2"),
+                              mk(100, 101.6, "m2"), mk(100, 94.8, "m1"), mk(100, 102.2, "m2")};
+  struct sw_gate_result *r = eval(p, 6, &cfg);
+  ck_assert(r->set[0].sign_disagree);
+  ck_assert(has_text(r->warnings, r->n_warnings, "disagree in sign"));
+  ck_assert(r->set[0].re_tau2 > 0.0);
+  ck_assert(r->set[0].re_i2 > 0.9);
+  ck_assert_int_ne(r->verdict, SW_GATE_ADOPT);
+}
+END_TEST
+
+/* ---- contamination and sensitivity ------------------------------------------------------ */
+
+START_TEST(contaminated_pair_replaced_robust) {
+  /* A -10% effect, one off run spiked by load (+6%) and rerun: all three sets adopt. */
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[6] = {mk(100, 90, "a"), mk(106, 90.3, "a"), mk(100.4, 90.1, "a"),
+                              mk(99.7, 89.8, "a"), mk(100.2, 90.2, "a"), mk(99.9, 89.9, "a")};
+  p[1].contaminated = 1;
+  p[5].replaces = 1;
+  struct sw_gate_result *r = eval(p, 6, &cfg);
+  ck_assert_int_eq(r->set_present[SW_GATE_SET_KEPT], 1);
+  ck_assert_int_eq(r->set[SW_GATE_SET_REPLACED].n, 5);
+  ck_assert_int_eq(r->set[SW_GATE_SET_KEPT].n, 5);
+  ck_assert_int_eq(r->set[SW_GATE_SET_BOTH].n, 6);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  ck_assert(!r->fragile);
+  ck_assert(has_text(r->warnings, r->n_warnings, "load-window evidence"));
+  /* A +15% spike inflates the kept set's CV_off to ~6.5%: the lab rule fails there, so the pass
+   * does not hold in all three sets and is not adopted. */
+  p[1].off = 115;
+  r = eval(p, 6, &cfg);
+  ck_assert_int_eq(r->set[SW_GATE_SET_REPLACED].verdict, SW_GATE_ADOPT);
+  ck_assert_int_eq(r->set[SW_GATE_SET_KEPT].verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert(r->fragile);
+}
+END_TEST
+
+START_TEST(contaminated_pass_is_fragile) {
+  /* The on run of one pair spiked by 30% (flagged by its window) and rerun: adopt with it
+   * replaced, not with it kept: inconclusive (fragile). */
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair f[5] = {mk(100, 95, "a"), mk(100.2, 95.1, "a"), mk(99.9, 94.9, "a"),
+                              mk(100.1, 130, "a"), mk(100, 95.2, "a")};
+  f[3].contaminated = 1;
+  f[4].replaces = 3;
+  struct sw_gate_result *r = eval(f, 5, &cfg);
+  ck_assert_int_eq(r->set[SW_GATE_SET_REPLACED].verdict, SW_GATE_ADOPT);
+  ck_assert_int_ne(r->set[SW_GATE_SET_KEPT].verdict, SW_GATE_ADOPT);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert(r->fragile);
+  ck_assert(has_text(r->reasons, r->n_reasons, "fragile"));
+  /* Without the contamination flag the same numbers are not excluded: a distance rule alone
+   * never drops a run. */
+  f[3].contaminated = 0;
+  f[4].replaces = -1;
+  r = eval(f, 5, &cfg);
+  ck_assert_int_eq(r->set[SW_GATE_SET_REPLACED].n, 5);
+  ck_assert_int_ne(r->verdict, SW_GATE_ADOPT);
+}
+END_TEST
+
+START_TEST(invalid_pairs_are_never_used) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[4] = {mk(100, 90, "a"), mk(100, 50, "a"), mk(100.3, 90.1, "a"),
+                              mk(99.8, 89.9, "a")};
+  p[1].invalid = 1; /* no window samples: its numbers mean nothing */
+  struct sw_gate_result *r = eval(p, 4, &cfg);
+  ck_assert_int_eq(r->set[0].n, 3);
+  ck_assert_int_eq(r->n_invalid, 1);
+  ck_assert(fabs(r->set[0].delta + 0.1) < 0.002);
+}
+END_TEST
+
+/* ---- sequential looks ------------------------------------------------------------------- */
+
+START_TEST(sequential_stops_early_for_a_clear_effect) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  cfg.sequential = 1;
+  cfg.min_pairs = 3;
+  cfg.max_pairs = 8;
+  struct sw_gate_plan plan;
+  ck_assert_int_eq(sw_gate_plan_make(&cfg, &plan, NULL), 0);
+  ck_assert_int_eq(plan.n_looks, 6);
+  for (int j = 1; j < plan.n_looks; j++)
+    ck_assert(plan.bound[j] < plan.bound[j - 1]); /* O'Brien-Fleming: strict early, lenient late */
+  ck_assert(fabs(plan.spent[plan.n_looks - 1] - 0.05) < 1e-12);
+  cfg.plan = &plan;
+  struct sw_gate_pair p[8];
+  const double e[8] = {0.2, -0.3, 0.1, 0.25, -0.1, 0.05, -0.2, 0.15};
+  for (int i = 0; i < 8; i++)
+    p[i] = mk(100 + e[i], 85 * (1 + e[7 - i] / 100), "a");
+  struct sw_gate_result *r = eval(p, 2, &cfg);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_CONTINUE);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE); /* held back before the first look */
+  ck_assert_int_eq(r->seq.pairs_more, 1);
+  int stop = 0;
+  for (int n = 3; n <= 8 && !stop; n++) {
+    r = eval(p, (size_t)n, &cfg);
+    if (r->seq.decision == SW_GATE_SEQ_STOP_DECISIVE)
+      stop = n;
+  }
+  ck_assert_int_gt(stop, 0);
+  ck_assert_int_lt(stop, 8);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  ck_assert(fabs(r->seq.z_stat) >= r->seq.z_bound);
+}
+END_TEST
+
+START_TEST(sequential_stops_for_futility_and_at_max) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  cfg.sequential = 1;
+  cfg.min_pairs = 3;
+  cfg.max_pairs = 6;
+  struct sw_gate_pair p[6] = {mk(100, 100.1, "a"), mk(100.2, 99.9, "a"), mk(99.9, 100.0, "a"),
+                              mk(100, 100.2, "a"), mk(100.1, 99.8, "a"), mk(99.8, 100.1, "a")};
+  struct sw_gate_result *r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_STOP_FUTILE);
+  ck_assert(r->seq.cond_power < cfg.futility_cp);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  cfg.futility_cp = 0.0; /* futility off (and the interval is not yet inside +-floor) */
+  cfg.floor = 0.0;
+  r = eval(p, 6, &cfg);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_STOP_MAX);
+  ck_assert_int_eq(r->seq.pairs_more, 0);
+}
+END_TEST
+
+/* ---- JSON and bad input ----------------------------------------------------------------- */
+
+static int eval_text(const char *text, struct sw_err *e) {
+  char path[] = "/tmp/test_gate_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(text, f);
+  fclose(f);
+  FILE *devnull = fopen("/dev/null", "w");
+  int rc = sw_gate_eval_file(path, devnull, e);
+  fclose(devnull);
+  remove(path);
+  return rc;
+}
+
+START_TEST(bad_input_gives_clear_errors) {
+  struct sw_err e = {0};
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": 1, \"on\": 2, \"of\": 3}]}", &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "pairs[0]: unknown key \"of\""), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"on\": 2}]}", &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "pairs[0].off: missing"), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": 1, \"on\": 2, \"replaces\": 7}]}", &e),
+                   SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "replaces 7"), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": -1, \"on\": 2}]}", &e), SW_EINVAL);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [\n{\"off\": 1,, \"on\": 2}]}", &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, ":2:"), "line number expected: %s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"metric_direction\": \"faster\", \"pairs\": []}", &e), SW_EINVAL);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"rule\": {\"k\": -2}, \"pairs\": []}", &e), SW_EINVAL);
+  sw_err_clear(&e);
+  ck_assert_int_eq(sw_gate_eval_file("/nonexistent/gate.json", stdout, &e), SW_ENOTFOUND);
+  /* No pairs at all is a judgeable input: inconclusive, not an error. */
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": []}", &e), 0);
+}
+END_TEST
+
+START_TEST(json_round_trip_is_deterministic) {
+  json_t *a = eval_fixture("lab_radix_ballot.json");
+  json_t *b = eval_fixture("lab_radix_ballot.json");
+  ck_assert(json_equal(a, b)); /* the seeded bootstrap makes the whole object reproducible */
+  json_t *seq = json_object_get(a, "sequential");
+  ck_assert_str_eq(json_string_value(json_object_get(seq, "decision")), "none");
+  ck_assert(json_is_array(json_object_get(a, "reasons")));
+  ck_assert(json_is_array(json_object_get(a, "machines")));
+  ck_assert(json_is_object(json_object_get(a, "sensitivity")));
+  json_decref(a);
+  json_decref(b);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("gate");
+  TCase *lab = tcase_create("lab_examples");
+  tcase_add_test(lab, lab_radix_ballot_adopted);
+  tcase_add_test(lab, lab_warp_skip_adopted);
+  tcase_add_test(lab, lab_ssim_reciprocal_rejected);
+  suite_add_tcase(s, lab);
+  TCase *rules = tcase_create("rules");
+  tcase_add_test(rules, regression_is_rejected_and_null_is_inconclusive);
+  tcase_add_test(rules, lab_rule_and_paired_test_must_agree);
+  tcase_add_test(rules, guard_band_and_direction);
+  tcase_add_test(rules, sigma_asymmetry_is_warned);
+  tcase_add_test(rules, machine_offsets_cancel);
+  tcase_add_test(rules, machines_disagreeing_in_sign_are_flagged);
+  tcase_add_test(rules, contaminated_pair_replaced_robust);
+  tcase_add_test(rules, contaminated_pass_is_fragile);
+  tcase_add_test(rules, invalid_pairs_are_never_used);
+  suite_add_tcase(s, rules);
+  TCase *seq = tcase_create("sequential");
+  tcase_add_test(seq, sequential_stops_early_for_a_clear_effect);
+  tcase_add_test(seq, sequential_stops_for_futility_and_at_max);
+  suite_add_tcase(s, seq);
+  TCase *io = tcase_create("json");
+  tcase_add_test(io, bad_input_gives_clear_errors);
+  tcase_add_test(io, json_round_trip_is_deterministic);
+  suite_add_tcase(s, io);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
