@@ -5,6 +5,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -414,6 +415,11 @@ int gs_scene_unpack(const char *archive_path, const char *dest_dir, struct sw_er
 
   rc = sw_fs_mkdir_p(dest_dir, err);
   if (rc) return rc;
+  /* A canonical destination (no "..", no links) so libarchive's own checks apply to the entry
+   * part of each path only. */
+  char root[PATH_MAX_LEN];
+  if (!realpath(dest_dir, root))
+    return sw_err_set(err, SW_EIO, "%s: %s", dest_dir, strerror(errno));
   a = open_archive(archive_path, err);
   if (!a) return err ? err->code : SW_EINVAL;
   struct archive *w = archive_write_disk_new();
@@ -423,8 +429,7 @@ int gs_scene_unpack(const char *archive_path, const char *dest_dir, struct sw_er
   }
   /* Defence in depth: libarchive's own checks on top of ours. */
   archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                        ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-                                        ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+                                        ARCHIVE_EXTRACT_SECURE_SYMLINKS);
   char target[PATH_MAX_LEN * 2];
   while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
     const char *why = entry_refusal(e);
@@ -433,7 +438,7 @@ int gs_scene_unpack(const char *archive_path, const char *dest_dir, struct sw_er
                       archive_entry_pathname(e), why);
       break;
     }
-    snprintf(target, sizeof target, "%s/%s", dest_dir, archive_entry_pathname(e));
+    snprintf(target, sizeof target, "%s/%s", root, archive_entry_pathname(e));
     archive_entry_set_pathname(e, target);
     archive_entry_set_perm(e, archive_entry_filetype(e) == AE_IFDIR ? 0755 : 0644);
     if (archive_write_header(w, e) != ARCHIVE_OK) {
@@ -557,8 +562,6 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
   }
   snprintf(sc->path, sizeof sc->path, "%s", dir);
   sc->background = o.background;
-  rc = hash_files(dir, &tr, &te, sc->sha256, err);
-  if (rc) goto done;
 
   /* Which frames go where: the test file when present, else every `every`-th training frame. */
   sc->held_out = !te.present;
@@ -590,6 +593,9 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
     if (rc) goto done;
     sc->n_test++;
   }
+  /* Hashed after loading, so a missing or broken image is reported by the loader first. */
+  rc = hash_files(dir, &tr, &te, sc->sha256, err);
+  if (rc) goto done;
   struct gs_camera *cams = malloc(sc->n_train * sizeof *cams);
   if (!cams) {
     rc = sw_err_set(err, SW_ENOMEM, "out of memory");
