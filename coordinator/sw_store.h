@@ -52,7 +52,8 @@ sqlite3 *sw_store_db(sw_store_t *store);
 const char *sw_store_path(sw_store_t *store);
 
 /* A prepared statement for sql from the store's cache (prepared on first use), reset and with
- * its bindings cleared, ready to bind. The statement stays owned by the store: never finalize it.
+ * its bindings cleared, ready to bind. sql must have static storage (a string literal or a
+ * static const array): the cache is keyed by its address, which makes a lookup a pointer hash. The statement stays owned by the store: never finalize it.
  * Returns 0 or SW_EDB. */
 int sw_store_stmt(sw_store_t *store, const char *sql, sqlite3_stmt **stmt, struct sw_err *err);
 

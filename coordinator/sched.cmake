@@ -1,0 +1,9 @@
+# coordinator/sched.cmake: the coordinator core library: the SQLite store, the scheduler and the
+# reports (sw_store.h, sw_sched.h, sw_report.h). The daemon and the CLI link sw_coordcore.
+add_library(sw_coordcore STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/sw_store.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_sched.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_sched_submit.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_sched_gate.c)
+target_include_directories(sw_coordcore PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(sw_coordcore PUBLIC sw_util sw_gate PkgConfig::SQLITE PkgConfig::JANSSON m)

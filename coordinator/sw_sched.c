@@ -1,0 +1,1072 @@
+/* sw_sched.c: the scheduler's state and its entry points: workers, leases (next, renew, done,
+ * expiry), results, cancellation and status. Post-pair logic (contamination, replacement, gate
+ * decisions) lives in sw_sched_gate.c, submission in sw_sched_submit.c. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_sched_int.h"
+
+void sw_sched_opts_default(struct sw_sched_opts *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->lease_ttl_ms = 60000;
+  opts->max_attempts = 3;
+  opts->seed = 1;
+}
+
+/* ---- growable arrays ---------------------------------------------------------------------- */
+
+static int grow(void **arr, int *cap, int need, size_t elem) {
+  if (need <= *cap) return 0;
+  int ncap = *cap ? *cap * 2 : 16;
+  while (ncap < need) ncap *= 2;
+  void *p = realloc(*arr, (size_t)ncap * elem);
+  if (!p) return -1;
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+/* ---- sweeps ------------------------------------------------------------------------------- */
+
+struct sweep_mem *sched_sweep(sw_sched_t *s, int64_t sweep_id) {
+  for (int i = 0; i < s->n_sweeps; i++)
+    if (s->sweeps[i].id == sweep_id) return &s->sweeps[i];
+  return NULL;
+}
+
+static double num_or(const json_t *obj, const char *key, double def) {
+  const json_t *v = obj ? json_object_get(obj, key) : NULL;
+  return json_is_number(v) ? json_number_value(v) : def;
+}
+
+static int bool_or(const json_t *obj, const char *key, int def) {
+  const json_t *v = obj ? json_object_get(obj, key) : NULL;
+  return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+static char *dump_or(const json_t *v, const char *def) {
+  return v ? json_dumps(v, JSON_COMPACT) : strdup(def);
+}
+
+static void sweep_free(struct sweep_mem *sw) {
+  json_decref(sw->spec);
+  free(sw->trainer_json);
+  free(sw->scene_json);
+  free(sw->contamination_json);
+  memset(sw, 0, sizeof *sw);
+}
+
+int sched_sweep_load(sw_sched_t *s, int64_t sweep_id, const char *spec_json, int priority,
+                     struct sw_err *err) {
+  json_error_t jerr;
+  json_t *spec = json_loads(spec_json, 0, &jerr);
+  if (!json_is_object(spec)) {
+    json_decref(spec);
+    return sw_err_set(err, SW_EINVAL, "sweep %lld: stored spec is not a JSON object: %s",
+                      (long long)sweep_id, jerr.text);
+  }
+  if (grow((void **)&s->sweeps, &s->cap_sweeps, s->n_sweeps + 1, sizeof *s->sweeps)) {
+    json_decref(spec);
+    return sw_err_set(err, SW_ENOMEM, "loading sweep: out of memory");
+  }
+  struct sweep_mem *sw = &s->sweeps[s->n_sweeps];
+  memset(sw, 0, sizeof *sw);
+  sw->id = sweep_id;
+  sw->spec = spec;
+  const json_t *kind = json_object_get(spec, "kind");
+  sw->is_grid = json_is_string(kind) && strcmp(json_string_value(kind), "grid") == 0;
+  sw->priority = priority;
+  const json_t *placement = json_object_get(spec, "placement");
+  const json_t *pin = json_object_get(placement, "pin");
+  sw->pin = json_is_string(pin) && json_string_length(pin) ? json_string_value(pin) : NULL;
+  json_t *match = json_object_get(placement, "match");
+  sw->match = (json_is_object(match) && json_object_size(match)) ||
+                      (json_is_array(match) && json_array_size(match))
+                  ? match
+                  : NULL;
+  sw->spread = bool_or(placement, "spread", 1);
+  const json_t *cont = json_object_get(spec, "contamination");
+  sw->load1_max = num_or(cont, "load1_max", 1.5);
+  sw->cpu_other_max = num_or(cont, "cpu_other_max", 0.5);
+  sw->require_windows = bool_or(cont, "require_windows", 1);
+  sw->rerun_once = bool_or(cont, "rerun_once", 1);
+  const json_t *pairs = json_object_get(spec, "pairs");
+  const json_t *order = json_object_get(pairs, "order");
+  snprintf(sw->order, sizeof sw->order, "%s",
+           json_is_string(order) ? json_string_value(order) : "alternate");
+  const json_t *seed = json_object_get(pairs, "seed");
+  sw->order_seed = json_is_integer(seed) ? (uint64_t)json_integer_value(seed) : s->opts.seed;
+  sw->sequential = bool_or(pairs, "sequential", 0);
+  sw->trainer_json = dump_or(json_object_get(spec, "trainer"), "{\"builtin\":{}}");
+  sw->scene_json = dump_or(json_object_get(spec, "scene"), "{}");
+  sw->contamination_json = dump_or(cont, "{}");
+  if (!sw->trainer_json || !sw->scene_json || !sw->contamination_json) {
+    sweep_free(sw);
+    return sw_err_set(err, SW_ENOMEM, "loading sweep: out of memory");
+  }
+  s->n_sweeps++;
+  return 0;
+}
+
+void sched_reap(sw_sched_t *s) {
+  static const char *const SQL = "SELECT status = 'running' FROM sweeps WHERE id = ?1";
+  for (int i = 0; i < s->n_sweeps;) {
+    struct sweep_mem *sw = &s->sweeps[i];
+    if (!sw->finishing) {
+      i++;
+      continue;
+    }
+    sw->finishing = 0;
+    sqlite3_stmt *st;
+    int running = 1;
+    if (sw_store_stmt(s->store, SQL, &st, NULL) == 0) {
+      sqlite3_bind_int64(st, 1, sw->id);
+      if (sqlite3_step(st) == SQLITE_ROW) running = sqlite3_column_int(st, 0);
+      sqlite3_reset(st);
+    }
+    if (running) {
+      i++;
+      continue;
+    }
+    sched_sweep_drop(s, sw->id); /* moves the last sweep into slot i */
+  }
+}
+
+void sched_sweep_drop(sw_sched_t *s, int64_t sweep_id) {
+  for (int i = 0; i < s->n_sweeps; i++) {
+    if (s->sweeps[i].id != sweep_id) continue;
+    sweep_free(&s->sweeps[i]);
+    s->sweeps[i] = s->sweeps[--s->n_sweeps];
+    return;
+  }
+}
+
+/* ---- workers ------------------------------------------------------------------------------ */
+
+static unsigned hash_str(const char *p) {
+  unsigned h = 2166136261u; /* FNV-1a */
+  for (; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+  return h;
+}
+
+static int find_worker(const sw_sched_t *s, const char *id) {
+  if (!s->index_cap) return -1;
+  unsigned mask = (unsigned)s->index_cap - 1;
+  for (unsigned i = hash_str(id) & mask;; i = (i + 1) & mask) {
+    int w = s->worker_index[i];
+    if (w < 0) return -1;
+    if (strcmp(s->workers[w].id, id) == 0) return w;
+  }
+}
+
+static int reindex(sw_sched_t *s, int cap) {
+  int *idx = malloc((size_t)cap * sizeof *idx);
+  if (!idx) return -1;
+  for (int i = 0; i < cap; i++) idx[i] = -1;
+  for (int w = 0; w < s->n_workers; w++) {
+    unsigned i = hash_str(s->workers[w].id) & (unsigned)(cap - 1);
+    while (idx[i] >= 0) i = (i + 1) & (unsigned)(cap - 1);
+    idx[i] = w;
+  }
+  free(s->worker_index);
+  s->worker_index = idx;
+  s->index_cap = cap;
+  return 0;
+}
+
+/* Parses a JSON object text, or gives an empty object (NULL / unparsable / not an object). */
+static json_t *object_or_empty(const char *text) {
+  json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+  if (json_is_object(v)) return v;
+  json_decref(v);
+  return json_object();
+}
+
+/* Finds or adds a worker in memory; returns its index or -1 on out of memory. */
+static int ensure_worker(sw_sched_t *s, const char *id) {
+  int w = find_worker(s, id);
+  if (w >= 0) return w;
+  if (grow((void **)&s->workers, &s->cap_workers, s->n_workers + 1, sizeof *s->workers)) return -1;
+  struct worker_mem *wm = &s->workers[s->n_workers];
+  memset(wm, 0, sizeof *wm);
+  if (!(wm->id = strdup(id))) return -1;
+  wm->labels = json_object();
+  wm->fingerprint = json_object();
+  s->n_workers++;
+  if (s->n_workers * 2 > s->index_cap) {
+    int cap = s->index_cap ? s->index_cap : 64;
+    while (s->n_workers * 2 > cap) cap *= 2;
+    if (reindex(s, cap)) {
+      s->n_workers--;
+      free(wm->id);
+      json_decref(wm->labels);
+      json_decref(wm->fingerprint);
+      return -1;
+    }
+  } else {
+    unsigned mask = (unsigned)s->index_cap - 1, i = hash_str(id) & mask;
+    while (s->worker_index[i] >= 0) i = (i + 1) & mask;
+    s->worker_index[i] = s->n_workers - 1;
+  }
+  return s->n_workers - 1;
+}
+
+int sw_sched_worker_hello(sw_sched_t *s, const char *worker_id, const char *fingerprint_json,
+                          const char *labels_json, int64_t now, struct sw_err *err) {
+  static const char *const SQL =
+      "INSERT INTO workers (id, fingerprint_json, labels_json, first_seen_ms, last_seen_ms, "
+      "state) VALUES (?1, ?2, ?3, ?4, ?4, 'online') ON CONFLICT (id) DO UPDATE SET "
+      "fingerprint_json = ?2, labels_json = ?3, last_seen_ms = ?4, state = 'online'";
+  if (!worker_id || !worker_id[0]) return sw_err_set(err, SW_EINVAL, "worker hello without id");
+  int w = ensure_worker(s, worker_id);
+  if (w < 0) return sw_err_set(err, SW_ENOMEM, "registering worker: out of memory");
+  struct worker_mem *wm = &s->workers[w];
+  json_decref(wm->labels);
+  json_decref(wm->fingerprint);
+  wm->labels = object_or_empty(labels_json);
+  wm->fingerprint = object_or_empty(fingerprint_json);
+  wm->online = 1;
+  wm->last_seen = now;
+  char *fp = json_dumps(wm->fingerprint, JSON_COMPACT), *lb = json_dumps(wm->labels, JSON_COMPACT);
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (!rc) {
+    sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, fp ? fp : "{}", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, lb ? lb : "{}", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, now);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = sw_store_fail(s->store, err, "recording worker");
+    sqlite3_reset(st);
+  }
+  free(fp);
+  free(lb);
+  return rc;
+}
+
+int sw_sched_worker_gone(sw_sched_t *s, const char *worker_id, int64_t now, struct sw_err *err) {
+  static const char *const SQL =
+      "UPDATE workers SET state = 'offline', last_seen_ms = ?2 WHERE id = ?1";
+  int w = find_worker(s, worker_id);
+  if (w < 0) return sw_err_set(err, SW_ENOTFOUND, "unknown worker '%s'", worker_id);
+  s->workers[w].online = 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 2, now);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "marking worker offline");
+}
+
+/* The value a placement matcher tests: "label.NAME" reads a label, "worker_id" the id, any other
+ * key a fingerprint field (numbers rendered as integers when integral). */
+static const char *match_value(const struct worker_mem *w, const char *key, char *buf,
+                               size_t len) {
+  const json_t *v;
+  if (strncmp(key, "label.", 6) == 0)
+    v = json_object_get(w->labels, key + 6);
+  else if (strcmp(key, "worker_id") == 0 || strcmp(key, "id") == 0)
+    return w->id;
+  else {
+    v = json_object_get(w->fingerprint, key);
+    if (!v) v = json_object_get(w->labels, key); /* a bare label name is accepted too */
+  }
+  if (json_is_string(v)) return json_string_value(v);
+  if (json_is_integer(v)) {
+    snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+    return buf;
+  }
+  if (json_is_real(v)) {
+    snprintf(buf, len, "%g", json_real_value(v));
+    return buf;
+  }
+  if (json_is_boolean(v)) return json_is_true(v) ? "true" : "false";
+  return NULL;
+}
+
+static int matcher_ok(const struct worker_mem *w, const char *key, const json_t *glob) {
+  if (!json_is_string(glob)) return 0;
+  char buf[64];
+  const char *val = match_value(w, key, buf, sizeof buf);
+  return val && fnmatch(json_string_value(glob), val, 0) == 0;
+}
+
+/* 1 when the worker may run pairs of the sweep: pin and every matcher (object form
+ * {key: glob} or list form [{key, glob}]) must hold. */
+static int eligible(const struct sweep_mem *sw, const struct worker_mem *w) {
+  if (sw->pin && fnmatch(sw->pin, w->id, 0) != 0) return 0;
+  if (!sw->match) return 1;
+  if (json_is_object(sw->match)) {
+    const char *k;
+    const json_t *g;
+    json_object_foreach(sw->match, k, g) if (!matcher_ok(w, k, g)) return 0;
+    return 1;
+  }
+  size_t i;
+  const json_t *m;
+  json_array_foreach(sw->match, i, m) {
+    const json_t *k = json_object_get(m, "key");
+    if (!json_is_string(k) || !matcher_ok(w, json_string_value(k), json_object_get(m, "glob")))
+      return 0;
+  }
+  return 1;
+}
+
+/* ---- leases ------------------------------------------------------------------------------- */
+
+static struct lease_mem *find_lease(sw_sched_t *s, int64_t lease_id) {
+  for (int i = 0; i < s->n_leases; i++)
+    if (s->leases[i].id == lease_id) return &s->leases[i];
+  return NULL;
+}
+
+void sched_lease_forget(sw_sched_t *s, int64_t lease_id) {
+  for (int i = 0; i < s->n_leases; i++) {
+    if (s->leases[i].id != lease_id) continue;
+    struct worker_mem *w = &s->workers[s->leases[i].worker];
+    if (w->lease_id == lease_id) w->lease_id = 0;
+    s->leases[i] = s->leases[--s->n_leases];
+    return;
+  }
+}
+
+const char *sw_sched_lease_worker(sw_sched_t *s, int64_t lease_id) {
+  struct lease_mem *l = find_lease(s, lease_id);
+  return l ? s->workers[l->worker].id : NULL;
+}
+
+void sw_lease_clear(struct sw_lease *lease) {
+  if (!lease) return;
+  for (int i = 0; i < lease->n_runs && i < SW_SCHED_MAX_RUNS; i++) free(lease->runs[i].config_json);
+  free(lease->trainer_json);
+  free(lease->scene_json);
+  free(lease->contamination_json);
+  memset(lease, 0, sizeof *lease);
+}
+
+/* Closes a lease in the store with the given state ('done', 'expired', 'cancelled'). */
+int sched_lease_close_db(sw_sched_t *s, int64_t lease_id, const char *state, int64_t now,
+                          struct sw_err *err) {
+  static const char *const SQL =
+      "UPDATE leases SET state = ?2, closed_ms = ?3 WHERE id = ?1 AND state = 'active'";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, lease_id);
+  sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, now);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "closing lease");
+}
+
+/* The pair's status as stored ('leased', 'done', ...), into buf. */
+static int pair_status(sw_sched_t *s, int64_t pair_id, char *buf, size_t len, struct sw_err *err) {
+  static const char *const SQL = "SELECT status FROM pairs WHERE id = ?1";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_reset(st);
+  if (rc == SQLITE_ROW) return 0;
+  if (rc == SQLITE_DONE) return sw_err_set(err, SW_ENOTFOUND, "pair %lld not found", (long long)pair_id);
+  return sw_store_fail(s->store, err, "reading pair status");
+}
+
+/* Ends an active lease whose holder is finished with it (LeaseDone, or a Ready while holding
+ * it): when the pair still waits for results, it is re-queued. One transaction. */
+static int lease_finish(sw_sched_t *s, struct lease_mem *l, int64_t now, const char *why,
+                        struct sw_err *err) {
+  int64_t lease_id = l->id, pair_id = l->pair_id, sweep_id = l->sweep_id;
+  char status[16] = "";
+  int rc = sw_store_begin(s->store, err);
+  if (rc) return rc;
+  rc = sched_lease_close_db(s, lease_id, "done", now, err);
+  if (!rc) rc = pair_status(s, pair_id, status, sizeof status, err);
+  if (!rc && strcmp(status, "leased") == 0) rc = sched_pair_requeue(s, pair_id, now, why, err);
+  if (!rc) rc = sched_sweep_check(s, sweep_id, now, err);
+  if (!rc) rc = sw_store_commit(s->store, err);
+  if (rc) {
+    sw_store_rollback(s->store);
+    return rc;
+  }
+  sched_lease_forget(s, lease_id);
+  sched_reap(s);
+  return 0;
+}
+
+/* Fairness order of active sweeps: least recently served first, then higher priority, then
+ * older. Small n (active sweeps), so an insertion sort of indices is enough. */
+static void sweep_order(const sw_sched_t *s, int *order) {
+  for (int i = 0; i < s->n_sweeps; i++) {
+    int j = i;
+    const struct sweep_mem *a = &s->sweeps[i];
+    while (j > 0) {
+      const struct sweep_mem *b = &s->sweeps[order[j - 1]];
+      int before = a->served != b->served ? a->served < b->served
+                   : a->priority != b->priority ? a->priority > b->priority
+                                                : a->id < b->id;
+      if (!before) break;
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = i;
+  }
+}
+
+/* Per-worker pair counts of one gate (pairs leased or done), for the spread rule. */
+struct wcount {
+  const char *worker; /* borrowed from sched->workers */
+  int n;
+};
+
+static int gate_counts(sw_sched_t *s, int64_t gate_id, struct wcount **out, int *n_out,
+                       struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT worker_id, COUNT(*) FROM pairs WHERE gate_id = ?1 AND worker_id IS NOT NULL AND "
+      "status IN ('leased', 'done') GROUP BY worker_id";
+  *out = NULL;
+  *n_out = 0;
+  int cap = 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, gate_id);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int w = find_worker(s, (const char *)sqlite3_column_text(st, 0));
+    if (w < 0) continue;
+    if (grow((void **)out, &cap, *n_out + 1, sizeof **out)) {
+      sqlite3_reset(st);
+      return sw_err_set(err, SW_ENOMEM, "spread counts: out of memory");
+    }
+    (*out)[*n_out].worker = s->workers[w].id;
+    (*out)[(*n_out)++].n = sqlite3_column_int(st, 1);
+  }
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "counting pairs per worker");
+}
+
+static int count_of(const struct wcount *c, int n, const char *worker) {
+  for (int i = 0; i < n; i++)
+    if (c[i].worker == worker) return c[i].n;
+  return 0;
+}
+
+/* Spread: how many pairs of the gate this worker has, and whether an idle, online, eligible
+ * peer has fewer (then this worker leaves the gate's next pair to that peer). */
+static int spread_check(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id, int w,
+                        int *mine, int *hold, struct sw_err *err) {
+  struct wcount *c = NULL;
+  int n = 0;
+  int rc = gate_counts(s, gate_id, &c, &n, err);
+  if (rc) return rc;
+  *mine = count_of(c, n, s->workers[w].id);
+  *hold = 0;
+  if (sw->spread && !sw->pin && *mine > 0) {
+    for (int x = 0; x < s->n_workers && !*hold; x++) {
+      const struct worker_mem *p = &s->workers[x];
+      if (x == w || !p->online || p->lease_id) continue;
+      if (count_of(c, n, p->id) < *mine && eligible(sw, p)) *hold = 1;
+    }
+  }
+  free(c);
+  return 0;
+}
+
+/* Chooses the pending pair of a sweep for worker w: 1 and *pair_id, or 0 when none suits. */
+static int pick_pair(sw_sched_t *s, const struct sweep_mem *sw, int w, int64_t *pair_id,
+                     struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT gate_id, MIN(idx), id FROM pairs WHERE sweep_id = ?1 AND status = 'pending' "
+      "GROUP BY gate_id ORDER BY gate_id";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, sw->id);
+  /* Candidates are copied out first: spread_check runs other statements. */
+  int64_t cand_gate[64], cand_pair[64];
+  int n = 0;
+  while (n < 64 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    cand_gate[n] = sqlite3_column_int64(st, 0);
+    cand_pair[n++] = sqlite3_column_int64(st, 2);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sw_store_fail(s->store, err, "finding pending pairs");
+  int best = -1, best_mine = 0;
+  for (int i = 0; i < n; i++) {
+    if (cand_gate[i] == 0) { /* grid run: no gate to spread */
+      best = i;
+      break;
+    }
+    int mine = 0, hold = 0;
+    if ((rc = spread_check(s, sw, cand_gate[i], w, &mine, &hold, err))) return rc;
+    if (hold) continue;
+    if (best < 0 || mine < best_mine) {
+      best = i;
+      best_mine = mine;
+    }
+  }
+  if (best < 0) return 0;
+  *pair_id = cand_pair[best];
+  return 1;
+}
+
+/* Writes the lease for pair_id to worker w and fills out. One transaction. */
+static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_id, int64_t now,
+                      struct sw_lease *out, struct sw_err *err) {
+  static const char *const SQL_PAIR =
+      "UPDATE pairs SET status = 'leased', worker_id = ?2 WHERE id = ?1 AND status = 'pending' "
+      "RETURNING attempt, gate_id, idx, ord";
+  static const char *const SQL_LEASE = "INSERT INTO leases (epoch, worker_id, pair_id, issued_ms, "
+                                       "deadline_ms) VALUES (?1, ?2, ?3, ?4, ?5)";
+  static const char *const SQL_RUNS =
+      "SELECT id, arm, config_json FROM runs WHERE pair_id = ?1 ORDER BY position";
+  struct worker_mem *wm = &s->workers[w];
+  memset(out, 0, sizeof *out);
+  int64_t deadline = now + s->opts.lease_ttl_ms;
+  int rc = sw_store_begin(s->store, err);
+  if (rc) return rc;
+  sqlite3_stmt *st;
+  if ((rc = sw_store_stmt(s->store, SQL_PAIR, &st, err))) goto fail;
+  sqlite3_bind_int64(st, 1, pair_id);
+  sqlite3_bind_text(st, 2, wm->id, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    rc = sw_store_fail(s->store, err, "leasing pair");
+    sqlite3_reset(st);
+    goto fail;
+  }
+  out->attempt = sqlite3_column_int(st, 0);
+  out->gate_id = sqlite3_column_int64(st, 1);
+  out->pair_index = sqlite3_column_int(st, 2);
+  snprintf(out->order, sizeof out->order, "%s", (const char *)sqlite3_column_text(st, 3));
+  sqlite3_step(st); /* RETURNING completes on the next step */
+  sqlite3_reset(st);
+  out->epoch = (uint32_t)out->attempt;
+  if ((rc = sw_store_stmt(s->store, SQL_LEASE, &st, err))) goto fail;
+  sqlite3_bind_int(st, 1, (int)out->epoch);
+  sqlite3_bind_text(st, 2, wm->id, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, pair_id);
+  sqlite3_bind_int64(st, 4, now);
+  sqlite3_bind_int64(st, 5, deadline);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    rc = sw_store_fail(s->store, err, "inserting lease");
+    goto fail;
+  }
+  out->lease_id = sqlite3_last_insert_rowid(sw_store_db(s->store));
+  if ((rc = sw_store_stmt(s->store, SQL_RUNS, &st, err))) goto fail;
+  sqlite3_bind_int64(st, 1, pair_id);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && out->n_runs < SW_SCHED_MAX_RUNS) {
+    struct sw_lease_run *r = &out->runs[out->n_runs++];
+    r->run_id = sqlite3_column_int64(st, 0);
+    snprintf(r->arm, sizeof r->arm, "%s", (const char *)sqlite3_column_text(st, 1));
+    r->config_json = strdup((const char *)sqlite3_column_text(st, 2));
+    if (!r->config_json) rc = SQLITE_NOMEM;
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE || out->n_runs == 0) {
+    rc = rc == SQLITE_NOMEM ? sw_err_set(err, SW_ENOMEM, "lease: out of memory")
+                            : sw_store_fail(s->store, err, "reading runs of pair");
+    goto fail;
+  }
+  if (grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases)) {
+    rc = sw_err_set(err, SW_ENOMEM, "lease: out of memory");
+    goto fail;
+  }
+  if ((rc = sw_store_commit(s->store, err))) goto fail;
+  s->leases[s->n_leases++] = (struct lease_mem){.id = out->lease_id,
+                                                .epoch = out->epoch,
+                                                .worker = w,
+                                                .pair_id = pair_id,
+                                                .sweep_id = sw->id,
+                                                .deadline = deadline};
+  wm->lease_id = out->lease_id;
+  out->deadline_ms = deadline;
+  out->sweep_id = sw->id;
+  out->pair_id = pair_id;
+  out->trainer_json = strdup(sw->trainer_json);
+  out->scene_json = strdup(sw->scene_json);
+  out->contamination_json = strdup(sw->contamination_json);
+  if (!out->trainer_json || !out->scene_json || !out->contamination_json) {
+    /* The lease is committed; the worker simply will not get it and it expires normally. */
+    sw_lease_clear(out);
+    return sw_err_set(err, SW_ENOMEM, "lease: out of memory");
+  }
+  sw->served = ++s->serve_clock;
+  return 1;
+fail:
+  sw_store_rollback(s->store);
+  sw_lease_clear(out);
+  return rc;
+}
+
+int sw_sched_next(sw_sched_t *s, const char *worker_id, int64_t now, struct sw_lease *out,
+                  struct sw_err *err) {
+  memset(out, 0, sizeof *out);
+  int w = find_worker(s, worker_id);
+  if (w < 0) return sw_err_set(err, SW_ENOTFOUND, "unknown worker '%s' (no Hello)", worker_id);
+  struct worker_mem *wm = &s->workers[w];
+  wm->online = 1;
+  wm->last_seen = now;
+  if (wm->lease_id) {
+    struct lease_mem *l = find_lease(s, wm->lease_id);
+    if (l) {
+      int rc = lease_finish(s, l, now, "worker asked for work while holding the lease", err);
+      if (rc) return rc;
+    }
+    wm->lease_id = 0;
+  }
+  int order_small[32];
+  int *order = s->n_sweeps <= 32 ? order_small : malloc((size_t)s->n_sweeps * sizeof *order);
+  if (!order) return sw_err_set(err, SW_ENOMEM, "next: out of memory");
+  sweep_order(s, order);
+  int rc = 0;
+  for (int i = 0; i < s->n_sweeps && rc == 0; i++) {
+    struct sweep_mem *sw = &s->sweeps[order[i]];
+    if (!eligible(sw, wm)) continue;
+    int64_t pair_id = 0;
+    rc = pick_pair(s, sw, w, &pair_id, err);
+    if (rc == 1) rc = make_lease(s, sw, w, pair_id, now, out, err);
+  }
+  if (order != order_small) free(order);
+  return rc;
+}
+
+int sw_sched_renew(sw_sched_t *s, int64_t lease_id, uint32_t epoch, const char *worker_id,
+                   int64_t now, struct sw_err *err) {
+  struct lease_mem *l = find_lease(s, lease_id);
+  if (!l) return sw_err_set(err, SW_ESTATE, "lease %lld is not active", (long long)lease_id);
+  if (l->epoch != epoch || strcmp(s->workers[l->worker].id, worker_id) != 0)
+    return sw_err_set(err, SW_ESTATE, "lease %lld epoch %u is not held by '%s'",
+                      (long long)lease_id, epoch, worker_id);
+  l->deadline = now + s->opts.lease_ttl_ms;
+  s->workers[l->worker].last_seen = now;
+  return 0;
+}
+
+/* ---- results ------------------------------------------------------------------------------ */
+
+int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
+                    struct sw_err *err) {
+  static const char *const SQL_RUN =
+      "SELECT r.pair_id, p.sweep_id FROM runs r JOIN pairs p ON p.id = r.pair_id WHERE r.id = ?1";
+  static const char *const SQL_DUP = "SELECT 1 FROM attempts WHERE run_id = ?1 AND attempt = ?2";
+  if (!res->worker_id) return sw_err_set(err, SW_EINVAL, "result without worker id");
+  if ((res->n_pre && !res->pre) || (res->n_during && !res->during) || res->n_pre < 0 ||
+      res->n_during < 0)
+    return sw_err_set(err, SW_EINVAL, "result: window counts without samples");
+  int rc = sw_store_begin(s->store, err);
+  if (rc) return rc;
+  sqlite3_stmt *st;
+  int64_t pair_id = 0;
+  if ((rc = sw_store_stmt(s->store, SQL_RUN, &st, err))) goto fail;
+  sqlite3_bind_int64(st, 1, res->run_id);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) pair_id = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE) {
+    rc = sw_err_set(err, SW_ENOTFOUND, "result for unknown run %lld", (long long)res->run_id);
+    goto fail;
+  }
+  if (rc != SQLITE_ROW) {
+    rc = sw_store_fail(s->store, err, "looking up run");
+    goto fail;
+  }
+  /* A duplicate delivery (the worker resends until acknowledged) is answered before the lease
+   * check: the lease may be long closed, and the worker still needs its Ack. */
+  if ((rc = sw_store_stmt(s->store, SQL_DUP, &st, err))) goto fail;
+  sqlite3_bind_int64(st, 1, res->run_id);
+  sqlite3_bind_int(st, 2, res->attempt);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc == SQLITE_ROW) {
+    sw_store_rollback(s->store);
+    return 0;
+  }
+  if (rc != SQLITE_DONE) {
+    rc = sw_store_fail(s->store, err, "looking up attempt");
+    goto fail;
+  }
+  struct lease_mem *l = find_lease(s, res->lease_id);
+  if (!l || l->epoch != res->epoch || strcmp(s->workers[l->worker].id, res->worker_id) != 0 ||
+      l->pair_id != pair_id || (uint32_t)res->attempt != l->epoch) {
+    rc = sw_err_set(err, SW_ESTATE,
+                    "stale result: run %lld attempt %d under lease %lld epoch %u from '%s' does "
+                    "not match an active lease",
+                    (long long)res->run_id, res->attempt, (long long)res->lease_id, res->epoch,
+                    res->worker_id);
+    goto fail;
+  }
+  int64_t lease_id = l->id;
+  struct sweep_mem *sw = sched_sweep(s, l->sweep_id);
+  int result_ok = 0;
+  if (res->exit_status == 0 && res->result_json) {
+    json_t *r = json_loads(res->result_json, 0, NULL);
+    const json_t *status = json_object_get(r, "status");
+    result_ok = json_is_object(json_object_get(r, "metrics")) &&
+                (!status || (json_is_string(status) && strcmp(json_string_value(status), "ok") == 0));
+    json_decref(r);
+  }
+  struct sw_attempt_rec rec = {.run_id = res->run_id,
+                               .attempt = res->attempt,
+                               .lease_id = res->lease_id,
+                               .worker_id = res->worker_id,
+                               .status = sw ? sched_classify(sw, res, result_ok)
+                                            : (result_ok ? SW_ATTEMPT_OK : SW_ATTEMPT_FAILED),
+                               .exit_status = res->exit_status,
+                               .started_ms = now,
+                               .finished_ms = now,
+                               .result_json = res->result_json,
+                               .error_text = res->error_text,
+                               .pre = res->pre,
+                               .n_pre = res->n_pre,
+                               .during = res->during,
+                               .n_during = res->n_during};
+  if (res->n_during > 0) /* the window tells when the run started, relative to its end */
+    rec.started_ms = now - (res->during[res->n_during - 1].t_ms - res->during[0].t_ms);
+  int dup = 0;
+  if ((rc = sw_store_put_attempt(s->store, &rec, &dup, err))) goto fail;
+  int lease_closed = 0;
+  if ((rc = sched_pair_check(s, pair_id, now, &lease_closed, err))) goto fail;
+  if ((rc = sw_store_commit(s->store, err))) goto fail;
+  if (lease_closed) sched_lease_forget(s, lease_id);
+  sched_reap(s);
+  return 0;
+fail:
+  sw_store_rollback(s->store);
+  return rc;
+}
+
+int sw_sched_lease_done(sw_sched_t *s, int64_t lease_id, uint32_t epoch, const char *worker_id,
+                        int64_t now, struct sw_err *err) {
+  static const char *const SQL = "SELECT worker_id, epoch FROM leases WHERE id = ?1";
+  struct lease_mem *l = find_lease(s, lease_id);
+  if (l) {
+    if (l->epoch != epoch || strcmp(s->workers[l->worker].id, worker_id) != 0)
+      return sw_err_set(err, SW_ESTATE, "lease %lld epoch %u is not held by '%s'",
+                        (long long)lease_id, epoch, worker_id);
+    return lease_finish(s, l, now, "lease finished without every result", err);
+  }
+  /* Already closed (its pair completed with the last result): fine for its holder. */
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, lease_id);
+  rc = sqlite3_step(st);
+  int ok = rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), worker_id) == 0 &&
+           (uint32_t)sqlite3_column_int(st, 1) == epoch;
+  sqlite3_reset(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sw_store_fail(s->store, err, "reading lease");
+  return ok ? 0
+            : sw_err_set(err, SW_ESTATE, "lease %lld epoch %u is not held by '%s'",
+                         (long long)lease_id, epoch, worker_id);
+}
+
+int sw_sched_tick(sw_sched_t *s, int64_t now, int *n_expired, struct sw_err *err) {
+  if (n_expired) *n_expired = 0;
+  for (int i = 0; i < s->n_leases;) {
+    struct lease_mem *l = &s->leases[i];
+    if (l->deadline >= now) {
+      i++;
+      continue;
+    }
+    int64_t lease_id = l->id, pair_id = l->pair_id, sweep_id = l->sweep_id;
+    char text[160];
+    snprintf(text, sizeof text, "lease %lld of worker '%s' expired", (long long)lease_id,
+             s->workers[l->worker].id);
+    int rc = sw_store_begin(s->store, err);
+    if (!rc) rc = sched_lease_close_db(s, lease_id, "expired", now, err);
+    if (!rc) rc = sw_store_event(s->store, now, sweep_id, "expire", text, err);
+    if (!rc) rc = sched_pair_requeue(s, pair_id, now, "lease expired", err);
+    if (!rc) rc = sched_sweep_check(s, sweep_id, now, err);
+    if (!rc) rc = sw_store_commit(s->store, err);
+    if (rc) {
+      sw_store_rollback(s->store);
+      return rc;
+    }
+    sched_lease_forget(s, lease_id); /* swaps the last lease into slot i: do not advance */
+    sched_reap(s);
+    if (n_expired) (*n_expired)++;
+  }
+  return 0;
+}
+
+int sw_sched_cancel(sw_sched_t *s, int64_t sweep_id, int64_t now, int64_t *lease_ids_out,
+                    int max_ids, int *n_ids, struct sw_err *err) {
+  static const char *const SQL_SWEEP =
+      "UPDATE sweeps SET status = 'cancelled', finished_ms = ?2 WHERE id = ?1 AND status = "
+      "'running'";
+  static const char *const SQL_GATES =
+      "UPDATE gates SET status = 'cancelled', finished_ms = ?2 WHERE sweep_id = ?1 AND status = "
+      "'running'";
+  static const char *const SQL_PAIRS = "UPDATE pairs SET status = 'abandoned', finished_ms = ?2 "
+                                       "WHERE sweep_id = ?1 AND status IN ('pending', 'leased')";
+  static const char *const SQL_EXISTS = "SELECT status FROM sweeps WHERE id = ?1";
+  if (n_ids) *n_ids = 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_EXISTS, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE) return sw_err_set(err, SW_ENOTFOUND, "no sweep %lld", (long long)sweep_id);
+  if (rc != SQLITE_ROW) return sw_store_fail(s->store, err, "looking up sweep");
+  if ((rc = sw_store_begin(s->store, err))) return rc;
+  const char *const sqls[3] = {SQL_SWEEP, SQL_GATES, SQL_PAIRS};
+  for (int i = 0; i < 3 && !rc; i++) {
+    if ((rc = sw_store_stmt(s->store, sqls[i], &st, err))) break;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int64(st, 2, now);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = sw_store_fail(s->store, err, "cancelling sweep");
+    sqlite3_reset(st);
+  }
+  for (int i = 0; i < s->n_leases && !rc; i++)
+    if (s->leases[i].sweep_id == sweep_id)
+      rc = sched_lease_close_db(s, s->leases[i].id, "cancelled", now, err);
+  if (!rc) rc = sw_store_event(s->store, now, sweep_id, "cancel", "sweep cancelled", err);
+  if (!rc) rc = sw_store_commit(s->store, err);
+  if (rc) {
+    sw_store_rollback(s->store);
+    return rc;
+  }
+  for (int i = 0; i < s->n_leases;) {
+    if (s->leases[i].sweep_id != sweep_id) {
+      i++;
+      continue;
+    }
+    if (lease_ids_out && n_ids && *n_ids < max_ids) lease_ids_out[(*n_ids)++] = s->leases[i].id;
+    sched_lease_forget(s, s->leases[i].id);
+  }
+  sched_sweep_drop(s, sweep_id);
+  return 0;
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
+  static const char *const SQL_SWEEPS =
+      "SELECT id, spec_json, priority FROM sweeps WHERE status = 'running' ORDER BY id";
+  static const char *const SQL_WORKERS = "SELECT id, fingerprint_json, labels_json, last_seen_ms "
+                                         "FROM workers ORDER BY id";
+  static const char *const SQL_LEASES =
+      "SELECT l.id, l.epoch, l.worker_id, l.pair_id, p.sweep_id FROM leases l JOIN pairs p ON "
+      "p.id = l.pair_id WHERE l.state = 'active'";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_SWEEPS, &st, err);
+  if (rc) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int r = sched_sweep_load(s, sqlite3_column_int64(st, 0),
+                             (const char *)sqlite3_column_text(st, 1), sqlite3_column_int(st, 2),
+                             err);
+    if (r) {
+      sqlite3_reset(st);
+      return r;
+    }
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "loading sweeps");
+  if ((rc = sw_store_stmt(s->store, SQL_WORKERS, &st, err))) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int w = ensure_worker(s, (const char *)sqlite3_column_text(st, 0));
+    if (w < 0) {
+      sqlite3_reset(st);
+      return sw_err_set(err, SW_ENOMEM, "loading workers: out of memory");
+    }
+    /* Every worker is offline until it says Hello to this coordinator. */
+    json_decref(s->workers[w].fingerprint);
+    json_decref(s->workers[w].labels);
+    s->workers[w].fingerprint = object_or_empty((const char *)sqlite3_column_text(st, 1));
+    s->workers[w].labels = object_or_empty((const char *)sqlite3_column_text(st, 2));
+    s->workers[w].last_seen = sqlite3_column_int64(st, 3);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "loading workers");
+  if ((rc = sw_store_stmt(s->store, SQL_LEASES, &st, err))) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int w = find_worker(s, (const char *)sqlite3_column_text(st, 2));
+    if (w < 0 || grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
+      continue;
+    /* We cannot know how long the lease had left: give it a whole fresh term. */
+    s->leases[s->n_leases++] = (struct lease_mem){.id = sqlite3_column_int64(st, 0),
+                                                  .epoch = (uint32_t)sqlite3_column_int(st, 1),
+                                                  .worker = w,
+                                                  .pair_id = sqlite3_column_int64(st, 3),
+                                                  .sweep_id = sqlite3_column_int64(st, 4),
+                                                  .deadline = now + s->opts.lease_ttl_ms};
+    s->workers[w].lease_id = sqlite3_column_int64(st, 0);
+  }
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "loading leases");
+}
+
+int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t now,
+                 sw_sched_t **out, struct sw_err *err) {
+  *out = NULL;
+  sw_sched_t *s = calloc(1, sizeof *s);
+  if (!s) return sw_err_set(err, SW_ENOMEM, "scheduler: out of memory");
+  s->store = store;
+  if (opts)
+    s->opts = *opts;
+  else
+    sw_sched_opts_default(&s->opts);
+  if (s->opts.lease_ttl_ms <= 0) s->opts.lease_ttl_ms = 60000;
+  if (s->opts.max_attempts <= 0) s->opts.max_attempts = 3;
+  if (!s->opts.seed) s->opts.seed = 1;
+  int rc = load_state(s, now, err);
+  if (rc) {
+    sw_sched_destroy(&s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+void sw_sched_destroy(sw_sched_t **sched) {
+  if (!sched || !*sched) return;
+  sw_sched_t *s = *sched;
+  for (int i = 0; i < s->n_sweeps; i++) sweep_free(&s->sweeps[i]);
+  for (int i = 0; i < s->n_workers; i++) {
+    free(s->workers[i].id);
+    json_decref(s->workers[i].labels);
+    json_decref(s->workers[i].fingerprint);
+  }
+  free(s->sweeps);
+  free(s->workers);
+  free(s->worker_index);
+  free(s->leases);
+  free(s);
+  *sched = NULL;
+}
+
+/* ---- status ------------------------------------------------------------------------------- */
+
+static json_t *pair_counts(sw_sched_t *s, const char *sql, int64_t id, struct sw_err *err) {
+  sqlite3_stmt *st;
+  if (sw_store_stmt(s->store, sql, &st, err)) return NULL;
+  sqlite3_bind_int64(st, 1, id);
+  json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "pending", 0, "leased", 0, "done", 0,
+                        "failed", 0, "abandoned", 0, "total", 0);
+  int rc, total = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int n = sqlite3_column_int(st, 1);
+    json_object_set_new(o, (const char *)sqlite3_column_text(st, 0), json_integer(n));
+    total += n;
+  }
+  sqlite3_reset(st);
+  json_object_set_new(o, "total", json_integer(total));
+  if (rc != SQLITE_DONE) {
+    sw_store_fail(s->store, err, "counting pairs");
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, struct sw_err *err) {
+  static const char *const SQL_SWEEPS =
+      "SELECT id, name, kind, status, priority, created_ms, finished_ms FROM sweeps WHERE "
+      "(?1 = 0 AND (status = 'running' OR id > (SELECT COALESCE(MAX(id), 0) - 20 FROM sweeps))) "
+      "OR id = ?1 ORDER BY id";
+  static const char *const SQL_GATES =
+      "SELECT id, name, status, verdict, n_target, n_max FROM gates WHERE sweep_id = ?1 ORDER BY id";
+  static const char *const SQL_GATE_PAIRS =
+      "SELECT status, COUNT(*) FROM pairs WHERE gate_id = ?1 GROUP BY status";
+  static const char *const SQL_SWEEP_PAIRS =
+      "SELECT status, COUNT(*) FROM pairs WHERE sweep_id = ?1 GROUP BY status";
+  json_t *root = json_object(), *sweeps = json_array(), *workers = json_array();
+  json_object_set_new(root, "sweeps", sweeps);
+  json_object_set_new(root, "workers", workers);
+  sqlite3_stmt *st;
+  if (sw_store_stmt(s->store, SQL_SWEEPS, &st, err)) goto fail;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  int rc;
+  /* Collected first, since the per-sweep queries reuse the cache's statements. */
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:i,s:I}", "id", (json_int_t)sqlite3_column_int64(st, 0),
+                          "name", (const char *)sqlite3_column_text(st, 1), "kind",
+                          (const char *)sqlite3_column_text(st, 2), "status",
+                          (const char *)sqlite3_column_text(st, 3), "priority",
+                          sqlite3_column_int(st, 4), "created_ms",
+                          (json_int_t)sqlite3_column_int64(st, 5));
+    if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+      json_object_set_new(o, "finished_ms", json_integer(sqlite3_column_int64(st, 6)));
+    json_array_append_new(sweeps, o);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    sw_store_fail(s->store, err, "listing sweeps");
+    goto fail;
+  }
+  if (sweep_id && json_array_size(sweeps) == 0) {
+    sw_err_set(err, SW_ENOTFOUND, "no sweep %lld", (long long)sweep_id);
+    goto fail;
+  }
+  size_t i;
+  json_t *sw;
+  json_array_foreach(sweeps, i, sw) {
+    int64_t id = json_integer_value(json_object_get(sw, "id"));
+    json_t *pc = pair_counts(s, SQL_SWEEP_PAIRS, id, err);
+    if (!pc) goto fail;
+    json_object_set_new(sw, "pairs", pc);
+    json_t *gates = json_array();
+    json_object_set_new(sw, "gates", gates);
+    if (sw_store_stmt(s->store, SQL_GATES, &st, err)) goto fail;
+    sqlite3_bind_int64(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      json_t *g = json_pack("{s:I,s:s,s:s,s:i,s:i}", "id", (json_int_t)sqlite3_column_int64(st, 0),
+                            "name", (const char *)sqlite3_column_text(st, 1), "status",
+                            (const char *)sqlite3_column_text(st, 2), "n", sqlite3_column_int(st, 4),
+                            "max", sqlite3_column_int(st, 5));
+      json_object_set_new(g, "verdict", sqlite3_column_type(st, 3) == SQLITE_NULL
+                                            ? json_null()
+                                            : json_string((const char *)sqlite3_column_text(st, 3)));
+      json_array_append_new(gates, g);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+      sw_store_fail(s->store, err, "listing gates");
+      goto fail;
+    }
+    size_t j;
+    json_t *g;
+    json_array_foreach(gates, j, g) {
+      json_t *gc = pair_counts(s, SQL_GATE_PAIRS, json_integer_value(json_object_get(g, "id")), err);
+      if (!gc) goto fail;
+      json_object_set_new(g, "pairs", gc);
+    }
+  }
+  for (int w = 0; w < s->n_workers; w++) {
+    const struct worker_mem *wm = &s->workers[w];
+    json_t *o = json_pack("{s:s,s:s,s:I,s:O}", "id", wm->id, "state",
+                          wm->online ? (wm->lease_id ? "busy" : "idle") : "offline", "last_seen_ms",
+                          (json_int_t)wm->last_seen, "labels", wm->labels);
+    json_object_set_new(o, "lease", wm->lease_id ? json_integer(wm->lease_id) : json_null());
+    json_array_append_new(workers, o);
+  }
+  json_object_set_new(root, "leases_active", json_integer(s->n_leases));
+  return root;
+fail:
+  json_decref(root);
+  return NULL;
+}
+
+int sw_sched_sweep_finished(sw_sched_t *s, int64_t sweep_id, struct sw_err *err) {
+  static const char *const SQL = "SELECT status FROM sweeps WHERE id = ?1";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  rc = sqlite3_step(st);
+  int finished = rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "running") != 0;
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE) return sw_err_set(err, SW_ENOTFOUND, "no sweep %lld", (long long)sweep_id);
+  if (rc != SQLITE_ROW) return sw_store_fail(s->store, err, "reading sweep status");
+  return finished;
+}

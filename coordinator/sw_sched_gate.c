@@ -1,0 +1,537 @@
+/* sw_sched_gate.c: what happens when a pair's runs are in: contamination classification, pair
+ * completion, re-queue and poison caps, replacement pairs, the gate decision (through the gate
+ * engine, common/sw_gate.h) and sweep completion. Every function here runs inside a transaction
+ * opened by its caller in sw_sched.c, so a result and all its consequences commit together. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_gate.h"
+#include "sw_sched_int.h"
+
+/* Contamination (DESIGN.md section 5, LAB-PRACTICE rule 4), applied to the worker's windows:
+ *  - a failed run (non-zero exit, unusable result) is FAILED whatever its windows say;
+ *  - no during-run samples while the spec requires windows: INVALID (nothing shows the machine
+ *    was quiet, so the run cannot be trusted);
+ *  - the last pre-run sample above load1_max: the machine never became quiet before the run
+ *    (the worker's bounded wait ran out): CONTAMINATED;
+ *  - any during-run sample with cpu_other above cpu_other_max: something else used the machine
+ *    while the trainer ran: CONTAMINATED. load1 during the run is not used, because it counts
+ *    the trainer itself (on a CPU Vulkan device it is as high as the core count). */
+enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct sw_run_result *r,
+                                      int result_ok) {
+  if (!result_ok) return SW_ATTEMPT_FAILED;
+  if (r->n_during == 0 && sw->require_windows) return SW_ATTEMPT_INVALID;
+  if (r->n_pre > 0 && r->pre[r->n_pre - 1].load1 > sw->load1_max) return SW_ATTEMPT_CONTAMINATED;
+  for (int i = 0; i < r->n_during; i++)
+    if (r->during[i].cpu_other > sw->cpu_other_max) return SW_ATTEMPT_CONTAMINATED;
+  return SW_ATTEMPT_OK;
+}
+
+static int step_done(sw_sched_t *s, sqlite3_stmt *st, const char *what, struct sw_err *err) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, what);
+}
+
+/* Reads one row of integers from a statement with ?1 = id (and ?2 = id2 when it has a ?2). */
+static int row_ints(sw_sched_t *s, const char *sql, int64_t id, int64_t id2, int64_t *v, int n,
+                    struct sw_err *err) {
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, sql, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, id);
+  if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_int64(st, 2, id2);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    for (int i = 0; i < n; i++) v[i] = sqlite3_column_int64(st, i);
+  sqlite3_reset(st);
+  if (rc == SQLITE_ROW) return 0;
+  if (rc == SQLITE_DONE) return sw_err_set(err, SW_ENOTFOUND, "row %lld not found", (long long)id);
+  return sw_store_fail(s->store, err, "reading counts");
+}
+
+int sched_pair_requeue(sw_sched_t *s, int64_t pair_id, int64_t now, const char *why,
+                       struct sw_err *err) {
+  static const char *const SQL_PAIR =
+      "SELECT attempt, sweep_id, COALESCE(gate_id, 0), idx FROM pairs WHERE id = ?1";
+  static const char *const SQL_ABANDON =
+      "UPDATE attempts SET status = 'abandoned' WHERE attempt = ?2 AND status <> 'failed' AND "
+      "run_id IN (SELECT id FROM runs WHERE pair_id = ?1)";
+  static const char *const SQL_FAIL =
+      "UPDATE pairs SET status = 'failed', finished_ms = ?2 WHERE id = ?1";
+  static const char *const SQL_AGAIN = "UPDATE pairs SET status = 'pending', attempt = attempt + "
+                                       "1, worker_id = NULL WHERE id = ?1";
+  int64_t v[4];
+  int rc = row_ints(s, SQL_PAIR, pair_id, 0, v, 4, err);
+  if (rc) return rc;
+  int attempt = (int)v[0];
+  int64_t sweep_id = v[1], gate_id = v[2];
+  sqlite3_stmt *st;
+  if ((rc = sw_store_stmt(s->store, SQL_ABANDON, &st, err))) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  sqlite3_bind_int(st, 2, attempt);
+  if ((rc = step_done(s, st, "abandoning attempts", err))) return rc;
+  char text[256];
+  int poison = attempt >= s->opts.max_attempts;
+  if (poison) {
+    if ((rc = sw_store_stmt(s->store, SQL_FAIL, &st, err))) return rc;
+    sqlite3_bind_int64(st, 1, pair_id);
+    sqlite3_bind_int64(st, 2, now);
+    snprintf(text, sizeof text, "pair %lld failed after %d attempts (%s)", (long long)v[3],
+             attempt, why);
+  } else {
+    if ((rc = sw_store_stmt(s->store, SQL_AGAIN, &st, err))) return rc;
+    sqlite3_bind_int64(st, 1, pair_id);
+    snprintf(text, sizeof text, "pair %lld re-queued as attempt %d (%s)", (long long)v[3],
+             attempt + 1, why);
+  }
+  if ((rc = step_done(s, st, "re-queuing pair", err))) return rc;
+  if ((rc = sw_store_event(s->store, now, sweep_id, poison ? "poison" : "requeue", text, err)))
+    return rc;
+  if (poison && gate_id) rc = sched_gate_decide(s, gate_id, now, err);
+  return rc;
+}
+
+/* Adds the one replacement pair that a contaminated or invalid pair gets (same order, so the
+ * counterbalancing is kept), unless it already has one. */
+static int add_replacement(sw_sched_t *s, int64_t pair_id, int64_t sweep_id, int64_t gate_id,
+                           int64_t point_id, int idx, const char *ord, int64_t now,
+                           struct sw_err *err) {
+  static const char *const SQL_EXISTS =
+      "SELECT COUNT(*) FROM pairs WHERE sweep_id = ?1 AND replaces = ?2 AND "
+      "COALESCE(gate_id, 0) = ?3";
+  static const char *const SQL_NEXT =
+      "SELECT COALESCE(MAX(idx), -1) + 1 FROM pairs WHERE sweep_id = ?1 AND COALESCE(gate_id, 0) "
+      "= ?2";
+  static const char *const SQL_GRID_PAIR =
+      "INSERT INTO pairs (sweep_id, point_id, idx, ord, replaces, is_replacement, created_ms) "
+      "VALUES (?1, ?2, ?3, 'single', ?4, 1, ?5)";
+  static const char *const SQL_GRID_RUN =
+      "INSERT INTO runs (pair_id, arm, position, config_json, config_sha256) SELECT ?1, arm, "
+      "position, config_json, config_sha256 FROM runs WHERE pair_id = ?2";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_EXISTS, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  sqlite3_bind_int(st, 2, idx);
+  sqlite3_bind_int64(st, 3, gate_id);
+  int exists = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+  sqlite3_reset(st);
+  if (exists) return 0;
+  int64_t next = 0;
+  if ((rc = row_ints(s, SQL_NEXT, sweep_id, gate_id, &next, 1, err))) return rc;
+  if (gate_id) {
+    rc = sched_insert_gate_pair(s, sweep_id, gate_id, (int)next, ord, idx, now, err);
+  } else {
+    if ((rc = sw_store_stmt(s->store, SQL_GRID_PAIR, &st, err))) return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int64(st, 2, point_id);
+    sqlite3_bind_int64(st, 3, next);
+    sqlite3_bind_int(st, 4, idx);
+    sqlite3_bind_int64(st, 5, now);
+    if ((rc = step_done(s, st, "inserting replacement pair", err))) return rc;
+    int64_t new_id = sqlite3_last_insert_rowid(sw_store_db(s->store));
+    if ((rc = sw_store_stmt(s->store, SQL_GRID_RUN, &st, err))) return rc;
+    sqlite3_bind_int64(st, 1, new_id);
+    sqlite3_bind_int64(st, 2, pair_id);
+    rc = step_done(s, st, "copying replacement run", err);
+  }
+  if (rc) return rc;
+  char text[160];
+  snprintf(text, sizeof text, "pair %d contaminated or invalid: replacement pair %lld added", idx,
+           (long long)next);
+  return sw_store_event(s->store, now, sweep_id, "replace", text, err);
+}
+
+int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_closed,
+                     struct sw_err *err) {
+  static const char *const SQL_PAIR =
+      "SELECT attempt, status, sweep_id, COALESCE(gate_id, 0), COALESCE(point_id, 0), idx, "
+      "is_replacement, ord FROM pairs WHERE id = ?1";
+  static const char *const SQL_COUNTS =
+      "SELECT COUNT(r.id), COUNT(a.id), COALESCE(SUM(a.status = 'failed'), 0), "
+      "COALESCE(SUM(a.status IN ('contaminated', 'invalid')), 0) FROM runs r LEFT JOIN attempts "
+      "a ON a.run_id = r.id AND a.attempt = ?2 WHERE r.pair_id = ?1";
+  static const char *const SQL_DONE =
+      "UPDATE pairs SET status = 'done', finished_ms = ?2 WHERE id = ?1";
+  *lease_closed = 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_PAIR, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    sqlite3_reset(st);
+    return sw_store_fail(s->store, err, "reading pair");
+  }
+  int attempt = sqlite3_column_int(st, 0);
+  int leased = strcmp((const char *)sqlite3_column_text(st, 1), "leased") == 0;
+  int64_t sweep_id = sqlite3_column_int64(st, 2), gate_id = sqlite3_column_int64(st, 3);
+  int64_t point_id = sqlite3_column_int64(st, 4);
+  int idx = sqlite3_column_int(st, 5), is_repl = sqlite3_column_int(st, 6);
+  char ord[8];
+  snprintf(ord, sizeof ord, "%s", (const char *)sqlite3_column_text(st, 7));
+  sqlite3_reset(st);
+  if (!leased) return 0;
+  int64_t c[4];
+  if ((rc = row_ints(s, SQL_COUNTS, pair_id, attempt, c, 4, err))) return rc;
+  if (c[1] < c[0]) return 0; /* the other arm is still to come */
+
+  for (int i = 0; i < s->n_leases; i++) {
+    if (s->leases[i].pair_id != pair_id) continue;
+    if ((rc = sched_lease_close_db(s, s->leases[i].id, "done", now, err))) return rc;
+    *lease_closed = 1;
+  }
+  if (c[2] > 0) return sched_pair_requeue(s, pair_id, now, "a run failed", err);
+  if ((rc = sw_store_stmt(s->store, SQL_DONE, &st, err))) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  sqlite3_bind_int64(st, 2, now);
+  if ((rc = step_done(s, st, "completing pair", err))) return rc;
+  const struct sweep_mem *sw = sched_sweep(s, sweep_id);
+  if (c[3] > 0 && sw && sw->rerun_once && !is_repl &&
+      (rc = add_replacement(s, pair_id, sweep_id, gate_id, point_id, idx, ord, now, err)))
+    return rc;
+  if (gate_id && (rc = sched_gate_decide(s, gate_id, now, err))) return rc;
+  return sched_sweep_check(s, sweep_id, now, err);
+}
+
+/* ---- the gate decision ---------------------------------------------------------------------- */
+
+static double dbl_or(const json_t *o, const char *k, double def) {
+  const json_t *v = o ? json_object_get(o, k) : NULL;
+  return json_is_number(v) ? json_number_value(v) : def;
+}
+
+/* The gate engine's configuration from the spec's gate and pairs sections. */
+static void gate_config(const struct sweep_mem *sw, const char *name, int n_target, int n_max,
+                        struct sw_gate_config *cfg) {
+  sw_gate_config_default(cfg);
+  snprintf(cfg->name, sizeof cfg->name, "%s", name);
+  const json_t *g = json_object_get(sw->spec, "gate");
+  const json_t *dir = json_object_get(g, "direction");
+  cfg->direction = json_is_string(dir) && strcmp(json_string_value(dir), "higher") == 0
+                       ? SW_GATE_HIGHER
+                       : SW_GATE_LOWER;
+  const json_t *rule = json_object_get(g, "rule");
+  cfg->k = dbl_or(rule, "k", cfg->k);
+  cfg->floor = dbl_or(rule, "floor", cfg->floor);
+  const json_t *guard = json_object_get(g, "guard");
+  cfg->max_drop = dbl_or(guard, "max_drop", cfg->max_drop);
+  const json_t *band = json_object_get(guard, "band");
+  if (json_is_array(band) && json_array_size(band) == 2 &&
+      json_is_number(json_array_get(band, 0)) && json_is_number(json_array_get(band, 1))) {
+    cfg->has_band = 1;
+    cfg->band_lo = json_number_value(json_array_get(band, 0));
+    cfg->band_hi = json_number_value(json_array_get(band, 1));
+  }
+  cfg->alpha = dbl_or(g, "alpha", cfg->alpha);
+  cfg->sequential = sw->sequential;
+  cfg->min_pairs = n_target;
+  cfg->max_pairs = n_max;
+  cfg->boot_seed = 1; /* fixed: the same data always gives the same verdict */
+}
+
+static const char *guard_metric(const struct sweep_mem *sw) {
+  const json_t *m = json_object_get(json_object_get(json_object_get(sw->spec, "gate"), "guard"),
+                                    "metric");
+  return json_is_string(m) ? json_string_value(m) : "psnr_db";
+}
+
+/* Loads the gate's completed pairs into the engine's input form. *pairs_out malloc'd. */
+static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
+                      const char *metric, struct sw_gate_pair **pairs_out, size_t *n_out,
+                      int *all_guard, struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT p.idx, p.worker_id, p.ord, p.replaces, r.arm, a.status, "
+      "json_extract(a.result_json, ?2), json_extract(a.result_json, ?3) FROM pairs p JOIN runs r "
+      "ON r.pair_id = p.id JOIN attempts a ON a.run_id = r.id AND a.attempt = p.attempt WHERE "
+      "p.gate_id = ?1 AND p.status = 'done' ORDER BY p.idx, r.position";
+  char mpath[96], gpath[96];
+  snprintf(mpath, sizeof mpath, "$.metrics.%s", metric);
+  snprintf(gpath, sizeof gpath, "$.metrics.%s", guard_metric(sw));
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, gate_id);
+  sqlite3_bind_text(st, 2, mpath, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, gpath, -1, SQLITE_TRANSIENT);
+  struct sw_gate_pair *p = NULL;
+  int *pidx = NULL, *prepl = NULL;
+  size_t n = 0, cap = 0;
+  int last_idx = -1;
+  *all_guard = 1;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int idx = sqlite3_column_int(st, 0);
+    if (idx != last_idx) {
+      if (n == cap) {
+        cap = cap ? cap * 2 : 16;
+        void *a = realloc(p, cap * sizeof *p), *b = realloc(pidx, cap * sizeof *pidx),
+             *c = realloc(prepl, cap * sizeof *prepl);
+        if (a) p = a;
+        if (b) pidx = b;
+        if (c) prepl = c;
+        if (!a || !b || !c) {
+          rc = SQLITE_NOMEM;
+          break;
+        }
+      }
+      struct sw_gate_pair *q = &p[n];
+      memset(q, 0, sizeof *q);
+      q->off = q->on = NAN;
+      q->off_guard = q->on_guard = NAN;
+      snprintf(q->machine, sizeof q->machine, "%s",
+               sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
+      q->order = strcmp((const char *)sqlite3_column_text(st, 2), "on-off") == 0 ? SW_GATE_ON_OFF
+                                                                                 : SW_GATE_OFF_ON;
+      q->replaces = -1;
+      pidx[n] = idx;
+      prepl[n] = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
+      n++;
+      last_idx = idx;
+    }
+    struct sw_gate_pair *q = &p[n - 1];
+    const char *arm = (const char *)sqlite3_column_text(st, 4);
+    const char *status = (const char *)sqlite3_column_text(st, 5);
+    if (strcmp(status, "contaminated") == 0) q->contaminated = 1;
+    if (strcmp(status, "invalid") == 0) q->invalid = 1;
+    int on = strcmp(arm, "on") == 0;
+    double v = sqlite3_column_type(st, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 6);
+    double g = sqlite3_column_type(st, 7) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 7);
+    /* A metric the result did not carry (or a non-positive one) makes the pair unusable:
+     * the engine must never see a made-up value. */
+    if (!(v > 0) || !isfinite(v)) q->invalid = 1;
+    if (!isfinite(g)) *all_guard = 0;
+    if (on) {
+      q->on = v;
+      q->on_guard = g;
+    } else {
+      q->off = v;
+      q->off_guard = g;
+    }
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    free(p);
+    free(pidx);
+    free(prepl);
+    return rc == SQLITE_NOMEM ? sw_err_set(err, SW_ENOMEM, "gate input: out of memory")
+                              : sw_store_fail(s->store, err, "reading gate pairs");
+  }
+  /* `replaces` in the store is a pair index; the engine wants a position in its input. */
+  for (size_t i = 0; i < n; i++) {
+    if (prepl[i] < 0) continue;
+    for (size_t j = 0; j < n; j++)
+      if (pidx[j] == prepl[i]) p[i].replaces = (int)j;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (p[i].invalid) { /* keep the numbers well-formed; the engine ignores invalid pairs */
+      if (!(p[i].off > 0) || !isfinite(p[i].off)) p[i].off = 1;
+      if (!(p[i].on > 0) || !isfinite(p[i].on)) p[i].on = 1;
+    }
+  }
+  free(pidx);
+  free(prepl);
+  *pairs_out = p;
+  *n_out = n;
+  return 0;
+}
+
+/* The one place a verdict is computed: the gate engine on the gate's completed pairs. Fills the
+ * verdict JSON (the engine's gate object) and the sequential decision. */
+static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
+                        const char *name, const char *metric, int n_target, int n_max,
+                        json_t **verdict_json, enum sw_gate_verdict *verdict,
+                        enum sw_gate_seq_decision *decision, struct sw_err *err) {
+  struct sw_gate_pair *pairs = NULL;
+  size_t n = 0;
+  int all_guard = 1;
+  int rc = gate_pairs(s, sw, gate_id, metric, &pairs, &n, &all_guard, err);
+  if (rc) return rc;
+  struct sw_gate_config cfg;
+  gate_config(sw, name, n_target, n_max, &cfg);
+  cfg.has_guard = all_guard && n > 0;
+  struct sw_gate_input in = {.pairs = pairs, .n_pairs = n, .baseline_cv = NAN,
+                             .baseline_guard_mean = NAN};
+  struct sw_gate_result *res = calloc(1, sizeof *res); /* large: keep it off the stack */
+  if (!res) {
+    free(pairs);
+    return sw_err_set(err, SW_ENOMEM, "gate: out of memory");
+  }
+  rc = sw_gate_eval(&in, &cfg, res, err);
+  if (!rc) {
+    *verdict_json = sw_gate_result_to_json(res);
+    *verdict = res->verdict;
+    *decision = res->seq.decision;
+    if (!*verdict_json) rc = sw_err_set(err, SW_ENOMEM, "gate JSON: out of memory");
+  }
+  free(res);
+  free(pairs);
+  return rc;
+}
+
+static int gate_finish(sw_sched_t *s, int64_t gate_id, int64_t sweep_id, const char *name,
+                       const char *status, json_t *verdict_json, const char *verdict,
+                       int64_t now, struct sw_err *err) {
+  static const char *const SQL =
+      "UPDATE gates SET status = ?2, verdict = ?3, verdict_json = ?4, looks = looks + 1, "
+      "finished_ms = ?5 WHERE id = ?1";
+  static const char *const SQL_ABANDON = "UPDATE pairs SET status = 'abandoned', finished_ms = ?2 "
+                                         "WHERE gate_id = ?1 AND status = 'pending'";
+  char *text = verdict_json ? json_dumps(verdict_json, JSON_COMPACT) : NULL;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (!rc) {
+    sqlite3_bind_int64(st, 1, gate_id);
+    sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+    if (verdict)
+      sqlite3_bind_text(st, 3, verdict, -1, SQLITE_STATIC);
+    else
+      sqlite3_bind_null(st, 3);
+    if (text)
+      sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
+    else
+      sqlite3_bind_null(st, 4);
+    sqlite3_bind_int64(st, 5, now);
+    rc = step_done(s, st, "concluding gate", err);
+  }
+  free(text);
+  if (!rc && !(rc = sw_store_stmt(s->store, SQL_ABANDON, &st, err))) {
+    sqlite3_bind_int64(st, 1, gate_id);
+    sqlite3_bind_int64(st, 2, now);
+    rc = step_done(s, st, "abandoning pending pairs", err);
+  }
+  if (!rc) {
+    char line[200];
+    snprintf(line, sizeof line, "gate '%s': %s", name, verdict ? verdict : status);
+    rc = sw_store_event(s->store, now, sweep_id, "verdict", line, err);
+  }
+  return rc;
+}
+
+static int gate_interim(sw_sched_t *s, int64_t gate_id, json_t *verdict_json, struct sw_err *err) {
+  static const char *const SQL =
+      "UPDATE gates SET verdict_json = ?2, looks = looks + 1 WHERE id = ?1";
+  char *text = json_dumps(verdict_json, JSON_COMPACT);
+  if (!text) return sw_err_set(err, SW_ENOMEM, "gate JSON: out of memory");
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (!rc) {
+    sqlite3_bind_int64(st, 1, gate_id);
+    sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+    rc = step_done(s, st, "recording a look", err);
+  }
+  free(text);
+  return rc;
+}
+
+int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err *err) {
+  static const char *const SQL_GATE =
+      "SELECT status, n_target, n_max, metric, sweep_id, name FROM gates WHERE id = ?1";
+  static const char *const SQL_COUNTS =
+      "SELECT COALESCE(SUM(status = 'done'), 0), COALESCE(SUM(status IN ('pending', 'leased')), "
+      "0), COALESCE(SUM(is_replacement = 0), 0), COALESCE(MAX(idx), -1) FROM pairs WHERE gate_id "
+      "= ?1";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_GATE, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, gate_id);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    sqlite3_reset(st);
+    return sw_store_fail(s->store, err, "reading gate");
+  }
+  int running = strcmp((const char *)sqlite3_column_text(st, 0), "running") == 0;
+  int n_target = sqlite3_column_int(st, 1), n_max = sqlite3_column_int(st, 2);
+  char metric[64], name[SW_GATE_NAME_MAX];
+  snprintf(metric, sizeof metric, "%s", (const char *)sqlite3_column_text(st, 3));
+  int64_t sweep_id = sqlite3_column_int64(st, 4);
+  snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 5));
+  sqlite3_reset(st);
+  const struct sweep_mem *sw = sched_sweep(s, sweep_id);
+  if (!running || !sw) return 0;
+  int64_t c[4];
+  if ((rc = row_ints(s, SQL_COUNTS, gate_id, 0, c, 4, err))) return rc;
+  int64_t done = c[0], open = c[1], regular = c[2], max_idx = c[3];
+  if (!sw->sequential && open > 0) return 0; /* fixed n: decide once everything is in */
+
+  json_t *vj = NULL;
+  enum sw_gate_verdict verdict = SW_GATE_INCONCLUSIVE;
+  enum sw_gate_seq_decision decision = SW_GATE_SEQ_NONE;
+  struct sw_err gerr = {0};
+  int grc = done > 0 ? gate_verdict(s, sw, gate_id, name, metric, n_target, n_max, &vj, &verdict,
+                                    &decision, &gerr)
+                     : sw_err_set(&gerr, SW_EINVAL, "no completed pairs");
+  if (grc == SW_EDB || grc == SW_ENOMEM) {
+    sw_err_set(err, grc, "%s", gerr.msg);
+    return grc;
+  }
+  if (grc) { /* the engine cannot judge these pairs (yet) */
+    if (sw->sequential && open > 0) return 0;
+    json_t *fj = json_pack("{s:s,s:s,s:[s]}", "name", name, "verdict", "inconclusive", "reasons",
+                           gerr.msg);
+    rc = gate_finish(s, gate_id, sweep_id, name, "failed", fj, NULL, now, err);
+    json_decref(fj);
+    return rc;
+  }
+  int conclude = !sw->sequential;
+  if (sw->sequential) {
+    if (decision == SW_GATE_SEQ_STOP_DECISIVE || decision == SW_GATE_SEQ_STOP_FUTILE ||
+        decision == SW_GATE_SEQ_STOP_MAX)
+      conclude = 1;
+    else if (open == 0 && regular >= n_max)
+      conclude = 1;
+    else if (open == 0) {
+      /* Inconclusive after every pair so far: extend by one, in the counterbalanced order. */
+      rc = sched_insert_gate_pair(s, sweep_id, gate_id, (int)max_idx + 1,
+                                  sched_pair_order(sw, (int)regular), -1, now, err);
+      if (!rc) {
+        char text[160];
+        snprintf(text, sizeof text, "gate '%s' inconclusive after %lld pairs: extended", name,
+                 (long long)done);
+        rc = sw_store_event(s->store, now, sweep_id, "extend", text, err);
+      }
+    }
+  }
+  if (!rc)
+    rc = conclude ? gate_finish(s, gate_id, sweep_id, name, "done", vj,
+                                sw_gate_verdict_name(verdict), now, err)
+                  : gate_interim(s, gate_id, vj, err);
+  json_decref(vj);
+  return rc;
+}
+
+int sched_sweep_check(sw_sched_t *s, int64_t sweep_id, int64_t now, struct sw_err *err) {
+  static const char *const SQL_GATES =
+      "SELECT COALESCE(SUM(status = 'running'), 0), COALESCE(SUM(status = 'done'), 0) FROM gates "
+      "WHERE sweep_id = ?1";
+  static const char *const SQL_PAIRS =
+      "SELECT COALESCE(SUM(status IN ('pending', 'leased')), 0), COALESCE(SUM(status = "
+      "'leased'), 0), COALESCE(SUM(status = 'done'), 0) FROM pairs WHERE sweep_id = ?1";
+  static const char *const SQL_FINISH = "UPDATE sweeps SET status = ?2, finished_ms = ?3 WHERE id "
+                                        "= ?1 AND status = 'running'";
+  struct sweep_mem *sw = sched_sweep(s, sweep_id);
+  if (!sw) return 0;
+  int64_t p[3], g[2] = {0, 0};
+  int rc = row_ints(s, SQL_PAIRS, sweep_id, 0, p, 3, err);
+  if (rc) return rc;
+  int finished, ok;
+  if (sw->is_grid) {
+    finished = p[0] == 0;
+    ok = p[2] > 0;
+  } else {
+    if ((rc = row_ints(s, SQL_GATES, sweep_id, 0, g, 2, err))) return rc;
+    /* A gate that stopped early may still have a pair running: its worker finishes it and the
+     * result is kept, so the sweep ends when that lease is over too. */
+    finished = g[0] == 0 && p[1] == 0;
+    ok = g[1] > 0;
+  }
+  if (!finished) return 0;
+  sqlite3_stmt *st;
+  if ((rc = sw_store_stmt(s->store, SQL_FINISH, &st, err))) return rc;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  sqlite3_bind_text(st, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, now);
+  if ((rc = step_done(s, st, "finishing sweep", err))) return rc;
+  sw->finishing = 1;
+  return sw_store_event(s->store, now, sweep_id, "finish", ok ? "sweep done" : "sweep failed", err);
+}

@@ -1,0 +1,112 @@
+/* sw_sched_int.h: what the scheduler's source files share (not a public interface): the
+ * in-memory mirror of active sweeps, workers and leases, and the helpers each file offers the
+ * others. The store is the truth; memory holds only what the hot paths (next, renew, tick) need
+ * and is rebuilt from the store by sw_sched_new. */
+#ifndef SW_SCHED_INT_H
+#define SW_SCHED_INT_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "sw_sched.h"
+
+/* An active (running) sweep with the parts of its spec the scheduler consults. */
+struct sweep_mem {
+  int64_t id;
+  int is_grid;
+  int priority;
+  uint64_t served; /* fairness clock: value of sched->serve_clock when last served */
+  json_t *spec;    /* the normalised spec (owned) */
+  const char *pin; /* placement.pin, borrowed from spec, NULL when unpinned */
+  json_t *match;   /* placement.match object (borrowed from spec) or NULL */
+  int spread;
+  /* contamination rules */
+  double load1_max, cpu_other_max;
+  int require_windows, rerun_once;
+  /* what every lease of the sweep carries (owned) */
+  char *trainer_json, *scene_json, *contamination_json;
+  /* gate settings (gate sweeps) */
+  char order[16]; /* alternate | fixed | random */
+  uint64_t order_seed;
+  int sequential;
+  int finishing; /* set when a transaction marked the sweep finished; see sched_reap */
+};
+
+struct worker_mem {
+  char *id;
+  json_t *labels;      /* object, owned, never NULL */
+  json_t *fingerprint; /* object, owned, never NULL */
+  int online;
+  int64_t lease_id; /* 0 when idle */
+  int64_t last_seen;
+};
+
+struct lease_mem {
+  int64_t id;
+  uint32_t epoch;
+  int worker; /* index into sched->workers */
+  int64_t pair_id;
+  int64_t sweep_id;
+  int64_t deadline;
+};
+
+struct sw_sched {
+  sw_store_t *store;
+  struct sw_sched_opts opts;
+  struct sweep_mem *sweeps;
+  int n_sweeps, cap_sweeps;
+  struct worker_mem *workers;
+  int n_workers, cap_workers;
+  int *worker_index; /* open-addressing hash of worker ids -> index, -1 empty */
+  int index_cap;
+  struct lease_mem *leases;
+  int n_leases, cap_leases;
+  uint64_t serve_clock;
+};
+
+/* sw_sched.c */
+struct sweep_mem *sched_sweep(sw_sched_t *s, int64_t sweep_id);
+int sched_sweep_load(sw_sched_t *s, int64_t sweep_id, const char *spec_json, int priority,
+                     struct sw_err *err);
+void sched_sweep_drop(sw_sched_t *s, int64_t sweep_id);
+/* After a commit: drops flagged sweeps whose stored status is no longer 'running' (a flag left
+ * by a rolled-back transaction is simply cleared). */
+void sched_reap(sw_sched_t *s);
+/* Removes the active lease of a pair from memory (worker becomes idle); no store writes. */
+void sched_lease_forget(sw_sched_t *s, int64_t lease_id);
+/* Closes an active lease in the store with state 'done', 'expired' or 'cancelled'. */
+int sched_lease_close_db(sw_sched_t *s, int64_t lease_id, const char *state, int64_t now,
+                         struct sw_err *err);
+
+/* sw_sched_gate.c: the post-pair logic. Every function runs inside the caller's transaction. */
+/* Classifies a finished run from its exit status, result and windows. */
+enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct sw_run_result *r,
+                                      int result_ok);
+/* Called after a result was stored: when every run of the pair's current attempt has a result,
+ * closes the lease, marks the pair done (or re-queues / fails it), adds a replacement pair for
+ * a contaminated one, and lets the gate decide. */
+int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_closed,
+                     struct sw_err *err);
+/* Re-queues a pair as attempt + 1 (or fails it as poison at the cap), marking the finished
+ * arms of the old attempt abandoned (keep_failed: failed arms keep their status). */
+int sched_pair_requeue(sw_sched_t *s, int64_t pair_id, int64_t now, const char *why,
+                       struct sw_err *err);
+/* Gate decision for a gate after one of its pairs changed; concludes the gate and the sweep. */
+int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err *err);
+/* Marks the sweep finished in the store when nothing of it is left to run, and flags it
+ * (finishing) so that sched_reap drops it from memory once the transaction committed. */
+int sched_sweep_check(sw_sched_t *s, int64_t sweep_id, int64_t now, struct sw_err *err);
+/* Order of pair idx under the sweep's order rule: "off-on" or "on-off". */
+const char *sched_pair_order(const struct sweep_mem *sw, int idx);
+/* Inserts one gate pair (runs from the sweep's arm configs) with the given order. */
+int sched_insert_gate_pair(sw_sched_t *s, int64_t sweep_id, int64_t gate_id, int idx,
+                           const char *order, int replaces, int64_t now, struct sw_err *err);
+
+/* sw_sched_submit.c */
+/* base overlaid by overlay into a new object (NULL on OOM). */
+json_t *sched_config_merge(const json_t *base, const json_t *overlay);
+int sched_insert_run(sw_sched_t *s, int64_t pair_id, const char *arm, int position,
+                     const json_t *config, struct sw_err *err);
+
+#endif

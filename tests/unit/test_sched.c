@@ -1,0 +1,570 @@
+/* test_sched.c: Check suite for the scheduler (coordinator/sw_sched.h), driven with fake time and
+ * fake workers against a real on-disk store: pair orders, one worker per pair, lease expiry and
+ * re-queue, stale and duplicate results, fairness between sweeps, placement, poison pairs,
+ * contamination replacements, sequential extension, grids and a coordinator restart. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sw_fs.h"
+#include "sw_sched.h"
+#include "sw_store.h"
+
+static char g_dir[64];
+static char g_db[128];
+
+static void setup(void) {
+  snprintf(g_dir, sizeof g_dir, "/tmp/sw_test_schedXXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(g_dir));
+  snprintf(g_db, sizeof g_db, "%s/s.db", g_dir);
+}
+
+static void teardown(void) { sw_fs_rm_rf(g_dir, NULL); }
+
+struct env {
+  sw_store_t *store;
+  sw_sched_t *sched;
+  struct sw_err err;
+};
+
+static void env_open(struct env *e, int64_t ttl, int max_attempts, int64_t now) {
+  memset(e, 0, sizeof *e);
+  struct sw_store_opts so;
+  sw_store_opts_default(&so);
+  so.synchronous_full = 0; /* tests do not need fsync per commit */
+  ck_assert_msg(sw_store_open(g_db, &so, &e->store, &e->err) == 0, "%s", e->err.msg);
+  struct sw_sched_opts o;
+  sw_sched_opts_default(&o);
+  o.lease_ttl_ms = ttl;
+  o.max_attempts = max_attempts;
+  ck_assert_msg(sw_sched_new(e->store, &o, now, &e->sched, &e->err) == 0, "%s", e->err.msg);
+}
+
+static void env_close(struct env *e) {
+  sw_sched_destroy(&e->sched);
+  ck_assert_ptr_null(e->sched);
+  sw_store_close(&e->store);
+}
+
+/* A gate spec in the normalised JSON form; extra is spliced in as more top-level members. */
+static int64_t submit_gate(struct env *e, const char *name, int n, int max, const char *extra,
+                           int64_t now) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\":\"%s\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},"
+           "\"base\":{\"iterations\":100,\"seed\":42},"
+           "\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}},"
+           "\"pairs\":{\"n\":%d,\"max\":%d,\"order\":\"alternate\",\"sequential\":false},"
+           "\"gate\":{\"metric\":\"train_s\",\"direction\":\"lower\",\"rule\":{\"k\":2.0,"
+           "\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\",\"max_drop\":0.05}},"
+           "\"contamination\":{\"load1_max\":1.5,\"cpu_other_max\":0.5,\"require_windows\":true,"
+           "\"rerun_once\":true}%s%s}",
+           name, n, max, extra ? "," : "", extra ? extra : "");
+  int64_t id = 0;
+  ck_assert_msg(sw_sched_submit_text(e->sched, json, "name: x\n", NULL, now, &id, &e->err) == 0,
+                "%s", e->err.msg);
+  ck_assert_int_gt(id, 0);
+  return id;
+}
+
+static void hello(struct env *e, const char *id, const char *labels, int64_t now) {
+  ck_assert_msg(sw_sched_worker_hello(e->sched, id, "{\"hostname\":\"h\",\"cores\":8}", labels,
+                                      now, &e->err) == 0,
+                "%s", e->err.msg);
+}
+
+/* Metrics of a fake run: the on arm is 5% faster, with a little deterministic noise. */
+static char *fake_result(const char *arm, int k, double on_factor) {
+  double base = 100.0 * (1.0 + 0.002 * ((k * 7) % 5 - 2));
+  double t = strcmp(arm, "on") == 0 ? base * on_factor : base;
+  double psnr = 30.0 + 0.01 * ((k * 3) % 4);
+  char *buf = malloc(600);
+  snprintf(buf, 600,
+           "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
+           "\"splat-train\",\"binary_sha256\":\"aa\",\"shaders_sha256\":\"bb\"},"
+           "\"config_sha256\":\"cc\",\"scene\":{\"sha256\":\"dd\"},\"metrics\":{\"train_s\":%.6f,"
+           "\"wall_s\":%.6f,\"iterations\":100,\"psnr_db\":%.6f,\"ssim\":0.9,\"splats_final\":1000,"
+           "\"splats_mean\":800,\"gpu_busy_frac\":0.7},\"kernels\":[{\"name\":\"adam\",\"calls\":"
+           "100,\"gpu_ms\":1.5,\"share\":0.3}],\"checkpoints\":[{\"iter\":50,\"train_s\":1,"
+           "\"psnr_db\":20,\"splats\":500}]}",
+           t, t + 1, psnr);
+  return buf;
+}
+
+static const struct sw_window_sample QUIET[3] = {
+    {0, 0.5, 0.05, 1.0, 1e9}, {1000, 0.6, 0.10, 1.0, 1e9}, {2000, 0.6, 0.05, 1.0, 1e9}};
+static const struct sw_window_sample BUSY[3] = {
+    {0, 0.5, 0.05, 1.0, 1e9}, {1000, 4.0, 2.50, 3.0, 1e9}, {2000, 0.6, 0.05, 1.0, 1e9}};
+
+/* Delivers the result of run r of lease l. */
+static int deliver(struct env *e, const struct sw_lease *l, const char *worker, int r, int exit_st,
+                   const struct sw_window_sample *during, int n_during, int k, double on_factor,
+                   int64_t now) {
+  char *res = fake_result(l->runs[r].arm, k, on_factor);
+  struct sw_run_result rr = {.lease_id = l->lease_id,
+                             .epoch = l->epoch,
+                             .worker_id = worker,
+                             .run_id = l->runs[r].run_id,
+                             .attempt = l->attempt,
+                             .exit_status = exit_st,
+                             .result_json = exit_st == 0 ? res : NULL,
+                             .error_text = exit_st ? "trainer crashed" : NULL,
+                             .pre = QUIET,
+                             .n_pre = 1,
+                             .during = during,
+                             .n_during = n_during};
+  sw_err_clear(&e->err);
+  int rc = sw_sched_result(e->sched, &rr, now, &e->err);
+  free(res);
+  return rc;
+}
+
+/* Runs a whole lease: both runs quiet, then LeaseDone. */
+static void run_lease(struct env *e, const struct sw_lease *l, const char *worker, int k,
+                      double on_factor, int64_t now) {
+  for (int r = 0; r < l->n_runs; r++)
+    ck_assert_msg(deliver(e, l, worker, r, 0, QUIET, 3, k, on_factor, now) == 0, "%s",
+                  e->err.msg);
+  ck_assert_msg(sw_sched_lease_done(e->sched, l->lease_id, l->epoch, worker, now, &e->err) == 0,
+                "%s", e->err.msg);
+}
+
+static int64_t q1(struct env *e, const char *sql) {
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e->store), sql, -1, &st, NULL), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+START_TEST(alternate_orders_three_workers_five_pairs) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t sweep = submit_gate(&e, "ballot", 5, 5, NULL, 0);
+  const char *w[3] = {"w1", "w2", "w3"};
+  for (int i = 0; i < 3; i++) hello(&e, w[i], "{}", 0);
+  int64_t now = 10;
+  int leases = 0, k = 0;
+  struct sw_lease held[3] = {0};
+  int busy[3] = {0};
+  /* Event loop: idle workers ask, busy workers finish their lease in turn. */
+  while (sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0) {
+    ck_assert_int_lt(leases, 20);
+    for (int i = 0; i < 3; i++) {
+      if (busy[i]) continue;
+      int rc = sw_sched_next(e.sched, w[i], now, &held[i], &e.err);
+      ck_assert_int_ge(rc, 0);
+      if (rc == 1) {
+        busy[i] = 1;
+        leases++;
+        ck_assert_int_eq(held[i].n_runs, 2);
+        ck_assert_int_eq(held[i].attempt, 1);
+        const char *want = held[i].pair_index % 2 == 0 ? "off-on" : "on-off";
+        ck_assert_str_eq(held[i].order, want);
+        ck_assert_str_eq(held[i].runs[0].arm, held[i].pair_index % 2 == 0 ? "off" : "on");
+        ck_assert_ptr_nonnull(strstr(held[i].runs[0].config_json, "\"iterations\":100"));
+        ck_assert_ptr_nonnull(strstr(held[i].runs[0].config_json,
+                                     strcmp(held[i].runs[0].arm, "on") == 0 ? "ballot" : "serial"));
+        ck_assert_ptr_nonnull(strstr(held[i].trainer_json, "builtin"));
+      }
+    }
+    for (int i = 0; i < 3; i++) {
+      if (!busy[i]) continue;
+      run_lease(&e, &held[i], w[i], k++, 0.95, now);
+      sw_lease_clear(&held[i]);
+      busy[i] = 0;
+      break; /* one finishes per round, so the others stay busy and spread is exercised */
+    }
+    now += 100;
+  }
+  ck_assert_int_eq(leases, 5);
+  ck_assert_int_eq(sw_sched_sweep_finished(e.sched, sweep, &e.err), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 5);
+  /* No pair mixes two workers or two attempts. */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM (SELECT r.pair_id FROM attempts a JOIN runs r ON "
+                          "r.id = a.run_id GROUP BY r.pair_id HAVING COUNT(DISTINCT a.worker_id) "
+                          "> 1 OR COUNT(DISTINCT a.attempt) > 1)"),
+                   0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(DISTINCT worker_id) FROM pairs"), 3);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done' AND verdict = 'adopt'"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM kernels"), 10);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE trainer_sha256 = 'aa' AND "
+                          "psnr_db > 29 AND gpu_busy_frac > 0.6"),
+                   10);
+  json_t *st = sw_sched_status_json(e.sched, sweep, &e.err);
+  ck_assert_ptr_nonnull(st);
+  json_t *g = json_array_get(json_object_get(json_array_get(json_object_get(st, "sweeps"), 0),
+                                             "gates"), 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(g, "pairs"), "done")), 5);
+  ck_assert_str_eq(json_string_value(json_object_get(g, "verdict")), "adopt");
+  ck_assert_int_eq(json_array_size(json_object_get(st, "workers")), 3);
+  json_decref(st);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(lease_expiry_requeues_whole_pair) {
+  struct env e;
+  env_open(&e, 1000, 3, 0);
+  submit_gate(&e, "g", 2, 2, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  struct sw_lease l1, l2;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l1, &e.err), 1);
+  ck_assert_int_eq(l1.pair_index, 0);
+  /* First arm done, renewed once, then silence. */
+  ck_assert_int_eq(deliver(&e, &l1, "w1", 0, 0, QUIET, 3, 0, 0.95, 500), 0);
+  ck_assert_int_eq(sw_sched_renew(e.sched, l1.lease_id, l1.epoch, "w1", 800, &e.err), 0);
+  int n = -1;
+  ck_assert_int_eq(sw_sched_tick(e.sched, 1700, &n, &e.err), 0);
+  ck_assert_int_eq(n, 0); /* renewed at 800: deadline 1800 */
+  ck_assert_int_eq(sw_sched_tick(e.sched, 1801, &n, &e.err), 0);
+  ck_assert_int_eq(n, 1);
+  ck_assert_int_eq(q1(&e, "SELECT attempt FROM pairs WHERE idx = 0"), 2);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'abandoned'"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM leases WHERE state = 'expired'"), 1);
+  /* The late second arm of the old lease is refused; so is a renewal. */
+  ck_assert_int_eq(deliver(&e, &l1, "w1", 1, 0, QUIET, 3, 0, 0.95, 1900), SW_ESTATE);
+  ck_assert_int_eq(sw_sched_renew(e.sched, l1.lease_id, l1.epoch, "w1", 1900, &e.err), SW_ESTATE);
+  /* Another worker gets the whole pair again, as attempt 2, and completes it. */
+  ck_assert_int_eq(sw_sched_next(e.sched, "w2", 2000, &l2, &e.err), 1);
+  ck_assert_int_eq(l2.pair_index, 0);
+  ck_assert_int_eq(l2.attempt, 2);
+  ck_assert_uint_eq(l2.epoch, 2);
+  ck_assert_int_eq(l2.runs[0].run_id, l1.runs[0].run_id);
+  run_lease(&e, &l2, "w2", 1, 0.95, 2100);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE attempt = 2 AND status = 'ok' AND "
+                          "worker_id = 'w2'"),
+                   2);
+  ck_assert_int_eq(q1(&e, "SELECT status = 'done' FROM pairs WHERE idx = 0"), 1);
+  sw_lease_clear(&l1);
+  sw_lease_clear(&l2);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(stale_refused_duplicate_idempotent) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  submit_gate(&e, "g", 1, 1, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l, &e.err), 1);
+  struct sw_lease bad = l;
+  bad.epoch = l.epoch + 1;
+  ck_assert_int_eq(deliver(&e, &bad, "w1", 0, 0, QUIET, 3, 0, 0.95, 10), SW_ESTATE);
+  ck_assert_ptr_nonnull(strstr(e.err.msg, "stale"));
+  ck_assert_int_eq(deliver(&e, &l, "w2", 0, 0, QUIET, 3, 0, 0.95, 10), SW_ESTATE);
+  ck_assert_int_eq(sw_sched_renew(e.sched, l.lease_id, l.epoch, "w2", 10, &e.err), SW_ESTATE);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts"), 0);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, QUIET, 3, 0, 0.95, 20), 0);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, QUIET, 3, 0, 0.95, 30), 0); /* resent */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM windows"), 4);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, 0, 0.95, 40), 0);
+  /* After the pair completed and the lease closed, a resend is still acknowledged. */
+  ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, 0, 0.95, 50), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts"), 2);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", 60, &e.err), 0);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w2", 60, &e.err), SW_ESTATE);
+  /* A result for a run that does not exist is an error, not a crash. */
+  struct sw_lease ghost = l;
+  ghost.runs[0].run_id = 999999;
+  ck_assert_int_eq(deliver(&e, &ghost, "w1", 0, 0, QUIET, 3, 0, 0.95, 70), SW_ENOTFOUND);
+  sw_lease_clear(&l);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(two_sweeps_both_progress) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t a = submit_gate(&e, "a", 4, 4, NULL, 0);
+  int64_t b = submit_gate(&e, "b", 4, 4, "\"priority\":5", 0);
+  hello(&e, "w1", NULL, 0);
+  int64_t seen[8];
+  for (int i = 0; i < 8; i++) {
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", i * 10, &l, &e.err), 1);
+    seen[i] = l.sweep_id;
+    run_lease(&e, &l, "w1", i, 0.95, i * 10 + 5);
+    sw_lease_clear(&l);
+  }
+  /* Round-robin: never the same sweep twice in a row; the higher priority goes first. */
+  ck_assert_int_eq(seen[0], b);
+  for (int i = 1; i < 8; i++) ck_assert_int_ne(seen[i], seen[i - 1]);
+  ck_assert_int_eq(sw_sched_sweep_finished(e.sched, a, &e.err), 1);
+  ck_assert_int_eq(sw_sched_sweep_finished(e.sched, b, &e.err), 1);
+  struct sw_lease none;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 100, &none, &e.err), 0);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(pin_and_match_honoured) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  submit_gate(&e, "pinned", 1, 1, "\"placement\":{\"spread\":true,\"pin\":\"w2\"}", 0);
+  submit_gate(&e, "matched", 1, 1,
+              "\"placement\":{\"spread\":true,\"match\":{\"label.gpu\":\"m4*\",\"cores\":\"8\"}}",
+              0);
+  hello(&e, "w1", "{\"gpu\":\"rtx\"}", 0);
+  hello(&e, "w2", "{\"gpu\":\"rtx\"}", 0);
+  hello(&e, "w3", "{\"gpu\":\"m4max\"}", 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 1, &l, &e.err), 0); /* neither suits w1 */
+  ck_assert_int_eq(sw_sched_next(e.sched, "w3", 2, &l, &e.err), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs p JOIN sweeps s ON s.id = p.sweep_id WHERE "
+                          "s.name = 'matched' AND p.worker_id = 'w3'"),
+                   1);
+  sw_lease_clear(&l);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w2", 3, &l, &e.err), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs p JOIN sweeps s ON s.id = p.sweep_id WHERE "
+                          "s.name = 'pinned' AND p.worker_id = 'w2'"),
+                   1);
+  sw_lease_clear(&l);
+  ck_assert_int_eq(sw_sched_next(e.sched, "nobody", 4, &l, &e.err), SW_ENOTFOUND);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(poison_pair_capped_gate_concludes_from_rest) {
+  struct env e;
+  env_open(&e, 10000, 2, 0);
+  int64_t sweep = submit_gate(&e, "g", 4, 4, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  int64_t now = 0, k = 0;
+  int failures = 0;
+  while (sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0) {
+    ck_assert_int_lt(now, 100000);
+    now += 10;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", now, &l, &e.err), 1);
+    if (l.pair_index == 2) { /* this pair's trainer always crashes */
+      ck_assert_int_eq(deliver(&e, &l, "w1", 0, 3, QUIET, 3, 0, 0.95, now), 0);
+      ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, 0, 0.95, now), 0);
+      failures++;
+    } else {
+      run_lease(&e, &l, "w1", (int)k++, 0.95, now);
+    }
+    sw_lease_clear(&l);
+  }
+  ck_assert_int_eq(failures, 2);
+  ck_assert_int_eq(q1(&e, "SELECT status = 'failed' AND attempt = 2 FROM pairs WHERE idx = 2"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 3);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done' AND verdict IS NOT NULL"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'poison'"), 1);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(contaminated_pair_gets_one_replacement) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t sweep = submit_gate(&e, "g", 3, 3, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  int64_t now = 0;
+  int k = 0;
+  while (sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0) {
+    ck_assert_int_lt(k, 10);
+    now += 10;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", now, &l, &e.err), 1);
+    if (l.pair_index == 1) { /* load during the off run */
+      ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, BUSY, 3, k, 0.95, now), 0);
+      ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, k, 0.95, now), 0);
+    } else if (l.pair_index == 2) { /* no window samples at all: invalid */
+      ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, QUIET, 0, k, 0.95, now), 0);
+      ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, k, 0.95, now), 0);
+    } else {
+      run_lease(&e, &l, "w1", k, 0.95, now);
+    }
+    k++;
+    sw_lease_clear(&l);
+  }
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'contaminated'"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'invalid'"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1"), 2);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1 AND replaces = 1"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1 AND replaces = 2"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 5);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done'"), 1);
+  /* The gate engine saw the contamination: its JSON carries the sensitivity analysis. */
+  ck_assert_int_eq(q1(&e, "SELECT json_extract(verdict_json, '$.name') = 'g' FROM gates"), 1);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(spread_leaves_next_pair_to_idle_peer) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  submit_gate(&e, "g", 4, 4, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 1, &l, &e.err), 1);
+  run_lease(&e, &l, "w1", 0, 0.95, 2);
+  sw_lease_clear(&l);
+  /* w1 has run one pair, w2 none and is idle: w1 waits, w2 gets the next pair. */
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 3, &l, &e.err), 0);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w2", 4, &l, &e.err), 1);
+  ck_assert_int_eq(l.pair_index, 1);
+  /* w2 busy now: w1 may take another. */
+  struct sw_lease l1;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 5, &l1, &e.err), 1);
+  sw_lease_clear(&l1);
+  sw_lease_clear(&l);
+  /* A gone worker does not hold anybody back. */
+  ck_assert_int_eq(sw_sched_worker_gone(e.sched, "w2", 6, &e.err), 0);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(sequential_gate_extends_while_inconclusive) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  char extra[] = "\"priority\":0";
+  char json[64];
+  snprintf(json, sizeof json, "%s", extra);
+  /* No effect at all: a sequential gate looks after each pair and runs up to max. */
+  int64_t sweep = 0;
+  {
+    const char *spec =
+        "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+        "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
+        "\"pairs\":{\"n\":3,\"max\":6,\"order\":\"alternate\",\"sequential\":true},"
+        "\"gate\":{\"metric\":\"train_s\",\"direction\":\"lower\",\"rule\":{\"k\":2.0,\"floor\":"
+        "0.01},\"guard\":{\"metric\":\"psnr_db\",\"max_drop\":0.05}},"
+        "\"contamination\":{\"require_windows\":true,\"rerun_once\":true}}";
+    ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
+                  e.err.msg);
+  }
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  int64_t now = 0;
+  int k = 0;
+  while (sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0) {
+    ck_assert_int_lt(k, 10);
+    now += 10;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", now, &l, &e.err), 1);
+    run_lease(&e, &l, "w1", k++, 1.0, now);
+    sw_lease_clear(&l);
+  }
+  int64_t total = q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'");
+  ck_assert_int_ge(total, 3);
+  ck_assert_int_le(total, 6);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done' AND verdict <> 'adopt'"),
+                   1);
+  ck_assert_int_ge(q1(&e, "SELECT looks FROM gates"), 1);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(grid_expands_and_completes) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  const char *spec =
+      "{\"name\":\"pareto\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},"
+      "\"base\":{\"seed\":42},\"parameters\":{\"iterations\":[100,200],\"binning\":"
+      "[\"resident\",\"transient\"]},\"repeats\":2,\"checkpoints\":[50],"
+      "\"contamination\":{\"require_windows\":false}}";
+  int64_t sweep = 0;
+  ck_assert_msg(sw_sched_submit_text(e.sched, spec, "yaml", NULL, 0, &sweep, &e.err) == 0, "%s",
+                e.err.msg);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM grid_points"), 8);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM runs WHERE config_json LIKE "
+                          "'%\"checkpoints\":[50]%'"),
+                   8);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(DISTINCT config_sha256) FROM runs"), 4);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  struct sw_lease l;
+  int n = 0;
+  for (int64_t now = 1; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; now++) {
+    ck_assert_int_lt(n, 20);
+    const char *w = (now % 2) ? "w1" : "w2";
+    ck_assert_int_eq(sw_sched_next(e.sched, w, now, &l, &e.err), 1);
+    ck_assert_int_eq(l.n_runs, 1);
+    ck_assert_str_eq(l.order, "single");
+    run_lease(&e, &l, w, n++, 1.0, now);
+    sw_lease_clear(&l);
+  }
+  ck_assert_int_eq(n, 8);
+  ck_assert_int_eq(q1(&e, "SELECT status = 'done' FROM sweeps"), 1);
+  /* A bad grid is refused before anything reaches the store. */
+  int64_t id = 0;
+  ck_assert_int_eq(sw_sched_submit_text(e.sched,
+                                        "{\"name\":\"bad\",\"kind\":\"grid\",\"parameters\":{\"a\":"
+                                        "[]}}",
+                                        NULL, NULL, 5, &id, &e.err),
+                   SW_EINVAL);
+  ck_assert_int_eq(sw_sched_submit_text(e.sched, "{not json", NULL, NULL, 5, &id, &e.err),
+                   SW_EINVAL);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM sweeps"), 1);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(restart_keeps_leases_and_cancel) {
+  struct env e;
+  env_open(&e, 1000, 3, 0);
+  int64_t sweep = submit_gate(&e, "g", 2, 2, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l, &e.err), 1);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, QUIET, 3, 0, 0.95, 100), 0);
+  env_close(&e);
+  /* The coordinator restarts: the lease survives with a fresh term, the result completes it. */
+  env_open(&e, 1000, 3, 5000);
+  int n = -1;
+  ck_assert_int_eq(sw_sched_tick(e.sched, 5500, &n, &e.err), 0);
+  ck_assert_int_eq(n, 0);
+  hello(&e, "w1", NULL, 5600);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, 0, 0.95, 5700), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 1);
+  sw_lease_clear(&l);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 5800, &l, &e.err), 1);
+  int64_t ids[4];
+  int nids = 0;
+  ck_assert_int_eq(sw_sched_cancel(e.sched, sweep, 5900, ids, 4, &nids, &e.err), 0);
+  ck_assert_int_eq(nids, 1);
+  ck_assert_int_eq(ids[0], l.lease_id);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, QUIET, 3, 0, 0.95, 6000), SW_ESTATE);
+  ck_assert_int_eq(sw_sched_sweep_finished(e.sched, sweep, &e.err), 1);
+  ck_assert_int_eq(sw_sched_cancel(e.sched, 424242, 6000, NULL, 0, NULL, &e.err), SW_ENOTFOUND);
+  sw_lease_clear(&l);
+  env_close(&e);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sched");
+  TCase *tc = tcase_create("core");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, alternate_orders_three_workers_five_pairs);
+  tcase_add_test(tc, lease_expiry_requeues_whole_pair);
+  tcase_add_test(tc, stale_refused_duplicate_idempotent);
+  tcase_add_test(tc, two_sweeps_both_progress);
+  tcase_add_test(tc, pin_and_match_honoured);
+  tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
+  tcase_add_test(tc, contaminated_pair_gets_one_replacement);
+  tcase_add_test(tc, spread_leaves_next_pair_to_idle_peer);
+  tcase_add_test(tc, sequential_gate_extends_while_inconclusive);
+  tcase_add_test(tc, grid_expands_and_completes);
+  tcase_add_test(tc, restart_keeps_leases_and_cancel);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
