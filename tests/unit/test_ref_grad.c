@@ -56,10 +56,16 @@ struct fixture {
   double lambda;
 };
 
-static void fixture_init(struct fixture *fx, uint64_t seed, uint32_t sh_degree) {
+/* Translucent scenes (opacity 0.38..0.73) keep every pixel far from the thresholds; opaque ones
+ * (0.97..0.9999, packed closer) reach the 0.99 alpha clamp and the T < 1e-4 early stop, so the
+ * gradients are also checked where those branches are taken. */
+static void fixture_init(struct fixture *fx, uint64_t seed, uint32_t sh_degree, int opaque) {
   memset(fx, 0, sizeof *fx);
   ck_assert_int_eq(gs_ref_model_alloc(&fx->mf, N_SPLATS, NULL), 0);
-  tr_fill_scene(&fx->mf, seed, 0.6f, 0.15f, 0.35f, -0.5f, 1.0f);
+  if (opaque)
+    tr_fill_scene(&fx->mf, seed, 0.3f, 0.2f, 0.4f, 3.5f, 9.0f);
+  else
+    tr_fill_scene(&fx->mf, seed, 0.6f, 0.15f, 0.35f, -0.5f, 1.0f);
   ck_assert_int_eq(gs_ref_model_to_d(&fx->mf, &fx->m, NULL), 0);
   for (int c = 0; c < N_CAMS; c++) {
     tr_orbit_camera(&fx->camf[c], IMG, IMG, FOCAL, 4.0f, 0.4f + 2.1f * (float)c,
@@ -146,14 +152,56 @@ static void full_fd(struct fixture *fx, int c, int g, double h, double *out) {
   }
 }
 
-static int visible_splats(struct fixture *fx, int c) {
+/* What a frame exercises: splats on more than one tile, pixels where alpha is clamped at 0.99,
+ * pixels whose walk stopped at T < 1e-4 (a later splat would have passed the alpha test). */
+struct events {
+  int visible, straddling, clamped, stopped;
+};
+
+static void count_events(const struct gs_ref_frame_d *f, struct events *ev) {
+  for (uint32_t i = 0; i < f->count; i++) {
+    ev->visible += f->splats[i].radius > 0;
+    ev->straddling += f->splats[i].tiles_touched > 1;
+  }
+  for (uint32_t py = 0; py < f->height; py++)
+    for (uint32_t px = 0; px < f->width; px++) {
+      uint32_t tile = (py / GS_TILE) * f->tiles_x + px / GS_TILE;
+      uint32_t start = f->ranges[2 * tile], end = f->ranges[2 * tile + 1];
+      uint32_t last = f->last[(size_t)py * f->width + px];
+      for (uint32_t k = start; k < end; k++) {
+        const struct gs_ref_splat_d *s = &f->splats[f->ids[k]];
+        double dx = s->mean2d[0] - (px + 0.5), dy = s->mean2d[1] - (py + 0.5);
+        double sigma = 0.5 * (s->conic[0] * dx * dx + s->conic[2] * dy * dy) +
+                       s->conic[1] * dx * dy;
+        double a = s->opacity * exp(-sigma);
+        if (sigma < 0 || a < GS_ALPHA_MIN)
+          continue;
+        if (k - start >= last) {
+          ev->stopped++;
+          break;
+        }
+        ev->clamped += a > GS_ALPHA_MAX;
+      }
+    }
+}
+
+static void frame_events(struct fixture *fx, int c, struct events *ev) {
   struct gs_ref_frame_d *f;
   ck_assert_int_eq(gs_ref_forward_d(fx->m, &fx->cam[c], &fx->opts, &f, NULL), 0);
-  int vis = 0;
-  for (uint32_t i = 0; i < f->count; i++)
-    vis += f->splats[i].radius > 0;
+  count_events(f, ev);
   gs_ref_frame_destroy_d(&f);
-  return vis;
+}
+
+/* Asserts the scene exercised what it is meant to; prints the counts. */
+static void check_events(const char *what, const struct events *ev, int opaque) {
+  printf("%s: %d visible, %d straddling tiles, %d clamped pixels, %d stopped pixels\n", what,
+         ev->visible, ev->straddling, ev->clamped, ev->stopped);
+  ck_assert_int_ge(ev->visible, N_CAMS * N_SPLATS / 2);
+  ck_assert_int_gt(ev->straddling, 0);
+  if (opaque) {
+    ck_assert_int_gt(ev->clamped, 0);
+    ck_assert_int_gt(ev->stopped, 0);
+  }
 }
 
 /* ---- Loss backward ------------------------------------------------------------------------ */
@@ -226,10 +274,12 @@ static double raster_loss(struct fixture *fx, struct gs_ref_frame_d *f) {
 
 START_TEST(rasterize_backward_matches_fd) {
   struct fixture fx;
-  fixture_init(&fx, 5, 3);
+  fixture_init(&fx, 5, 3, _i);
+  struct events ev = {0};
   for (int c = 0; c < N_CAMS; c++) {
     struct gs_ref_frame_d *f;
     ck_assert_int_eq(gs_ref_forward_d(fx.m, &fx.cam[c], &fx.opts, &f, NULL), 0);
+    count_events(f, &ev);
     double loss, dl[IMG * IMG * 3];
     ck_assert_int_eq(gs_ref_loss_d(f->rgb, fx.target, IMG, IMG, fx.lambda, &loss, dl, NULL), 0);
     struct gs_ref_splat_grad_d sg[N_SPLATS];
@@ -265,13 +315,14 @@ START_TEST(rasterize_backward_matches_fd) {
         }
       }
       double e = rel_err(fd, an, len);
-      printf("rasterize backward cam %d %-8s: rel err %.3g (|g| %.3g, %zu values)\n", c,
-             names[fi], e, norm(an, len), len);
+      printf("rasterize backward %s cam %d %-8s: rel err %.3g (|g| %.3g, %zu values)\n",
+             _i ? "opaque" : "translucent", c, names[fi], e, norm(an, len), len);
       ck_assert_double_lt(e, TOL);
       ck_assert_double_gt(norm(an, len), 1e-8);
     }
     gs_ref_frame_destroy_d(&f);
   }
+  check_events(_i ? "rasterize scene, opaque" : "rasterize scene", &ev, _i);
   fixture_fini(&fx);
 }
 END_TEST
@@ -311,7 +362,7 @@ static double project_functional(struct fixture *fx, int c, const struct functio
 
 START_TEST(project_backward_matches_fd) {
   struct fixture fx;
-  fixture_init(&fx, 9, 3);
+  fixture_init(&fx, 9, 3, 0);
   struct gs_ref_model_d *grad;
   ck_assert_int_eq(gs_ref_model_d_new(N_SPLATS, &grad, NULL), 0);
   size_t maxlen = (size_t)GS_SH_COEFFS * 3 * N_SPLATS;
@@ -359,23 +410,24 @@ END_TEST
 /* ---- Whole forward + loss ----------------------------------------------------------------- */
 
 /* Checks every parameter group of the whole pipeline at one SH degree. */
-static void check_full(uint64_t seed, uint32_t degree) {
+static void check_full(uint64_t seed, uint32_t degree, int opaque) {
   struct fixture fx;
-  fixture_init(&fx, seed, degree);
+  fixture_init(&fx, seed, degree, opaque);
+  struct events ev = {0};
   struct gs_ref_model_d *grad;
   ck_assert_int_eq(gs_ref_model_d_new(N_SPLATS, &grad, NULL), 0);
   double *fd = malloc((size_t)GS_SH_COEFFS * 3 * N_SPLATS * sizeof *fd);
   uint32_t active = (degree + 1) * (degree + 1);
   for (int c = 0; c < N_CAMS; c++) {
-    ck_assert_int_ge(visible_splats(&fx, c), N_SPLATS / 2);
+    frame_events(&fx, c, &ev);
     full_grad(&fx, c, grad);
     for (int g = 0; g < G_COUNT; g++) {
       size_t len;
       double *an = group(grad, g, &len);
       full_fd(&fx, c, g, 1e-6, fd);
       double e = rel_err(fd, an, len);
-      printf("full backward deg %u cam %d %-10s: rel err %.3g (|g| %.3g)\n", degree, c,
-             group_name[g], e, norm(an, len));
+      printf("full backward %s deg %u cam %d %-10s: rel err %.3g (|g| %.3g)\n",
+             opaque ? "opaque" : "translucent", degree, c, group_name[g], e, norm(an, len));
       ck_assert_double_lt(e, TOL);
       ck_assert_double_gt(norm(an, len), 1e-7);
       if (g != G_SH)
@@ -390,13 +442,18 @@ static void check_full(uint64_t seed, uint32_t degree) {
           }
     }
   }
+  check_events(opaque ? "full backward scene, opaque" : "full backward scene", &ev, opaque);
   free(fd);
   gs_ref_model_d_destroy(&grad);
   fixture_fini(&fx);
 }
 
+/* Iterations 0..3: translucent scene at SH degree 0..3; 4: opaque scene at degree 3. */
 START_TEST(full_backward_matches_fd) {
-  check_full(21, (uint32_t)_i);
+  if (_i < 4)
+    check_full(21, (uint32_t)_i, 0);
+  else
+    check_full(23, 3, 1);
 }
 END_TEST
 
@@ -404,7 +461,7 @@ END_TEST
 
 START_TEST(wrong_gradient_is_caught) {
   struct fixture fx;
-  fixture_init(&fx, 21, 3);
+  fixture_init(&fx, 21, 3, 0);
   struct gs_ref_model_d *grad;
   ck_assert_int_eq(gs_ref_model_d_new(N_SPLATS, &grad, NULL), 0);
   full_grad(&fx, 0, grad);
@@ -437,7 +494,7 @@ END_TEST
 
 START_TEST(float_backward_matches_double) {
   struct fixture fx;
-  fixture_init(&fx, 33, 3);
+  fixture_init(&fx, 33, 3, 1);
   struct gs_ref_model_d *grad;
   ck_assert_int_eq(gs_ref_model_d_new(N_SPLATS, &grad, NULL), 0);
   struct gs_model gf;
@@ -492,9 +549,9 @@ int main(void) {
   TCase *tc = tcase_create("grad");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, loss_backward_matches_fd);
-  tcase_add_test(tc, rasterize_backward_matches_fd);
+  tcase_add_loop_test(tc, rasterize_backward_matches_fd, 0, 2);
   tcase_add_test(tc, project_backward_matches_fd);
-  tcase_add_loop_test(tc, full_backward_matches_fd, 0, 4);
+  tcase_add_loop_test(tc, full_backward_matches_fd, 0, 5);
   tcase_add_test(tc, wrong_gradient_is_caught);
   tcase_add_test(tc, float_backward_matches_double);
   tcase_add_test(tc, grad2d_norm_convention);
