@@ -6,7 +6,7 @@ file(GLOB _gs_train_srcs CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_LIST_DIR}/gs_result.c
   ${CMAKE_CURRENT_LIST_DIR}/gs_train*.c)
 add_library(gs_train STATIC ${_gs_train_srcs})
-target_include_directories(gs_train PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_include_directories(gs_train PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/shaders)
 target_link_libraries(gs_train PUBLIC sw_util PkgConfig::FYAML PkgConfig::JANSSON m)
 
 function(_gs_train_link_pipeline)

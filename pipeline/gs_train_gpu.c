@@ -1,0 +1,223 @@
+/* gs_train_gpu.c: building the training kernels (embedded SPIR-V of gs_train_shaders with their
+ * specialization constants) and recording their dispatches (see gs_train_gpu.h). */
+#include "gs_train_gpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_train_shaders.h"
+
+_Static_assert(sizeof(struct gs_pc_loss) == 16, "gs_pc_loss layout");
+_Static_assert(sizeof(struct gs_pc_adam) == 48, "gs_pc_adam layout");
+_Static_assert(sizeof(struct gs_pc_project_bwd) == 112, "gs_pc_project_bwd layout");
+_Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
+
+const uint32_t gs_pgroup_floats[GS_P_COUNT] = {3, 3, 4, 1, 48};
+
+static int kernel(gs_vk_t *vk, const char *stem, const char *label, uint32_t n_buffers,
+                  uint32_t push_size, const uint32_t *spec, uint32_t n_spec, gs_vk_kernel_t **out,
+                  struct sw_err *err) {
+  const struct gs_spirv *sp = gs_train_shaders_spirv(stem);
+  if (!sp) return sw_err_set(err, SW_EDEVICE, "training kernel '%s' is not embedded", stem);
+  struct gs_vk_kernel_desc d = {.name = label, .spirv = sp, .n_buffers = n_buffers,
+                                .push_size = push_size, .spec = spec, .n_spec = n_spec};
+  return gs_vk_kernel_new(vk, &d, out, err);
+}
+
+int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err) {
+  struct gs_tk *tk = calloc(1, sizeof *tk);
+  if (!tk) return sw_err_set(err, SW_ENOMEM, "training kernels: out of memory");
+  tk->vk = vk;
+  if (opts) tk->opts = *opts;
+  tk->cas = tk->opts.force_cas || !gs_vk_info(vk)->float_atomic_add;
+  uint32_t walk = (uint32_t)tk->opts.ssim_walk;
+  uint32_t rb[3] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
+                    tk->opts.atomic_spread ? 1u : 0u};
+  uint32_t av = tk->opts.adam_visible ? 1u : 0u;
+  uint32_t ls = sizeof(struct gs_pc_loss);
+  int rc = kernel(vk, "loss_l1", "loss_l1", 4, ls, NULL, 0, &tk->loss_l1, err);
+  if (!rc) rc = kernel(vk, "ssim_h", "ssim_h", 3, ls, &walk, 1, &tk->ssim_h, err);
+  if (!rc) rc = kernel(vk, "loss_ssim", "loss_ssim", 5, ls, &walk, 1, &tk->loss_ssim, err);
+  if (!rc) rc = kernel(vk, "ssim_bwd_h", "ssim_bwd_h", 2, ls, &walk, 1, &tk->ssim_bwd_h, err);
+  if (!rc) rc = kernel(vk, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk, 1, &tk->ssim_bwd_v, err);
+  if (!rc)
+    rc = kernel(vk, tk->cas ? "rasterize_bwd_cas" : "rasterize_bwd", "rasterize_bwd", 7,
+                sizeof(struct gs_pc_raster), rb, 3, &tk->raster_bwd, err);
+  if (!rc)
+    rc = kernel(vk, "project_bwd", "project_bwd", 12, sizeof(struct gs_pc_project_bwd), NULL, 0,
+                &tk->project_bwd, err);
+  if (!rc) rc = kernel(vk, "adam", "adam", 16, sizeof(struct gs_pc_adam), &av, 1, &tk->adam, err);
+  if (rc) {
+    gs_tk_destroy(&tk);
+    return rc;
+  }
+  *out = tk;
+  return 0;
+}
+
+void gs_tk_destroy(struct gs_tk **tkp) {
+  if (!tkp || !*tkp) return;
+  struct gs_tk *tk = *tkp;
+  gs_vk_kernel_destroy(&tk->loss_l1);
+  gs_vk_kernel_destroy(&tk->ssim_h);
+  gs_vk_kernel_destroy(&tk->loss_ssim);
+  gs_vk_kernel_destroy(&tk->ssim_bwd_h);
+  gs_vk_kernel_destroy(&tk->ssim_bwd_v);
+  gs_vk_kernel_destroy(&tk->raster_bwd);
+  gs_vk_kernel_destroy(&tk->project_bwd);
+  gs_vk_kernel_destroy(&tk->adam);
+  free(tk);
+  *tkp = NULL;
+}
+
+static int reserve(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, unsigned flags,
+                   const char *label, struct sw_err *err) {
+  if (*b) return gs_vk_buf_reserve(*b, size, NULL, err);
+  return gs_vk_buf_new(vk, size, flags, label, b, err);
+}
+
+int gs_tk_img_reserve(gs_vk_t *vk, struct gs_tk_img *im, uint32_t w, uint32_t h,
+                      struct sw_err *err) {
+  VkDeviceSize px = (VkDeviceSize)w * h;
+  im->w = w;
+  im->h = h;
+  im->groups_x = (w + GS_IMG_WG - 1) / GS_IMG_WG;
+  im->groups_y = (h + GS_IMG_WG - 1) / GS_IMG_WG;
+  VkDeviceSize groups = (VkDeviceSize)im->groups_x * im->groups_y;
+  int rc = reserve(vk, &im->dl, 12 * px, 0, "dl_drgb", err);
+  if (!rc) rc = reserve(vk, &im->ssim_h, 60 * px, 0, "ssim_h", err);
+  if (!rc) rc = reserve(vk, &im->ssim_p, 36 * px, 0, "ssim_p", err);
+  if (!rc) rc = reserve(vk, &im->ssim_q, 36 * px, 0, "ssim_q", err);
+  if (!rc) rc = reserve(vk, &im->loss_part, 8 * groups, GS_VK_BUF_HOST, "loss_part", err);
+  return rc;
+}
+
+void gs_tk_img_free(struct gs_tk_img *im) {
+  gs_vk_buf_destroy(&im->dl);
+  gs_vk_buf_destroy(&im->ssim_h);
+  gs_vk_buf_destroy(&im->ssim_p);
+  gs_vk_buf_destroy(&im->ssim_q);
+  gs_vk_buf_destroy(&im->loss_part);
+  memset(im, 0, sizeof *im);
+}
+
+static struct gs_pc_loss loss_pc(const struct gs_tk_img *im, float lambda) {
+  struct gs_pc_loss pc = {.width = im->w, .height = im->h, .lambda = lambda,
+                          .inv_count = 1.0f / (3.0f * (float)im->w * (float)im->h)};
+  return pc;
+}
+
+void gs_tk_record_loss(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
+                       struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda) {
+  struct gs_pc_loss pc = loss_pc(im, lambda);
+  if (lambda == 0.0f) {
+    struct gs_vk_buf *b[4] = {img, gt, im->dl, im->loss_part};
+    gs_vk_dispatch(cmd, tk->loss_l1, b, &pc, im->groups_x, im->groups_y, 1);
+    return;
+  }
+  struct gs_vk_buf *b1[3] = {img, gt, im->ssim_h};
+  gs_vk_dispatch(cmd, tk->ssim_h, b1, &pc, im->groups_x, im->groups_y, 1);
+  gs_vk_barrier(cmd);
+  struct gs_vk_buf *b2[5] = {img, gt, im->ssim_h, im->ssim_p, im->loss_part};
+  gs_vk_dispatch(cmd, tk->loss_ssim, b2, &pc, im->groups_x, im->groups_y, 1);
+}
+
+void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
+                           struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda) {
+  if (lambda == 0.0f) return;
+  struct gs_pc_loss pc = loss_pc(im, lambda);
+  struct gs_vk_buf *b1[2] = {im->ssim_p, im->ssim_q};
+  gs_vk_dispatch(cmd, tk->ssim_bwd_h, b1, &pc, im->groups_x, im->groups_y, 1);
+  gs_vk_barrier(cmd);
+  struct gs_vk_buf *b2[4] = {img, gt, im->ssim_q, im->dl};
+  gs_vk_dispatch(cmd, tk->ssim_bwd_v, b2, &pc, im->groups_x, im->groups_y, 1);
+}
+
+int gs_tk_loss_value(struct gs_tk_img *im, float lambda, double *loss, double *l1, double *ssim,
+                     struct sw_err *err) {
+  uint32_t groups = im->groups_x * im->groups_y;
+  const float *part = im->loss_part->map;
+  float *tmp = NULL;
+  if (!part) {
+    tmp = malloc(8 * (size_t)groups);
+    if (!tmp) return sw_err_set(err, SW_ENOMEM, "loss value: out of memory");
+    int rc = gs_vk_buf_download(im->loss_part, 0, tmp, 8 * (VkDeviceSize)groups, err);
+    if (rc) {
+      free(tmp);
+      return rc;
+    }
+    part = tmp;
+  }
+  double sl1 = 0.0, sss = 0.0;
+  for (uint32_t g = 0; g < groups; g++) {
+    sl1 += part[2 * g];
+    sss += part[2 * g + 1];
+  }
+  free(tmp);
+  double n = 3.0 * (double)im->w * (double)im->h;
+  double ml1 = sl1 / n, mss = sss / n;
+  if (l1) *l1 = ml1;
+  if (ssim) *ssim = mss;
+  if (loss) *loss = lambda == 0.0f ? ml1 : (1.0 - lambda) * ml1 + lambda * (1.0 - mss);
+  return 0;
+}
+
+void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_raster *pc,
+                             struct gs_vk_buf *ranges, struct gs_vk_buf *values,
+                             struct gs_vk_buf *splats, struct gs_vk_buf *final_t,
+                             struct gs_vk_buf *last, struct gs_vk_buf *dl,
+                             struct gs_vk_buf *grad2d, uint32_t n) {
+  VkDeviceSize bytes = (VkDeviceSize)GS_G2D * 4 * (n ? n : 1);
+  vkCmdFillBuffer(cmd, grad2d->buf, 0, bytes, 0);
+  gs_vk_barrier(cmd);
+  struct gs_vk_buf *b[7] = {ranges, values, splats, final_t, last, dl, grad2d};
+  gs_vk_dispatch(cmd, tk->raster_bwd, b, pc, pc->tiles_x, pc->tiles_y, 1);
+}
+
+void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
+                              const struct gs_pc_project_bwd *pc,
+                              struct gs_vk_buf *const params[GS_P_COUNT], struct gs_vk_buf *splats,
+                              struct gs_vk_buf *grad2d, struct gs_vk_buf *const grads[GS_P_COUNT],
+                              struct gs_vk_buf *dens) {
+  struct gs_vk_buf *b[12] = {params[GS_P_MEANS], params[GS_P_SCALES], params[GS_P_QUATS],
+                             params[GS_P_SH],    splats,              grad2d,
+                             grads[GS_P_MEANS],  grads[GS_P_SCALES],  grads[GS_P_QUATS],
+                             grads[GS_P_OPACITY], grads[GS_P_SH],     dens};
+  uint32_t groups = (pc->n + GS_WG - 1) / GS_WG;
+  if (groups) gs_vk_dispatch(cmd, tk->project_bwd, b, pc, groups, 1, 1);
+}
+
+void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_adam *pc,
+                       struct gs_vk_buf *const params[GS_P_COUNT],
+                       struct gs_vk_buf *const grads[GS_P_COUNT],
+                       struct gs_vk_buf *const moments[GS_P_COUNT],
+                       struct gs_vk_buf *tiles_touched) {
+  struct gs_vk_buf *b[16];
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    b[g] = params[g];
+    b[5 + g] = grads[g];
+    b[10 + g] = moments[g];
+  }
+  b[15] = tiles_touched;
+  uint64_t floats = 59ull * pc->n;
+  uint64_t groups = (floats + GS_WG - 1) / GS_WG;
+  if (!groups) return;
+  /* A 2-D grid: one dimension is limited to 65535 workgroups on common devices. */
+  uint32_t gx = groups > 65535 ? 65535 : (uint32_t)groups;
+  uint32_t gy = (uint32_t)((groups + gx - 1) / gx);
+  gs_vk_dispatch(cmd, tk->adam, b, pc, gx, gy, 1);
+}
+
+void gs_tk_adam_pc(struct gs_pc_adam *pc, uint32_t n, uint32_t step, const float lr[6],
+                   float beta1, float beta2, float eps) {
+  memset(pc, 0, sizeof *pc);
+  pc->n = n;
+  float bias1 = 1.0f - powf(beta1, (float)step);
+  float bias2 = 1.0f - powf(beta2, (float)step);
+  for (int g = 0; g < 6; g++) pc->step_size[g] = lr[g] / bias1;
+  pc->beta1 = beta1;
+  pc->beta2 = beta2;
+  pc->eps = eps;
+  pc->sqrt_bc2 = sqrtf(bias2);
+}

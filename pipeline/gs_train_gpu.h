@@ -1,0 +1,93 @@
+/* gs_train_gpu.h: the training kernels on the GPU (internal to gs_train, used by its tests and the
+ * iteration benchmark): loss (L1, or L1 + D-SSIM) forward and backward, rasterize backward,
+ * projection backward and Adam, each recorded into a caller's command buffer with push
+ * descriptors (gs_vk), so that one iteration can be one submission. Buffer layouts:
+ * shaders/gs_train_shared.h and shaders/gs_shared.h.
+ *
+ * Variants are specialization constants fixed when the kernels are built (struct gs_tk_opts), so
+ * each A/B arm runs exactly one code path. The rasterize backward uses float atomic add where the
+ * device has it (shaderBufferFloat32AtomicAdd), else the compare-and-swap build of the same body. */
+#ifndef GS_TRAIN_GPU_H
+#define GS_TRAIN_GPU_H
+
+#include <stdint.h>
+
+#include "gs_shared.h"
+#include "gs_train_shared.h"
+#include "gs_vk.h"
+
+/* Parameter groups, in the order of the model's arrays and of every 5-buffer array below. */
+enum gs_pgroup { GS_P_MEANS = 0, GS_P_SCALES, GS_P_QUATS, GS_P_OPACITY, GS_P_SH, GS_P_COUNT };
+/* Floats per splat of each group (3, 3, 4, 1, 48: 59 in all). */
+extern const uint32_t gs_pgroup_floats[GS_P_COUNT];
+
+struct gs_tk_opts {
+  int ssim_walk;     /* 0 scalar, 1 float4, 2 float4 + shared reciprocal */
+  int sigma_skip;    /* rasterize backward skips sigma >= 5.55 before exp */
+  int warp_skip;     /* rasterize backward skips subgroups with no contributing lane */
+  int atomic_spread; /* atomics from several lanes instead of one */
+  int adam_visible;  /* Adam only over splats with tiles_touched > 0 */
+  int force_cas;     /* use the compare-and-swap build even when float atomics exist (tests) */
+};
+
+struct gs_tk {
+  gs_vk_t *vk;
+  struct gs_tk_opts opts;
+  int cas; /* the compare-and-swap build is in use */
+  gs_vk_kernel_t *loss_l1, *ssim_h, *loss_ssim, *ssim_bwd_h, *ssim_bwd_v;
+  gs_vk_kernel_t *raster_bwd, *project_bwd, *adam;
+};
+
+int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err);
+void gs_tk_destroy(struct gs_tk **tk);
+
+/* Image-sized scratch of the loss: dL/dimage, SSIM moments and derivatives, per-workgroup loss
+ * partial sums (host-visible). Grow-only. */
+struct gs_tk_img {
+  uint32_t w, h, groups_x, groups_y;
+  struct gs_vk_buf *dl, *ssim_h, *ssim_p, *ssim_q, *loss_part;
+};
+int gs_tk_img_reserve(gs_vk_t *vk, struct gs_tk_img *im, uint32_t w, uint32_t h,
+                      struct sw_err *err);
+void gs_tk_img_free(struct gs_tk_img *im);
+
+/* Stage "loss": L1 (lambda == 0) or L1 + SSIM forward; fills im->dl when lambda == 0, else the
+ * SSIM derivatives that gs_tk_record_ssim_bwd turns into im->dl. img and gt: 3 floats per pixel. */
+void gs_tk_record_loss(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
+                       struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda);
+/* Stage "ssim_bwd" (nothing when lambda == 0). */
+void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
+                           struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda);
+/* The loss value of the last completed loss stage, from the partial sums; *l1 and *ssim (may be
+ * NULL) get the means. Downloads when the partial buffer is not mapped. */
+int gs_tk_loss_value(struct gs_tk_img *im, float lambda, double *loss, double *l1, double *ssim,
+                     struct sw_err *err);
+
+/* Stage "rasterize_bwd": zeroes grad2d (GS_G2D floats per splat, n splats) and accumulates the
+ * per-splat gradients from dl. Buffers: the forward's tile ranges, sorted values, splats2d,
+ * final_t, last. */
+void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_raster *pc,
+                             struct gs_vk_buf *ranges, struct gs_vk_buf *values,
+                             struct gs_vk_buf *splats, struct gs_vk_buf *final_t,
+                             struct gs_vk_buf *last, struct gs_vk_buf *dl,
+                             struct gs_vk_buf *grad2d, uint32_t n);
+/* Stage "project_bwd": parameter gradients (grads, model layout) from grad2d; adds densification
+ * statistics to dens when pc->accumulate. */
+void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
+                              const struct gs_pc_project_bwd *pc,
+                              struct gs_vk_buf *const params[GS_P_COUNT], struct gs_vk_buf *splats,
+                              struct gs_vk_buf *grad2d, struct gs_vk_buf *const grads[GS_P_COUNT],
+                              struct gs_vk_buf *dens);
+/* Stage "adam": one step over every parameter float. moments: 2 floats per parameter float.
+ * tiles_touched is read only by the visible-only variant (any buffer of n words). */
+void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_adam *pc,
+                       struct gs_vk_buf *const params[GS_P_COUNT],
+                       struct gs_vk_buf *const grads[GS_P_COUNT],
+                       struct gs_vk_buf *const moments[GS_P_COUNT],
+                       struct gs_vk_buf *tiles_touched);
+
+/* Fills an Adam push-constant block for step t (from 1) as gs_ref_adam_step computes it (float). */
+void gs_tk_adam_pc(struct gs_pc_adam *pc, uint32_t n, uint32_t step, const float lr[6],
+                   float beta1, float beta2, float eps);
+
+#endif

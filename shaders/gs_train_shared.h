@@ -1,0 +1,76 @@
+/* gs_train_shared.h: push-constant layouts and buffer conventions of the training kernels (loss,
+ * SSIM, rasterize backward, projection backward, Adam), shared by the host (pipeline/gs_train*.c)
+ * and GLSL like gs_shared.h: only 32-bit scalars, so std430 and C agree. The forward buffers and
+ * struct gs_pc_project / gs_pc_raster come from gs_shared.h.
+ *
+ * Buffers of the backward pass:
+ *   dl_drgb: float[3 * w * h]            dL/d(rendered RGB), written by the loss kernels
+ *   ssim_h:  float[15 * w * h]           per pixel, per channel c: 5 horizontally blurred moments
+ *                                        (x, y, x^2, y^2, x y) at [15 p + 5 c + q]
+ *   ssim_p:  float[9 * w * h]            per pixel, per channel: dL/d(mu_x, E[x^2], E[xy]) at
+ *                                        [9 p + 3 c + q]; ssim_q the same after the horizontal blur
+ *   loss_part: float[2 * groups]         per workgroup: sum |x - y| and sum SSIM map
+ *   grad2d:  float[GS_G2D * n]           per splat, summed over pixels: dL/d(mean2d.xy, conic.abc,
+ *                                        rgb, opacity) at the GS_G2D_* offsets
+ *   grads:   the model layout (means 3n, log_scales 3n, quats 4n, opacity n, sh 48n)
+ *   moments: float[2 * floats of the group]: Adam (m, v) interleaved per parameter float
+ *   dens:    float[3 * n]                 densification statistics per splat: sum of the 2D
+ *                                        gradient norm, visible count, max screen radius */
+#ifndef GS_TRAIN_SHARED_H
+#define GS_TRAIN_SHARED_H
+
+#include "gs_shared.h"
+
+#define GS_G2D 9
+#define GS_G2D_MEAN 0
+#define GS_G2D_CONIC 2
+#define GS_G2D_RGB 5
+#define GS_G2D_OPACITY 8
+
+#ifdef GS_GLSL
+/* The alpha bounds of gs_types.h (GS_ALPHA_MIN, GS_ALPHA_MAX) as GLSL constants. */
+#define GS_ALPHA_MIN_F (1.0 / 255.0)
+#define GS_ALPHA_MAX_F 0.99
+#define GS_NEAR_Z_F 0.01 /* GS_NEAR_Z */
+#endif
+
+/* Workgroup of the image kernels: 16 x 16 pixels. */
+#define GS_IMG_WG 16
+
+/* Specialization constants of the training kernels (constant_id). */
+#define GS_SPEC_SSIM_WALK 0   /* ssim/loss kernels: 0 scalar, 1 float4, 2 float4 + shared recip */
+#define GS_SPEC_BWD_SIGMA_SKIP 0 /* rasterize_bwd */
+#define GS_SPEC_BWD_WARP_SKIP 1  /* rasterize_bwd: skip a subgroup when no lane contributes */
+#define GS_SPEC_BWD_SPREAD 2     /* rasterize_bwd: atomics from several lanes */
+#define GS_SPEC_ADAM_VISIBLE 0   /* adam: only splats with tiles_touched > 0 */
+
+/* loss_l1, ssim_h, loss_ssim, ssim_bwd_h, ssim_bwd_v */
+struct gs_pc_loss {
+  GS_U32 width, height;
+  float lambda;     /* weight of D-SSIM */
+  float inv_count;  /* 1 / (3 w h) */
+};
+
+/* adam: one thread per parameter float over the concatenation of the groups. */
+struct gs_pc_adam {
+  GS_U32 n;             /* splats */
+  GS_U32 pad;
+  float step_size[6];   /* lr / (1 - beta1^t) per group: means, scales, quats, opacity, dc, rest */
+  float beta1, beta2, eps;
+  float sqrt_bc2;       /* sqrt(1 - beta2^t) */
+};
+
+/* project_bwd: the forward's projection constants (as struct gs_pc_project) plus densification
+ * bookkeeping. */
+struct gs_pc_project_bwd {
+  float viewmat[12]; /* rows 0..2 of the world-to-camera matrix */
+  float fx, fy, cx, cy;
+  float campos[3];
+  GS_U32 n;
+  GS_U32 width, height, tiles_x, tiles_y;
+  GS_U32 sh_degree;
+  GS_U32 accumulate; /* 1: add the 2D gradient norm / visibility / radius to dens */
+  GS_U32 pad[2];
+};
+
+#endif

@@ -1,0 +1,197 @@
+// project_bwd.comp: projection backward, one thread per splat: from the per-splat gradients of
+// rasterize backward (2D mean, conic, colour, opacity) to the model's parameters: means (through
+// the 2D mean, the EWA Jacobian and the SH view direction), log-scales, quaternions (through the
+// normalisation), opacity logit (through the sigmoid) and SH coefficients up to the active degree
+// (higher ones get zero: degree masking while SH is being unlocked). Culled splats get zero.
+// The math is the C reference's (pipeline/gs_ref_tmpl.c), written out in the same order.
+// While densification statistics are collected (pc.accumulate), a visible splat adds its 2D
+// gradient norm sqrt((g.x w/2)^2 + (g.y h/2)^2), one visibility and its radius (max) to dens.
+#version 450
+#define GS_GLSL 1
+#include "gs_train_shared.h"
+#include "sh_common.glsl"
+
+layout(local_size_x = GS_WG) in;
+layout(std430, binding = 0) readonly buffer Means { float means[]; };
+layout(std430, binding = 1) readonly buffer Scales { float log_scales[]; };
+layout(std430, binding = 2) readonly buffer Quats { float quats[]; };
+layout(std430, binding = 3) readonly buffer Sh { float sh[]; };
+layout(std430, binding = 4) readonly buffer Splats { gs_splat2d splats[]; };
+layout(std430, binding = 5) readonly buffer Grad2d { float g2[]; };
+layout(std430, binding = 6) writeonly buffer GMeans { float g_means[]; };
+layout(std430, binding = 7) writeonly buffer GScales { float g_scales[]; };
+layout(std430, binding = 8) writeonly buffer GQuats { float g_quats[]; };
+layout(std430, binding = 9) writeonly buffer GOpac { float g_opacity[]; };
+layout(std430, binding = 10) writeonly buffer GSh { float g_sh[]; };
+layout(std430, binding = 11) buffer Dens { float dens[]; };
+layout(push_constant) uniform PC { gs_pc_project_bwd pc; };
+
+void zero(uint i) {
+  for (uint k = 0u; k < 3u; k++) { g_means[3u * i + k] = 0.0; g_scales[3u * i + k] = 0.0; }
+  for (uint k = 0u; k < 4u; k++) g_quats[4u * i + k] = 0.0;
+  g_opacity[i] = 0.0;
+  for (uint k = 0u; k < 48u; k++) g_sh[48u * i + k] = 0.0;
+}
+
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i >= pc.n) return;
+  if (splats[i].radius == 0u) { zero(i); return; }
+
+  // ---- forward quantities (recomputed) ----
+  vec3 p = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
+  float w[3][3];
+  float t[3];
+  for (int r = 0; r < 3; r++) {
+    t[r] = pc.viewmat[4 * r] * p.x + pc.viewmat[4 * r + 1] * p.y + pc.viewmat[4 * r + 2] * p.z +
+           pc.viewmat[4 * r + 3];
+    for (int k = 0; k < 3; k++) w[r][k] = pc.viewmat[4 * r + k];
+  }
+  vec4 qr = vec4(quats[4u * i], quats[4u * i + 1u], quats[4u * i + 2u], quats[4u * i + 3u]);
+  float qnorm = sqrt(qr.x * qr.x + qr.y * qr.y + qr.z * qr.z + qr.w * qr.w);
+  if (!(t[2] > GS_NEAR_Z_F) || !(qnorm > 0.0)) { zero(i); return; }
+  float q[4] = float[4](qr.x / qnorm, qr.y / qnorm, qr.z / qnorm, qr.w / qnorm);
+  float qw = q[0], qx = q[1], qy = q[2], qz = q[3];
+  float rot[3][3];
+  rot[0][0] = 1.0 - 2.0 * (qy * qy + qz * qz);
+  rot[0][1] = 2.0 * (qx * qy - qw * qz);
+  rot[0][2] = 2.0 * (qx * qz + qw * qy);
+  rot[1][0] = 2.0 * (qx * qy + qw * qz);
+  rot[1][1] = 1.0 - 2.0 * (qx * qx + qz * qz);
+  rot[1][2] = 2.0 * (qy * qz - qw * qx);
+  rot[2][0] = 2.0 * (qx * qz - qw * qy);
+  rot[2][1] = 2.0 * (qy * qz + qw * qx);
+  rot[2][2] = 1.0 - 2.0 * (qx * qx + qy * qy);
+  float s[3];
+  for (int k = 0; k < 3; k++) s[k] = exp(log_scales[3u * i + uint(k)]);
+  float m3[3][3], sig[3][3], ws[3][3], cc[3][3];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) m3[r][k] = rot[r][k] * s[k];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++)
+      sig[r][k] = m3[r][0] * m3[k][0] + m3[r][1] * m3[k][1] + m3[r][2] * m3[k][2];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++)
+      ws[r][k] = w[r][0] * sig[0][k] + w[r][1] * sig[1][k] + w[r][2] * sig[2][k];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++)
+      cc[r][k] = ws[r][0] * w[k][0] + ws[r][1] * w[k][1] + ws[r][2] * w[k][2];
+  float iz = 1.0 / t[2];
+  float j[2][3];
+  j[0][0] = pc.fx * iz; j[0][1] = 0.0; j[0][2] = -pc.fx * t[0] * iz * iz;
+  j[1][0] = 0.0; j[1][1] = pc.fy * iz; j[1][2] = -pc.fy * t[1] * iz * iz;
+  vec3 dv = p - vec3(pc.campos[0], pc.campos[1], pc.campos[2]);
+  float vnorm = sqrt(dv.x * dv.x + dv.y * dv.y + dv.z * dv.z);
+  vec3 dir = vnorm > 0.0 ? dv / vnorm : vec3(0.0);
+
+  float ga2[9];
+  for (uint k = 0u; k < 9u; k++) ga2[k] = g2[GS_G2D * i + k];
+  vec3 gmean = vec3(0.0);
+
+  // ---- opacity through the sigmoid ----
+  float o = splats[i].opacity;
+  g_opacity[i] = ga2[GS_G2D_OPACITY] * o * (1.0 - o);
+
+  // ---- colour: SH coefficients and view direction ----
+  float b[16];
+  vec3 db[16];
+  sh_basis_grad(dir, pc.sh_degree, b, db);
+  uint nk = (pc.sh_degree + 1u) * (pc.sh_degree + 1u);
+  vec3 gc;
+  for (uint ch = 0u; ch < 3u; ch++) {
+    float v = 0.0;
+    for (uint k = 0u; k < nk; k++) v += b[k] * sh[48u * i + 3u * k + ch];
+    v += 0.5;
+    gc[ch] = v < 0.0 ? 0.0 : ga2[GS_G2D_RGB + ch];
+  }
+  vec3 gdir = vec3(0.0);
+  for (uint k = 0u; k < 16u; k++) {
+    if (k < nk) {
+      float wsum = 0.0;
+      for (uint ch = 0u; ch < 3u; ch++) {
+        g_sh[48u * i + 3u * k + ch] = b[k] * gc[ch];
+        wsum += sh[48u * i + 3u * k + ch] * gc[ch];
+      }
+      gdir += wsum * db[k];
+    } else {
+      for (uint ch = 0u; ch < 3u; ch++) g_sh[48u * i + 3u * k + ch] = 0.0;
+    }
+  }
+  if (vnorm > 0.0) {
+    float dt = dot(gdir, dir);
+    gmean += (gdir - dir * dt) / vnorm;
+  }
+
+  // ---- conic -> cov2d ----
+  float cn[2][2], gcn[2][2], tmp2[2][2], gcov[2][2];
+  cn[0][0] = splats[i].conic[0]; cn[0][1] = splats[i].conic[1];
+  cn[1][0] = splats[i].conic[1]; cn[1][1] = splats[i].conic[2];
+  gcn[0][0] = ga2[GS_G2D_CONIC]; gcn[0][1] = 0.5 * ga2[GS_G2D_CONIC + 1];
+  gcn[1][0] = 0.5 * ga2[GS_G2D_CONIC + 1]; gcn[1][1] = ga2[GS_G2D_CONIC + 2];
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 2; k++) tmp2[r][k] = cn[r][0] * gcn[0][k] + cn[r][1] * gcn[1][k];
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 2; k++) gcov[r][k] = -(tmp2[r][0] * cn[0][k] + tmp2[r][1] * cn[1][k]);
+
+  // ---- cov2d = J ccam J^T + 0.3 I ----
+  float gjt[2][3], gcc[3][3], gj[2][3];
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 3; k++) gjt[r][k] = gcov[r][0] * j[0][k] + gcov[r][1] * j[1][k];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) gcc[r][k] = j[0][r] * gjt[0][k] + j[1][r] * gjt[1][k];
+  for (int r = 0; r < 2; r++)
+    for (int k = 0; k < 3; k++)
+      gj[r][k] = 2.0 * (gjt[r][0] * cc[0][k] + gjt[r][1] * cc[1][k] + gjt[r][2] * cc[2][k]);
+
+  // ---- ccam = W Sigma W^T ----
+  float tmp3[3][3], gsig[3][3];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) tmp3[r][k] = w[0][r] * gcc[0][k] + w[1][r] * gcc[1][k] + w[2][r] * gcc[2][k];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) gsig[r][k] = tmp3[r][0] * w[0][k] + tmp3[r][1] * w[1][k] + tmp3[r][2] * w[2][k];
+
+  // ---- Sigma = M M^T, M = R diag(s) ----
+  float gm3[3][3], grot[3][3];
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++)
+      gm3[r][k] = 2.0 * (gsig[r][0] * m3[0][k] + gsig[r][1] * m3[1][k] + gsig[r][2] * m3[2][k]);
+  for (int k = 0; k < 3; k++) {
+    float gs = 0.0;
+    for (int r = 0; r < 3; r++) {
+      grot[r][k] = gm3[r][k] * s[k];
+      gs += gm3[r][k] * rot[r][k];
+    }
+    g_scales[3u * i + uint(k)] = gs * s[k];
+  }
+  float gq[4];
+  gq[0] = 2.0 * (-qz * grot[0][1] + qy * grot[0][2] + qz * grot[1][0] - qx * grot[1][2] -
+                 qy * grot[2][0] + qx * grot[2][1]);
+  gq[1] = 2.0 * (qy * grot[0][1] + qz * grot[0][2] + qy * grot[1][0] - qw * grot[1][2] +
+                 qz * grot[2][0] + qw * grot[2][1]) - 4.0 * qx * (grot[1][1] + grot[2][2]);
+  gq[2] = 2.0 * (qx * grot[0][1] + qw * grot[0][2] + qx * grot[1][0] + qz * grot[1][2] -
+                 qw * grot[2][0] + qz * grot[2][1]) - 4.0 * qy * (grot[0][0] + grot[2][2]);
+  gq[3] = 2.0 * (-qw * grot[0][1] + qx * grot[0][2] + qw * grot[1][0] + qy * grot[1][2] +
+                 qx * grot[2][0] + qy * grot[2][1]) - 4.0 * qz * (grot[0][0] + grot[1][1]);
+  float qdot = gq[0] * q[0] + gq[1] * q[1] + gq[2] * q[2] + gq[3] * q[3];
+  for (int k = 0; k < 4; k++) g_quats[4u * i + uint(k)] = (gq[k] - q[k] * qdot) / qnorm;
+
+  // ---- camera-space mean: through the 2D mean and the Jacobian ----
+  float tx = t[0], ty = t[1];
+  float iz2 = iz * iz, iz3 = iz2 * iz;
+  float gt[3];
+  float gmx = ga2[GS_G2D_MEAN], gmy = ga2[GS_G2D_MEAN + 1];
+  gt[0] = gmx * pc.fx * iz - gj[0][2] * pc.fx * iz2;
+  gt[1] = gmy * pc.fy * iz - gj[1][2] * pc.fy * iz2;
+  gt[2] = -gmx * pc.fx * tx * iz2 - gmy * pc.fy * ty * iz2 - gj[0][0] * pc.fx * iz2 +
+          gj[0][2] * 2.0 * pc.fx * tx * iz3 - gj[1][1] * pc.fy * iz2 +
+          gj[1][2] * 2.0 * pc.fy * ty * iz3;
+  for (int d = 0; d < 3; d++) gmean[d] += w[0][d] * gt[0] + w[1][d] * gt[1] + w[2][d] * gt[2];
+  for (uint d = 0u; d < 3u; d++) g_means[3u * i + d] = gmean[d];
+
+  if (pc.accumulate != 0u) {
+    float nx = gmx * 0.5 * float(pc.width), ny = gmy * 0.5 * float(pc.height);
+    dens[3u * i] += sqrt(nx * nx + ny * ny);
+    dens[3u * i + 1u] += 1.0;
+    dens[3u * i + 2u] = max(dens[3u * i + 2u], float(splats[i].radius));
+  }
+}

@@ -1,0 +1,357 @@
+/* test_train.c: Check suite for the trainer's host side: configuration (defaults, --set, YAML,
+ * errors that name the key), result.json (writer + JSON Schema validator against
+ * docs/result.schema.json), densification (clone / split / prune / opacity reset) and, when a
+ * Vulkan device and the forward pass are available, a short real training on a generated 64x64
+ * scene (test PSNR must rise by at least 8 dB; its result.json must validate). */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gs_config.h"
+#include "gs_model.h"
+#include "gs_result.h"
+#include "gs_train_densify.h"
+#include "sw_fs.h"
+
+#ifndef SW_SOURCE_DIR
+#define SW_SOURCE_DIR "."
+#endif
+#define SCHEMA_PATH SW_SOURCE_DIR "/docs/result.schema.json"
+
+/* ---- configuration ---- */
+
+START_TEST(config_defaults_follow_the_recipe) {
+  struct gs_config c;
+  gs_config_defaults(&c);
+  ck_assert_int_eq(c.iterations, 30000);
+  ck_assert_int_eq(c.densify_from, 500);
+  ck_assert_int_eq(c.densify_until, 15000);
+  ck_assert_int_eq(c.densify_every, 100);
+  ck_assert_int_eq(c.opacity_reset_every, 3000);
+  ck_assert_double_eq_tol(c.grad_threshold, 2e-4, 1e-12);
+  ck_assert_double_eq_tol(c.lr_means, 1.6e-4, 1e-12);
+  ck_assert_double_eq_tol(c.lr_sh_rest, c.lr_sh_dc / 20, 1e-12);
+  ck_assert_double_eq_tol(c.lambda_dssim, 0.2, 1e-12);
+  ck_assert_int_eq(c.radix_scatter, GS_RADIX_SCATTER_BALLOT);
+  ck_assert_int_eq(c.n_checkpoints, 0);
+  ck_assert_int_eq(gs_config_validate(&c, NULL), 0);
+}
+END_TEST
+
+START_TEST(config_set_parses_every_type) {
+  struct gs_config c;
+  gs_config_defaults(&c);
+  struct sw_err err = {0};
+  ck_assert_int_eq(gs_config_set_kv(&c, "iterations=700", &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "lambda_dssim=0", &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "ssim_walk=float4_recip", &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "checkpoints=[300, 100,300]", &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "device=llvmpipe", &err), 0);
+  ck_assert_int_eq(c.iterations, 700);
+  ck_assert_double_eq(c.lambda_dssim, 0.0);
+  ck_assert_int_eq(c.ssim_walk, GS_SSIM_WALK_FLOAT4_RECIP);
+  ck_assert_int_eq(c.n_checkpoints, 2); /* sorted, duplicates dropped */
+  ck_assert_int_eq(c.checkpoints[0], 100);
+  ck_assert_int_eq(c.checkpoints[1], 300);
+  ck_assert_str_eq(c.device, "llvmpipe");
+  ck_assert_str_eq(gs_config_enum_name("adam", GS_ADAM_VISIBLE), "visible");
+}
+END_TEST
+
+START_TEST(config_errors_name_the_key) {
+  struct gs_config c;
+  gs_config_defaults(&c);
+  struct sw_err err = {0};
+  ck_assert_int_eq(gs_config_set_kv(&c, "iteratons=5", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "iteratons"));
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_set_kv(&c, "radix_scatter=fast", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "radix_scatter"));
+  ck_assert_ptr_nonnull(strstr(err.msg, "serial|ballot"));
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_set_kv(&c, "iterations=-3", &err), SW_EINVAL);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_set_kv(&c, "lr_means=nan", &err), SW_EINVAL);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_set_kv(&c, "noequals", &err), SW_EINVAL);
+  ck_assert_int_eq(c.iterations, 30000); /* failed sets change nothing */
+  c.densify_from = 20000;
+  ck_assert_int_eq(gs_config_validate(&c, &err), SW_EINVAL);
+}
+END_TEST
+
+START_TEST(config_yaml_file) {
+  char path[] = "/tmp/gs_cfgXXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  const char *y = "iterations: 1234\ncheckpoints:\n  - 500\n  - 1000\nadam: visible\n"
+                  "background: black\n";
+  ck_assert_int_eq(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+  close(fd);
+  struct gs_config c;
+  gs_config_defaults(&c);
+  struct sw_err err = {0};
+  ck_assert_int_eq(gs_config_load_yaml(&c, path, &err), 0);
+  ck_assert_int_eq(c.iterations, 1234);
+  ck_assert_int_eq(c.n_checkpoints, 2);
+  ck_assert_int_eq(c.adam, GS_ADAM_VISIBLE);
+  ck_assert_int_eq(c.background, 1);
+  /* An unknown key reports file:line:column. */
+  FILE *f = fopen(path, "w");
+  fputs("iterations: 5\nbogus_key: 1\n", f);
+  fclose(f);
+  ck_assert_int_eq(gs_config_load_yaml(&c, path, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "bogus_key"));
+  ck_assert_ptr_nonnull(strstr(err.msg, ":2:"));
+  unlink(path);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_load_yaml(&c, "/nonexistent/x.yaml", &err), SW_ENOTFOUND);
+}
+END_TEST
+
+START_TEST(config_json_round_trips_through_set) {
+  struct gs_config a, b;
+  gs_config_defaults(&a);
+  gs_config_set_kv(&a, "checkpoints=10,20", NULL);
+  gs_config_set_kv(&a, "atomic_spread=lanes", NULL);
+  char *s = gs_config_to_json(&a);
+  ck_assert_ptr_nonnull(s);
+  /* Re-applying every key of the JSON through --set gives the same configuration. */
+  json_t *o = json_loads(s, 0, NULL);
+  ck_assert_ptr_nonnull(o);
+  gs_config_defaults(&b);
+  const char *k;
+  json_t *v;
+  json_object_foreach(o, k, v) {
+    char *vs = json_is_string(v) ? strdup(json_string_value(v))
+                                 : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
+    struct sw_err err = {0};
+    ck_assert_msg(gs_config_set(&b, k, vs, &err) == 0, "%s: %s", k, err.msg);
+    free(vs);
+  }
+  json_decref(o);
+  char *s2 = gs_config_to_json(&b);
+  ck_assert_str_eq(s, s2);
+  free(s);
+  free(s2);
+}
+END_TEST
+
+/* ---- result.json ---- */
+
+static void fill_result(struct gs_result *r, const char *cfg_json) {
+  memset(r, 0, sizeof *r);
+  strcpy(r->status, "ok");
+  strcpy(r->version, "0.1.0");
+  memset(r->binary_sha256, 'a', 64);
+  memset(r->shaders_sha256, 'b', 64);
+  r->config_json = cfg_json;
+  strcpy(r->scene_path, "/data/scene");
+  memset(r->scene_sha256, 'c', 64);
+  r->train_views = 10;
+  r->test_views = 2;
+  r->width = r->height = 64;
+  strcpy(r->device_name, "llvmpipe");
+  strcpy(r->device_driver, "Mesa");
+  strcpy(r->device_api, "vulkan 1.3");
+  strcpy(r->device_kind, "cpu");
+  r->train_s = 1.5;
+  r->wall_s = 2.0;
+  r->iterations = 100;
+  r->psnr_db = 25.0;
+  r->ssim = 0.9;
+  r->splats_final = 1000;
+  r->splats_mean = 900.5;
+  r->gpu_busy_frac = 0.7;
+  r->n_kernels = 1;
+  strcpy(r->kernels[0].name, "rasterize_fwd");
+  r->kernels[0].calls = 100;
+  r->kernels[0].gpu_ms = 10;
+  r->kernels[0].share = 1;
+  r->n_checkpoints = 1;
+  r->checkpoints[0] = (struct gs_result_checkpoint){.iter = 50, .train_s = 0.7, .psnr_db = 20,
+                                                    .splats = 950};
+}
+
+START_TEST(result_validates_against_schema) {
+  char *schema = NULL;
+  struct sw_err err = {0};
+  ck_assert_msg(sw_fs_read_all(SCHEMA_PATH, &schema, NULL, &err) == 0, "%s", err.msg);
+  struct gs_config c;
+  gs_config_defaults(&c);
+  char *cfg = gs_config_to_json(&c);
+  struct gs_result r;
+  fill_result(&r, cfg);
+  char *doc = gs_result_to_json(&r, &err);
+  ck_assert_ptr_nonnull(doc);
+  ck_assert_msg(gs_result_validate(doc, schema, &err) == 0, "%s", err.msg);
+  /* config_sha256 is the hash of the config text. */
+  json_t *o = json_loads(doc, 0, NULL);
+  char hex[SW_SHA256_HEX_LEN];
+  sw_sha256_buf(cfg, strlen(cfg), hex);
+  ck_assert_str_eq(json_string_value(json_object_get(o, "config_sha256")), hex);
+  json_decref(o);
+  free(doc);
+
+  /* Each broken field is caught, naming where. */
+  r.kernels[0].share = 1.5;
+  doc = gs_result_to_json(&r, &err);
+  ck_assert_int_eq(gs_result_validate(doc, schema, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/kernels/0/share"));
+  free(doc);
+  r.kernels[0].share = 1;
+  strcpy(r.kernels[0].name, "not_a_stage");
+  doc = gs_result_to_json(&r, &err);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_result_validate(doc, schema, &err), SW_EINVAL);
+  free(doc);
+  strcpy(r.kernels[0].name, "adam");
+  r.binary_sha256[3] = 'X';
+  doc = gs_result_to_json(&r, &err);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_result_validate(doc, schema, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "binary_sha256"));
+  free(doc);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_result_validate("{\"schema\":\"splatsweep.result/1\"}", schema, &err),
+                   SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "missing required"));
+  free(cfg);
+  free(schema);
+}
+END_TEST
+
+START_TEST(result_written_atomically) {
+  char dir[] = "/tmp/gs_resXXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  struct gs_result r;
+  fill_result(&r, "{\"iterations\":100}");
+  r.psnr_db = NAN; /* never written as NaN: JSON has none */
+  struct sw_err err = {0};
+  ck_assert_int_eq(gs_result_write(path, &r, &err), 0);
+  ck_assert_int_eq(gs_result_validate_files(path, SCHEMA_PATH, &err), 0);
+  char hex[SW_SHA256_HEX_LEN];
+  ck_assert_int_eq(gs_result_self_sha256(hex, &err), 0);
+  ck_assert_int_eq(strlen(hex), 64);
+  sw_fs_rm_rf(dir, NULL);
+}
+END_TEST
+
+/* ---- densification ---- */
+
+static void one_splat(struct gs_model *m, uint32_t i, float x, float log_s, float opacity) {
+  m->means[3 * i] = x;
+  m->means[3 * i + 1] = 0;
+  m->means[3 * i + 2] = 0;
+  for (int a = 0; a < 3; a++) m->log_scales[3 * i + a] = log_s;
+  m->quats[4 * i] = 1;
+  m->quats[4 * i + 1] = m->quats[4 * i + 2] = m->quats[4 * i + 3] = 0;
+  m->opacity[i] = gs_logit(opacity);
+  for (int k = 0; k < 48; k++) m->sh[48 * i + k] = (float)i;
+}
+
+START_TEST(densify_clones_splits_and_prunes) {
+  struct gs_model *m = NULL;
+  struct sw_err err = {0};
+  ck_assert_int_eq(gs_model_new(4, &m, &err), 0);
+  m->count = 4;
+  one_splat(m, 0, 0.0f, logf(0.001f), 0.5f);  /* small, high gradient: cloned */
+  one_splat(m, 1, 1.0f, logf(0.5f), 0.5f);    /* large, high gradient: split */
+  one_splat(m, 2, 2.0f, logf(0.001f), 0.5f);  /* low gradient: kept */
+  one_splat(m, 3, 3.0f, logf(0.001f), 0.001f); /* transparent: pruned */
+  struct gs_moments mo = {0};
+  ck_assert_int_eq(gs_moments_reserve(&mo, 4, &err), 0);
+  for (uint32_t i = 0; i < 4; i++) mo.g[GS_P_OPACITY][2 * i] = 10.0f + (float)i;
+  float dens[12] = {0.01f, 10, 3,   0.01f, 10, 3,   0.0001f, 10, 3,   0, 0, 0};
+  struct gs_densify_opts o = {.grad_threshold = 2e-4f, .percent_dense = 0.01f, .extent = 4.0f,
+                              .prune_opacity = 0.005f};
+  struct gs_rng rng;
+  gs_rng_seed(&rng, 1);
+  struct gs_densify_report rep;
+  ck_assert_int_eq(gs_densify(m, &mo, dens, &o, &rng, &rep, &err), 0);
+  ck_assert_uint_eq(rep.cloned, 1);
+  ck_assert_uint_eq(rep.split, 1);
+  ck_assert_uint_eq(rep.pruned, 1);
+  ck_assert_uint_eq(m->count, 5); /* 0, 2, clone of 0, two children of 1 */
+  ck_assert_uint_eq(rep.after, 5);
+  /* Survivors keep their moments, new splats start at zero. */
+  ck_assert_float_eq(mo.g[GS_P_OPACITY][0], 10.0f);
+  ck_assert_float_eq(mo.g[GS_P_OPACITY][2], 12.0f);
+  ck_assert_float_eq(mo.g[GS_P_OPACITY][4], 0.0f);
+  ck_assert_float_eq(m->means[3 * 2], 0.0f); /* the clone sits on its parent */
+  for (uint32_t c = 3; c < 5; c++) {
+    ck_assert_float_eq_tol(m->log_scales[3 * c], logf(0.5f / 1.6f), 1e-5f);
+    ck_assert_float_eq(m->sh[48 * c], 1.0f);
+    /* Children are sampled from the parent's Gaussian (scale 0.5): near x = 1. */
+    ck_assert(fabsf(m->means[3 * c] - 1.0f) < 3.0f);
+  }
+  ck_assert(m->means[3 * 3] != m->means[3 * 4]);
+
+  /* Screen / world pruning only when enabled. */
+  float d2[15] = {0};
+  d2[3 * 1 + 2] = 100.0f; /* splat 1 covered 100 px */
+  o.prune_big = 1;
+  o.prune_screen = 20;
+  o.prune_world = 0.1f;
+  ck_assert_int_eq(gs_densify(m, &mo, d2, &o, &rng, &rep, &err), 0);
+  ck_assert_uint_eq(rep.pruned, 1);
+  ck_assert_uint_eq(m->count, 4);
+
+  gs_densify_reset_opacity(m, &mo);
+  for (uint32_t i = 0; i < m->count; i++) ck_assert(gs_sigmoid(m->opacity[i]) <= 0.0101f);
+  ck_assert_float_eq(mo.g[GS_P_OPACITY][0], 0.0f);
+  gs_moments_free(&mo);
+  gs_model_destroy(&m);
+}
+END_TEST
+
+START_TEST(densify_respects_max_splats) {
+  struct gs_model *m = NULL;
+  ck_assert_int_eq(gs_model_new(8, &m, NULL), 0);
+  m->count = 8;
+  float dens[24];
+  for (uint32_t i = 0; i < 8; i++) {
+    one_splat(m, i, (float)i, logf(0.001f), 0.5f);
+    dens[3 * i] = 1;
+    dens[3 * i + 1] = 1;
+    dens[3 * i + 2] = 1;
+  }
+  struct gs_moments mo = {0};
+  ck_assert_int_eq(gs_moments_reserve(&mo, 8, NULL), 0);
+  struct gs_densify_opts o = {.grad_threshold = 2e-4f, .percent_dense = 0.01f, .extent = 4.0f,
+                              .prune_opacity = 0.005f, .max_splats = 11};
+  struct gs_rng rng;
+  gs_rng_seed(&rng, 2);
+  struct gs_densify_report rep;
+  ck_assert_int_eq(gs_densify(m, &mo, dens, &o, &rng, &rep, NULL), 0);
+  ck_assert_uint_eq(m->count, 11);
+  gs_moments_free(&mo);
+  gs_model_destroy(&m);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("train");
+  TCase *tc = tcase_create("host");
+  tcase_add_test(tc, config_defaults_follow_the_recipe);
+  tcase_add_test(tc, config_set_parses_every_type);
+  tcase_add_test(tc, config_errors_name_the_key);
+  tcase_add_test(tc, config_yaml_file);
+  tcase_add_test(tc, config_json_round_trips_through_set);
+  tcase_add_test(tc, result_validates_against_schema);
+  tcase_add_test(tc, result_written_atomically);
+  tcase_add_test(tc, densify_clones_splits_and_prunes);
+  tcase_add_test(tc, densify_respects_max_splats);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
