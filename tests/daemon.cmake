@@ -2,3 +2,20 @@
 # contract) and the drivers in tests/integration/ that start the real executables on loopback.
 add_executable(fake_trainer ${CMAKE_CURRENT_LIST_DIR}/fake_trainer.c)
 target_link_libraries(fake_trainer PRIVATE sw_util PkgConfig::GSL PkgConfig::JANSSON)
+
+add_executable(frame_poke ${CMAKE_CURRENT_LIST_DIR}/integration/frame_poke.c)
+target_link_libraries(frame_poke PRIVATE sw_wire sw_util PkgConfig::ZMQ)
+
+# sw_it_add(NAME SCRIPT PORT): an integration test driver; each gets its own loopback ports.
+function(sw_it_add name script port)
+  add_test(NAME ${name} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/integration/${script}
+           ${CMAKE_BINARY_DIR}/bin ${port})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 180 LABELS integration)
+endfunction()
+sw_it_add(it_local_gate local_gate.sh 17710)
+sw_it_add(it_fleet_tcp fleet_tcp.sh 17720)
+sw_it_add(it_worker_kill worker_kill.sh 17730)
+sw_it_add(it_check_spec check_spec.sh 17740)
+sw_it_add(it_bad_frames bad_frames.sh 17750)
+sw_it_add(it_two_sweeps two_sweeps.sh 17760)
+sw_it_add(it_curve curve.sh 17770)

@@ -7,7 +7,8 @@
  *
  * Keys read from --set (all others are accepted and echoed into "config"):
  *   arm=off|on          which arm this run is (the effect applies to "on")
- *   seed=N              seeds the draw together with the arm and fake_run
+ *   seed=N              seeds the draw together with the arm and the run (fake_run=N, or else
+ *                       the name of the --out directory, which differs for every run)
  *   fake_base=S         mean train_s of the off arm (default 100)
  *   fake_effect=F       relative effect of the on arm on train_s (e.g. -0.05 = 5% faster)
  *   fake_cv=F           coefficient of variation of train_s (default 0.005)
@@ -180,8 +181,17 @@ int main(int argc, char **argv) {
 
   int on = !strcmp(get(cfg, "arm", "off"), "on");
   unsigned long seed = (unsigned long)getd(cfg, "seed", 1);
-  /* The run index (if given) and the arm make each draw distinct but reproducible. */
-  seed = seed * 1000003UL + (unsigned long)getd(cfg, "fake_run", 0) * 7919UL + (on ? 1 : 0);
+  /* The run directory's name (the worker names it after lease, run and attempt) and the arm make
+   * each run's draw distinct but reproducible; fake_run overrides the directory. */
+  const char *base_name = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+  char hex[SW_SHA256_HEX_LEN];
+  sw_sha256_buf(base_name, strlen(base_name), hex);
+  unsigned long run_key = strtoul(get(cfg, "fake_run", NULL) ? get(cfg, "fake_run", "0") : "0", NULL, 10);
+  if (!get(cfg, "fake_run", NULL)) {
+    hex[8] = '\0';
+    run_key = strtoul(hex, NULL, 16);
+  }
+  seed = seed * 1000003UL + run_key * 7919UL + (on ? 1 : 0);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, seed);
   double base = getd(cfg, "fake_base", 100.0);

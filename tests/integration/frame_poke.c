@@ -1,0 +1,126 @@
+/* frame_poke.c: integration-test helper that sends hostile frames to a splatsweep endpoint.
+ *
+ *   frame_poke ENDPOINT garbage N     N frames of seeded random bytes (and truncated envelopes)
+ *   frame_poke ENDPOINT multipart     a message of three frames
+ *   frame_poke ENDPOINT badversion    a well-formed envelope of protocol 99; expects Reject
+ *   frame_poke ENDPOINT oversize      one frame larger than ZMQ_MAXMSGSIZE (16 MiB)
+ *   frame_poke ENDPOINT nohello       Ready without Hello; expects Reject(unknown)
+ *
+ * Exit 0 when the frames were sent (and the expected answer came back), 1 otherwise. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "sw_codec.h"
+
+static int expect_reject(void *s, enum sw_reject_code want) {
+  zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
+  if (zmq_poll(&it, 1, 5000) <= 0) {
+    fprintf(stderr, "frame_poke: no answer within 5 s\n");
+    return 1;
+  }
+  zmq_msg_t f;
+  zmq_msg_init(&f);
+  zmq_msg_recv(&f, s, 0);
+  struct sw_msg m;
+  struct sw_err err = {0};
+  int rc = sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), &m, &err);
+  zmq_msg_close(&f);
+  if (rc || m.type != SW_MSG_REJECT || m.u.reject.code != want) {
+    fprintf(stderr, "frame_poke: expected Reject(%d), got %s (%s)\n", (int)want,
+            rc ? "undecodable" : sw_msg_type_name(m.type), err.msg);
+    sw_msg_clear(&m);
+    return 1;
+  }
+  printf("reject %d: %s\n", (int)m.u.reject.code, m.u.reject.reason ? m.u.reject.reason : "");
+  sw_msg_clear(&m);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: frame_poke ENDPOINT garbage N|multipart|badversion|oversize|nohello\n");
+    return 2;
+  }
+  void *ctx = zmq_ctx_new();
+  void *s = zmq_socket(ctx, ZMQ_DEALER);
+  int zero = 0, linger = 2000;
+  (void)zero;
+  zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+  if (zmq_connect(s, argv[1]) != 0) {
+    fprintf(stderr, "frame_poke: connect %s failed\n", argv[1]);
+    return 1;
+  }
+  int rc = 0;
+  const char *mode = argv[2];
+  if (!strcmp(mode, "garbage")) {
+    int n = argc > 3 ? atoi(argv[3]) : 100;
+    srand(12345);
+    /* A valid frame to truncate: a Ready envelope. */
+    struct sw_msg r;
+    sw_msg_init(&r, SW_MSG_READY);
+    uint8_t *valid = NULL;
+    size_t vlen = 0;
+    sw_codec_encode(&r, &valid, &vlen, NULL);
+    for (int i = 0; i < n; i++) {
+      uint8_t buf[512];
+      size_t len = (size_t)(rand() % (int)sizeof buf);
+      for (size_t k = 0; k < len; k++)
+        buf[k] = (uint8_t)rand();
+      if (i % 4 == 0 && valid && vlen > 1) {
+        len = (size_t)(rand() % (int)vlen); /* a truncated envelope */
+        memcpy(buf, valid, len);
+      }
+      zmq_send(s, buf, len, 0);
+    }
+    free(valid);
+    printf("sent %d garbage frames\n", n);
+  } else if (!strcmp(mode, "multipart")) {
+    zmq_send(s, "a", 1, ZMQ_SNDMORE);
+    zmq_send(s, "b", 1, ZMQ_SNDMORE);
+    zmq_send(s, "c", 1, 0);
+    printf("sent a 3-frame message\n");
+  } else if (!strcmp(mode, "badversion")) {
+    struct sw_msg m;
+    sw_msg_init(&m, SW_MSG_READY);
+    m.protocol = 99;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    struct sw_err err = {0};
+    if (sw_codec_encode(&m, &buf, &len, &err)) {
+      fprintf(stderr, "frame_poke: encode: %s\n", err.msg);
+      return 1;
+    }
+    zmq_send(s, buf, len, 0);
+    free(buf);
+    rc = expect_reject(s, SW_REJECT_PROTOCOL);
+  } else if (!strcmp(mode, "oversize")) {
+    size_t len = (16u << 20) + 4096;
+    uint8_t *buf = calloc(1, len);
+    if (!buf)
+      return 1;
+    zmq_send(s, buf, len, 0);
+    free(buf);
+    /* Give libzmq time to push the bytes before the socket closes. */
+    struct timespec ts = {1, 0};
+    nanosleep(&ts, NULL);
+    printf("sent one frame of %zu bytes\n", len);
+  } else if (!strcmp(mode, "nohello")) {
+    struct sw_msg m;
+    sw_msg_init(&m, SW_MSG_READY);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    sw_codec_encode(&m, &buf, &len, NULL);
+    zmq_send(s, buf, len, 0);
+    free(buf);
+    rc = expect_reject(s, SW_REJECT_UNKNOWN);
+  } else {
+    fprintf(stderr, "frame_poke: unknown mode %s\n", mode);
+    rc = 2;
+  }
+  zmq_close(s);
+  zmq_ctx_term(ctx);
+  return rc;
+}

@@ -1,0 +1,96 @@
+# lib.sh: shared helpers of the daemon integration tests (sourced, not run).
+#
+# Every test gets its own scratch directory and its own loopback ports, starts the real
+# executables, and kills exactly the processes it started (by pid, and the trainers whose command
+# line names its scratch directory) when it ends, also on failure.
+# Arguments of every test: BIN_DIR (splatsweep, fake_trainer, frame_poke) and BASE_PORT.
+set -euo pipefail
+BIN=${1:?bin dir}
+PORT=${2:?base port}
+SW="$BIN/splatsweep"
+FAKE="$BIN/fake_trainer"
+T=$(mktemp -d "/tmp/sw-it-$(basename "$0" .sh)-XXXXXX")
+PIDS=()
+export SW_LOG=${SW_LOG:-info}
+
+# The trainers a killed worker leaves behind: found by their command line naming $T.
+scratch_pids() {
+  local p
+  for p in /proc/[0-9]*; do
+    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$T/"; then
+      echo "${p#/proc/}"
+    fi
+  done
+}
+
+cleanup() {
+  local rc=$?
+  set +e
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    local alive=0
+    for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.3
+  done
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  for p in $(scratch_pids); do [ "$p" != "$$" ] && kill -KILL "$p" 2>/dev/null; done
+  if [ $rc -ne 0 ]; then
+    echo "---- logs of the failed test ($T) ----" >&2
+    for f in "$T"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -n 40 "$f" >&2; }; done
+  fi
+  rm -rf "$T"
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# wait_until SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds or time runs out.
+wait_until() {
+  local secs=$1
+  shift
+  local end=$(($(date +%s) + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -ge $end ] && return 1
+    sleep 0.2
+  done
+}
+
+# gate_spec FILE NAME PAIRS SLEEP_S [EXTRA_BASE_YAML]: a gate over the fake trainer whose on arm
+# is 5% faster, with contamination thresholds loose enough for a busy build machine.
+gate_spec() {
+  local file=$1 name=$2 pairs=$3 sleep_s=$4 extra=${5:-}
+  cat >"$file" <<YAML
+name: $name
+kind: gate
+trainer:
+  exec:
+    command: ["$FAKE", "train", "--out", "{out}", "{set}", "--progress"]
+base: {seed: 7, fake_base: 100, fake_cv: 0.004, fake_sleep_s: $sleep_s$extra}
+arms:
+  off: {arm: "off"}
+  on: {arm: "on", fake_effect: -0.05}
+pairs: {n: $pairs, max: $pairs, order: alternate}
+gate:
+  metric: train_s
+  direction: lower
+  rule: {k: 2.0, floor: 0.01}
+  guard: {metric: psnr_db, max_drop: 0.05}
+contamination: {load1_max: 1000, cpu_other_max: 1000, settle_s: 0, max_wait_s: 5, require_windows: true, rerun_once: true}
+YAML
+}
+
+# start NAME COMMAND...: runs COMMAND in the background with output in $T/NAME.log.
+start() {
+  local name=$1
+  shift
+  "$@" >"$T/$name.log" 2>&1 &
+  PIDS+=($!)
+  eval "PID_${name//-/_}=$!"
+}
+
+status_json() { "$SW" status --coordinator "$CTL" --format json --timeout-ms 3000; }
