@@ -186,7 +186,8 @@ int sw_spec_resolve_arm(const struct sw_spec *spec, const char *arm, struct sw_s
                         struct sw_err *err);
 
 /* The resolved config for a grid point: base overlaid by the point's values, then
- * `checkpoints` when the grid has any. */
+ * `checkpoints` ("1000,2000") when the grid has any, less those beyond the run's integer
+ * `iterations` (none left: no checkpoints key). */
 int sw_spec_resolve_point(const struct sw_spec *spec, const struct sw_spec_point *point,
                           struct sw_spec_config *out, struct sw_err *err);
 

@@ -1,0 +1,1468 @@
+/* sw_spec.c: the sweep spec loader (YAML -> struct sw_spec) and what is derived from a spec:
+ * its normalised JSON, resolved trainer configs per arm / grid point, the grid expansion and
+ * worker eligibility. docs/spec.md documents every key this file accepts.
+ *
+ * Parsing uses libfyaml's document API. Every error names FILE:LINE:COLUMN (1-based): scalars
+ * carry their own token position; a mapping or sequence is located by the key that introduces
+ * it, so "missing key" errors point at the section that lacks it. Syntax errors come from
+ * libfyaml's own collected diagnostics. */
+#include "sw_spec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <libfyaml.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_fs.h"
+
+#define SPEC_YAML_MAX SW_MSG_YAML_MAX
+#define GRID_POINTS_MAX 10000
+#define PARAM_VALUES_MAX 1000
+#define CONFIG_KEYS_MAX 256
+#define TEXT_MAX 4096
+
+/* A node plus the key that introduced it (NULL for the root), for error positions. */
+struct yn {
+  struct fy_node *n;
+  struct fy_node *key;
+  const char *path; /* dotted path for messages, e.g. "gate.rule" */
+};
+
+struct loader {
+  const char *file;
+  struct sw_err *err;
+  struct sw_spec *s;
+};
+
+/* ---- positions and errors ------------------------------------------------------------ */
+
+static void node_pos(struct fy_node *n, int *line, int *col) {
+  *line = 1, *col = 1;
+  struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
+  if (t) {
+    const struct fy_mark *m = fy_token_start_mark(t);
+    if (m) *line = m->line + 1, *col = m->column + 1;
+  }
+}
+
+/* Position of a node: its own when it is a scalar, else that of the key introducing it. */
+static void yn_pos(const struct yn *y, int *line, int *col) {
+  if (y->n && fy_node_is_scalar(y->n) && fy_node_get_scalar_token(y->n))
+    node_pos(y->n, line, col);
+  else
+    node_pos(y->key, line, col);
+}
+
+static int failv(struct loader *L, int line, int col, const char *fmt, va_list ap) {
+  char msg[SW_ERR_MSG_MAX];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return sw_err_set(L->err, SW_EINVAL, "%s:%d:%d: %s", L->file, line, col, msg);
+}
+
+static int fail(struct loader *L, const struct yn *y, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(struct loader *L, const struct yn *y, const char *fmt, ...) {
+  int line, col;
+  yn_pos(y, &line, &col);
+  va_list ap;
+  va_start(ap, fmt);
+  failv(L, line, col, fmt, ap);
+  va_end(ap);
+  return SW_EINVAL;
+}
+
+static int oom(struct loader *L) { return sw_err_set(L->err, SW_ENOMEM, "%s: out of memory", L->file); }
+
+/* ---- scalar access ------------------------------------------------------------------- */
+
+/* The scalar text of a node as a new NUL-terminated string, or NULL when not a scalar. */
+static char *scalar_dup(struct fy_node *n) {
+  if (!n || !fy_node_is_scalar(n)) return NULL;
+  size_t len = 0;
+  const char *s = fy_node_get_scalar(n, &len);
+  if (!s) return NULL;
+  char *out = malloc(len + 1);
+  if (!out) return NULL;
+  memcpy(out, s, len);
+  out[len] = 0;
+  return out;
+}
+
+static int is_plain(struct fy_node *n) { return fy_node_get_style(n) == FYNS_PLAIN; }
+
+static const char *type_word(struct fy_node *n) {
+  if (!n) return "nothing";
+  if (fy_node_is_mapping(n)) return "a mapping";
+  if (fy_node_is_sequence(n)) return "a sequence";
+  return "a scalar";
+}
+
+/* YAML 1.2 core schema forms used here: null, booleans, integers, floats. */
+static int is_null_text(const char *s) {
+  return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+static int bool_text(const char *s, bool *out) {
+  if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) return *out = true, 1;
+  if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) return *out = false, 1;
+  return 0;
+}
+
+static int int_text(const char *s, long long *out) {
+  const char *p = s;
+  if (*p == '+' || *p == '-') p++;
+  if (!isdigit((unsigned char)*p)) return 0;
+  for (const char *q = p; *q; q++)
+    if (!isdigit((unsigned char)*q)) return 0;
+  errno = 0;
+  char *end = NULL;
+  long long v = strtoll(s, &end, 10);
+  if (errno || *end) return 0;
+  *out = v;
+  return 1;
+}
+
+static int real_text(const char *s, double *out) {
+  /* strtod alone also takes "inf", "nan" and hex floats; a spec number is decimal and finite. */
+  for (const char *q = s; *q; q++)
+    if (!(isdigit((unsigned char)*q) || strchr("+-.eE", *q))) return 0;
+  if (!*s) return 0;
+  errno = 0;
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (errno || *end || !isfinite(v)) return 0;
+  *out = v;
+  return 1;
+}
+
+static int want_scalar(struct loader *L, const struct yn *y, const char *what) {
+  if (!y->n || !fy_node_is_scalar(y->n))
+    return fail(L, y, "%s: expected %s, got %s", y->path, what, type_word(y->n));
+  return 0;
+}
+
+static int get_str(struct loader *L, const struct yn *y, size_t max, int allow_empty, char **out) {
+  int rc = want_scalar(L, y, "a string");
+  if (rc) return rc;
+  char *s = scalar_dup(y->n);
+  if (!s) return oom(L);
+  if (is_plain(y->n) && is_null_text(s) && !allow_empty) {
+    free(s);
+    return fail(L, y, "%s: expected a string, got null", y->path);
+  }
+  if (strlen(s) > max) {
+    free(s);
+    return fail(L, y, "%s: longer than %zu bytes", y->path, max);
+  }
+  free(*out);
+  *out = s;
+  return 0;
+}
+
+static int get_real(struct loader *L, const struct yn *y, double lo, double hi, double *out) {
+  int rc = want_scalar(L, y, "a number");
+  if (rc) return rc;
+  char *s = scalar_dup(y->n);
+  if (!s) return oom(L);
+  double v;
+  int ok = is_plain(y->n) && real_text(s, &v);
+  free(s);
+  if (!ok) return fail(L, y, "%s: expected a number", y->path);
+  if (v < lo || v > hi) return fail(L, y, "%s: %g out of range [%g, %g]", y->path, v, lo, hi);
+  *out = v;
+  return 0;
+}
+
+static int get_int(struct loader *L, const struct yn *y, long long lo, long long hi,
+                   long long *out) {
+  int rc = want_scalar(L, y, "an integer");
+  if (rc) return rc;
+  char *s = scalar_dup(y->n);
+  if (!s) return oom(L);
+  long long v;
+  int ok = is_plain(y->n) && int_text(s, &v);
+  free(s);
+  if (!ok) return fail(L, y, "%s: expected an integer", y->path);
+  if (v < lo || v > hi) return fail(L, y, "%s: %lld out of range [%lld, %lld]", y->path, v, lo, hi);
+  *out = v;
+  return 0;
+}
+
+static int get_u32(struct loader *L, const struct yn *y, long long lo, long long hi, uint32_t *out) {
+  long long v;
+  int rc = get_int(L, y, lo, hi, &v);
+  if (!rc) *out = (uint32_t)v;
+  return rc;
+}
+
+static int get_bool(struct loader *L, const struct yn *y, bool *out) {
+  int rc = want_scalar(L, y, "true or false");
+  if (rc) return rc;
+  char *s = scalar_dup(y->n);
+  if (!s) return oom(L);
+  int ok = is_plain(y->n) && bool_text(s, out);
+  free(s);
+  if (!ok) return fail(L, y, "%s: expected true or false", y->path);
+  return 0;
+}
+
+/* One of names[] (NULL-terminated); *out gets its index. */
+static int get_enum(struct loader *L, const struct yn *y, const char *const *names, int *out) {
+  int rc = want_scalar(L, y, "a name");
+  if (rc) return rc;
+  char *s = scalar_dup(y->n);
+  if (!s) return oom(L);
+  for (int i = 0; names[i]; i++) {
+    if (!strcmp(s, names[i])) {
+      free(s);
+      *out = i;
+      return 0;
+    }
+  }
+  char allowed[256] = "";
+  for (int i = 0; names[i]; i++) {
+    strncat(allowed, i ? " | " : "", sizeof allowed - strlen(allowed) - 1);
+    strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
+  }
+  fail(L, y, "%s: '%s' is not one of %s", y->path, s, allowed);
+  free(s);
+  return SW_EINVAL;
+}
+
+/* ---- mappings ------------------------------------------------------------------------ */
+
+/* Child of a mapping for one pair, with its dotted path built into buf. */
+static struct yn child(const struct yn *parent, struct fy_node_pair *p, char *buf, size_t cap,
+                       const char *key) {
+  if (parent->path && *parent->path)
+    snprintf(buf, cap, "%s.%s", parent->path, key);
+  else
+    snprintf(buf, cap, "%s", key);
+  return (struct yn){fy_node_pair_value(p), fy_node_pair_key(p), buf};
+}
+
+static int want_map(struct loader *L, const struct yn *y) {
+  if (!y->n || !fy_node_is_mapping(y->n))
+    return fail(L, y, "%s: expected a mapping, got %s", *y->path ? y->path : "spec",
+                type_word(y->n));
+  return 0;
+}
+
+/* The key of a pair as text (keys must be plain scalars). */
+static int pair_key(struct loader *L, const struct yn *parent, struct fy_node_pair *p,
+                    char *buf, size_t cap) {
+  struct fy_node *k = fy_node_pair_key(p);
+  struct yn ky = {k, k, parent->path};
+  if (!k || !fy_node_is_scalar(k)) return fail(L, &ky, "%s: keys must be scalars", parent->path);
+  size_t len = 0;
+  const char *s = fy_node_get_scalar(k, &len);
+  if (!s || len == 0 || len >= cap) return fail(L, &ky, "%s: bad key", parent->path);
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  return 0;
+}
+
+static int unknown_key(struct loader *L, struct fy_node_pair *p, const struct yn *parent,
+                       const char *key, const char *allowed) {
+  struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), parent->path};
+  return fail(L, &ky, "unknown key '%s' in %s (allowed: %s)", key,
+              *parent->path ? parent->path : "spec", allowed);
+}
+
+static int missing_key(struct loader *L, const struct yn *y, const char *key) {
+  return fail(L, y, "missing required key '%s' in %s", key, *y->path ? y->path : "spec");
+}
+
+/* Iterates the pairs of a mapping: for (FOR_PAIRS(...)) with p the pair and k its key text. */
+#define FOR_PAIRS(L, y, p, k, rc)                                               \
+  void *p##_it = NULL;                                                          \
+  struct fy_node_pair *p;                                                       \
+  char k[128];                                                                  \
+  while (!(rc) && (p = fy_node_mapping_iterate((y)->n, &p##_it)) != NULL &&     \
+         !((rc) = pair_key((L), (y), p, k, sizeof k)))
+
+/* ---- trainer config lists ------------------------------------------------------------ */
+
+static void kv_free(struct sw_spec_kv *kv) {
+  free(kv->key);
+  json_decref(kv->value);
+  free(kv->text);
+}
+
+void sw_spec_config_clear(struct sw_spec_config *cfg) {
+  if (!cfg) return;
+  for (size_t i = 0; i < cfg->n; i++) kv_free(&cfg->items[i]);
+  free(cfg->items);
+  cfg->items = NULL;
+  cfg->n = 0;
+}
+
+const struct sw_spec_kv *sw_spec_config_get(const struct sw_spec_config *cfg, const char *key) {
+  for (size_t i = 0; cfg && i < cfg->n; i++)
+    if (!strcmp(cfg->items[i].key, key)) return &cfg->items[i];
+  return NULL;
+}
+
+/* Sets key (replacing in place or appending) to copies of value / text. */
+static int config_set(struct sw_spec_config *cfg, const char *key, json_t *value,
+                      const char *text) {
+  for (size_t i = 0; i < cfg->n; i++) {
+    if (!strcmp(cfg->items[i].key, key)) {
+      char *t = strdup(text);
+      json_t *v = json_deep_copy(value);
+      if (!t || !v) {
+        free(t);
+        json_decref(v);
+        return SW_ENOMEM;
+      }
+      free(cfg->items[i].text);
+      json_decref(cfg->items[i].value);
+      cfg->items[i].text = t;
+      cfg->items[i].value = v;
+      return 0;
+    }
+  }
+  struct sw_spec_kv *grown = realloc(cfg->items, (cfg->n + 1) * sizeof *grown);
+  if (!grown) return SW_ENOMEM;
+  cfg->items = grown;
+  struct sw_spec_kv *kv = &grown[cfg->n];
+  kv->key = strdup(key);
+  kv->text = strdup(text);
+  kv->value = json_deep_copy(value);
+  if (!kv->key || !kv->text || !kv->value) {
+    kv_free(kv);
+    return SW_ENOMEM;
+  }
+  cfg->n++;
+  return 0;
+}
+
+int sw_spec_config_copy(struct sw_spec_config *dst, const struct sw_spec_config *src) {
+  memset(dst, 0, sizeof *dst);
+  for (size_t i = 0; src && i < src->n; i++) {
+    if (config_set(dst, src->items[i].key, src->items[i].value, src->items[i].text)) {
+      sw_spec_config_clear(dst);
+      return SW_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+json_t *sw_spec_config_to_json(const struct sw_spec_config *cfg) {
+  json_t *o = json_object();
+  for (size_t i = 0; o && cfg && i < cfg->n; i++) {
+    if (json_object_set(o, cfg->items[i].key, cfg->items[i].value)) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+/* A YAML scalar as a typed JSON value and its `--set` text. Quoted scalars are strings;
+ * plain ones are booleans, integers, reals or strings by the YAML 1.2 core schema; null is
+ * refused because a trainer key always needs a value. */
+static int scalar_value(struct loader *L, const struct yn *y, json_t **value, char **text) {
+  int rc = want_scalar(L, y, "a scalar (trainer config values are scalars)");
+  if (rc) return rc;
+  char *s = scalar_dup(y->n);
+  if (!s) return oom(L);
+  if (strlen(s) > TEXT_MAX) {
+    free(s);
+    return fail(L, y, "%s: longer than %d bytes", y->path, TEXT_MAX);
+  }
+  bool b;
+  long long i;
+  double d;
+  json_t *v;
+  if (!is_plain(y->n)) {
+    v = json_string(s);
+    if (!v) {
+      free(s);
+      return fail(L, y, "%s: not UTF-8 text", y->path);
+    }
+  } else if (is_null_text(s)) {
+    free(s);
+    return fail(L, y, "%s: needs a value, got null", y->path);
+  } else if (bool_text(s, &b)) {
+    v = json_boolean(b);
+    free(s);
+    s = strdup(b ? "true" : "false");
+  } else if (int_text(s, &i)) {
+    v = json_integer(i);
+  } else if (real_text(s, &d)) {
+    v = json_real(d);
+  } else {
+    v = json_string(s);
+  }
+  if (!v || !s) {
+    json_decref(v);
+    free(s);
+    return oom(L);
+  }
+  *value = v;
+  *text = s;
+  return 0;
+}
+
+static int config_key_ok(const char *k) {
+  if (!*k) return 0;
+  for (const char *p = k; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '-')) return 0;
+  return 1;
+}
+
+/* A mapping of trainer keys to scalars, in order; `skip` names keys handled elsewhere. */
+static int load_config(struct loader *L, const struct yn *y, struct sw_spec_config *cfg,
+                       const char *skip) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    if (skip && !strcmp(k, skip)) continue;
+    struct yn v = child(y, p, path, sizeof path, k);
+    struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), y->path};
+    if (!config_key_ok(k))
+      return fail(L, &ky, "%s: '%s' is not a config key (letters, digits, _ . -)", y->path, k);
+    if (sw_spec_config_get(cfg, k)) return fail(L, &ky, "%s: duplicate key '%s'", y->path, k);
+    if (cfg->n >= CONFIG_KEYS_MAX) return fail(L, &ky, "%s: more than %d keys", y->path, CONFIG_KEYS_MAX);
+    json_t *val = NULL;
+    char *text = NULL;
+    rc = scalar_value(L, &v, &val, &text);
+    if (rc) return rc;
+    rc = config_set(cfg, k, val, text);
+    json_decref(val);
+    free(text);
+    if (rc) return oom(L);
+  }
+  return rc;
+}
+
+/* ---- sections ------------------------------------------------------------------------ */
+
+static int load_builtin(struct loader *L, const struct yn *y, struct sw_spec_trainer *t) {
+  t->kind = SW_TRAINER_BUILTIN;
+  if (!y->n || (fy_node_is_scalar(y->n) && is_plain(y->n))) {
+    /* `builtin:` with no value means "all defaults". */
+    char *s = scalar_dup(y->n);
+    int empty = !y->n || (s && is_null_text(s));
+    free(s);
+    if (empty) return 0;
+  }
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    if (!strcmp(k, "device")) {
+      struct yn v = child(y, p, path, sizeof path, k);
+      rc = get_str(L, &v, SW_MSG_NAME_MAX, 0, &t->device);
+    }
+  }
+  if (!rc) rc = load_config(L, y, &t->options, "device");
+  return rc;
+}
+
+static int json_pointer_ok(const char *s) { return *s == 0 || *s == '/'; }
+
+static int load_exec(struct loader *L, const struct yn *y, struct sw_spec_trainer *t) {
+  t->kind = SW_TRAINER_EXEC;
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  int have_command = 0;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    if (!strcmp(k, "command")) {
+      have_command = 1;
+      if (!v.n || !fy_node_is_sequence(v.n) || fy_node_sequence_item_count(v.n) < 1)
+        return fail(L, &v, "%s: expected a non-empty sequence of strings", v.path);
+      int n = fy_node_sequence_item_count(v.n);
+      if (n > 256) return fail(L, &v, "%s: more than 256 arguments", v.path);
+      t->command = calloc((size_t)n, sizeof *t->command);
+      if (!t->command) return oom(L);
+      void *it = NULL;
+      struct fy_node *e;
+      char epath[300];
+      while (!rc && (e = fy_node_sequence_iterate(v.n, &it)) != NULL) {
+        snprintf(epath, sizeof epath, "%s[%zu]", v.path, t->n_command);
+        struct yn ey = {e, v.key, epath};
+        rc = get_str(L, &ey, TEXT_MAX, 0, &t->command[t->n_command]);
+        if (!rc) t->n_command++;
+      }
+    } else if (!strcmp(k, "result")) {
+      rc = get_str(L, &v, TEXT_MAX, 0, &t->result);
+    } else if (!strcmp(k, "env")) {
+      rc = load_config(L, &v, &t->env, NULL);
+    } else if (!strcmp(k, "timeout_s")) {
+      rc = get_real(L, &v, 0, 1e7, &t->timeout_s);
+    } else if (!strcmp(k, "map")) {
+      rc = want_map(L, &v);
+      char mpath[300];
+      FOR_PAIRS(L, &v, mp, mk, rc) {
+        struct yn mv = child(&v, mp, mpath, sizeof mpath, mk);
+        char *ptr = NULL;
+        rc = get_str(L, &mv, TEXT_MAX, 1, &ptr);
+        if (rc) break;
+        if (!json_pointer_ok(ptr)) {
+          fail(L, &mv, "%s: '%s' is not a JSON pointer (starts with '/')", mv.path, ptr);
+          free(ptr);
+          return SW_EINVAL;
+        }
+        struct sw_spec_metric_map *grown = realloc(t->map, (t->n_map + 1) * sizeof *grown);
+        char *metric = strdup(mk);
+        if (!grown || !metric) {
+          free(ptr);
+          free(metric);
+          if (grown) t->map = grown;
+          return oom(L);
+        }
+        t->map = grown;
+        t->map[t->n_map].metric = metric;
+        t->map[t->n_map].pointer = ptr;
+        t->n_map++;
+      }
+    } else {
+      return unknown_key(L, p, y, k, "command, result, env, timeout_s, map");
+    }
+  }
+  if (!rc && !have_command) return missing_key(L, y, "command");
+  if (!rc && !t->result && !(t->result = strdup("{out}/result.json"))) return oom(L);
+  return rc;
+}
+
+static int load_trainer(struct loader *L, const struct yn *y, struct sw_spec_trainer *t) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  int n = 0;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    if (!strcmp(k, "builtin") || !strcmp(k, "exec")) {
+      if (n++) {
+        struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+        return fail(L, &ky, "trainer: give exactly one of builtin and exec");
+      }
+      rc = !strcmp(k, "builtin") ? load_builtin(L, &v, t) : load_exec(L, &v, t);
+    } else {
+      return unknown_key(L, p, y, k, "builtin, exec");
+    }
+  }
+  if (!rc && n == 0) return fail(L, y, "trainer: give one of builtin and exec");
+  return rc;
+}
+
+static int hex64_ok(const char *s) {
+  if (strlen(s) != 64) return 0;
+  for (const char *p = s; *p; p++)
+    if (!isxdigit((unsigned char)*p)) return 0;
+  return 1;
+}
+
+static int load_generate(struct loader *L, const struct yn *y, struct sw_spec_scene *sc) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    long long seed;
+    if (!strcmp(k, "kind")) rc = get_str(L, &v, SW_MSG_ID_MAX, 0, &sc->gen_kind);
+    else if (!strcmp(k, "train_views")) rc = get_u32(L, &v, 1, 10000, &sc->train_views);
+    else if (!strcmp(k, "test_views")) rc = get_u32(L, &v, 0, 10000, &sc->test_views);
+    else if (!strcmp(k, "resolution")) rc = get_u32(L, &v, 8, 8192, &sc->resolution);
+    else if (!strcmp(k, "seed")) {
+      rc = get_int(L, &v, 0, INT64_MAX, &seed);
+      if (!rc) sc->seed = (uint64_t)seed;
+    } else
+      return unknown_key(L, p, y, k, "kind, train_views, test_views, resolution, seed");
+  }
+  return rc;
+}
+
+static int load_scene(struct loader *L, const struct yn *y, struct sw_spec_scene *sc) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  struct yn sha_y = {0};
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+    if (!strcmp(k, "sha256")) {
+      char *h = NULL;
+      rc = get_str(L, &v, 64, 0, &h);
+      if (rc) break;
+      if (!hex64_ok(h)) {
+        free(h);
+        return fail(L, &v, "scene.sha256: expected 64 hex digits");
+      }
+      for (int i = 0; i < 64; i++) sc->sha256[i] = (char)tolower((unsigned char)h[i]);
+      sc->sha256[64] = 0;
+      free(h);
+      sha_y = ky;
+      continue;
+    }
+    if (!strcmp(k, "generate") || !strcmp(k, "path") || !strcmp(k, "url")) {
+      if (sc->kind != SW_SCENE_NONE)
+        return fail(L, &ky, "scene: give exactly one of generate, path and url");
+    }
+    if (!strcmp(k, "generate")) {
+      sc->kind = SW_SCENE_GENERATE;
+      rc = load_generate(L, &v, sc);
+    } else if (!strcmp(k, "path")) {
+      sc->kind = SW_SCENE_PATH;
+      rc = get_str(L, &v, TEXT_MAX, 0, &sc->path);
+    } else if (!strcmp(k, "url")) {
+      sc->kind = SW_SCENE_URL;
+      rc = get_str(L, &v, TEXT_MAX, 0, &sc->url);
+      if (!rc && strncmp(sc->url, "http://", 7) && strncmp(sc->url, "https://", 8) &&
+          strncmp(sc->url, "file://", 7))
+        return fail(L, &v, "scene.url: expected an http://, https:// or file:// URL");
+    } else {
+      return unknown_key(L, p, y, k, "generate, path, url, sha256");
+    }
+  }
+  if (rc) return rc;
+  if (sc->kind == SW_SCENE_NONE) return fail(L, y, "scene: give one of generate, path and url");
+  if (sc->kind == SW_SCENE_URL && !sc->sha256[0])
+    return fail(L, y, "scene: url needs sha256 (the download is verified)");
+  if (sc->kind != SW_SCENE_URL && sc->sha256[0])
+    return fail(L, &sha_y, "scene: sha256 belongs with url");
+  return 0;
+}
+
+static const char *const order_names[] = {"alternate", "fixed", "random", NULL};
+static const char *const direction_names[] = {"lower", "higher", NULL};
+
+static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs *pr,
+                      int *max_given) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    long long seed;
+    int e;
+    if (!strcmp(k, "n")) rc = get_u32(L, &v, 1, 1000, &pr->n);
+    else if (!strcmp(k, "max")) {
+      rc = get_u32(L, &v, 1, 1000, &pr->max);
+      *max_given = 1;
+    } else if (!strcmp(k, "order")) {
+      rc = get_enum(L, &v, order_names, &e);
+      if (!rc) pr->order = (enum sw_spec_order)e;
+    } else if (!strcmp(k, "seed")) {
+      rc = get_int(L, &v, 0, INT64_MAX, &seed);
+      if (!rc) pr->seed = (uint64_t)seed;
+    } else if (!strcmp(k, "sequential")) rc = get_bool(L, &v, &pr->sequential);
+    else return unknown_key(L, p, y, k, "n, max, order, seed, sequential");
+    if (!rc && !strcmp(k, "max") && pr->max < pr->n)
+      return fail(L, &v, "pairs.max: %u is less than pairs.n %u", pr->max, pr->n);
+  }
+  if (!rc && *max_given && pr->max < pr->n) return fail(L, y, "pairs: max is less than n");
+  return rc;
+}
+
+static const char *const match_fields[] = {"hostname", "os", "arch", "cpu_model", "cores",
+                                           "mem_bytes", "gpu_name", "gpu_driver", "gpu_api",
+                                           "gpu_kind", "worker_id", NULL};
+
+static int match_key_ok(const char *k) {
+  if (!strncmp(k, "label.", 6)) return k[6] != 0;
+  for (int i = 0; match_fields[i]; i++)
+    if (!strcmp(k, match_fields[i])) return 1;
+  return 0;
+}
+
+static int load_placement(struct loader *L, const struct yn *y, struct sw_spec_placement *pl) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    if (!strcmp(k, "spread")) rc = get_bool(L, &v, &pl->spread);
+    else if (!strcmp(k, "pin")) rc = get_str(L, &v, SW_MSG_ID_MAX, 0, &pl->pin);
+    else if (!strcmp(k, "match")) {
+      rc = want_map(L, &v);
+      char mpath[300];
+      FOR_PAIRS(L, &v, mp, mk, rc) {
+        struct yn mv = child(&v, mp, mpath, sizeof mpath, mk);
+        if (!match_key_ok(mk)) {
+          struct yn ky = {fy_node_pair_key(mp), fy_node_pair_key(mp), ""};
+          return fail(L, &ky,
+                      "placement.match: unknown field '%s' (a fingerprint field or label.NAME)", mk);
+        }
+        char *glob = NULL;
+        rc = get_str(L, &mv, SW_MSG_VALUE_MAX, 0, &glob);
+        if (rc) break;
+        struct sw_spec_match *grown = realloc(pl->match, (pl->n_match + 1) * sizeof *grown);
+        char *key = strdup(mk);
+        if (!grown || !key) {
+          free(glob);
+          free(key);
+          if (grown) pl->match = grown;
+          return oom(L);
+        }
+        pl->match = grown;
+        pl->match[pl->n_match].key = key;
+        pl->match[pl->n_match].glob = glob;
+        pl->n_match++;
+      }
+    } else return unknown_key(L, p, y, k, "spread, match, pin");
+  }
+  return rc;
+}
+
+static int load_band(struct loader *L, const struct yn *y, struct sw_spec_guard *g) {
+  if (!y->n || !fy_node_is_sequence(y->n) || fy_node_sequence_item_count(y->n) != 2)
+    return fail(L, y, "%s: expected [low, high]", y->path);
+  struct yn lo = {fy_node_sequence_get_by_index(y->n, 0), y->key, y->path};
+  struct yn hi = {fy_node_sequence_get_by_index(y->n, 1), y->key, y->path};
+  int rc = get_real(L, &lo, -1e300, 1e300, &g->band_lo);
+  if (!rc) rc = get_real(L, &hi, -1e300, 1e300, &g->band_hi);
+  if (!rc && !(g->band_lo < g->band_hi))
+    return fail(L, &hi, "%s: low %g must be below high %g", y->path, g->band_lo, g->band_hi);
+  g->has_band = true;
+  return rc;
+}
+
+static int metric_name_ok(const char *s) {
+  if (!*s) return 0;
+  for (const char *p = s; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '/')) return 0;
+  return 1;
+}
+
+static int get_metric(struct loader *L, const struct yn *y, char **out) {
+  int rc = get_str(L, y, SW_MSG_ID_MAX, 0, out);
+  if (!rc && !metric_name_ok(*out))
+    return fail(L, y, "%s: '%s' is not a metric name", y->path, *out);
+  return rc;
+}
+
+static int load_gate(struct loader *L, const struct yn *y, struct sw_spec_gate *g) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256], sub[300];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    int e;
+    if (!strcmp(k, "metric")) rc = get_metric(L, &v, &g->metric);
+    else if (!strcmp(k, "direction")) {
+      rc = get_enum(L, &v, direction_names, &e);
+      if (!rc) g->direction = (enum sw_spec_direction)e;
+    } else if (!strcmp(k, "alpha")) rc = get_real(L, &v, 1e-6, 0.5, &g->alpha);
+    else if (!strcmp(k, "rule")) {
+      rc = want_map(L, &v);
+      FOR_PAIRS(L, &v, rp, rk, rc) {
+        struct yn rv = child(&v, rp, sub, sizeof sub, rk);
+        if (!strcmp(rk, "k")) rc = get_real(L, &rv, 0, 100, &g->k);
+        else if (!strcmp(rk, "floor")) rc = get_real(L, &rv, 0, 1, &g->floor);
+        else return unknown_key(L, rp, &v, rk, "k, floor");
+      }
+    } else if (!strcmp(k, "guard")) {
+      rc = want_map(L, &v);
+      FOR_PAIRS(L, &v, gp, gk, rc) {
+        struct yn gv = child(&v, gp, sub, sizeof sub, gk);
+        if (!strcmp(gk, "metric")) rc = get_metric(L, &gv, &g->guard.metric);
+        else if (!strcmp(gk, "max_drop")) rc = get_real(L, &gv, 0, 1e300, &g->guard.max_drop);
+        else if (!strcmp(gk, "band")) rc = load_band(L, &gv, &g->guard);
+        else return unknown_key(L, gp, &v, gk, "metric, max_drop, band");
+      }
+    } else return unknown_key(L, p, y, k, "metric, direction, rule, guard, alpha");
+  }
+  return rc;
+}
+
+static int load_contamination(struct loader *L, const struct yn *y,
+                              struct sw_spec_contamination *c) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    if (!strcmp(k, "load1_max")) rc = get_real(L, &v, 0, 1e6, &c->load1_max);
+    else if (!strcmp(k, "cpu_other_max")) rc = get_real(L, &v, 0, 1e6, &c->cpu_other_max);
+    else if (!strcmp(k, "settle_s")) rc = get_real(L, &v, 0, 86400, &c->settle_s);
+    else if (!strcmp(k, "max_wait_s")) rc = get_real(L, &v, 0, 86400 * 7, &c->max_wait_s);
+    else if (!strcmp(k, "sample_interval_s")) rc = get_real(L, &v, 0.01, 3600, &c->sample_interval_s);
+    else if (!strcmp(k, "require_windows")) rc = get_bool(L, &v, &c->require_windows);
+    else if (!strcmp(k, "rerun_once")) rc = get_bool(L, &v, &c->rerun_once);
+    else
+      return unknown_key(L, p, y, k,
+                         "load1_max, cpu_other_max, settle_s, max_wait_s, sample_interval_s, "
+                         "require_windows, rerun_once");
+  }
+  if (!rc && c->max_wait_s < c->settle_s)
+    return fail(L, y, "contamination: max_wait_s %g is less than settle_s %g", c->max_wait_s,
+                c->settle_s);
+  return rc;
+}
+
+static int load_arms(struct loader *L, const struct yn *y, struct sw_spec *s) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  int have_off = 0, have_on = 0;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    if (!strcmp(k, "off")) {
+      have_off = 1;
+      rc = load_config(L, &v, &s->arm_off, NULL);
+    } else if (!strcmp(k, "on")) {
+      have_on = 1;
+      rc = load_config(L, &v, &s->arm_on, NULL);
+    } else return unknown_key(L, p, y, k, "off, on");
+  }
+  if (rc) return rc;
+  if (!have_off) return missing_key(L, y, "off");
+  if (!have_on) return missing_key(L, y, "on");
+  return 0;
+}
+
+static int load_parameters(struct loader *L, const struct yn *y, struct sw_spec *s) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256], epath[300];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+    if (!config_key_ok(k)) return fail(L, &ky, "parameters: '%s' is not a config key", k);
+    if (!v.n || !fy_node_is_sequence(v.n) || fy_node_sequence_item_count(v.n) < 1)
+      return fail(L, &v, "%s: expected a non-empty sequence of values", v.path);
+    int n = fy_node_sequence_item_count(v.n);
+    if (n > PARAM_VALUES_MAX) return fail(L, &v, "%s: more than %d values", v.path, PARAM_VALUES_MAX);
+    struct sw_spec_param *grown = realloc(s->params, (s->n_params + 1) * sizeof *grown);
+    if (!grown) return oom(L);
+    s->params = grown;
+    struct sw_spec_param *prm = &grown[s->n_params];
+    memset(prm, 0, sizeof *prm);
+    s->n_params++;
+    prm->key = strdup(k);
+    prm->values = calloc((size_t)n, sizeof *prm->values);
+    if (!prm->key || !prm->values) return oom(L);
+    void *it = NULL;
+    struct fy_node *e;
+    while (!rc && (e = fy_node_sequence_iterate(v.n, &it)) != NULL) {
+      snprintf(epath, sizeof epath, "%s[%zu]", v.path, prm->n_values);
+      struct yn ey = {e, v.key, epath};
+      struct sw_spec_kv *kv = &prm->values[prm->n_values];
+      rc = scalar_value(L, &ey, &kv->value, &kv->text);
+      if (rc) break;
+      kv->key = strdup(k);
+      prm->n_values++;
+      if (!kv->key) return oom(L);
+      for (size_t j = 0; j + 1 < prm->n_values; j++)
+        if (json_equal(prm->values[j].value, kv->value))
+          return fail(L, &ey, "%s: value '%s' appears twice", ey.path, kv->text);
+    }
+  }
+  return rc;
+}
+
+static int load_checkpoints(struct loader *L, const struct yn *y, struct sw_spec *s) {
+  if (!y->n || !fy_node_is_sequence(y->n))
+    return fail(L, y, "checkpoints: expected a sequence of iterations");
+  int n = fy_node_sequence_item_count(y->n);
+  if (n > 64) return fail(L, y, "checkpoints: more than 64");
+  s->checkpoints = calloc(n ? (size_t)n : 1, sizeof *s->checkpoints);
+  if (!s->checkpoints) return oom(L);
+  void *it = NULL;
+  struct fy_node *e;
+  char epath[64];
+  int rc = 0;
+  while (!rc && (e = fy_node_sequence_iterate(y->n, &it)) != NULL) {
+    snprintf(epath, sizeof epath, "checkpoints[%zu]", s->n_checkpoints);
+    struct yn ey = {e, y->key, epath};
+    uint32_t v;
+    rc = get_u32(L, &ey, 1, 100000000, &v);
+    if (rc) break;
+    if (s->n_checkpoints && v <= s->checkpoints[s->n_checkpoints - 1])
+      return fail(L, &ey, "%s: checkpoints must be ascending", epath);
+    s->checkpoints[s->n_checkpoints++] = v;
+  }
+  return rc;
+}
+
+static int name_ok(const char *s) {
+  if (!*s) return 0;
+  for (const char *p = s; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '_' || *p == '-')) return 0;
+  return 1;
+}
+
+static void set_defaults(struct sw_spec *s) {
+  s->pairs.n = 5;
+  s->pairs.max = 8;
+  s->pairs.order = SW_ORDER_ALTERNATE;
+  s->pairs.seed = 1;
+  s->gate.direction = SW_DIR_LOWER;
+  s->gate.k = 2.0;
+  s->gate.floor = 0.01;
+  s->gate.guard.max_drop = 0.05;
+  s->gate.alpha = 0.05;
+  s->repeats = 1;
+  s->placement.spread = true;
+  s->contamination = (struct sw_spec_contamination){.load1_max = 1.5,
+                                                    .cpu_other_max = 0.5,
+                                                    .settle_s = 10,
+                                                    .max_wait_s = 300,
+                                                    .sample_interval_s = 1,
+                                                    .require_windows = true,
+                                                    .rerun_once = true};
+  s->scene.train_views = 40;
+  s->scene.test_views = 10;
+  s->scene.resolution = 128;
+  s->scene.seed = 1;
+}
+
+/* Strings that default when absent (after loading, so a given value is never overwritten). */
+static int fill_default_strings(struct sw_spec *s) {
+  if (!s->gate.metric && !(s->gate.metric = strdup("train_s"))) return SW_ENOMEM;
+  if (!s->gate.guard.metric && !(s->gate.guard.metric = strdup("psnr_db"))) return SW_ENOMEM;
+  if (s->scene.kind == SW_SCENE_GENERATE && !s->scene.gen_kind &&
+      !(s->scene.gen_kind = strdup("bricks")))
+    return SW_ENOMEM;
+  return 0;
+}
+
+static const char *const kind_names[] = {"gate", "grid", NULL};
+
+static int load_root(struct loader *L, struct fy_node *root) {
+  struct sw_spec *s = L->s;
+  struct yn y = {root, NULL, ""};
+  int rc = want_map(L, &y);
+  if (rc) return rc;
+  /* kind decides which other sections are allowed, so it is read first. */
+  struct fy_node_pair *kind_pair = NULL;
+  {
+    void *it = NULL;
+    struct fy_node_pair *p;
+    char k[128];
+    while ((p = fy_node_mapping_iterate(root, &it)) != NULL) {
+      if (pair_key(L, &y, p, k, sizeof k)) return SW_EINVAL;
+      if (!strcmp(k, "kind")) kind_pair = p;
+    }
+  }
+  if (!kind_pair) return missing_key(L, &y, "kind");
+  struct yn ky = {fy_node_pair_value(kind_pair), fy_node_pair_key(kind_pair), "kind"};
+  int kind;
+  rc = get_enum(L, &ky, kind_names, &kind);
+  if (rc) return rc;
+  s->kind = kind == 0 ? SW_SPEC_GATE : SW_SPEC_GRID;
+  const int gate = s->kind == SW_SPEC_GATE;
+
+  int have_name = 0, have_trainer = 0, have_arms = 0, have_scene = 0, max_given = 0;
+  struct yn pairs_y = {0};
+  char path[256];
+  FOR_PAIRS(L, &y, p, k, rc) {
+    struct yn v = child(&y, p, path, sizeof path, k);
+    struct yn kyy = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+    if (!strcmp(k, "kind")) continue;
+    if (!strcmp(k, "name")) {
+      have_name = 1;
+      rc = get_str(L, &v, SW_MSG_ID_MAX, 0, &s->name);
+      if (!rc && !name_ok(s->name))
+        return fail(L, &v, "name: '%s' may hold only letters, digits, '.', '_' and '-'", s->name);
+    } else if (!strcmp(k, "description")) {
+      rc = get_str(L, &v, TEXT_MAX, 1, &s->description);
+    } else if (!strcmp(k, "priority")) {
+      long long pr;
+      rc = get_int(L, &v, -1000, 1000, &pr);
+      if (!rc) s->priority = (int32_t)pr;
+    } else if (!strcmp(k, "trainer")) {
+      have_trainer = 1;
+      rc = load_trainer(L, &v, &s->trainer);
+    } else if (!strcmp(k, "scene")) {
+      have_scene = 1;
+      rc = load_scene(L, &v, &s->scene);
+    } else if (!strcmp(k, "base")) {
+      rc = load_config(L, &v, &s->base, NULL);
+    } else if (!strcmp(k, "placement")) {
+      rc = load_placement(L, &v, &s->placement);
+    } else if (!strcmp(k, "contamination")) {
+      rc = load_contamination(L, &v, &s->contamination);
+    } else if (!strcmp(k, "arms") || !strcmp(k, "pairs") || !strcmp(k, "gate")) {
+      if (!gate) return fail(L, &kyy, "'%s' belongs to kind: gate, not grid", k);
+      if (!strcmp(k, "arms")) {
+        have_arms = 1;
+        rc = load_arms(L, &v, s);
+      } else if (!strcmp(k, "pairs")) {
+        pairs_y = v;
+        rc = load_pairs(L, &v, &s->pairs, &max_given);
+      } else {
+        rc = load_gate(L, &v, &s->gate);
+      }
+    } else if (!strcmp(k, "parameters") || !strcmp(k, "repeats") || !strcmp(k, "checkpoints")) {
+      if (gate) return fail(L, &kyy, "'%s' belongs to kind: grid, not gate", k);
+      if (!strcmp(k, "parameters")) rc = load_parameters(L, &v, s);
+      else if (!strcmp(k, "repeats")) rc = get_u32(L, &v, 1, 1000, &s->repeats);
+      else rc = load_checkpoints(L, &v, s);
+    } else {
+      return unknown_key(L, p, &y, k,
+                         gate ? "name, kind, description, priority, trainer, scene, base, arms, "
+                                "pairs, placement, gate, contamination"
+                              : "name, kind, description, priority, trainer, scene, base, "
+                                "parameters, repeats, checkpoints, placement, contamination");
+    }
+  }
+  if (rc) return rc;
+  if (!have_name) return missing_key(L, &y, "name");
+  if (!have_trainer) return missing_key(L, &y, "trainer");
+  if (gate && !have_arms) return missing_key(L, &y, "arms");
+  if (!have_scene && s->trainer.kind == SW_TRAINER_BUILTIN)
+    return fail(L, &y, "missing required key 'scene' in spec (the builtin trainer needs one)");
+  /* max follows n when only n is given, so `n: 10` alone is not an error. */
+  if (gate && !max_given && s->pairs.max < s->pairs.n) s->pairs.max = s->pairs.n;
+  (void)pairs_y;
+  if (gate && s->arm_off.n == 0 && s->arm_on.n == 0)
+    return fail(L, &y, "arms: off and on are identical (both empty)");
+  if (!gate) {
+    size_t total = s->repeats;
+    for (size_t i = 0; i < s->n_params; i++) {
+      total *= s->params[i].n_values;
+      if (total > GRID_POINTS_MAX)
+        return fail(L, &y, "parameters: the grid has more than %d runs", GRID_POINTS_MAX);
+    }
+  }
+  if (fill_default_strings(s)) return oom(L);
+  return 0;
+}
+
+/* ---- entry points -------------------------------------------------------------------- */
+
+static void spec_free(struct sw_spec *s) {
+  free(s->source);
+  free(s->name);
+  free(s->description);
+  free(s->trainer.device);
+  sw_spec_config_clear(&s->trainer.options);
+  for (size_t i = 0; s->trainer.command && i < s->trainer.n_command; i++) free(s->trainer.command[i]);
+  free(s->trainer.command);
+  free(s->trainer.result);
+  sw_spec_config_clear(&s->trainer.env);
+  for (size_t i = 0; i < s->trainer.n_map; i++) {
+    free(s->trainer.map[i].metric);
+    free(s->trainer.map[i].pointer);
+  }
+  free(s->trainer.map);
+  free(s->scene.gen_kind);
+  free(s->scene.path);
+  free(s->scene.url);
+  sw_spec_config_clear(&s->base);
+  sw_spec_config_clear(&s->arm_off);
+  sw_spec_config_clear(&s->arm_on);
+  free(s->gate.metric);
+  free(s->gate.guard.metric);
+  for (size_t i = 0; i < s->n_params; i++) {
+    struct sw_spec_config c = {s->params[i].values, s->params[i].n_values};
+    sw_spec_config_clear(&c);
+    free(s->params[i].key);
+  }
+  free(s->params);
+  free(s->checkpoints);
+  for (size_t i = 0; i < s->placement.n_match; i++) {
+    free(s->placement.match[i].key);
+    free(s->placement.match[i].glob);
+  }
+  free(s->placement.match);
+  free(s->placement.pin);
+  free(s);
+}
+
+void sw_spec_destroy(struct sw_spec **spec) {
+  if (!spec || !*spec) return;
+  spec_free(*spec);
+  *spec = NULL;
+}
+
+/* Reports libfyaml's first collected error as FILE:LINE:COLUMN. */
+static int yaml_syntax_error(struct loader *L, struct fy_diag *diag) {
+  void *it = NULL;
+  struct fy_diag_error *e;
+  while (diag && (e = fy_diag_errors_iterate(diag, &it)) != NULL) {
+    if (e->type < FYET_ERROR) continue;
+    char msg[SW_ERR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", e->msg ? e->msg : "YAML syntax error");
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
+    /* libfyaml's collected positions are already 1-based. */
+    return sw_err_set(L->err, SW_EINVAL, "%s:%d:%d: YAML: %s", L->file, e->line > 0 ? e->line : 1,
+                      e->column > 0 ? e->column : 1, msg);
+  }
+  /* libfyaml builds no document, without a diagnostic, from text holding no YAML node. */
+  return sw_err_set(L->err, SW_EINVAL, "%s:1:1: empty spec (no YAML document)", L->file);
+}
+
+/* libfyaml prints nothing when errors are collected; this sink only exists to be explicit. */
+static void diag_sink(struct fy_diag *diag, void *user, const char *buf, size_t len) {
+  (void)diag, (void)user, (void)buf, (void)len;
+}
+
+int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw_spec **out,
+                        struct sw_err *err) {
+  *out = NULL;
+  struct loader L = {name_for_errors ? name_for_errors : "<spec>", err, NULL};
+  if (!yaml) return sw_err_set(err, SW_EINVAL, "%s:1:1: no spec text", L.file);
+  size_t len = strlen(yaml);
+  if (len > SPEC_YAML_MAX)
+    return sw_err_set(err, SW_EINVAL, "%s:1:1: spec larger than %u bytes", L.file, SPEC_YAML_MAX);
+  struct fy_diag_cfg dcfg;
+  fy_diag_cfg_default(&dcfg);
+  dcfg.fp = NULL;
+  dcfg.output_fn = diag_sink;
+  dcfg.colorize = false;
+  struct fy_diag *diag = fy_diag_create(&dcfg);
+  if (!diag) return oom(&L);
+  fy_diag_set_collect_errors(diag, true);
+  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_RESOLVE_DOCUMENT |
+                                       FYPCF_JSON_NONE,
+                              .diag = diag};
+  struct fy_document *doc = fy_document_build_from_string(&pcfg, yaml, len);
+  int rc;
+  if (!doc || fy_diag_got_error(diag)) {
+    rc = yaml_syntax_error(&L, diag);
+    fy_document_destroy(doc);
+    fy_diag_destroy(diag);
+    return rc;
+  }
+  struct fy_node *root = fy_document_root(doc);
+  if (!root) {
+    fy_document_destroy(doc);
+    fy_diag_destroy(diag);
+    return sw_err_set(err, SW_EINVAL, "%s:1:1: empty spec", L.file);
+  }
+  L.s = calloc(1, sizeof *L.s);
+  if (!L.s) {
+    fy_document_destroy(doc);
+    fy_diag_destroy(diag);
+    return oom(&L);
+  }
+  set_defaults(L.s);
+  L.s->source = strdup(L.file);
+  rc = L.s->source ? load_root(&L, root) : oom(&L);
+  fy_document_destroy(doc);
+  fy_diag_destroy(diag);
+  if (rc) {
+    spec_free(L.s);
+    return rc;
+  }
+  *out = L.s;
+  return 0;
+}
+
+int sw_spec_load_file(const char *path, struct sw_spec **out, struct sw_err *err) {
+  *out = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  int rc = sw_fs_read_all(path, &text, &len, err);
+  if (rc) return rc;
+  if (strlen(text) != len) {
+    free(text);
+    return sw_err_set(err, SW_EINVAL, "%s:1:1: file holds a NUL byte", path);
+  }
+  rc = sw_spec_load_string(text, path, out, err);
+  free(text);
+  return rc;
+}
+
+/* ---- derived views ------------------------------------------------------------------- */
+
+static const char *order_name(enum sw_spec_order o) {
+  return (int)o >= 0 && o <= SW_ORDER_RANDOM ? order_names[o] : "alternate";
+}
+
+/* json_object_set_new that tolerates a NULL value by failing the whole object. */
+static int put(json_t *o, const char *k, json_t *v) { return v ? json_object_set_new(o, k, v) : -1; }
+
+json_t *sw_spec_trainer_to_json(const struct sw_spec *s) {
+  json_t *root = json_object(), *t = json_object();
+  int bad = !root || !t;
+  if (!bad && s->trainer.kind == SW_TRAINER_BUILTIN) {
+    if (s->trainer.device) bad |= put(t, "device", json_string(s->trainer.device));
+    for (size_t i = 0; i < s->trainer.options.n; i++)
+      bad |= json_object_set(t, s->trainer.options.items[i].key, s->trainer.options.items[i].value);
+    bad |= json_object_set(root, "builtin", t);
+  } else if (!bad) {
+    json_t *cmd = json_array();
+    for (size_t i = 0; cmd && i < s->trainer.n_command; i++)
+      bad |= json_array_append_new(cmd, json_string(s->trainer.command[i]));
+    bad |= put(t, "command", cmd);
+    bad |= put(t, "result", json_string(s->trainer.result));
+    bad |= put(t, "env", sw_spec_config_to_json(&s->trainer.env));
+    bad |= put(t, "timeout_s", json_real(s->trainer.timeout_s));
+    json_t *map = json_object();
+    for (size_t i = 0; map && i < s->trainer.n_map; i++)
+      bad |= put(map, s->trainer.map[i].metric, json_string(s->trainer.map[i].pointer));
+    bad |= put(t, "map", map);
+    bad |= json_object_set(root, "exec", t);
+  }
+  json_decref(t);
+  if (bad) {
+    json_decref(root);
+    return NULL;
+  }
+  return root;
+}
+
+json_t *sw_spec_scene_to_json(const struct sw_spec *s) {
+  json_t *root = json_object();
+  if (!root) return NULL;
+  int bad = 0;
+  const struct sw_spec_scene *sc = &s->scene;
+  if (sc->kind == SW_SCENE_GENERATE) {
+    bad |= put(root, "generate",
+               json_pack("{s:s, s:I, s:I, s:I, s:I}", "kind", sc->gen_kind, "train_views",
+                         (json_int_t)sc->train_views, "test_views", (json_int_t)sc->test_views,
+                         "resolution", (json_int_t)sc->resolution, "seed", (json_int_t)sc->seed));
+  } else if (sc->kind == SW_SCENE_PATH) {
+    bad |= put(root, "path", json_string(sc->path));
+  } else if (sc->kind == SW_SCENE_URL) {
+    bad |= put(root, "url", json_string(sc->url));
+    bad |= put(root, "sha256", json_string(sc->sha256));
+  }
+  if (bad) {
+    json_decref(root);
+    return NULL;
+  }
+  return root;
+}
+
+json_t *sw_spec_to_json(const struct sw_spec *s) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  int bad = 0;
+  const int gate = s->kind == SW_SPEC_GATE;
+  bad |= put(o, "name", json_string(s->name));
+  bad |= put(o, "kind", json_string(gate ? "gate" : "grid"));
+  if (s->description) bad |= put(o, "description", json_string(s->description));
+  bad |= put(o, "priority", json_integer(s->priority));
+  bad |= put(o, "trainer", sw_spec_trainer_to_json(s));
+  bad |= put(o, "scene", sw_spec_scene_to_json(s));
+  bad |= put(o, "base", sw_spec_config_to_json(&s->base));
+  if (gate) {
+    bad |= put(o, "arms", json_pack("{s:o?, s:o?}", "off", sw_spec_config_to_json(&s->arm_off),
+                                    "on", sw_spec_config_to_json(&s->arm_on)));
+    bad |= put(o, "pairs",
+               json_pack("{s:I, s:I, s:s, s:I, s:b}", "n", (json_int_t)s->pairs.n, "max",
+                         (json_int_t)s->pairs.max, "order", order_name(s->pairs.order), "seed",
+                         (json_int_t)s->pairs.seed, "sequential", (int)s->pairs.sequential));
+    json_t *guard = json_pack("{s:s, s:f}", "metric", s->gate.guard.metric, "max_drop",
+                              s->gate.guard.max_drop);
+    if (guard && s->gate.guard.has_band)
+      bad |= put(guard, "band", json_pack("[f, f]", s->gate.guard.band_lo, s->gate.guard.band_hi));
+    bad |= put(o, "gate",
+               json_pack("{s:s, s:s, s:{s:f, s:f}, s:o?, s:f}", "metric", s->gate.metric,
+                         "direction", direction_names[s->gate.direction], "rule", "k", s->gate.k,
+                         "floor", s->gate.floor, "guard", guard, "alpha", s->gate.alpha));
+  } else {
+    json_t *params = json_object();
+    for (size_t i = 0; params && i < s->n_params; i++) {
+      json_t *vals = json_array();
+      for (size_t j = 0; vals && j < s->params[i].n_values; j++)
+        bad |= json_array_append(vals, s->params[i].values[j].value);
+      bad |= put(params, s->params[i].key, vals);
+    }
+    bad |= put(o, "parameters", params);
+    bad |= put(o, "repeats", json_integer(s->repeats));
+    json_t *cps = json_array();
+    for (size_t i = 0; cps && i < s->n_checkpoints; i++)
+      bad |= json_array_append_new(cps, json_integer(s->checkpoints[i]));
+    bad |= put(o, "checkpoints", cps);
+  }
+  json_t *match = json_object();
+  for (size_t i = 0; match && i < s->placement.n_match; i++)
+    bad |= put(match, s->placement.match[i].key, json_string(s->placement.match[i].glob));
+  json_t *pl = json_pack("{s:b, s:o?}", "spread", (int)s->placement.spread, "match", match);
+  if (pl && s->placement.pin) bad |= put(pl, "pin", json_string(s->placement.pin));
+  bad |= put(o, "placement", pl);
+  const struct sw_spec_contamination *c = &s->contamination;
+  bad |= put(o, "contamination",
+             json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:b}", "load1_max", c->load1_max,
+                       "cpu_other_max", c->cpu_other_max, "settle_s", c->settle_s, "max_wait_s",
+                       c->max_wait_s, "sample_interval_s", c->sample_interval_s,
+                       "require_windows", (int)c->require_windows, "rerun_once",
+                       (int)c->rerun_once));
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+int sw_spec_resolve_arm(const struct sw_spec *s, const char *arm, struct sw_spec_config *out,
+                        struct sw_err *err) {
+  memset(out, 0, sizeof *out);
+  if (s->kind != SW_SPEC_GATE)
+    return sw_err_set(err, SW_EINVAL, "spec %s: arms exist only in gates", s->name);
+  const struct sw_spec_config *a;
+  if (arm && !strcmp(arm, "off")) a = &s->arm_off;
+  else if (arm && !strcmp(arm, "on")) a = &s->arm_on;
+  else return sw_err_set(err, SW_EINVAL, "spec %s: no arm '%s' (off | on)", s->name, arm ? arm : "");
+  if (sw_spec_config_copy(out, &s->base)) return sw_err_set(err, SW_ENOMEM, "out of memory");
+  for (size_t i = 0; i < a->n; i++) {
+    if (config_set(out, a->items[i].key, a->items[i].value, a->items[i].text)) {
+      sw_spec_config_clear(out);
+      return sw_err_set(err, SW_ENOMEM, "out of memory");
+    }
+  }
+  return 0;
+}
+
+int sw_spec_resolve_point(const struct sw_spec *s, const struct sw_spec_point *pt,
+                          struct sw_spec_config *out, struct sw_err *err) {
+  memset(out, 0, sizeof *out);
+  if (s->kind != SW_SPEC_GRID)
+    return sw_err_set(err, SW_EINVAL, "spec %s: grid points exist only in grids", s->name);
+  int rc = sw_spec_config_copy(out, &s->base);
+  for (size_t i = 0; !rc && i < pt->values.n; i++)
+    rc = config_set(out, pt->values.items[i].key, pt->values.items[i].value,
+                    pt->values.items[i].text);
+  if (!rc && s->n_checkpoints) {
+    /* A checkpoint past the run's own budget can never be reached: it is dropped, so one
+     * checkpoint list serves every iteration budget of a Pareto grid. */
+    const struct sw_spec_kv *it = sw_spec_config_get(out, "iterations");
+    json_int_t limit = it && json_is_integer(it->value) ? json_integer_value(it->value) : -1;
+    json_t *arr = json_array();
+    char text[64 * 12] = "";
+    for (size_t i = 0; arr && i < s->n_checkpoints; i++) {
+      if (limit >= 0 && (json_int_t)s->checkpoints[i] > limit) continue;
+      json_array_append_new(arr, json_integer(s->checkpoints[i]));
+      size_t used = strlen(text);
+      snprintf(text + used, sizeof text - used, "%s%u", used ? "," : "", s->checkpoints[i]);
+    }
+    if (!arr) rc = SW_ENOMEM;
+    else if (json_array_size(arr)) rc = config_set(out, "checkpoints", arr, text);
+    json_decref(arr);
+  }
+  if (rc) {
+    sw_spec_config_clear(out);
+    return sw_err_set(err, SW_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+void sw_spec_points_free(struct sw_spec_point **points, size_t n) {
+  if (!points || !*points) return;
+  for (size_t i = 0; i < n; i++) sw_spec_config_clear(&(*points)[i].values);
+  free(*points);
+  *points = NULL;
+}
+
+int sw_spec_grid_expand(const struct sw_spec *s, struct sw_spec_point **points, size_t *n,
+                        struct sw_err *err) {
+  *points = NULL;
+  *n = 0;
+  if (s->kind != SW_SPEC_GRID)
+    return sw_err_set(err, SW_EINVAL, "spec %s: only grids expand into points", s->name);
+  size_t combos = 1;
+  for (size_t i = 0; i < s->n_params; i++) combos *= s->params[i].n_values;
+  size_t total = combos * s->repeats;
+  struct sw_spec_point *pts = calloc(total ? total : 1, sizeof *pts);
+  size_t *idx = calloc(s->n_params ? s->n_params : 1, sizeof *idx);
+  if (!pts || !idx) {
+    free(pts);
+    free(idx);
+    return sw_err_set(err, SW_ENOMEM, "out of memory");
+  }
+  size_t k = 0;
+  for (size_t c = 0; c < combos; c++) {
+    /* Mixed-radix decomposition of c: the last parameter varies fastest. */
+    size_t rem = c;
+    for (size_t i = s->n_params; i-- > 0;) {
+      idx[i] = rem % s->params[i].n_values;
+      rem /= s->params[i].n_values;
+    }
+    for (uint32_t r = 0; r < s->repeats; r++, k++) {
+      struct sw_spec_point *pt = &pts[k];
+      pt->index = k;
+      pt->repeat = r;
+      char label[512] = "";
+      for (size_t i = 0; i < s->n_params; i++) {
+        const struct sw_spec_kv *v = &s->params[i].values[idx[i]];
+        if (config_set(&pt->values, s->params[i].key, v->value, v->text)) {
+          free(idx);
+          sw_spec_points_free(&pts, total);
+          return sw_err_set(err, SW_ENOMEM, "out of memory");
+        }
+        size_t used = strlen(label);
+        snprintf(label + used, sizeof label - used, "%s%s=%s", i ? "," : "", s->params[i].key,
+                 v->text);
+      }
+      size_t used = strlen(label);
+      snprintf(label + used, sizeof label - used, "%s#%u", s->n_params ? "" : "base", r);
+      snprintf(pt->label, sizeof pt->label, "%s", label);
+    }
+  }
+  free(idx);
+  *points = pts;
+  *n = total;
+  return 0;
+}
+
+void sw_spec_contamination_to_msg(const struct sw_spec *s, struct sw_msg_contamination *out) {
+  const struct sw_spec_contamination *c = &s->contamination;
+  *out = (struct sw_msg_contamination){c->load1_max,         c->cpu_other_max,   c->settle_s,
+                                       c->max_wait_s,        c->sample_interval_s,
+                                       c->require_windows,   c->rerun_once};
+}
+
+/* The Hello field a placement matcher names, as text in buf. NULL for an absent label. */
+static const char *hello_field(const struct sw_msg_hello *h, const char *key, char *buf, size_t cap) {
+  const struct sw_msg_fingerprint *fp = &h->fp;
+  if (!strncmp(key, "label.", 6)) {
+    for (size_t i = 0; i < h->n_labels; i++)
+      if (!strcmp(h->labels[i].key, key + 6)) return h->labels[i].value;
+    return NULL;
+  }
+  if (!strcmp(key, "hostname")) return fp->hostname;
+  if (!strcmp(key, "os")) return fp->os;
+  if (!strcmp(key, "arch")) return fp->arch;
+  if (!strcmp(key, "cpu_model")) return fp->cpu_model;
+  if (!strcmp(key, "gpu_name")) return fp->gpu_name;
+  if (!strcmp(key, "gpu_driver")) return fp->gpu_driver;
+  if (!strcmp(key, "gpu_api")) return fp->gpu_api;
+  if (!strcmp(key, "gpu_kind")) return sw_gpu_kind_name(fp->gpu_kind);
+  if (!strcmp(key, "worker_id")) return h->worker_id;
+  if (!strcmp(key, "cores")) {
+    snprintf(buf, cap, "%u", fp->cores);
+    return buf;
+  }
+  if (!strcmp(key, "mem_bytes")) {
+    snprintf(buf, cap, "%llu", (unsigned long long)fp->mem_bytes);
+    return buf;
+  }
+  return NULL;
+}
+
+int sw_spec_worker_eligible(const struct sw_spec *s, const struct sw_msg_hello *h) {
+  if (s->placement.pin && strcmp(s->placement.pin, h->worker_id)) return 0;
+  char buf[32];
+  for (size_t i = 0; i < s->placement.n_match; i++) {
+    const char *v = hello_field(h, s->placement.match[i].key, buf, sizeof buf);
+    if (!v || fnmatch(s->placement.match[i].glob, v, 0) != 0) return 0;
+  }
+  return 1;
+}
+
+int sw_spec_check_file(const char *path, FILE *out) {
+  struct sw_err err = {0};
+  struct sw_spec *s = NULL;
+  int rc = sw_spec_load_file(path, &s, &err);
+  if (rc) {
+    fprintf(out, "%s\n", err.msg);
+    return rc;
+  }
+  if (s->kind == SW_SPEC_GATE) {
+    fprintf(out, "ok: %s (gate, %u-%u pairs, metric %s %s is better, guard %s)\n", s->name,
+            s->pairs.n, s->pairs.max, s->gate.metric, direction_names[s->gate.direction],
+            s->gate.guard.metric);
+  } else {
+    size_t runs = s->repeats;
+    for (size_t i = 0; i < s->n_params; i++) runs *= s->params[i].n_values;
+    fprintf(out, "ok: %s (grid, %zu parameters, %zu runs)\n", s->name, s->n_params, runs);
+  }
+  sw_spec_destroy(&s);
+  return 0;
+}

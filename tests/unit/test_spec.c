@@ -1,0 +1,439 @@
+/* test_spec.c: the sweep spec loader. Every tests/fixtures/specs/bad_*.yaml fails with the
+ * FILE:LINE:COLUMN and message its first line announces ("# expect: LINE:COL: text"); every
+ * good_*.yaml and every file in sweeps/ loads; defaults, arm overlays, grid expansion, the
+ * normalised JSON and worker eligibility behave as docs/spec.md says. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_fs.h"
+#include "sw_spec.h"
+
+static struct sw_spec *load_ok(const char *yaml) {
+  struct sw_spec *s = NULL;
+  struct sw_err err = {0};
+  int rc = sw_spec_load_string(yaml, "t.yaml", &s, &err);
+  ck_assert_msg(rc == 0, "load failed: %s", err.msg);
+  ck_assert_ptr_nonnull(s);
+  return s;
+}
+
+static void load_bad(const char *yaml, const char *expect) {
+  struct sw_spec *s = NULL;
+  struct sw_err err = {0};
+  int rc = sw_spec_load_string(yaml, "t.yaml", &s, &err);
+  ck_assert_int_eq(rc, SW_EINVAL);
+  ck_assert_ptr_null(s);
+  ck_assert_msg(strstr(err.msg, expect) != NULL, "error '%s' lacks '%s'", err.msg, expect);
+}
+
+/* Calls fn(path) for every DIR/PREFIX*.yaml; returns how many there were. */
+static int each_yaml(const char *dir, const char *prefix, void (*fn)(const char *path)) {
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "cannot open %s", dir);
+  struct dirent *e;
+  int n = 0;
+  char path[4096];
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (strncmp(e->d_name, prefix, strlen(prefix)) || len < 5 ||
+        strcmp(e->d_name + len - 5, ".yaml"))
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    fn(path);
+    n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static void check_bad_fixture(const char *path) {
+  char *text = NULL;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_fs_read_all(path, &text, NULL, &err), 0);
+  int line = 0, col = 0, used = 0;
+  ck_assert_msg(sscanf(text, "# expect: %d:%d: %n", &line, &col, &used) == 2 && used > 0,
+                "%s: first line must be '# expect: LINE:COL: message'", path);
+  char expect[512];
+  const char *msg = text + used;
+  size_t mlen = strcspn(msg, "\n");
+  snprintf(expect, sizeof expect, "%.*s", (int)mlen, msg);
+  free(text);
+
+  struct sw_spec *s = NULL;
+  sw_err_clear(&err);
+  int rc = sw_spec_load_file(path, &s, &err);
+  ck_assert_msg(rc == SW_EINVAL, "%s: loaded (rc %d) but must fail", path, rc);
+  ck_assert_ptr_null(s);
+  char prefix[4200];
+  snprintf(prefix, sizeof prefix, "%s:%d:%d: ", path, line, col);
+  ck_assert_msg(strncmp(err.msg, prefix, strlen(prefix)) == 0, "%s: got '%s', want prefix '%s'",
+                path, err.msg, prefix);
+  ck_assert_msg(strstr(err.msg, expect) != NULL, "%s: got '%s', want '%s'", path, err.msg, expect);
+
+  /* `splatsweep check` prints the same line and fails. */
+  char *out = NULL;
+  size_t outlen = 0;
+  FILE *f = open_memstream(&out, &outlen);
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(sw_spec_check_file(path, f), SW_EINVAL);
+  fclose(f);
+  ck_assert_ptr_nonnull(strstr(out, prefix));
+  free(out);
+}
+
+static void check_good_file(const char *path) {
+  struct sw_spec *s = NULL;
+  struct sw_err err = {0};
+  int rc = sw_spec_load_file(path, &s, &err);
+  ck_assert_msg(rc == 0, "%s: %s", path, err.msg);
+  json_t *j = sw_spec_to_json(s);
+  ck_assert_msg(j != NULL, "%s: no JSON", path);
+  /* The normalised JSON is stable: dumping it twice gives the same text. */
+  char *a = json_dumps(j, JSON_COMPACT), *b = json_dumps(j, JSON_COMPACT);
+  ck_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  json_decref(j);
+  if (s->kind == SW_SPEC_GATE) {
+    struct sw_spec_config off, on;
+    ck_assert_int_eq(sw_spec_resolve_arm(s, "off", &off, &err), 0);
+    ck_assert_int_eq(sw_spec_resolve_arm(s, "on", &on, &err), 0);
+    sw_spec_config_clear(&off);
+    sw_spec_config_clear(&on);
+  } else {
+    struct sw_spec_point *pts = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(sw_spec_grid_expand(s, &pts, &n, &err), 0);
+    ck_assert_uint_gt(n, 0);
+    for (size_t i = 0; i < n; i++) {
+      struct sw_spec_config c;
+      ck_assert_int_eq(sw_spec_resolve_point(s, &pts[i], &c, &err), 0);
+      sw_spec_config_clear(&c);
+    }
+    sw_spec_points_free(&pts, n);
+  }
+  char *out = NULL;
+  size_t outlen = 0;
+  FILE *f = open_memstream(&out, &outlen);
+  ck_assert_int_eq(sw_spec_check_file(path, f), 0);
+  fclose(f);
+  ck_assert_msg(strncmp(out, "ok: ", 4) == 0, "%s: check printed '%s'", path, out);
+  free(out);
+  sw_spec_destroy(&s);
+  ck_assert_ptr_null(s);
+}
+
+START_TEST(bad_fixtures_fail_with_position) {
+  int n = each_yaml(SW_FIXTURES_DIR, "bad_", check_bad_fixture);
+  ck_assert_int_ge(n, 15);
+}
+END_TEST
+
+START_TEST(good_fixtures_load) {
+  int n = each_yaml(SW_FIXTURES_DIR, "good_", check_good_file);
+  ck_assert_int_ge(n, 3);
+}
+END_TEST
+
+START_TEST(every_sweep_loads) {
+  int n = each_yaml(SW_SOURCE_DIR "/sweeps", "", check_good_file);
+  ck_assert_int_ge(n, 12);
+}
+END_TEST
+
+START_TEST(full_gate_values) {
+  struct sw_spec *s = NULL;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_spec_load_file(SW_FIXTURES_DIR "/good_gate.yaml", &s, &err), 0);
+  ck_assert_str_eq(s->name, "radix-ballot-full");
+  ck_assert_int_eq(s->kind, SW_SPEC_GATE);
+  ck_assert_int_eq(s->priority, 3);
+  ck_assert_int_eq(s->trainer.kind, SW_TRAINER_BUILTIN);
+  ck_assert_str_eq(s->trainer.device, "lavapipe");
+  ck_assert_uint_eq(s->trainer.options.n, 1);
+  ck_assert_str_eq(s->trainer.options.items[0].key, "timing");
+  ck_assert_int_eq(s->scene.kind, SW_SCENE_GENERATE);
+  ck_assert_str_eq(s->scene.gen_kind, "bricks");
+  ck_assert_uint_eq(s->scene.train_views, 12);
+  ck_assert_uint_eq(s->scene.resolution, 64);
+  ck_assert_uint_eq(s->scene.seed, 7);
+  ck_assert_uint_eq(s->pairs.n, 3);
+  ck_assert_uint_eq(s->pairs.max, 6);
+  ck_assert_int_eq(s->pairs.order, SW_ORDER_RANDOM);
+  ck_assert(s->pairs.sequential);
+  ck_assert(!s->placement.spread);
+  ck_assert_uint_eq(s->placement.n_match, 3);
+  ck_assert_str_eq(s->placement.pin, "w1");
+  ck_assert(s->gate.k == 2.5 && s->gate.floor == 0.02 && s->gate.alpha == 0.1);
+  ck_assert(s->gate.guard.has_band);
+  ck_assert(s->gate.guard.band_lo == 36.102 && s->gate.guard.band_hi == 36.302);
+  ck_assert(s->gate.guard.max_drop == 0.1);
+  ck_assert(s->contamination.sample_interval_s == 0.5);
+  ck_assert(!s->contamination.require_windows && !s->contamination.rerun_once);
+
+  /* Arm overlay: base order kept, arm values replace in place, new keys append. */
+  struct sw_spec_config on;
+  ck_assert_int_eq(sw_spec_resolve_arm(s, "on", &on, &err), 0);
+  const char *keys[] = {"iterations", "seed", "background", "resolution_scale", "radix_scatter",
+                        "label"};
+  ck_assert_uint_eq(on.n, 6);
+  for (size_t i = 0; i < 6; i++) ck_assert_str_eq(on.items[i].key, keys[i]);
+  ck_assert_str_eq(on.items[0].text, "400");
+  ck_assert(json_integer_value(on.items[0].value) == 400);
+  ck_assert_str_eq(on.items[3].text, "1.0");
+  ck_assert(json_is_real(on.items[3].value));
+  ck_assert_str_eq(on.items[4].text, "ballot");
+  /* A quoted number stays a string. */
+  ck_assert(json_is_string(on.items[5].value));
+  ck_assert_str_eq(on.items[5].text, "0042");
+  json_t *j = sw_spec_config_to_json(&on);
+  char *txt = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  ck_assert_str_eq(txt, "{\"iterations\":400,\"seed\":42,\"background\":\"white\","
+                        "\"resolution_scale\":1.0,\"radix_scatter\":\"ballot\",\"label\":\"0042\"}");
+  free(txt);
+  json_decref(j);
+  sw_spec_config_clear(&on);
+  ck_assert_int_eq(sw_spec_resolve_arm(s, "sideways", &on, &err), SW_EINVAL);
+
+  struct sw_msg_contamination c;
+  sw_spec_contamination_to_msg(s, &c);
+  ck_assert(c.load1_max == 2 && c.cpu_other_max == 0.25 && c.settle_s == 5 && c.max_wait_s == 60);
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+START_TEST(defaults_filled) {
+  struct sw_spec *s = load_ok("name: d\nkind: gate\ntrainer: {builtin: }\n"
+                              "scene: {generate: {}}\narms: {off: {x: 1}, on: {x: 2}}\n");
+  ck_assert_uint_eq(s->pairs.n, 5);
+  ck_assert_uint_eq(s->pairs.max, 8);
+  ck_assert_int_eq(s->pairs.order, SW_ORDER_ALTERNATE);
+  ck_assert(!s->pairs.sequential);
+  ck_assert(s->placement.spread);
+  ck_assert_str_eq(s->gate.metric, "train_s");
+  ck_assert_int_eq(s->gate.direction, SW_DIR_LOWER);
+  ck_assert(s->gate.k == 2.0 && s->gate.floor == 0.01);
+  ck_assert_str_eq(s->gate.guard.metric, "psnr_db");
+  ck_assert(s->gate.guard.max_drop == 0.05);
+  ck_assert(!s->gate.guard.has_band);
+  ck_assert(s->contamination.load1_max == 1.5 && s->contamination.cpu_other_max == 0.5);
+  ck_assert(s->contamination.settle_s == 10 && s->contamination.max_wait_s == 300);
+  ck_assert(s->contamination.require_windows && s->contamination.rerun_once);
+  ck_assert_str_eq(s->scene.gen_kind, "bricks");
+  ck_assert_uint_eq(s->scene.resolution, 128);
+
+  json_t *j = sw_spec_to_json(s);
+  ck_assert(json_integer_value(json_object_get(json_object_get(j, "pairs"), "n")) == 5);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "pairs"), "order")),
+                   "alternate");
+  ck_assert(json_real_value(json_object_get(json_object_get(json_object_get(j, "gate"), "rule"),
+                                            "floor")) == 0.01);
+  ck_assert(json_is_object(json_object_get(json_object_get(j, "trainer"), "builtin")));
+  ck_assert_str_eq(json_string_value(json_object_get(
+                       json_object_get(json_object_get(j, "scene"), "generate"), "kind")),
+                   "bricks");
+  json_decref(j);
+  sw_spec_destroy(&s);
+
+  /* n above the default max lifts max. */
+  s = load_ok("name: d\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+              "pairs: {n: 12}\narms: {off: {x: 1}, on: {x: 2}}\n");
+  ck_assert_uint_eq(s->pairs.max, 12);
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+START_TEST(grid_expansion_order) {
+  struct sw_err err = {0};
+  struct sw_spec *s = load_ok("name: g\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+              "base: {iterations: 100, binning: resident}\n"
+              "parameters: {binning: [resident, transient], radix_passes: [skip, full, full2]}\n"
+              "repeats: 2\ncheckpoints: [50, 100]\n");
+  struct sw_spec_point *pts = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(sw_spec_grid_expand(s, &pts, &n, &err), 0);
+  ck_assert_uint_eq(n, 12);
+  ck_assert_str_eq(pts[0].label, "binning=resident,radix_passes=skip#0");
+  ck_assert_str_eq(pts[1].label, "binning=resident,radix_passes=skip#1");
+  ck_assert_str_eq(pts[2].label, "binning=resident,radix_passes=full#0");
+  ck_assert_str_eq(pts[6].label, "binning=transient,radix_passes=skip#0");
+  ck_assert_str_eq(pts[11].label, "binning=transient,radix_passes=full2#1");
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_uint_eq(pts[i].index, i);
+    ck_assert_uint_eq(pts[i].repeat, i % 2);
+  }
+  struct sw_spec_config c;
+  ck_assert_int_eq(sw_spec_resolve_point(s, &pts[7], &c, &err), 0);
+  ck_assert_uint_eq(c.n, 4);
+  ck_assert_str_eq(c.items[0].key, "iterations");
+  ck_assert_str_eq(c.items[1].key, "binning");
+  ck_assert_str_eq(c.items[1].text, "transient");
+  ck_assert_str_eq(c.items[2].key, "radix_passes");
+  ck_assert_str_eq(c.items[2].text, "skip");
+  ck_assert_str_eq(c.items[3].key, "checkpoints");
+  ck_assert_str_eq(c.items[3].text, "50,100");
+  ck_assert_uint_eq(json_array_size(c.items[3].value), 2);
+  sw_spec_config_clear(&c);
+  sw_spec_points_free(&pts, n);
+  ck_assert_int_eq(sw_spec_resolve_arm(s, "on", &c, &err), SW_EINVAL);
+  sw_spec_destroy(&s);
+
+  /* Checkpoints beyond a run's iterations are dropped. */
+  s = load_ok("name: p\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+              "parameters: {iterations: [6000, 12500, 500]}\ncheckpoints: [1000, 6000, 12500]\n");
+  ck_assert_int_eq(sw_spec_grid_expand(s, &pts, &n, &err), 0);
+  ck_assert_uint_eq(n, 3);
+  const char *want[] = {"1000,6000", "1000,6000,12500", NULL};
+  for (size_t i = 0; i < 3; i++) {
+    ck_assert_int_eq(sw_spec_resolve_point(s, &pts[i], &c, &err), 0);
+    const struct sw_spec_kv *cp = sw_spec_config_get(&c, "checkpoints");
+    if (want[i]) ck_assert_str_eq(cp->text, want[i]);
+    else ck_assert_ptr_null(cp);
+    sw_spec_config_clear(&c);
+  }
+  sw_spec_points_free(&pts, n);
+  sw_spec_destroy(&s);
+
+  /* No parameters: `repeats` runs of the base config. */
+  s = load_ok("name: a\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\nrepeats: 3\n");
+  ck_assert_int_eq(sw_spec_grid_expand(s, &pts, &n, &err), 0);
+  ck_assert_uint_eq(n, 3);
+  ck_assert_str_eq(pts[2].label, "base#2");
+  sw_spec_points_free(&pts, n);
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+START_TEST(exec_trainer) {
+  struct sw_spec *s = NULL;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_spec_load_file(SW_FIXTURES_DIR "/good_exec.yaml", &s, &err), 0);
+  ck_assert_int_eq(s->trainer.kind, SW_TRAINER_EXEC);
+  ck_assert_uint_eq(s->trainer.n_command, 4);
+  ck_assert_str_eq(s->trainer.command[3], "{set}");
+  ck_assert_str_eq(s->trainer.result, "{out}/metrics.json");
+  ck_assert(s->trainer.timeout_s == 600);
+  ck_assert_uint_eq(s->trainer.n_map, 2);
+  ck_assert_str_eq(s->trainer.map[1].metric, "psnr_db");
+  ck_assert_str_eq(s->trainer.map[1].pointer, "/eval/psnr");
+  ck_assert_int_eq(s->scene.kind, SW_SCENE_NONE);
+  json_t *t = sw_spec_trainer_to_json(s);
+  json_t *ex = json_object_get(t, "exec");
+  ck_assert_uint_eq(json_array_size(json_object_get(ex, "command")), 4);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ex, "map"), "train_s")),
+                   "/timing/total");
+  json_decref(t);
+  json_t *sc = sw_spec_scene_to_json(s);
+  ck_assert_uint_eq(json_object_size(sc), 0);
+  json_decref(sc);
+  struct sw_spec_config on;
+  ck_assert_int_eq(sw_spec_resolve_arm(s, "on", &on, &err), 0);
+  ck_assert_str_eq(on.items[1].text, "true");
+  ck_assert(json_is_true(on.items[1].value));
+  sw_spec_config_clear(&on);
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+START_TEST(string_errors) {
+  load_bad("", "t.yaml:1:1: empty spec");
+  load_bad("- a\n- b\n", "t.yaml:1:1: spec: expected a mapping");
+  load_bad("name: x\n", "missing required key 'kind'");
+  load_bad("name: x\nkind: sweep\n", "t.yaml:2:7: kind: 'sweep' is not one of gate | grid");
+  load_bad("name: 'a b'\nkind: gate\n", "t.yaml:1:8: name:");
+  load_bad("name: x\nkind: gate\narms: {off: {}, on: {}}\n", "missing required key 'trainer'");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\narms: {off: {a: 1}, on: {a: 2}}\n",
+           "'scene'");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+           "arms: {off: {}, on: {}}\n",
+           "identical");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x, url: http://a}\n",
+           "t.yaml:4:19: scene: give exactly one");
+  load_bad("name: x\nkind: gate\ntrainer: {exec: {result: r}}\n",
+           "t.yaml:3:11: missing required key 'command' in trainer.exec");
+  load_bad("name: x\nkind: gate\ntrainer: {exec: {command: [a], map: {t: timing}}}\n",
+           "not a JSON pointer");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+           "placement: {match: {color: red}}\n",
+           "t.yaml:5:21: placement.match: unknown field 'color'");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+           "gate: {guard: {band: [36.3, 36.1]}}\n",
+           "low 36.3 must be below high 36.1");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+           "contamination: {settle_s: 20, max_wait_s: 10}\n",
+           "max_wait_s 10 is less than settle_s 20");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+           "pairs: {sequential: yes}\n",
+           "t.yaml:5:21: pairs.sequential: expected true or false");
+  load_bad("name: x\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+           "parameters: {a: [1,2,3,4,5,6,7,8,9,10], b: [1,2,3,4,5,6,7,8,9,10],"
+           " c: [1,2,3,4,5,6,7,8,9,10], d: [1,2,3,4,5,6,7,8,9,10], e: [1, 2]}\n",
+           "more than 10000 runs");
+  load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {generate: {resolution: 4}}\n",
+           "t.yaml:4:32: scene.generate.resolution: 4 out of range");
+  struct sw_spec *s = NULL;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_spec_load_file("/nonexistent/spec.yaml", &s, &err), SW_ENOTFOUND);
+  ck_assert_int_eq(sw_spec_load_string(NULL, "n", &s, &err), SW_EINVAL);
+  sw_spec_destroy(NULL);
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+START_TEST(worker_eligibility) {
+  struct sw_spec *s = load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+                              "arms: {off: {a: 1}, on: {a: 2}}\n"
+                              "placement: {match: {os: 'Darwin*', label.site: 'lab-?', cores: '1?'}}\n");
+  struct sw_msg_hello h;
+  memset(&h, 0, sizeof h);
+  strcpy(h.worker_id, "w1");
+  strcpy(h.fp.os, "Darwin 24.1");
+  h.fp.cores = 16;
+  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0); /* no site label */
+  ck_assert_int_eq(sw_msg_kv_add(&h.labels, &h.n_labels, "site", "lab-a"), 0);
+  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 1);
+  h.fp.cores = 8;
+  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0);
+  h.fp.cores = 12;
+  strcpy(h.fp.os, "Linux 6.1");
+  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0);
+  sw_spec_destroy(&s);
+
+  s = load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+              "arms: {off: {a: 1}, on: {a: 2}}\nplacement: {pin: w2}\n");
+  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0);
+  strcpy(h.worker_id, "w2");
+  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 1);
+  free(h.labels);
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+static Suite *spec_suite(void) {
+  Suite *s = suite_create("spec");
+  TCase *files = tcase_create("files");
+  tcase_add_test(files, bad_fixtures_fail_with_position);
+  tcase_add_test(files, good_fixtures_load);
+  tcase_add_test(files, every_sweep_loads);
+  suite_add_tcase(s, files);
+  TCase *api = tcase_create("api");
+  tcase_add_test(api, full_gate_values);
+  tcase_add_test(api, defaults_filled);
+  tcase_add_test(api, grid_expansion_order);
+  tcase_add_test(api, exec_trainer);
+  tcase_add_test(api, string_errors);
+  tcase_add_test(api, worker_eligibility);
+  suite_add_tcase(s, api);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(spec_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
