@@ -24,6 +24,16 @@
 #define GS_U32 uint32_t
 #endif
 
+/* The forward contract's constants (pipeline/gs_types.h) in a form GLSL reads too; test_gpu_fwd
+ * checks that they equal the C ones. */
+#define GS_TILE_PX 16
+#define GS_SH_COEFFS_N 16
+#define GS_K_NEAR_Z 0.01f
+#define GS_K_DILATION 0.3f
+#define GS_K_ALPHA_MIN (1.0f / 255.0f)
+#define GS_K_ALPHA_MAX 0.99f
+#define GS_K_T_MIN 1e-4f
+
 /* Workgroup size of the 1-D kernels (project, tile count, emit, ranges, scan). */
 #define GS_WG 256
 /* Scan: each workgroup scans GS_SCAN_BLOCK elements (GS_WG threads x 4). */
@@ -51,7 +61,7 @@
 #define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
 #define GS_SPEC_SUBGROUPS 1    /* sort_scatter: number of subgroups per workgroup (queried) */
 /* alpha <= 0.99 exp(-5.55) < 1/255: a splat this far out can never pass the alpha test. */
-#define GS_SIGMA_SKIP 5.55
+#define GS_SIGMA_SKIP 5.55f
 
 /* One projected splat (64 bytes). Culled splats have radius 0 and an empty rectangle. */
 struct gs_splat2d {
@@ -83,13 +93,12 @@ struct gs_pc_bin {
   GS_U32 pad;
 };
 
-/* scan_block / scan_add: element count read from counts[count_index] when count_index is not
- * 0xffffffff (GPU-side sizes), else n; the block count is the number of groups dispatched. */
+/* scan_block / scan_add: inclusive scan of n elements in blocks of GS_SCAN_BLOCK. Sizes are always
+ * known on the host: pair-sized work is dispatched for the arena's capacity and reads the true
+ * count from the counters buffer, so a frame needs no read-back. */
 struct gs_pc_scan {
   GS_U32 n;
-  GS_U32 count_index;
-  GS_U32 count_div;  /* GPU-side size = ceil(counts[i] / count_div) * count_mul */
-  GS_U32 count_mul;
+  GS_U32 pad[3];
 };
 
 /* tile_ranges */

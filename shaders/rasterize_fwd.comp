@@ -1,0 +1,90 @@
+#version 450
+// rasterize_fwd.comp: forward stage 7: one workgroup per 16x16 tile, one invocation per pixel.
+// The tile's splats (sorted front to back) are staged in shared memory in batches of 256 and
+// composited per pixel exactly as the contract in gs_types.h says (alpha = min(0.99, o e^-sigma),
+// skip alpha < 1/255, stop before T drops under 1e-4). Outputs: colour + T * background, final T
+// and the last contributor (position in the tile's range + 1, 0 = none).
+// Variants (specialization constants): GS_SPEC_SIGMA_SKIP skips sigma >= 5.55 before the exp
+// (bit-exact: such a splat always fails the alpha test); GS_SPEC_ACCUM_F16 rounds the colour
+// accumulator to half precision after every step (the lab's f16 accumulator experiment).
+#include "gs_common.glsl"
+
+layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
+layout(constant_id = GS_SPEC_SIGMA_SKIP) const uint SIGMA_SKIP = 0;
+layout(constant_id = GS_SPEC_ACCUM_F16) const uint ACCUM_F16 = 0;
+
+layout(std430, binding = 0) readonly buffer Splats { gs_splat2d splats[]; };
+layout(std430, binding = 1) readonly buffer Vals { uint vals[]; };
+layout(std430, binding = 2) readonly buffer Ranges { uint ranges[]; };
+layout(std430, binding = 3) writeonly buffer Rgb { float out_rgb[]; };
+layout(std430, binding = 4) writeonly buffer FinalT { float out_t[]; };
+layout(std430, binding = 5) writeonly buffer Last { uint out_last[]; };
+layout(push_constant, std430) uniform PC { gs_pc_raster pc; };
+
+shared vec2 s_xy[GS_RASTER_WG];
+shared vec3 s_conic[GS_RASTER_WG];
+shared float s_op[GS_RASTER_WG];
+shared vec3 s_rgb[GS_RASTER_WG];
+shared uint s_done;
+
+vec3 round_half(vec3 v) {
+  return vec3(unpackHalf2x16(packHalf2x16(v.xy)), unpackHalf2x16(packHalf2x16(vec2(v.z, 0.0))).x);
+}
+
+void main() {
+  uint tid = gl_LocalInvocationIndex;
+  uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
+  uint px = gl_WorkGroupID.x * GS_RASTER_TILE + gl_LocalInvocationID.x;
+  uint py = gl_WorkGroupID.y * GS_RASTER_TILE + gl_LocalInvocationID.y;
+  bool inside = px < pc.width && py < pc.height;
+  float pxc = float(px) + 0.5, pyc = float(py) + 0.5;
+  uint start = ranges[2u * tile], end = ranges[2u * tile + 1u];
+  if (end < start) end = start;
+  bool done = !inside;
+  float T = 1.0;
+  vec3 C = vec3(0.0);
+  uint last = 0u;
+  for (uint batch = start; batch < end; batch += GS_RASTER_WG) {
+    // Stop once every pixel of the tile is finished.
+    if (tid == 0u) s_done = 0u;
+    barrier();
+    if (done) atomicAdd(s_done, 1u);
+    barrier();
+    if (s_done == uint(GS_RASTER_WG)) break;
+    uint k = batch + tid;
+    if (k < end) {
+      uint id = vals[k];
+      s_xy[tid] = vec2(splats[id].mean2d[0], splats[id].mean2d[1]);
+      s_conic[tid] = vec3(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2]);
+      s_op[tid] = splats[id].opacity;
+      s_rgb[tid] = vec3(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2]);
+    }
+    barrier();
+    uint cnt = min(uint(GS_RASTER_WG), end - batch);
+    for (uint j = 0u; j < cnt && !done; j++) {
+      float dx = s_xy[j].x - pxc, dy = s_xy[j].y - pyc;
+      vec3 cn = s_conic[j];
+      float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+      if (sigma < 0.0) continue;
+      if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
+      float a = s_op[j] * exp(-sigma);
+      float alpha = a < GS_K_ALPHA_MAX ? a : GS_K_ALPHA_MAX;
+      if (!(alpha >= GS_K_ALPHA_MIN)) continue;
+      float nt = T * (1.0 - alpha);
+      if (nt < GS_K_T_MIN) { done = true; break; }
+      C += s_rgb[j] * alpha * T;
+      if (ACCUM_F16 != 0u) C = round_half(C);
+      T = nt;
+      last = batch + j - start + 1u;
+    }
+    barrier();
+  }
+  if (inside) {
+    uint p = py * pc.width + px;
+    out_rgb[3u * p] = C.x + T * pc.background[0];
+    out_rgb[3u * p + 1u] = C.y + T * pc.background[1];
+    out_rgb[3u * p + 2u] = C.z + T * pc.background[2];
+    out_t[p] = T;
+    out_last[p] = last;
+  }
+}

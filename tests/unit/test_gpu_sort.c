@@ -1,0 +1,242 @@
+/* test_gpu_sort.c: Check suite for the GPU radix sort and scan (gs_sort) against a CPU stable sort
+ * on the default Vulkan device (lavapipe in CI): sizes 0, 1, 255, 256, 257, 1234, 100000 and keys
+ * with many duplicates, for both scatter variants and both pass modes; plus device errors
+ * (no matching device, an injected allocation failure) that must come back as clear errors. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_sort.h"
+#include "gs_vk.h"
+
+static gs_vk_t *vk;
+
+static void setup(void) {
+  struct sw_err err = {0};
+  struct gs_vk_opts opts = {.pipeline_cache = ""};
+  if (gs_vk_open(&vk, &opts, &err)) ck_abort_msg("opening the device: %s", err.msg);
+}
+
+static void teardown(void) { gs_vk_close(&vk); }
+
+static uint64_t rng_next(uint64_t *s) {
+  /* splitmix64: a fixed sequence for reproducible inputs */
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+struct kv {
+  uint64_t k;
+  uint32_t v;
+};
+
+static int cmp_kv(const void *a, const void *b) {
+  const struct kv *x = a, *y = b;
+  if (x->k != y->k) return x->k < y->k ? -1 : 1;
+  return x->v < y->v ? -1 : x->v > y->v; /* values are the input order: stability */
+}
+
+/* Keys shaped like forward keys: high word below max_hi, low word any 32 bits (or few distinct
+ * values when dup is set, so that stability matters). Values are the input positions. */
+static void check_sort(enum gs_sort_scatter scatter, int full, uint32_t n, uint32_t max_hi,
+                       int dup) {
+  struct sw_err err = {0};
+  gs_sort_t *s;
+  ck_assert_msg(gs_sort_new(vk, scatter, &s, &err) == 0, "%s", err.msg);
+  uint64_t seed = 1234 + n + 7 * (uint64_t)dup;
+  uint64_t *keys = malloc(8ull * (n ? n : 1));
+  uint32_t *vals = malloc(4ull * (n ? n : 1));
+  struct kv *ref = malloc(sizeof *ref * (n ? n : 1));
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t r = rng_next(&seed);
+    uint32_t hi = (uint32_t)(r >> 32) % (max_hi + 1);
+    uint32_t lo = dup ? (uint32_t)(r % 5) * 0x3f800000u : (uint32_t)r;
+    keys[i] = (uint64_t)hi << 32 | lo;
+    vals[i] = i;
+    ref[i] = (struct kv){keys[i], i};
+  }
+  qsort(ref, n, sizeof *ref, cmp_kv);
+  uint32_t bits = full ? 64 : gs_sort_key_bits(max_hi);
+  ck_assert_msg(gs_sort_run(s, keys, vals, n, bits, NULL, &err) == 0, "%s", err.msg);
+  for (uint32_t i = 0; i < n; i++) {
+    if (keys[i] != ref[i].k || vals[i] != ref[i].v)
+      ck_abort_msg("%s %s n=%u: element %u is (%llx, %u), expected (%llx, %u)",
+                   scatter ? "ballot" : "serial", full ? "full" : "skip", n, i,
+                   (unsigned long long)keys[i], vals[i], (unsigned long long)ref[i].k, ref[i].v);
+  }
+  free(keys);
+  free(vals);
+  free(ref);
+  gs_sort_destroy(&s);
+}
+
+static const uint32_t sizes[] = {0, 1, 255, 256, 257, 1234, 100000};
+
+START_TEST(sort_sizes) {
+  /* _i walks variants x pass modes: 0 serial/skip, 1 serial/full, 2 ballot/skip, 3 ballot/full */
+  enum gs_sort_scatter sc = _i >= 2 ? GS_SORT_SCATTER_BALLOT : GS_SORT_SCATTER_SERIAL;
+  int full = _i & 1;
+  for (size_t j = 0; j < sizeof sizes / sizeof sizes[0]; j++)
+    check_sort(sc, full, sizes[j], 2499, 0);
+}
+END_TEST
+
+START_TEST(sort_many_equal_keys) {
+  enum gs_sort_scatter sc = _i >= 2 ? GS_SORT_SCATTER_BALLOT : GS_SORT_SCATTER_SERIAL;
+  int full = _i & 1;
+  check_sort(sc, full, 20000, 3, 1);   /* 4 tiles x 5 depths: long runs of equal keys */
+  check_sort(sc, full, 5000, 0, 1);    /* one tile */
+  check_sort(sc, full, 3000, 70000, 0); /* tile ids past 16 bits: 3 high passes */
+}
+END_TEST
+
+START_TEST(scan_matches_cpu) {
+  struct sw_err err = {0};
+  gs_scan_t *sc;
+  ck_assert_msg(gs_scan_new(vk, &sc, &err) == 0, "%s", err.msg);
+  const uint32_t ns[] = {1, 1023, 1024, 1025, 300000, 1100000};
+  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+    uint32_t n = ns[t];
+    uint32_t *a = malloc(4ull * n), *b = malloc(4ull * n);
+    uint64_t seed = n;
+    for (uint32_t i = 0; i < n; i++) a[i] = (uint32_t)(rng_next(&seed) % 7);
+    struct gs_vk_buf *buf;
+    ck_assert_int_eq(gs_scan_reserve(sc, n, &err), 0);
+    ck_assert_int_eq(gs_vk_buf_new(vk, 4ull * n, 0, "scan_test", &buf, &err), 0);
+    ck_assert_int_eq(gs_vk_buf_upload(buf, 0, a, 4ull * n, &err), 0);
+    VkCommandBuffer cmd;
+    ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+    gs_scan_record(sc, cmd, buf, n);
+    ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(gs_vk_buf_download(buf, 0, b, 4ull * n, &err), 0);
+    uint32_t run = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      run += a[i];
+      if (b[i] != run) ck_abort_msg("scan n=%u: element %u is %u, expected %u", n, i, b[i], run);
+    }
+    gs_vk_buf_destroy(&buf);
+    free(a);
+    free(b);
+  }
+  gs_scan_destroy(&sc);
+}
+END_TEST
+
+START_TEST(timer_reports_sort_stage) {
+  struct sw_err err = {0};
+  gs_sort_t *s;
+  gs_vk_timer_t *t;
+  ck_assert_int_eq(gs_sort_new(vk, GS_SORT_SCATTER_BALLOT, &s, &err), 0);
+  ck_assert_msg(gs_vk_timer_new(vk, 4, &t, &err) == 0, "%s", err.msg);
+  uint32_t n = 5000;
+  uint64_t *k = malloc(8ull * n);
+  uint32_t *v = malloc(4ull * n);
+  uint64_t seed = 9;
+  for (uint32_t i = 0; i < n; i++) {
+    k[i] = rng_next(&seed);
+    v[i] = i;
+  }
+  for (int rep = 0; rep < 2; rep++)
+    ck_assert_msg(gs_sort_run(s, k, v, n, 64, t, &err) == 0, "%s", err.msg);
+  const struct gs_vk_stage_stats *st;
+  uint32_t ns;
+  double busy;
+  gs_vk_timer_summary(t, &st, &ns, &busy);
+  ck_assert_uint_eq(ns, 1);
+  ck_assert_str_eq(st[0].name, "radix_sort");
+  ck_assert_uint_eq(st[0].calls, 2);
+  ck_assert(st[0].gpu_ms > 0);
+  ck_assert(busy > 0);
+  ck_assert_double_eq_tol(st[0].share, 1.0, 1e-9);
+  for (uint32_t i = 1; i < n; i++) ck_assert(k[i - 1] <= k[i]);
+  free(k);
+  free(v);
+  gs_vk_timer_destroy(&t);
+  gs_sort_destroy(&s);
+}
+END_TEST
+
+START_TEST(no_matching_device_is_a_clear_error) {
+  struct sw_err err = {0};
+  gs_vk_t *v2 = NULL;
+  struct gs_vk_opts opts = {.device = "no-such-gpu-xyz", .pipeline_cache = ""};
+  ck_assert_int_eq(gs_vk_open(&v2, &opts, &err), SW_ENOTFOUND);
+  ck_assert_ptr_null(v2);
+  ck_assert_msg(strstr(err.msg, "no-such-gpu-xyz") != NULL, "%s", err.msg);
+  sw_err_clear(&err);
+  opts.device = "99";
+  ck_assert_int_eq(gs_vk_open(&v2, &opts, &err), SW_ENOTFOUND);
+  ck_assert_msg(strstr(err.msg, "out of range") != NULL, "%s", err.msg);
+}
+END_TEST
+
+START_TEST(allocation_failure_is_a_clear_error) {
+  struct sw_err err = {0};
+  gs_vk_t *v2 = NULL;
+  struct gs_vk_opts opts = {.pipeline_cache = ""};
+  /* The sort allocates a counters buffer, then on reserve its scratch: fail the third buffer. */
+  setenv("GS_VK_FAIL_ALLOC", "3", 1);
+  int rc = gs_vk_open(&v2, &opts, &err);
+  unsetenv("GS_VK_FAIL_ALLOC");
+  ck_assert_msg(rc == 0, "%s", err.msg);
+  gs_sort_t *s;
+  ck_assert_int_eq(gs_sort_new(v2, GS_SORT_SCATTER_SERIAL, &s, &err), 0);
+  uint64_t k[4] = {3, 2, 1, 0};
+  uint32_t v[4] = {0, 1, 2, 3};
+  ck_assert_int_eq(gs_sort_run(s, k, v, 4, 64, NULL, &err), SW_EDEVICE);
+  ck_assert_msg(strstr(err.msg, "GS_VK_FAIL_ALLOC") && strstr(err.msg, "GPU sort of 4 keys"),
+                "%s", err.msg);
+  /* The context stays usable after the failure. */
+  sw_err_clear(&err);
+  ck_assert_msg(gs_sort_run(s, k, v, 4, 64, NULL, &err) == 0, "%s", err.msg);
+  ck_assert(k[0] == 0 && k[3] == 3 && v[0] == 3);
+  gs_sort_destroy(&s);
+  gs_vk_close(&v2);
+}
+END_TEST
+
+START_TEST(staging_path_sorts_too) {
+  struct sw_err err = {0};
+  gs_vk_t *v2 = NULL;
+  struct gs_vk_opts opts = {.pipeline_cache = "", .force_staging = 1};
+  ck_assert_msg(gs_vk_open(&v2, &opts, &err) == 0, "%s", err.msg);
+  gs_sort_t *s;
+  ck_assert_int_eq(gs_sort_new(v2, GS_SORT_SCATTER_BALLOT, &s, &err), 0);
+  uint32_t n = 3000;
+  uint64_t *k = malloc(8ull * n), seed = 5;
+  uint32_t *v = malloc(4ull * n);
+  for (uint32_t i = 0; i < n; i++) {
+    k[i] = rng_next(&seed) % 1000;
+    v[i] = i;
+  }
+  ck_assert_msg(gs_sort_run(s, k, v, n, 64, NULL, &err) == 0, "%s", err.msg);
+  for (uint32_t i = 1; i < n; i++)
+    ck_assert(k[i - 1] < k[i] || (k[i - 1] == k[i] && v[i - 1] < v[i]));
+  free(k);
+  free(v);
+  gs_sort_destroy(&s);
+  gs_vk_close(&v2);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("gpu_sort");
+  TCase *tc = tcase_create("lavapipe");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_loop_test(tc, sort_sizes, 0, 4);
+  tcase_add_loop_test(tc, sort_many_equal_keys, 0, 4);
+  tcase_add_test(tc, scan_matches_cpu);
+  tcase_add_test(tc, timer_reports_sort_stage);
+  tcase_add_test(tc, no_matching_device_is_a_clear_error);
+  tcase_add_test(tc, allocation_failure_is_a_clear_error);
+  tcase_add_test(tc, staging_path_sorts_too);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
