@@ -453,6 +453,7 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
   if ((rc = row_ints(s, SQL_COUNTS, gate_id, 0, c, 4, err))) return rc;
   int64_t done = c[0], open = c[1], regular = c[2], max_idx = c[3];
   if (!sw->sequential && open > 0) return 0; /* fixed n: decide once everything is in */
+  if (sw->sequential && open > 0 && done < n_target) return 0; /* first look after n pairs */
 
   json_t *vj = NULL;
   enum sw_gate_verdict verdict = SW_GATE_INCONCLUSIVE;
