@@ -18,7 +18,7 @@
 #include "gs_png.h"
 #include "sw_fs.h"
 
-#define CAM_RADIUS 4.0f
+#define CAM_RADIUS 4.5f
 #define EPS 1e-4f
 
 enum prim_kind { P_BOX, P_CYL, P_SPHERE, P_TORUS };

@@ -6,10 +6,11 @@
  *   bricks  Lego-like studded bricks in several colours, stacked on a base plate; studs are
  *           cylinders; surfaces carry a subtle texture; diffuse + ambient shading with a shadow.
  *   shapes  spheres, boxes, a torus and cylinders with checker and stripe textures.
- * Content fits the box [-1.2, 1.2]^3 (written as "aabb"); cameras sit on a sphere of radius 4
- * around the origin (upper hemisphere and a little below, like the Lego views) looking at the
- * centre, camera_angle_x 0.6911 rad (the Lego value). Each pixel is the average of a 2x2 grid of
- * rays (anti-aliased edges). Deterministic: the same options give the same bytes. */
+ * Content fits the box [-1.2, 1.2]^3 (written as "aabb"); z is up. Cameras sit on a sphere of
+ * radius 4.5 around the origin (upper hemisphere and a little below, like the Lego views) looking
+ * at the centre, camera_angle_x 0.6911 rad (the Lego value). Pixels on an object boundary average
+ * a 2x2 grid of rays (anti-aliased edges and alpha), others take their centre ray.
+ * Deterministic: the same options give the same bytes, whatever the thread count. */
 #ifndef GS_GEN_H
 #define GS_GEN_H
 

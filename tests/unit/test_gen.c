@@ -46,8 +46,8 @@ START_TEST(generated_scene_loads_with_generator_cameras) {
   ck_assert_int_eq(sc->has_aabb, 1);
   ck_assert_float_eq(sc->aabb_max[2], 1.2f);
   ck_assert_uint_eq(strlen(sc->sha256), 64);
-  /* Cameras on the radius-4 sphere: extent = 1.1 x max distance from their centroid. */
-  ck_assert(sc->extent > 1.0f && sc->extent < 1.1f * 8.0f);
+  /* Cameras on the radius-4.5 sphere: extent = 1.1 x max distance from their centroid. */
+  ck_assert(sc->extent > 1.0f && sc->extent < 1.1f * 9.0f);
   for (int t = 0; t < 2; t++) {
     uint32_t n = t ? sc->n_test : sc->n_train;
     for (uint32_t i = 0; i < n; i++) {
@@ -74,7 +74,7 @@ START_TEST(generated_scene_loads_with_generator_cameras) {
       float centre[3] = {0, 0, 0}, u, w, depth;
       ck_assert_int_eq(gs_camera_project(&v->cam, centre, &u, &w, &depth), 0);
       ck_assert(fabsf(u - 32.0f) < 0.01f && fabsf(w - 32.0f) < 0.01f);
-      ck_assert(fabsf(depth - 4.0f) < 1e-3f);
+      ck_assert(fabsf(depth - 4.5f) < 1e-3f);
     }
   }
   gs_scene_destroy(&sc);
