@@ -256,8 +256,11 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
   sqlite3_bind_int64(st, 1, gate_id);
   sqlite3_bind_text(st, 2, mpath, -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 3, gpath, -1, SQLITE_TRANSIENT);
-  struct sw_gate_pair *p = NULL;
-  int *pidx = NULL, *prepl = NULL;
+  /* Each input pair with its store index and the store index it replaces, mapped below. */
+  struct row {
+    struct sw_gate_pair p;
+    int idx, repl;
+  } *rows = NULL;
   size_t n = 0, cap = 0;
   int last_idx = -1;
   *all_guard = 1;
@@ -265,32 +268,30 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
     int idx = sqlite3_column_int(st, 0);
     if (idx != last_idx) {
       if (n == cap) {
-        cap = cap ? cap * 2 : 16;
-        void *a = realloc(p, cap * sizeof *p), *b = realloc(pidx, cap * sizeof *pidx),
-             *c = realloc(prepl, cap * sizeof *prepl);
-        if (a) p = a;
-        if (b) pidx = b;
-        if (c) prepl = c;
-        if (!a || !b || !c) {
+        size_t ncap = cap ? cap * 2 : 16;
+        struct row *grown = realloc(rows, ncap * sizeof *rows);
+        if (!grown) {
           rc = SQLITE_NOMEM;
           break;
         }
+        rows = grown;
+        cap = ncap;
       }
-      struct sw_gate_pair *q = &p[n];
-      memset(q, 0, sizeof *q);
-      q->off = q->on = NAN;
-      q->off_guard = q->on_guard = NAN;
-      snprintf(q->machine, sizeof q->machine, "%s",
+      struct row *w = &rows[n++];
+      memset(w, 0, sizeof *w);
+      w->p.off = w->p.on = NAN;
+      w->p.off_guard = w->p.on_guard = NAN;
+      snprintf(w->p.machine, sizeof w->p.machine, "%s",
                sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
-      q->order = strcmp((const char *)sqlite3_column_text(st, 2), "on-off") == 0 ? SW_GATE_ON_OFF
-                                                                                 : SW_GATE_OFF_ON;
-      q->replaces = -1;
-      pidx[n] = idx;
-      prepl[n] = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
-      n++;
+      w->p.order = strcmp((const char *)sqlite3_column_text(st, 2), "on-off") == 0
+                       ? SW_GATE_ON_OFF
+                       : SW_GATE_OFF_ON;
+      w->p.replaces = -1;
+      w->idx = idx;
+      w->repl = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
       last_idx = idx;
     }
-    struct sw_gate_pair *q = &p[n - 1];
+    struct sw_gate_pair *q = &rows[n - 1].p;
     const char *arm = (const char *)sqlite3_column_text(st, 4);
     const char *status = (const char *)sqlite3_column_text(st, 5);
     if (strcmp(status, "contaminated") == 0) q->contaminated = 1;
@@ -311,27 +312,24 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
     }
   }
   sqlite3_reset(st);
-  if (rc != SQLITE_DONE) {
-    free(p);
-    free(pidx);
-    free(prepl);
-    return rc == SQLITE_NOMEM ? sw_err_set(err, SW_ENOMEM, "gate input: out of memory")
-                              : sw_store_fail(s->store, err, "reading gate pairs");
-  }
-  /* `replaces` in the store is a pair index; the engine wants a position in its input. */
-  for (size_t i = 0; i < n; i++) {
-    if (prepl[i] < 0) continue;
-    for (size_t j = 0; j < n; j++)
-      if (pidx[j] == prepl[i]) p[i].replaces = (int)j;
+  struct sw_gate_pair *p = rc == SQLITE_DONE ? malloc((n ? n : 1) * sizeof *p) : NULL;
+  if (!p) {
+    free(rows);
+    return rc == SQLITE_DONE || rc == SQLITE_NOMEM
+               ? sw_err_set(err, SW_ENOMEM, "gate input: out of memory")
+               : sw_store_fail(s->store, err, "reading gate pairs");
   }
   for (size_t i = 0; i < n; i++) {
+    p[i] = rows[i].p;
+    /* `replaces` in the store is a pair index; the engine wants a position in its input. */
+    for (size_t j = 0; rows[i].repl >= 0 && j < n; j++)
+      if (rows[j].idx == rows[i].repl) p[i].replaces = (int)j;
     if (p[i].invalid) { /* keep the numbers well-formed; the engine ignores invalid pairs */
       if (!(p[i].off > 0) || !isfinite(p[i].off)) p[i].off = 1;
       if (!(p[i].on > 0) || !isfinite(p[i].on)) p[i].on = 1;
     }
   }
-  free(pidx);
-  free(prepl);
+  free(rows);
   *pairs_out = p;
   *n_out = n;
   return 0;
