@@ -1,6 +1,6 @@
-/* sw_spec.c: the sweep spec loader (YAML -> struct sw_spec) and what is derived from a spec:
- * its normalised JSON, resolved trainer configs per arm / grid point, the grid expansion and
- * worker eligibility. docs/spec.md documents every key this file accepts.
+/* sw_spec.c: the sweep spec loader (YAML -> struct sw_spec): strict key checking, types,
+ * ranges and defaults. docs/spec.md documents every key this file accepts; what is derived
+ * from a loaded spec (resolved configs, grid expansion, JSON) lives in sw_spec_view.c.
  *
  * Parsing uses libfyaml's document API. Every error names FILE:LINE:COLUMN (1-based): scalars
  * carry their own token position; a mapping or sequence is located by the key that introduces
@@ -10,7 +10,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <libfyaml.h>
 #include <math.h>
 #include <stdarg.h>
@@ -287,81 +286,6 @@ static int missing_key(struct loader *L, const struct yn *y, const char *key) {
 
 /* ---- trainer config lists ------------------------------------------------------------ */
 
-static void kv_free(struct sw_spec_kv *kv) {
-  free(kv->key);
-  json_decref(kv->value);
-  free(kv->text);
-}
-
-void sw_spec_config_clear(struct sw_spec_config *cfg) {
-  if (!cfg) return;
-  for (size_t i = 0; i < cfg->n; i++) kv_free(&cfg->items[i]);
-  free(cfg->items);
-  cfg->items = NULL;
-  cfg->n = 0;
-}
-
-const struct sw_spec_kv *sw_spec_config_get(const struct sw_spec_config *cfg, const char *key) {
-  for (size_t i = 0; cfg && i < cfg->n; i++)
-    if (!strcmp(cfg->items[i].key, key)) return &cfg->items[i];
-  return NULL;
-}
-
-/* Sets key (replacing in place or appending) to copies of value / text. */
-static int config_set(struct sw_spec_config *cfg, const char *key, json_t *value,
-                      const char *text) {
-  for (size_t i = 0; i < cfg->n; i++) {
-    if (!strcmp(cfg->items[i].key, key)) {
-      char *t = strdup(text);
-      json_t *v = json_deep_copy(value);
-      if (!t || !v) {
-        free(t);
-        json_decref(v);
-        return SW_ENOMEM;
-      }
-      free(cfg->items[i].text);
-      json_decref(cfg->items[i].value);
-      cfg->items[i].text = t;
-      cfg->items[i].value = v;
-      return 0;
-    }
-  }
-  struct sw_spec_kv *grown = realloc(cfg->items, (cfg->n + 1) * sizeof *grown);
-  if (!grown) return SW_ENOMEM;
-  cfg->items = grown;
-  struct sw_spec_kv *kv = &grown[cfg->n];
-  kv->key = strdup(key);
-  kv->text = strdup(text);
-  kv->value = json_deep_copy(value);
-  if (!kv->key || !kv->text || !kv->value) {
-    kv_free(kv);
-    return SW_ENOMEM;
-  }
-  cfg->n++;
-  return 0;
-}
-
-int sw_spec_config_copy(struct sw_spec_config *dst, const struct sw_spec_config *src) {
-  memset(dst, 0, sizeof *dst);
-  for (size_t i = 0; src && i < src->n; i++) {
-    if (config_set(dst, src->items[i].key, src->items[i].value, src->items[i].text)) {
-      sw_spec_config_clear(dst);
-      return SW_ENOMEM;
-    }
-  }
-  return 0;
-}
-
-json_t *sw_spec_config_to_json(const struct sw_spec_config *cfg) {
-  json_t *o = json_object();
-  for (size_t i = 0; o && cfg && i < cfg->n; i++) {
-    if (json_object_set(o, cfg->items[i].key, cfg->items[i].value)) {
-      json_decref(o);
-      return NULL;
-    }
-  }
-  return o;
-}
 
 /* A YAML scalar as a typed JSON value and its `--set` text. Quoted scalars are strings;
  * plain ones are booleans, integers, reals or strings by the YAML 1.2 core schema; null is
@@ -434,7 +358,7 @@ static int load_config(struct loader *L, const struct yn *y, struct sw_spec_conf
     char *text = NULL;
     rc = scalar_value(L, &v, &val, &text);
     if (rc) return rc;
-    rc = config_set(cfg, k, val, text);
+    rc = sw_spec_config_set(cfg, k, val, text);
     json_decref(val);
     free(text);
     if (rc) return oom(L);
@@ -635,6 +559,14 @@ static int load_scene(struct loader *L, const struct yn *y, struct sw_spec_scene
 
 static const char *const order_names[] = {"alternate", "fixed", "random", NULL};
 static const char *const direction_names[] = {"lower", "higher", NULL};
+
+const char *sw_spec_order_name(enum sw_spec_order o) {
+  return (int)o >= 0 && o <= SW_ORDER_RANDOM ? order_names[o] : "?";
+}
+
+const char *sw_spec_direction_name(enum sw_spec_direction d) {
+  return (int)d >= 0 && d <= SW_DIR_HIGHER ? direction_names[d] : "?";
+}
 
 static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs *pr,
                       int *max_given) {
@@ -1165,304 +1097,4 @@ int sw_spec_load_file(const char *path, struct sw_spec **out, struct sw_err *err
   rc = sw_spec_load_string(text, path, out, err);
   free(text);
   return rc;
-}
-
-/* ---- derived views ------------------------------------------------------------------- */
-
-static const char *order_name(enum sw_spec_order o) {
-  return (int)o >= 0 && o <= SW_ORDER_RANDOM ? order_names[o] : "alternate";
-}
-
-/* json_object_set_new that tolerates a NULL value by failing the whole object. */
-static int put(json_t *o, const char *k, json_t *v) { return v ? json_object_set_new(o, k, v) : -1; }
-
-json_t *sw_spec_trainer_to_json(const struct sw_spec *s) {
-  json_t *root = json_object(), *t = json_object();
-  int bad = !root || !t;
-  if (!bad && s->trainer.kind == SW_TRAINER_BUILTIN) {
-    if (s->trainer.device) bad |= put(t, "device", json_string(s->trainer.device));
-    for (size_t i = 0; i < s->trainer.options.n; i++)
-      bad |= json_object_set(t, s->trainer.options.items[i].key, s->trainer.options.items[i].value);
-    bad |= json_object_set(root, "builtin", t);
-  } else if (!bad) {
-    json_t *cmd = json_array();
-    for (size_t i = 0; cmd && i < s->trainer.n_command; i++)
-      bad |= json_array_append_new(cmd, json_string(s->trainer.command[i]));
-    bad |= put(t, "command", cmd);
-    bad |= put(t, "result", json_string(s->trainer.result));
-    bad |= put(t, "env", sw_spec_config_to_json(&s->trainer.env));
-    bad |= put(t, "timeout_s", json_real(s->trainer.timeout_s));
-    json_t *map = json_object();
-    for (size_t i = 0; map && i < s->trainer.n_map; i++)
-      bad |= put(map, s->trainer.map[i].metric, json_string(s->trainer.map[i].pointer));
-    bad |= put(t, "map", map);
-    bad |= json_object_set(root, "exec", t);
-  }
-  json_decref(t);
-  if (bad) {
-    json_decref(root);
-    return NULL;
-  }
-  return root;
-}
-
-json_t *sw_spec_scene_to_json(const struct sw_spec *s) {
-  json_t *root = json_object();
-  if (!root) return NULL;
-  int bad = 0;
-  const struct sw_spec_scene *sc = &s->scene;
-  if (sc->kind == SW_SCENE_GENERATE) {
-    bad |= put(root, "generate",
-               json_pack("{s:s, s:I, s:I, s:I, s:I}", "kind", sc->gen_kind, "train_views",
-                         (json_int_t)sc->train_views, "test_views", (json_int_t)sc->test_views,
-                         "resolution", (json_int_t)sc->resolution, "seed", (json_int_t)sc->seed));
-  } else if (sc->kind == SW_SCENE_PATH) {
-    bad |= put(root, "path", json_string(sc->path));
-  } else if (sc->kind == SW_SCENE_URL) {
-    bad |= put(root, "url", json_string(sc->url));
-    bad |= put(root, "sha256", json_string(sc->sha256));
-  }
-  if (bad) {
-    json_decref(root);
-    return NULL;
-  }
-  return root;
-}
-
-json_t *sw_spec_to_json(const struct sw_spec *s) {
-  json_t *o = json_object();
-  if (!o) return NULL;
-  int bad = 0;
-  const int gate = s->kind == SW_SPEC_GATE;
-  bad |= put(o, "name", json_string(s->name));
-  bad |= put(o, "kind", json_string(gate ? "gate" : "grid"));
-  if (s->description) bad |= put(o, "description", json_string(s->description));
-  bad |= put(o, "priority", json_integer(s->priority));
-  bad |= put(o, "trainer", sw_spec_trainer_to_json(s));
-  bad |= put(o, "scene", sw_spec_scene_to_json(s));
-  bad |= put(o, "base", sw_spec_config_to_json(&s->base));
-  if (gate) {
-    bad |= put(o, "arms", json_pack("{s:o?, s:o?}", "off", sw_spec_config_to_json(&s->arm_off),
-                                    "on", sw_spec_config_to_json(&s->arm_on)));
-    bad |= put(o, "pairs",
-               json_pack("{s:I, s:I, s:s, s:I, s:b}", "n", (json_int_t)s->pairs.n, "max",
-                         (json_int_t)s->pairs.max, "order", order_name(s->pairs.order), "seed",
-                         (json_int_t)s->pairs.seed, "sequential", (int)s->pairs.sequential));
-    json_t *guard = json_pack("{s:s, s:f}", "metric", s->gate.guard.metric, "max_drop",
-                              s->gate.guard.max_drop);
-    if (guard && s->gate.guard.has_band)
-      bad |= put(guard, "band", json_pack("[f, f]", s->gate.guard.band_lo, s->gate.guard.band_hi));
-    bad |= put(o, "gate",
-               json_pack("{s:s, s:s, s:{s:f, s:f}, s:o?, s:f}", "metric", s->gate.metric,
-                         "direction", direction_names[s->gate.direction], "rule", "k", s->gate.k,
-                         "floor", s->gate.floor, "guard", guard, "alpha", s->gate.alpha));
-  } else {
-    json_t *params = json_object();
-    for (size_t i = 0; params && i < s->n_params; i++) {
-      json_t *vals = json_array();
-      for (size_t j = 0; vals && j < s->params[i].n_values; j++)
-        bad |= json_array_append(vals, s->params[i].values[j].value);
-      bad |= put(params, s->params[i].key, vals);
-    }
-    bad |= put(o, "parameters", params);
-    bad |= put(o, "repeats", json_integer(s->repeats));
-    json_t *cps = json_array();
-    for (size_t i = 0; cps && i < s->n_checkpoints; i++)
-      bad |= json_array_append_new(cps, json_integer(s->checkpoints[i]));
-    bad |= put(o, "checkpoints", cps);
-  }
-  json_t *match = json_object();
-  for (size_t i = 0; match && i < s->placement.n_match; i++)
-    bad |= put(match, s->placement.match[i].key, json_string(s->placement.match[i].glob));
-  json_t *pl = json_pack("{s:b, s:o?}", "spread", (int)s->placement.spread, "match", match);
-  if (pl && s->placement.pin) bad |= put(pl, "pin", json_string(s->placement.pin));
-  bad |= put(o, "placement", pl);
-  const struct sw_spec_contamination *c = &s->contamination;
-  bad |= put(o, "contamination",
-             json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:b}", "load1_max", c->load1_max,
-                       "cpu_other_max", c->cpu_other_max, "settle_s", c->settle_s, "max_wait_s",
-                       c->max_wait_s, "sample_interval_s", c->sample_interval_s,
-                       "require_windows", (int)c->require_windows, "rerun_once",
-                       (int)c->rerun_once));
-  if (bad) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
-}
-
-int sw_spec_resolve_arm(const struct sw_spec *s, const char *arm, struct sw_spec_config *out,
-                        struct sw_err *err) {
-  memset(out, 0, sizeof *out);
-  if (s->kind != SW_SPEC_GATE)
-    return sw_err_set(err, SW_EINVAL, "spec %s: arms exist only in gates", s->name);
-  const struct sw_spec_config *a;
-  if (arm && !strcmp(arm, "off")) a = &s->arm_off;
-  else if (arm && !strcmp(arm, "on")) a = &s->arm_on;
-  else return sw_err_set(err, SW_EINVAL, "spec %s: no arm '%s' (off | on)", s->name, arm ? arm : "");
-  if (sw_spec_config_copy(out, &s->base)) return sw_err_set(err, SW_ENOMEM, "out of memory");
-  for (size_t i = 0; i < a->n; i++) {
-    if (config_set(out, a->items[i].key, a->items[i].value, a->items[i].text)) {
-      sw_spec_config_clear(out);
-      return sw_err_set(err, SW_ENOMEM, "out of memory");
-    }
-  }
-  return 0;
-}
-
-int sw_spec_resolve_point(const struct sw_spec *s, const struct sw_spec_point *pt,
-                          struct sw_spec_config *out, struct sw_err *err) {
-  memset(out, 0, sizeof *out);
-  if (s->kind != SW_SPEC_GRID)
-    return sw_err_set(err, SW_EINVAL, "spec %s: grid points exist only in grids", s->name);
-  int rc = sw_spec_config_copy(out, &s->base);
-  for (size_t i = 0; !rc && i < pt->values.n; i++)
-    rc = config_set(out, pt->values.items[i].key, pt->values.items[i].value,
-                    pt->values.items[i].text);
-  if (!rc && s->n_checkpoints) {
-    /* A checkpoint past the run's own budget can never be reached: it is dropped, so one
-     * checkpoint list serves every iteration budget of a Pareto grid. */
-    const struct sw_spec_kv *it = sw_spec_config_get(out, "iterations");
-    json_int_t limit = it && json_is_integer(it->value) ? json_integer_value(it->value) : -1;
-    json_t *arr = json_array();
-    char text[64 * 12] = "";
-    for (size_t i = 0; arr && i < s->n_checkpoints; i++) {
-      if (limit >= 0 && (json_int_t)s->checkpoints[i] > limit) continue;
-      json_array_append_new(arr, json_integer(s->checkpoints[i]));
-      size_t used = strlen(text);
-      snprintf(text + used, sizeof text - used, "%s%u", used ? "," : "", s->checkpoints[i]);
-    }
-    if (!arr) rc = SW_ENOMEM;
-    else if (json_array_size(arr)) rc = config_set(out, "checkpoints", arr, text);
-    json_decref(arr);
-  }
-  if (rc) {
-    sw_spec_config_clear(out);
-    return sw_err_set(err, SW_ENOMEM, "out of memory");
-  }
-  return 0;
-}
-
-void sw_spec_points_free(struct sw_spec_point **points, size_t n) {
-  if (!points || !*points) return;
-  for (size_t i = 0; i < n; i++) sw_spec_config_clear(&(*points)[i].values);
-  free(*points);
-  *points = NULL;
-}
-
-int sw_spec_grid_expand(const struct sw_spec *s, struct sw_spec_point **points, size_t *n,
-                        struct sw_err *err) {
-  *points = NULL;
-  *n = 0;
-  if (s->kind != SW_SPEC_GRID)
-    return sw_err_set(err, SW_EINVAL, "spec %s: only grids expand into points", s->name);
-  size_t combos = 1;
-  for (size_t i = 0; i < s->n_params; i++) combos *= s->params[i].n_values;
-  size_t total = combos * s->repeats;
-  struct sw_spec_point *pts = calloc(total ? total : 1, sizeof *pts);
-  size_t *idx = calloc(s->n_params ? s->n_params : 1, sizeof *idx);
-  if (!pts || !idx) {
-    free(pts);
-    free(idx);
-    return sw_err_set(err, SW_ENOMEM, "out of memory");
-  }
-  size_t k = 0;
-  for (size_t c = 0; c < combos; c++) {
-    /* Mixed-radix decomposition of c: the last parameter varies fastest. */
-    size_t rem = c;
-    for (size_t i = s->n_params; i-- > 0;) {
-      idx[i] = rem % s->params[i].n_values;
-      rem /= s->params[i].n_values;
-    }
-    for (uint32_t r = 0; r < s->repeats; r++, k++) {
-      struct sw_spec_point *pt = &pts[k];
-      pt->index = k;
-      pt->repeat = r;
-      char label[512] = "";
-      for (size_t i = 0; i < s->n_params; i++) {
-        const struct sw_spec_kv *v = &s->params[i].values[idx[i]];
-        if (config_set(&pt->values, s->params[i].key, v->value, v->text)) {
-          free(idx);
-          sw_spec_points_free(&pts, total);
-          return sw_err_set(err, SW_ENOMEM, "out of memory");
-        }
-        size_t used = strlen(label);
-        snprintf(label + used, sizeof label - used, "%s%s=%s", i ? "," : "", s->params[i].key,
-                 v->text);
-      }
-      size_t used = strlen(label);
-      snprintf(label + used, sizeof label - used, "%s#%u", s->n_params ? "" : "base", r);
-      snprintf(pt->label, sizeof pt->label, "%s", label);
-    }
-  }
-  free(idx);
-  *points = pts;
-  *n = total;
-  return 0;
-}
-
-void sw_spec_contamination_to_msg(const struct sw_spec *s, struct sw_msg_contamination *out) {
-  const struct sw_spec_contamination *c = &s->contamination;
-  *out = (struct sw_msg_contamination){c->load1_max,         c->cpu_other_max,   c->settle_s,
-                                       c->max_wait_s,        c->sample_interval_s,
-                                       c->require_windows,   c->rerun_once};
-}
-
-/* The Hello field a placement matcher names, as text in buf. NULL for an absent label. */
-static const char *hello_field(const struct sw_msg_hello *h, const char *key, char *buf, size_t cap) {
-  const struct sw_msg_fingerprint *fp = &h->fp;
-  if (!strncmp(key, "label.", 6)) {
-    for (size_t i = 0; i < h->n_labels; i++)
-      if (!strcmp(h->labels[i].key, key + 6)) return h->labels[i].value;
-    return NULL;
-  }
-  if (!strcmp(key, "hostname")) return fp->hostname;
-  if (!strcmp(key, "os")) return fp->os;
-  if (!strcmp(key, "arch")) return fp->arch;
-  if (!strcmp(key, "cpu_model")) return fp->cpu_model;
-  if (!strcmp(key, "gpu_name")) return fp->gpu_name;
-  if (!strcmp(key, "gpu_driver")) return fp->gpu_driver;
-  if (!strcmp(key, "gpu_api")) return fp->gpu_api;
-  if (!strcmp(key, "gpu_kind")) return sw_gpu_kind_name(fp->gpu_kind);
-  if (!strcmp(key, "worker_id")) return h->worker_id;
-  if (!strcmp(key, "cores")) {
-    snprintf(buf, cap, "%u", fp->cores);
-    return buf;
-  }
-  if (!strcmp(key, "mem_bytes")) {
-    snprintf(buf, cap, "%llu", (unsigned long long)fp->mem_bytes);
-    return buf;
-  }
-  return NULL;
-}
-
-int sw_spec_worker_eligible(const struct sw_spec *s, const struct sw_msg_hello *h) {
-  if (s->placement.pin && strcmp(s->placement.pin, h->worker_id)) return 0;
-  char buf[32];
-  for (size_t i = 0; i < s->placement.n_match; i++) {
-    const char *v = hello_field(h, s->placement.match[i].key, buf, sizeof buf);
-    if (!v || fnmatch(s->placement.match[i].glob, v, 0) != 0) return 0;
-  }
-  return 1;
-}
-
-int sw_spec_check_file(const char *path, FILE *out) {
-  struct sw_err err = {0};
-  struct sw_spec *s = NULL;
-  int rc = sw_spec_load_file(path, &s, &err);
-  if (rc) {
-    fprintf(out, "%s\n", err.msg);
-    return rc;
-  }
-  if (s->kind == SW_SPEC_GATE) {
-    fprintf(out, "ok: %s (gate, %u-%u pairs, metric %s %s is better, guard %s)\n", s->name,
-            s->pairs.n, s->pairs.max, s->gate.metric, direction_names[s->gate.direction],
-            s->gate.guard.metric);
-  } else {
-    size_t runs = s->repeats;
-    for (size_t i = 0; i < s->n_params; i++) runs *= s->params[i].n_values;
-    fprintf(out, "ok: %s (grid, %zu parameters, %zu runs)\n", s->name, s->n_params, runs);
-  }
-  sw_spec_destroy(&s);
-  return 0;
 }

@@ -198,6 +198,10 @@ int sw_spec_grid_expand(const struct sw_spec *spec, struct sw_spec_point **point
                         struct sw_err *err);
 void sw_spec_points_free(struct sw_spec_point **points, size_t n);
 
+/* Sets key to copies of value (a JSON scalar) and text, replacing in place when present (order
+ * kept) or appending. Returns 0 or SW_ENOMEM. */
+int sw_spec_config_set(struct sw_spec_config *cfg, const char *key, json_t *value,
+                       const char *text);
 /* A config as a JSON object (keys in order) / freeing one / deep copy. */
 json_t *sw_spec_config_to_json(const struct sw_spec_config *cfg);
 void sw_spec_config_clear(struct sw_spec_config *cfg);
@@ -216,6 +220,10 @@ void sw_spec_contamination_to_msg(const struct sw_spec *spec, struct sw_msg_cont
 /* 1 when a worker (its Hello) is eligible under the spec's placement (match globs and pin),
  * else 0. */
 int sw_spec_worker_eligible(const struct sw_spec *spec, const struct sw_msg_hello *hello);
+
+/* "alternate" / "fixed" / "random"; "lower" / "higher". */
+const char *sw_spec_order_name(enum sw_spec_order order);
+const char *sw_spec_direction_name(enum sw_spec_direction dir);
 
 /* What `splatsweep check SPEC` runs: loads path, prints "ok: NAME (gate|grid, N runs)" or the
  * FILE:LINE:COLUMN error to out. Returns 0, or SW_EINVAL / SW_ENOTFOUND / SW_EIO (the CLI

@@ -5,6 +5,7 @@ add_library(sw_wire STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_msg.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_codec.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_spec.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_spec_view.c
   $<TARGET_OBJECTS:sw_proto>)
 add_dependencies(sw_wire sw_proto)
 target_include_directories(sw_wire PUBLIC ${CMAKE_CURRENT_LIST_DIR} PRIVATE ${SW_PROTO_GEN_DIR})

@@ -412,6 +412,56 @@ START_TEST(worker_eligibility) {
 }
 END_TEST
 
+/* xorshift64*: seeded, so a failing mutation can be replayed. */
+static uint64_t rng_next(uint64_t *x) {
+  *x ^= *x >> 12;
+  *x ^= *x << 25;
+  *x ^= *x >> 27;
+  return *x * 2685821657736338717ull;
+}
+
+START_TEST(fuzz_mutated_specs) {
+  /* Byte mutations of a full spec: every outcome is a loaded spec or a positioned error. */
+  char *text = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_fs_read_all(SW_FIXTURES_DIR "/good_gate.yaml", &text, &len, &err), 0);
+  char *copy = malloc(len + 1);
+  ck_assert_ptr_nonnull(copy);
+  const char alphabet[] = "{}[]:,-'\"#&*!|>?%@ \n\tabc019.~";
+  uint64_t seed = 0x5eed0003;
+  int loaded = 0;
+  for (int i = 0; i < 3000; i++) {
+    memcpy(copy, text, len + 1);
+    size_t cut = len;
+    int edits = 1 + (int)(rng_next(&seed) % 3);
+    for (int e = 0; e < edits; e++) {
+      size_t at = rng_next(&seed) % len;
+      copy[at] = alphabet[rng_next(&seed) % (sizeof alphabet - 1)];
+    }
+    if (i % 5 == 0) cut = rng_next(&seed) % len;
+    copy[cut] = 0;
+    struct sw_spec *s = NULL;
+    sw_err_clear(&err);
+    int rc = sw_spec_load_string(copy, "m.yaml", &s, &err);
+    if (rc == 0) {
+      loaded++;
+      json_t *j = sw_spec_to_json(s);
+      ck_assert_ptr_nonnull(j);
+      json_decref(j);
+      sw_spec_destroy(&s);
+    } else {
+      ck_assert_int_eq(rc, SW_EINVAL);
+      ck_assert_ptr_null(s);
+      ck_assert_msg(strncmp(err.msg, "m.yaml:", 7) == 0, "unpositioned error '%s'", err.msg);
+    }
+  }
+  ck_assert_int_gt(loaded, 0);
+  free(copy);
+  free(text);
+}
+END_TEST
+
 static Suite *spec_suite(void) {
   Suite *s = suite_create("spec");
   TCase *files = tcase_create("files");
@@ -426,6 +476,7 @@ static Suite *spec_suite(void) {
   tcase_add_test(api, exec_trainer);
   tcase_add_test(api, string_errors);
   tcase_add_test(api, worker_eligibility);
+  tcase_add_test(api, fuzz_mutated_specs);
   suite_add_tcase(s, api);
   return s;
 }
