@@ -1,0 +1,438 @@
+/* test_gpu_bwd.c: the GPU training kernels against the C reference (gs_ref) on tiny scenes, on
+ * the default Vulkan device (lavapipe in CI): loss + SSIM backward (dL/dimage and the loss value),
+ * rasterize backward (both the float-atomic and the compare-and-swap builds, and every variant
+ * switch), projection backward (with SH degree masking) and Adam. Each stage gets the reference's
+ * own inputs, so a mismatch points at one kernel. The forward inputs come from gs_ref_forward, so
+ * these tests do not depend on the GPU forward. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_ref.h"
+#include "gs_train_gpu.h"
+#include "gs_vk.h"
+#include "test_ref_scene.h"
+
+static gs_vk_t *vk;
+
+static void setup(void) {
+  struct sw_err err = {0};
+  struct gs_vk_opts opts = {.pipeline_cache = ""};
+  if (gs_vk_open(&vk, &opts, &err)) ck_abort_msg("opening the device: %s", err.msg);
+}
+
+static void teardown(void) { gs_vk_close(&vk); }
+
+static struct gs_vk_buf *upload(const void *data, size_t bytes, const char *label) {
+  struct gs_vk_buf *b = NULL;
+  struct sw_err err = {0};
+  ck_assert_msg(gs_vk_buf_new(vk, bytes ? bytes : 4, 0, label, &b, &err) == 0, "%s", err.msg);
+  if (data && bytes)
+    ck_assert_msg(gs_vk_buf_upload(b, 0, data, bytes, &err) == 0, "%s", err.msg);
+  return b;
+}
+
+static void download(struct gs_vk_buf *b, void *data, size_t bytes) {
+  struct sw_err err = {0};
+  ck_assert_msg(gs_vk_buf_download(b, 0, data, bytes, &err) == 0, "%s", err.msg);
+}
+
+/* Compares n floats: |gpu - ref| <= rtol |ref| + atol * max|ref| (atomics and fused operations
+ * round differently from the reference, so exact equality is not expected). */
+static void expect_close(const char *what, const float *gpu, const float *ref, size_t n,
+                         double rtol, double atol) {
+  double maxabs = 0;
+  for (size_t i = 0; i < n; i++) maxabs = fmax(maxabs, fabs((double)ref[i]));
+  ck_assert_msg(maxabs > 0, "%s: reference is all zero (the test would prove nothing)", what);
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)gpu[i] - (double)ref[i]);
+    ck_assert_msg(isfinite(gpu[i]) && d <= rtol * fabs((double)ref[i]) + atol * maxabs,
+                  "%s[%zu]: gpu %.9g ref %.9g (max |ref| %.3g)", what, i, gpu[i], ref[i], maxabs);
+  }
+}
+
+struct fixture {
+  struct gs_model m;
+  struct gs_camera cam;
+  struct gs_ref_opts ro;
+  struct gs_ref_frame *f;
+  float *target;
+  float *dl;
+  double loss;
+};
+
+static void make_fixture(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h, uint32_t degree,
+                         uint64_t seed, float lambda) {
+  struct sw_err err = {0};
+  memset(fx, 0, sizeof *fx);
+  ck_assert_int_eq(gs_ref_model_alloc(&fx->m, n, &err), 0);
+  tr_fill_scene(&fx->m, seed, 0.8f, 0.05f, 0.3f, -1.0f, 2.0f);
+  tr_orbit_camera(&fx->cam, w, h, 0.9f * (float)w, 4.0f, 0.5f, 0.3f);
+  fx->ro.sh_degree = degree;
+  fx->ro.background[0] = 1.0f;
+  fx->ro.background[1] = 0.5f;
+  fx->ro.background[2] = 0.0f;
+  ck_assert_msg(gs_ref_forward(&fx->m, &fx->cam, &fx->ro, &fx->f, &err) == 0, "%s", err.msg);
+  size_t px = (size_t)w * h;
+  fx->target = malloc(3 * px * sizeof(float));
+  fx->dl = malloc(3 * px * sizeof(float));
+  struct tr_rng r = {seed * 31 + 7};
+  for (size_t i = 0; i < 3 * px; i++) fx->target[i] = (float)tr_uniform(&r);
+  ck_assert_int_eq(gs_ref_loss(fx->f->rgb, fx->target, w, h, lambda, &fx->loss, fx->dl, &err),
+                   0);
+  /* The scene must exercise the backward: some pixels covered, some splats visible. */
+  uint32_t covered = 0;
+  for (size_t i = 0; i < px; i++) covered += fx->f->last[i] > 0;
+  ck_assert_uint_gt(covered, px / 4);
+}
+
+static void free_fixture(struct fixture *fx) {
+  gs_ref_frame_destroy(&fx->f);
+  gs_ref_model_free(&fx->m);
+  free(fx->target);
+  free(fx->dl);
+}
+
+static void loss_case(float lambda, int walk) {
+  struct fixture fx;
+  make_fixture(&fx, 40, 45, 37, 3, 11, lambda);
+  uint32_t w = fx.cam.width, h = fx.cam.height;
+  size_t px = (size_t)w * h;
+  struct sw_err err = {0};
+  struct gs_tk_opts o = {.ssim_walk = walk};
+  struct gs_tk *tk = NULL;
+  ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
+  struct gs_tk_img im = {0};
+  ck_assert_int_eq(gs_tk_img_reserve(vk, &im, w, h, &err), 0);
+  struct gs_vk_buf *img = upload(fx.f->rgb, 12 * px, "img");
+  struct gs_vk_buf *gt = upload(fx.target, 12 * px, "gt");
+  VkCommandBuffer cmd;
+  ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+  gs_tk_record_loss(tk, cmd, &im, img, gt, lambda);
+  gs_vk_barrier(cmd);
+  gs_tk_record_ssim_bwd(tk, cmd, &im, img, gt, lambda);
+  ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+  float *dl = malloc(12 * px);
+  download(im.dl, dl, 12 * px);
+  expect_close("dL/dimage", dl, fx.dl, 3 * px, 1e-3, 1e-4);
+  double loss;
+  ck_assert_int_eq(gs_tk_loss_value(&im, lambda, &loss, NULL, NULL, &err), 0);
+  ck_assert_msg(fabs(loss - fx.loss) <= 1e-5 * fabs(fx.loss) + 1e-7, "loss gpu %.9g ref %.9g",
+                loss, fx.loss);
+  free(dl);
+  gs_vk_buf_destroy(&img);
+  gs_vk_buf_destroy(&gt);
+  gs_tk_img_free(&im);
+  gs_tk_destroy(&tk);
+  free_fixture(&fx);
+}
+
+START_TEST(loss_l1_matches_reference) { loss_case(0.0f, 1); }
+END_TEST
+START_TEST(loss_ssim_matches_reference) { loss_case(0.2f, _i); }
+END_TEST
+
+/* Uploads the reference frame in the GPU forward's layout (gs_shared.h). */
+struct gpu_frame {
+  struct gs_vk_buf *splats, *values, *ranges, *final_t, *last, *dl;
+  struct gs_pc_raster pc;
+};
+
+static void upload_frame(const struct fixture *fx, const float *dl, struct gpu_frame *g) {
+  const struct gs_ref_frame *f = fx->f;
+  struct gs_splat2d *s = calloc(f->count, sizeof *s);
+  for (uint32_t i = 0; i < f->count; i++) {
+    const struct gs_ref_splat *r = &f->splats[i];
+    memcpy(s[i].mean2d, r->mean2d, sizeof r->mean2d);
+    memcpy(s[i].conic, r->conic, sizeof r->conic);
+    s[i].opacity = r->opacity;
+    memcpy(s[i].rgb, r->rgb, sizeof r->rgb);
+    s[i].depth = r->depth;
+    memcpy(s[i].cov2d, r->cov2d, sizeof r->cov2d);
+    s[i].radius = (uint32_t)r->radius;
+    s[i].rect[0] = r->rect[0] | r->rect[1] << 16;
+    s[i].rect[1] = r->rect[2] | r->rect[3] << 16;
+  }
+  size_t px = (size_t)f->width * f->height;
+  g->splats = upload(s, sizeof *s * f->count, "splats");
+  g->values = upload(f->ids, 4 * (size_t)f->n_pairs, "values");
+  g->ranges = upload(f->ranges, 8 * (size_t)f->tiles_x * f->tiles_y, "ranges");
+  g->final_t = upload(f->final_t, 4 * px, "final_t");
+  g->last = upload(f->last, 4 * px, "last");
+  g->dl = upload(dl, 12 * px, "dl");
+  g->pc = (struct gs_pc_raster){.width = f->width, .height = f->height, .tiles_x = f->tiles_x,
+                                .tiles_y = f->tiles_y};
+  memcpy(g->pc.background, f->background, sizeof f->background);
+  free(s);
+}
+
+static void free_frame(struct gpu_frame *g) {
+  gs_vk_buf_destroy(&g->splats);
+  gs_vk_buf_destroy(&g->values);
+  gs_vk_buf_destroy(&g->ranges);
+  gs_vk_buf_destroy(&g->final_t);
+  gs_vk_buf_destroy(&g->last);
+  gs_vk_buf_destroy(&g->dl);
+}
+
+/* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread. */
+static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo) {
+  struct fixture fx;
+  make_fixture(&fx, n, 47, 35, 3, seed, 0.2f);
+  if (opac_lo > 0) { /* opaque splats: the 0.99 clamp and early termination are exercised */
+    for (uint32_t i = 0; i < n; i++) fx.m.opacity[i] += opac_lo;
+    gs_ref_frame_destroy(&fx.f);
+    ck_assert_int_eq(gs_ref_forward(&fx.m, &fx.cam, &fx.ro, &fx.f, NULL), 0);
+  }
+  struct sw_err err = {0};
+  struct gs_ref_splat_grad *ref = calloc(n, sizeof *ref);
+  ck_assert_int_eq(gs_ref_rasterize_backward(fx.f, fx.dl, ref, &err), 0);
+  struct gs_tk_opts o = {.force_cas = variant & 1, .warp_skip = (variant & 2) != 0,
+                         .sigma_skip = (variant & 4) != 0, .atomic_spread = (variant & 8) != 0};
+  struct gs_tk *tk = NULL;
+  ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
+  if (variant & 1) ck_assert(tk->cas);
+  struct gpu_frame g;
+  upload_frame(&fx, fx.dl, &g);
+  struct gs_vk_buf *g2d = upload(NULL, 4 * GS_G2D * (size_t)n, "grad2d");
+  VkCommandBuffer cmd;
+  ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+  gs_tk_record_raster_bwd(tk, cmd, &g.pc, g.ranges, g.values, g.splats, g.final_t, g.last, g.dl,
+                          g2d, n);
+  ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+  float *gpu = malloc(4 * GS_G2D * (size_t)n);
+  download(g2d, gpu, 4 * GS_G2D * (size_t)n);
+  /* Reference in the same interleaved layout. */
+  float *rf = malloc(4 * GS_G2D * (size_t)n);
+  for (uint32_t i = 0; i < n; i++) {
+    float *r = rf + GS_G2D * i;
+    r[GS_G2D_MEAN] = ref[i].mean2d[0];
+    r[GS_G2D_MEAN + 1] = ref[i].mean2d[1];
+    for (int k = 0; k < 3; k++) r[GS_G2D_CONIC + k] = ref[i].conic[k];
+    for (int k = 0; k < 3; k++) r[GS_G2D_RGB + k] = ref[i].rgb[k];
+    r[GS_G2D_OPACITY] = ref[i].opacity;
+  }
+  /* Per component, so that each is compared at its own scale. */
+  const char *names[GS_G2D] = {"mean2d.x", "mean2d.y", "conic.a", "conic.b", "conic.c",
+                               "rgb.r",    "rgb.g",    "rgb.b",   "opacity"};
+  float *a = malloc(4 * (size_t)n), *b = malloc(4 * (size_t)n);
+  for (int k = 0; k < GS_G2D; k++) {
+    for (uint32_t i = 0; i < n; i++) {
+      a[i] = gpu[GS_G2D * i + k];
+      b[i] = rf[GS_G2D * i + k];
+    }
+    expect_close(names[k], a, b, n, 2e-3, 2e-4);
+  }
+  free(a);
+  free(b);
+  free(gpu);
+  free(rf);
+  free(ref);
+  gs_vk_buf_destroy(&g2d);
+  free_frame(&g);
+  gs_tk_destroy(&tk);
+  free_fixture(&fx);
+}
+
+START_TEST(raster_bwd_matches_reference) { raster_case(2 | 4, 60, 3, 0); }
+END_TEST
+/* No skip; CAS; CAS with every switch on; atomics spread over lanes. */
+static const int variants[] = {0, 1, 1 | 2 | 4 | 8, 2 | 4 | 8};
+START_TEST(raster_bwd_variants_match_reference) {
+  raster_case(variants[_i], 50, 5 + (uint64_t)_i, 0);
+}
+END_TEST
+START_TEST(raster_bwd_opaque_matches_reference) { raster_case(2 | 4, 60, 9, 4.0f); }
+END_TEST
+
+static struct gs_vk_buf *up_group(const struct gs_model *m, int g, const char *label) {
+  const float *p = g == GS_P_MEANS    ? m->means
+                   : g == GS_P_SCALES ? m->log_scales
+                   : g == GS_P_QUATS  ? m->quats
+                   : g == GS_P_OPACITY ? m->opacity
+                                       : m->sh;
+  return upload(p, 4 * (size_t)gs_pgroup_floats[g] * m->count, label);
+}
+
+static void project_case(uint32_t degree) {
+  struct fixture fx;
+  uint32_t n = 50;
+  make_fixture(&fx, n, 41, 39, degree, 21 + degree, 0.2f);
+  struct sw_err err = {0};
+  struct gs_ref_splat_grad *sg = calloc(n, sizeof *sg);
+  ck_assert_int_eq(gs_ref_rasterize_backward(fx.f, fx.dl, sg, &err), 0);
+  struct gs_model ref;
+  ck_assert_int_eq(gs_ref_model_alloc(&ref, n, &err), 0);
+  ck_assert_int_eq(gs_ref_project_backward(&fx.m, &fx.cam, fx.f, sg, &ref, &err), 0);
+
+  struct gs_tk *tk = NULL;
+  ck_assert_msg(gs_tk_new(vk, NULL, &tk, &err) == 0, "%s", err.msg);
+  struct gpu_frame g;
+  upload_frame(&fx, fx.dl, &g);
+  float *g2 = calloc(GS_G2D * (size_t)n, 4);
+  for (uint32_t i = 0; i < n; i++) {
+    float *r = g2 + GS_G2D * i;
+    r[GS_G2D_MEAN] = sg[i].mean2d[0];
+    r[GS_G2D_MEAN + 1] = sg[i].mean2d[1];
+    for (int k = 0; k < 3; k++) r[GS_G2D_CONIC + k] = sg[i].conic[k];
+    for (int k = 0; k < 3; k++) r[GS_G2D_RGB + k] = sg[i].rgb[k];
+    r[GS_G2D_OPACITY] = sg[i].opacity;
+  }
+  struct gs_vk_buf *g2d = upload(g2, 4 * GS_G2D * (size_t)n, "grad2d");
+  float *dz = calloc(3 * (size_t)n, 4);
+  struct gs_vk_buf *dens = upload(dz, 12 * (size_t)n, "dens");
+  struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT];
+  for (int k = 0; k < GS_P_COUNT; k++) {
+    params[k] = up_group(&fx.m, k, "param");
+    grads[k] = upload(NULL, 4 * (size_t)gs_pgroup_floats[k] * n, "grad");
+  }
+  struct gs_pc_project_bwd pc = {.fx = fx.cam.fx, .fy = fx.cam.fy, .cx = fx.cam.cx,
+                                 .cy = fx.cam.cy, .n = n, .width = fx.cam.width,
+                                 .height = fx.cam.height, .tiles_x = fx.f->tiles_x,
+                                 .tiles_y = fx.f->tiles_y, .sh_degree = degree, .accumulate = 1};
+  memcpy(pc.viewmat, fx.cam.viewmat, sizeof pc.viewmat);
+  memcpy(pc.campos, fx.cam.campos, sizeof pc.campos);
+  VkCommandBuffer cmd;
+  ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+  gs_tk_record_project_bwd(tk, cmd, &pc, params, g.splats, g2d, grads, dens);
+  ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+  const char *names[GS_P_COUNT] = {"means", "log_scales", "quats", "opacity", "sh"};
+  const float *refs[GS_P_COUNT] = {ref.means, ref.log_scales, ref.quats, ref.opacity, ref.sh};
+  for (int k = 0; k < GS_P_COUNT; k++) {
+    size_t cnt = (size_t)gs_pgroup_floats[k] * n;
+    float *gpu = malloc(4 * cnt);
+    download(grads[k], gpu, 4 * cnt);
+    expect_close(names[k], gpu, refs[k], cnt, 2e-3, 1e-4);
+    if (k == GS_P_SH) /* degree masking: coefficients above the active degree get exactly 0 */
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = (degree + 1) * (degree + 1); c < 16; c++)
+          for (int ch = 0; ch < 3; ch++) ck_assert_float_eq(gpu[48 * i + 3 * c + ch], 0.0f);
+    free(gpu);
+  }
+  /* Densification statistics: the gsplat 2D norm, one visibility per visible splat. */
+  float *d = malloc(12 * (size_t)n);
+  download(dens, d, 12 * (size_t)n);
+  for (uint32_t i = 0; i < n; i++) {
+    float norm = gs_ref_grad2d_norm(&sg[i], fx.cam.width, fx.cam.height);
+    int vis = fx.f->splats[i].radius > 0;
+    ck_assert_float_eq(d[3 * i + 1], vis ? 1.0f : 0.0f);
+    ck_assert_msg(fabsf(d[3 * i] - (vis ? norm : 0.0f)) <= 1e-4f * norm + 1e-12f,
+                  "grad2d norm %u: %g vs %g", i, d[3 * i], norm);
+    ck_assert_float_eq(d[3 * i + 2], (float)fx.f->splats[i].radius);
+  }
+  free(d);
+  for (int k = 0; k < GS_P_COUNT; k++) {
+    gs_vk_buf_destroy(&params[k]);
+    gs_vk_buf_destroy(&grads[k]);
+  }
+  gs_vk_buf_destroy(&g2d);
+  gs_vk_buf_destroy(&dens);
+  free(dz);
+  free(g2);
+  free(sg);
+  gs_ref_model_free(&ref);
+  free_frame(&g);
+  gs_tk_destroy(&tk);
+  free_fixture(&fx);
+}
+
+START_TEST(project_bwd_matches_reference) { project_case(3); }
+END_TEST
+START_TEST(project_bwd_masks_sh_degree) { project_case(_i); }
+END_TEST
+
+START_TEST(adam_matches_reference) {
+  uint32_t n = 37;
+  struct sw_err err = {0};
+  struct gs_model p, gr, m1, m2;
+  ck_assert_int_eq(gs_ref_model_alloc(&p, n, &err), 0);
+  ck_assert_int_eq(gs_ref_model_alloc(&gr, n, &err), 0);
+  ck_assert_int_eq(gs_ref_model_alloc(&m1, n, &err), 0);
+  ck_assert_int_eq(gs_ref_model_alloc(&m2, n, &err), 0);
+  tr_fill_scene(&p, 1, 1.0f, 0.1f, 0.5f, -1.0f, 1.0f);
+  tr_fill_scene(&gr, 2, 1.0f, 0.1f, 0.5f, -1.0f, 1.0f);
+  struct gs_tk *tk = NULL;
+  struct gs_tk_opts o = {.adam_visible = _i};
+  ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
+  struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT], *mom[GS_P_COUNT];
+  for (int k = 0; k < GS_P_COUNT; k++) {
+    params[k] = up_group(&p, k, "param");
+    grads[k] = up_group(&gr, k, "grad");
+    size_t cnt = 2 * (size_t)gs_pgroup_floats[k] * n;
+    float *z = calloc(cnt, 4);
+    mom[k] = upload(z, 4 * cnt, "moments");
+    free(z);
+  }
+  /* Visible-only Adam: odd splats were culled this iteration. */
+  uint32_t *vis = malloc(4 * (size_t)n);
+  for (uint32_t i = 0; i < n; i++) vis[i] = (i % 2 == 0) ? 3 : 0;
+  struct gs_vk_buf *tt = upload(vis, 4 * (size_t)n, "tiles_touched");
+  struct gs_model p0;
+  ck_assert_int_eq(gs_ref_model_alloc(&p0, n, &err), 0);
+  tr_fill_scene(&p0, 1, 1.0f, 0.1f, 0.5f, -1.0f, 1.0f);
+  const float lr[6] = {1.6e-4f, 5e-3f, 1e-3f, 5e-2f, 2.5e-3f, 1.25e-4f};
+  struct gs_ref_lr rl = {.means = lr[0], .log_scales = lr[1], .quats = lr[2], .opacity = lr[3],
+                         .sh_dc = lr[4], .sh_rest = lr[5]};
+  struct gs_ref_adam hp = {0.9f, 0.999f, 1e-15f};
+  for (uint32_t step = 1; step <= 3; step++) {
+    struct gs_pc_adam pc;
+    gs_tk_adam_pc(&pc, n, step, lr, hp.beta1, hp.beta2, hp.eps);
+    VkCommandBuffer cmd;
+    ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+    gs_tk_record_adam(tk, cmd, &pc, params, grads, mom, tt);
+    ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+    gs_ref_adam_model(&p, &gr, &m1, &m2, &rl, &hp, step);
+  }
+  const float *refs[GS_P_COUNT] = {p.means, p.log_scales, p.quats, p.opacity, p.sh};
+  const float *orig[GS_P_COUNT] = {p0.means, p0.log_scales, p0.quats, p0.opacity, p0.sh};
+  for (int k = 0; k < GS_P_COUNT; k++) {
+    uint32_t per = gs_pgroup_floats[k];
+    size_t cnt = (size_t)per * n;
+    float *gpu = malloc(4 * cnt);
+    download(params[k], gpu, 4 * cnt);
+    for (size_t j = 0; j < cnt; j++) {
+      uint32_t splat = (uint32_t)(j / per);
+      float want = (_i && splat % 2) ? orig[k][j] : refs[k][j];
+      ck_assert_msg(fabsf(gpu[j] - want) <= 1e-6f * fabsf(want) + 1e-9f,
+                    "group %d float %zu: gpu %.9g want %.9g", k, j, gpu[j], want);
+    }
+    free(gpu);
+  }
+  for (int k = 0; k < GS_P_COUNT; k++) {
+    gs_vk_buf_destroy(&params[k]);
+    gs_vk_buf_destroy(&grads[k]);
+    gs_vk_buf_destroy(&mom[k]);
+  }
+  gs_vk_buf_destroy(&tt);
+  free(vis);
+  gs_ref_model_free(&p);
+  gs_ref_model_free(&p0);
+  gs_ref_model_free(&gr);
+  gs_ref_model_free(&m1);
+  gs_ref_model_free(&m2);
+  gs_tk_destroy(&tk);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("gpu_bwd");
+  TCase *tc = tcase_create("kernels");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, loss_l1_matches_reference);
+  tcase_add_loop_test(tc, loss_ssim_matches_reference, 0, 3); /* scalar, float4, float4_recip */
+  tcase_add_test(tc, raster_bwd_matches_reference);
+  tcase_add_loop_test(tc, raster_bwd_variants_match_reference, 0, 4);
+  tcase_add_test(tc, raster_bwd_opaque_matches_reference);
+  tcase_add_test(tc, project_bwd_matches_reference);
+  tcase_add_loop_test(tc, project_bwd_masks_sh_degree, 0, 3);
+  tcase_add_loop_test(tc, adam_matches_reference, 0, 2);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
