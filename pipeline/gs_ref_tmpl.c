@@ -433,27 +433,34 @@ static void SFN(gauss_conv)(const REAL *in, REAL *out, REAL *tmp, uint32_t w, ui
   REAL kern[SSIM_WIN];
   for (int k = 0; k < SSIM_WIN; k++)
     kern[k] = (REAL)ssim_kernel_1d(k);
-  int half = SSIM_WIN / 2;
-  for (uint32_t y = 0; y < h; y++)
-    for (uint32_t x = 0; x < w; x++) {
-      REAL acc = K(0.0);
-      for (int k = 0; k < SSIM_WIN; k++) {
-        long xx = (long)x + k - half;
-        if (xx >= 0 && xx < (long)w)
-          acc += kern[k] * in[(size_t)y * w + (size_t)xx];
-      }
-      tmp[(size_t)y * w + x] = acc;
+  const long half = SSIM_WIN / 2, lw = (long)w, lh = (long)h;
+  /* Both passes add the taps in ascending order for every output, each over the outputs for
+   * which the tap falls inside the image (zero padding), so the inner loops are branch-free. */
+  for (long y = 0; y < lh; y++) {
+    const REAL *row = in + y * lw;
+    REAL *dst = tmp + y * lw;
+    for (long x = 0; x < lw; x++)
+      dst[x] = K(0.0);
+    for (long k = 0; k < SSIM_WIN; k++) {
+      long off = k - half;
+      long x0 = off < 0 ? -off : 0, x1 = off > 0 ? lw - off : lw;
+      for (long x = x0; x < x1; x++)
+        dst[x] += kern[k] * row[x + off];
     }
-  for (uint32_t y = 0; y < h; y++)
-    for (uint32_t x = 0; x < w; x++) {
-      REAL acc = K(0.0);
-      for (int k = 0; k < SSIM_WIN; k++) {
-        long yy = (long)y + k - half;
-        if (yy >= 0 && yy < (long)h)
-          acc += kern[k] * tmp[(size_t)yy * w + x];
-      }
-      out[(size_t)y * w + x] = acc;
+  }
+  for (long y = 0; y < lh; y++) {
+    REAL *dst = out + y * lw;
+    for (long x = 0; x < lw; x++)
+      dst[x] = K(0.0);
+    for (long k = 0; k < SSIM_WIN; k++) {
+      long yy = y + k - half;
+      if (yy < 0 || yy >= lh)
+        continue;
+      const REAL *src = tmp + yy * lw;
+      for (long x = 0; x < lw; x++)
+        dst[x] += kern[k] * src[x];
     }
+  }
 }
 
 int FN(gs_ref_ssim)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, double *ssim,
