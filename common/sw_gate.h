@@ -106,7 +106,7 @@ struct sw_gate_config {
   int sequential;     /* 1: look after each pair with alpha spending */
   int min_pairs;      /* first look: the spec's pairs.n when sequential (default 3) */
   int max_pairs;      /* last look: the spec's pairs.max (default 8) */
-  double futility_cp; /* stop futile when conditional power (current trend) < this (default 0.1) */
+  double futility_cp; /* stop futile when conditional power (current trend) < this (default 0.2) */
   /* Bootstrap: */
   uint64_t boot_seed; /* default 1 */
   int boot_reps;      /* default 2000; 0 skips the bootstrap */
