@@ -4,7 +4,9 @@
  * Both inputs are clamped to [0, 1] first, as the 3DGS and gsplat evaluators do (a rendered image
  * is clamped before it is saved or scored). Sums are in double. SSIM is the one defined in
  * gs_ref.h (11x11 Gaussian window, sigma 1.5, zero padding, C1 = 0.01^2, C2 = 0.03^2, mean over
- * pixels and channels). Images are row-major RGB floats, 3 per pixel. */
+ * pixels and channels), the 3DGS reference evaluator's definition; gsplat's evaluator
+ * (torchmetrics) scores only the pixels whose window lies inside the image, which reads slightly
+ * differently. Images are row-major RGB floats, 3 per pixel. */
 #ifndef GS_METRICS_H
 #define GS_METRICS_H
 
