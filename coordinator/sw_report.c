@@ -1,0 +1,696 @@
+/* sw_report.c: reports of sweeps from the store alone: the JSON of DESIGN.md section 10 built
+ * from stored rows and the gate engine's stored gate objects, and its renderings as text,
+ * Markdown and a self-contained HTML page with Chart.js charts (docs/report.md). */
+#include "sw_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_fs.h"
+
+#define CHARTJS_DEFAULT "/usr/share/javascript/chart.js/chart.min.js"
+
+int sw_report_format_parse(const char *name, enum sw_report_format *out, struct sw_err *err) {
+  static const struct {
+    const char *name;
+    enum sw_report_format f;
+  } F[] = {{"text", SW_REPORT_TEXT}, {"md", SW_REPORT_MD}, {"markdown", SW_REPORT_MD},
+           {"json", SW_REPORT_JSON}, {"html", SW_REPORT_HTML}};
+  for (size_t i = 0; name && i < sizeof F / sizeof F[0]; i++)
+    if (strcmp(name, F[i].name) == 0) {
+      *out = F[i].f;
+      return 0;
+    }
+  return sw_err_set(err, SW_EINVAL, "unknown report format '%s' (text, md, json or html)",
+                    name ? name : "");
+}
+
+/* ---- building the JSON ---------------------------------------------------------------------- */
+
+static const char *col_text(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? (const char *)t : "";
+}
+
+static json_t *col_json_num(sqlite3_stmt *st, int i) {
+  switch (sqlite3_column_type(st, i)) {
+  case SQLITE_NULL: return json_null();
+  case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, i));
+  default: return json_real(sqlite3_column_double(st, i));
+  }
+}
+
+static json_t *col_json_str(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() : json_string(col_text(st, i));
+}
+
+/* Summary of an attempt's load windows: sample counts and the numbers the contamination rule
+ * looks at, for each phase. */
+static int window_summary(sw_store_t *s, int64_t attempt_id, json_t *run, struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT phase, COUNT(*), AVG(load1), MAX(load1), AVG(cpu_other), MAX(cpu_other) FROM "
+      "windows WHERE attempt_id = ?1 GROUP BY phase";
+  json_t *w = json_pack("{s:{s:i},s:{s:i}}", "pre", "n", 0, "during", "n", 0);
+  json_object_set_new(run, "window", w);
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, attempt_id);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *o = json_object();
+    json_object_set_new(o, "n", json_integer(sqlite3_column_int(st, 1)));
+    json_object_set_new(o, "load1_mean", col_json_num(st, 2));
+    json_object_set_new(o, "load1_max", col_json_num(st, 3));
+    json_object_set_new(o, "cpu_other_mean", col_json_num(st, 4));
+    json_object_set_new(o, "cpu_other_max", col_json_num(st, 5));
+    json_object_set_new(w, col_text(st, 0), o);
+  }
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading windows");
+}
+
+static int kernels_of(sw_store_t *s, int64_t attempt_id, json_t *run, struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT name, calls, gpu_ms, share FROM kernels WHERE attempt_id = ?1 ORDER BY rowid";
+  json_t *k = json_array();
+  json_object_set_new(run, "kernels", k);
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, attempt_id);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(col_text(st, 0)));
+    json_object_set_new(o, "calls", col_json_num(st, 1));
+    json_object_set_new(o, "gpu_ms", col_json_num(st, 2));
+    json_object_set_new(o, "share", col_json_num(st, 3));
+    json_array_append_new(k, o);
+  }
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading kernels");
+}
+
+/* The runs of a pair at its current attempt, keyed by arm ("off"/"on", or "run" for grids),
+ * each with metrics, status, attempt, contamination flag and window summary. */
+static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, json_t *pair,
+                     struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT r.id, r.arm, r.config_sha256, a.id, a.status, a.exit_status, a.worker_id, "
+      "a.result_json, a.error_text, a.trainer_sha256, a.shaders_sha256, a.scene_sha256, "
+      "r.config_json FROM runs r LEFT JOIN attempts a ON a.run_id = r.id AND a.attempt = ?2 "
+      "WHERE r.pair_id = ?1 ORDER BY r.position";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  sqlite3_bind_int(st, 2, attempt);
+  /* Collect first: the window and kernel queries run per attempt afterwards. */
+  json_t *runs = json_array();
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *run = json_object();
+    json_object_set_new(run, "run_id", json_integer(sqlite3_column_int64(st, 0)));
+    json_object_set_new(run, "arm", json_string(col_text(st, 1)));
+    json_object_set_new(run, "attempt", json_integer(attempt));
+    json_object_set_new(run, "config_sha256", json_string(col_text(st, 2)));
+    json_t *cfg = json_loads(col_text(st, 12), 0, NULL);
+    json_object_set_new(run, "config", cfg ? cfg : json_object());
+    int has = sqlite3_column_type(st, 3) != SQLITE_NULL;
+    const char *status = has ? col_text(st, 4) : "pending";
+    json_object_set_new(run, "status", json_string(status));
+    json_object_set_new(run, "contaminated",
+                        json_boolean(strcmp(status, "contaminated") == 0 ||
+                                     strcmp(status, "invalid") == 0));
+    json_t *metrics = NULL;
+    if (has) {
+      json_object_set_new(run, "attempt_id", json_integer(sqlite3_column_int64(st, 3)));
+      json_object_set_new(run, "exit_status", json_integer(sqlite3_column_int(st, 5)));
+      json_object_set_new(run, "worker", col_json_str(st, 6));
+      json_t *res = sqlite3_column_type(st, 7) == SQLITE_NULL
+                        ? NULL
+                        : json_loads(col_text(st, 7), 0, NULL);
+      json_t *m = json_object_get(res, "metrics");
+      if (json_is_object(m)) metrics = json_incref(m);
+      json_decref(res);
+      if (sqlite3_column_type(st, 8) != SQLITE_NULL)
+        json_object_set_new(run, "error", json_string(col_text(st, 8)));
+      json_object_set_new(run, "trainer_sha256", col_json_str(st, 9));
+      json_object_set_new(run, "shaders_sha256", col_json_str(st, 10));
+      json_object_set_new(run, "scene_sha256", col_json_str(st, 11));
+    }
+    json_object_set_new(run, "metrics", metrics ? metrics : json_object());
+    json_array_append_new(runs, run);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    json_decref(runs);
+    return sw_store_fail(s, err, "reading runs");
+  }
+  size_t i;
+  json_t *run;
+  rc = 0;
+  json_array_foreach(runs, i, run) {
+    const json_t *aid = json_object_get(run, "attempt_id");
+    if (aid) {
+      if ((rc = window_summary(s, json_integer_value(aid), run, err))) break;
+      if ((rc = kernels_of(s, json_integer_value(aid), run, err))) break;
+      json_object_del(run, "attempt_id");
+    }
+    const char *arm = json_string_value(json_object_get(run, "arm"));
+    json_object_set(pair, is_grid ? "run" : arm, run);
+  }
+  json_decref(runs);
+  return rc;
+}
+
+/* Earlier attempts of a pair (abandoned or failed), so a reader sees what was re-run. */
+static int earlier_attempts(sw_store_t *s, int64_t pair_id, int attempt, json_t *pair,
+                            struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT a.attempt, r.arm, a.status, a.worker_id, a.exit_status FROM attempts a JOIN runs r "
+      "ON r.id = a.run_id WHERE r.pair_id = ?1 AND a.attempt < ?2 ORDER BY a.attempt, r.position";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  sqlite3_bind_int(st, 2, attempt);
+  json_t *arr = json_array();
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    json_array_append_new(arr, json_pack("{s:i,s:s,s:s,s:o,s:i}", "attempt",
+                                         sqlite3_column_int(st, 0), "arm", col_text(st, 1),
+                                         "status", col_text(st, 2), "worker", col_json_str(st, 3),
+                                         "exit_status", sqlite3_column_int(st, 4)));
+  sqlite3_reset(st);
+  json_object_set_new(pair, "earlier_attempts", arr);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading earlier attempts");
+}
+
+/* Pairs of a gate (gate_id > 0) or the single-run "pairs" of a grid (sweep's points). */
+static int pairs_of(sw_store_t *s, int64_t gate_id, int64_t sweep_id, json_t *arr,
+                    struct sw_err *err) {
+  static const char *const SQL_GATE =
+      "SELECT p.id, p.idx, p.worker_id, p.ord, p.status, p.attempt, p.is_replacement, p.replaces, "
+      "NULL, NULL, NULL FROM pairs p WHERE p.gate_id = ?1 ORDER BY p.idx";
+  static const char *const SQL_GRID =
+      "SELECT p.id, p.idx, p.worker_id, p.ord, p.status, p.attempt, p.is_replacement, p.replaces, "
+      "g.label, g.params_json, g.repeat FROM pairs p JOIN grid_points g ON g.id = p.point_id "
+      "WHERE p.sweep_id = ?1 AND p.gate_id IS NULL ORDER BY p.idx";
+  int is_grid = gate_id == 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, is_grid ? SQL_GRID : SQL_GATE, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, is_grid ? sweep_id : gate_id);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *p = json_object();
+    json_object_set_new(p, "pair_id", json_integer(sqlite3_column_int64(st, 0)));
+    json_object_set_new(p, "index", json_integer(sqlite3_column_int(st, 1)));
+    json_object_set_new(p, "worker", col_json_str(st, 2));
+    json_object_set_new(p, "order", json_string(col_text(st, 3)));
+    json_object_set_new(p, "status", json_string(col_text(st, 4)));
+    json_object_set_new(p, "attempt", json_integer(sqlite3_column_int(st, 5)));
+    json_object_set_new(p, "is_replacement", json_boolean(sqlite3_column_int(st, 6)));
+    json_object_set_new(p, "replaces", col_json_num(st, 7));
+    if (is_grid) {
+      json_object_set_new(p, "label", json_string(col_text(st, 8)));
+      json_t *params = json_loads(col_text(st, 9), 0, NULL);
+      json_object_set_new(p, "params", params ? params : json_object());
+      json_object_set_new(p, "repeat", json_integer(sqlite3_column_int(st, 10)));
+    }
+    json_array_append_new(arr, p);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return sw_store_fail(s, err, "reading pairs");
+  size_t i;
+  json_t *p;
+  json_array_foreach(arr, i, p) {
+    int64_t pid = json_integer_value(json_object_get(p, "pair_id"));
+    int attempt = (int)json_integer_value(json_object_get(p, "attempt"));
+    if ((rc = pair_runs(s, pid, attempt, is_grid, p, err))) return rc;
+    if ((rc = earlier_attempts(s, pid, attempt, p, err))) return rc;
+    json_object_del(p, "pair_id");
+  }
+  return 0;
+}
+
+static int gates_of(sw_store_t *s, int64_t sweep_id, const json_t *spec, json_t *arr,
+                    struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT id, name, metric, status, verdict, verdict_json, n_target, n_max, looks FROM gates "
+      "WHERE sweep_id = ?1 ORDER BY id";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  json_t *ids = json_array();
+  const json_t *guard = json_object_get(json_object_get(spec, "gate"), "guard");
+  const json_t *gm = json_object_get(guard, "metric");
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    /* The gate object is the gate engine's own JSON; the store adds the pairs. */
+    json_t *g = sqlite3_column_type(st, 5) == SQLITE_NULL
+                    ? NULL
+                    : json_loads(col_text(st, 5), 0, NULL);
+    if (!json_is_object(g)) {
+      json_decref(g);
+      g = json_pack("{s:s,s:s,s:[s],s:n,s:n,s:n}", "name", col_text(st, 1), "verdict",
+                    "inconclusive", "reasons", "not judged yet: the gate is still running",
+                    "delta", "threshold", "guard");
+    }
+    if (!json_object_get(g, "name")) json_object_set_new(g, "name", json_string(col_text(st, 1)));
+    json_object_set_new(g, "status", json_string(col_text(st, 3)));
+    json_object_set_new(g, "final", json_boolean(sqlite3_column_type(st, 4) != SQLITE_NULL));
+    json_object_set_new(g, "metric", json_string(col_text(st, 2)));
+    json_object_set_new(g, "guard_metric",
+                        json_string(json_is_string(gm) ? json_string_value(gm) : "psnr_db"));
+    json_object_set_new(g, "n", json_integer(sqlite3_column_int(st, 6)));
+    json_object_set_new(g, "max", json_integer(sqlite3_column_int(st, 7)));
+    json_object_set_new(g, "looks", json_integer(sqlite3_column_int(st, 8)));
+    json_array_append_new(arr, g);
+    json_array_append_new(ids, json_integer(sqlite3_column_int64(st, 0)));
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    json_decref(ids);
+    return sw_store_fail(s, err, "reading gates");
+  }
+  rc = 0;
+  for (size_t i = 0; i < json_array_size(ids) && !rc; i++) {
+    json_t *pairs = json_array();
+    json_object_set_new(json_array_get(arr, i), "pairs", pairs);
+    rc = pairs_of(s, json_integer_value(json_array_get(ids, i)), sweep_id, pairs, err);
+  }
+  json_decref(ids);
+  return rc;
+}
+
+json_t *sw_report_json(sw_store_t *s, int64_t sweep_id, struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT id, name, kind, status, priority, created_ms, finished_ms, spec_sha256, spec_json "
+      "FROM sweeps WHERE ?1 = 0 OR id = ?1 ORDER BY id";
+  sqlite3_stmt *st;
+  if (sw_store_stmt(s, SQL, &st, err)) return NULL;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  json_t *root = json_object(), *sweeps = json_array(), *specs = json_array();
+  json_object_set_new(root, "sweeps", sweeps);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
+    json_object_set_new(o, "name", json_string(col_text(st, 1)));
+    json_object_set_new(o, "kind", json_string(col_text(st, 2)));
+    json_object_set_new(o, "status", json_string(col_text(st, 3)));
+    json_object_set_new(o, "priority", json_integer(sqlite3_column_int(st, 4)));
+    json_object_set_new(o, "created_ms", json_integer(sqlite3_column_int64(st, 5)));
+    json_object_set_new(o, "finished_ms", col_json_num(st, 6));
+    json_object_set_new(o, "spec_sha256", json_string(col_text(st, 7)));
+    json_t *spec = json_loads(col_text(st, 8), 0, NULL);
+    json_array_append_new(specs, spec ? spec : json_object());
+    json_array_append_new(sweeps, o);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    sw_store_fail(s, err, "reading sweeps");
+    goto fail;
+  }
+  if (sweep_id && json_array_size(sweeps) == 0) {
+    sw_err_set(err, SW_ENOTFOUND, "no sweep %lld in %s", (long long)sweep_id, sw_store_path(s));
+    goto fail;
+  }
+  size_t i;
+  json_t *o;
+  json_array_foreach(sweeps, i, o) {
+    int64_t id = json_integer_value(json_object_get(o, "id"));
+    int grid = strcmp(json_string_value(json_object_get(o, "kind")), "grid") == 0;
+    json_t *arr = json_array();
+    json_object_set_new(o, grid ? "points" : "gates", arr);
+    if (grid) {
+      if (pairs_of(s, 0, id, arr, err)) goto fail;
+    } else if (gates_of(s, id, json_array_get(specs, i), arr, err)) {
+      goto fail;
+    }
+  }
+  json_decref(specs);
+  return root;
+fail:
+  json_decref(specs);
+  json_decref(root);
+  return NULL;
+}
+
+/* ---- text and Markdown -------------------------------------------------------------------- */
+
+static double num(const json_t *o, const char *k) {
+  const json_t *v = json_object_get(o, k);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *o, const char *k, const char *def) {
+  const json_t *v = json_object_get(o, k);
+  return json_is_string(v) ? json_string_value(v) : def;
+}
+
+static void fmt_num(char *buf, size_t len, double v, int digits) {
+  if (isnan(v))
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.*f", digits, v);
+}
+
+static double run_metric(const json_t *run, const char *metric) {
+  return num(json_object_get(run, "metrics"), metric);
+}
+
+/* One-word flags of a run: contaminated / invalid / failed ... */
+static const char *run_flag(const json_t *run) {
+  const char *st = str(run, "status", "pending");
+  return strcmp(st, "ok") == 0 ? "" : st;
+}
+
+static void print_gate(FILE *out, const json_t *g, int md) {
+  const char *verdict = str(g, "verdict", "inconclusive");
+  const char *metric = str(g, "metric", "train_s"), *gm = str(g, "guard_metric", "psnr_db");
+  char d[32], t[32];
+  fmt_num(d, sizeof d, 100 * num(g, "delta"), 2);
+  fmt_num(t, sizeof t, 100 * num(g, "threshold"), 2);
+  if (md)
+    fprintf(out, "### Gate `%s`: **%s**%s\n\n", str(g, "name", "?"), verdict,
+            json_is_true(json_object_get(g, "final")) ? "" : " (not final)");
+  else
+    fprintf(out, "  gate %s: %s%s (%s)\n", str(g, "name", "?"), verdict,
+            json_is_true(json_object_get(g, "final")) ? "" : " (not final)", str(g, "status", ""));
+  const json_t *guard = json_object_get(g, "guard");
+  char go[32], gn[32];
+  fmt_num(go, sizeof go, num(guard, "off_mean"), 3);
+  fmt_num(gn, sizeof gn, num(guard, "on_mean"), 3);
+  const char *gpass = !json_is_object(guard) || !json_is_true(json_object_get(guard, "evaluated"))
+                          ? "not evaluated"
+                      : json_is_true(json_object_get(guard, "pass")) ? "pass"
+                                                                     : "FAIL";
+  if (md)
+    fprintf(out, "- %s delta **%s%%**, threshold %s%%\n- guard %s: off %s, on %s (%s)\n", metric,
+            d, t, gm, go, gn, gpass);
+  else
+    fprintf(out, "    %s delta %s%%  threshold %s%%  guard %s: off %s on %s (%s)\n", metric, d, t,
+            gm, go, gn, gpass);
+  size_t i;
+  const json_t *r;
+  if (!md) fprintf(out, "    reasons:\n");
+  json_array_foreach(json_object_get(g, "reasons"), i, r)
+      fprintf(out, md ? "- %s\n" : "      - %s\n", json_string_value(r));
+  json_array_foreach(json_object_get(g, "warnings"), i, r)
+      fprintf(out, md ? "- warning: %s\n" : "      ! %s\n", json_string_value(r));
+  const json_t *pairs = json_object_get(g, "pairs");
+  if (md)
+    fprintf(out,
+            "\n| pair | worker | order | off %s | on %s | off %s | on %s | status | flags |\n"
+            "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | --- |\n",
+            metric, metric, gm, gm);
+  else
+    fprintf(out, "    %-5s %-14s %-7s %12s %12s %10s %10s  %-9s %s\n", "pair", "worker", "order",
+            "off", "on", "off guard", "on guard", "status", "flags");
+  const json_t *p;
+  json_array_foreach(pairs, i, p) {
+    const json_t *off = json_object_get(p, "off"), *on = json_object_get(p, "on");
+    char a[32], b[32], c[32], e[32], idx[32], flags[96];
+    fmt_num(a, sizeof a, run_metric(off, metric), 3);
+    fmt_num(b, sizeof b, run_metric(on, metric), 3);
+    fmt_num(c, sizeof c, run_metric(off, gm), 3);
+    fmt_num(e, sizeof e, run_metric(on, gm), 3);
+    snprintf(idx, sizeof idx, "%lld", (long long)json_integer_value(json_object_get(p, "index")));
+    flags[0] = 0;
+    if (json_is_true(json_object_get(p, "is_replacement")))
+      snprintf(flags, sizeof flags, "replaces %lld ",
+               (long long)json_integer_value(json_object_get(p, "replaces")));
+    size_t used = strlen(flags);
+    snprintf(flags + used, sizeof flags - used, "%s%s%s%s", run_flag(off),
+             *run_flag(off) ? "(off) " : "", run_flag(on), *run_flag(on) ? "(on)" : "");
+    used = strlen(flags);
+    if (json_array_size(json_object_get(p, "earlier_attempts")))
+      snprintf(flags + used, sizeof flags - used, " attempt %lld",
+               (long long)json_integer_value(json_object_get(p, "attempt")));
+    if (md)
+      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", idx,
+              str(p, "worker", "-"), str(p, "order", ""), a, b, c, e, str(p, "status", ""), flags);
+    else
+      fprintf(out, "    %-5s %-14s %-7s %12s %12s %10s %10s  %-9s %s\n", idx,
+              str(p, "worker", "-"), str(p, "order", ""), a, b, c, e, str(p, "status", ""),
+              flags);
+  }
+  fputs("\n", out);
+}
+
+static void print_points(FILE *out, const json_t *points, int md) {
+  if (md)
+    fputs("| # | point | repeat | worker | status | train_s | wall_s | psnr_db | iterations |\n"
+          "| ---: | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |\n",
+          out);
+  else
+    fprintf(out, "  %-4s %-40s %-3s %-14s %-9s %10s %10s %8s %8s\n", "#", "point", "rep", "worker",
+            "status", "train_s", "wall_s", "psnr_db", "iters");
+  size_t i;
+  const json_t *p;
+  json_array_foreach(points, i, p) {
+    const json_t *run = json_object_get(p, "run");
+    char a[32], b[32], c[32], d[32];
+    fmt_num(a, sizeof a, run_metric(run, "train_s"), 3);
+    fmt_num(b, sizeof b, run_metric(run, "wall_s"), 3);
+    fmt_num(c, sizeof c, run_metric(run, "psnr_db"), 3);
+    fmt_num(d, sizeof d, run_metric(run, "iterations"), 0);
+    long long idx = (long long)json_integer_value(json_object_get(p, "index"));
+    long long rep = (long long)json_integer_value(json_object_get(p, "repeat"));
+    const char *status = str(run, "status", str(p, "status", ""));
+    if (md)
+      fprintf(out, "| %lld | `%s` | %lld | %s | %s | %s | %s | %s | %s |\n", idx,
+              str(p, "label", ""), rep, str(p, "worker", "-"), status, a, b, c, d);
+    else
+      fprintf(out, "  %-4lld %-40s %-3lld %-14s %-9s %10s %10s %8s %8s\n", idx,
+              str(p, "label", ""), rep, str(p, "worker", "-"), status, a, b, c, d);
+  }
+  fputs("\n", out);
+}
+
+static void render_text(FILE *out, const json_t *root, int md) {
+  size_t i;
+  const json_t *sw;
+  if (md) fputs("# splatsweep report\n\n", out);
+  if (json_array_size(json_object_get(root, "sweeps")) == 0) fputs("no sweeps\n", out);
+  json_array_foreach(json_object_get(root, "sweeps"), i, sw) {
+    if (md)
+      fprintf(out, "## Sweep %lld `%s` (%s, %s)\n\n", (long long)num(sw, "id"),
+              str(sw, "name", ""), str(sw, "kind", ""), str(sw, "status", ""));
+    else
+      fprintf(out, "sweep %lld %s (%s, %s)\n", (long long)num(sw, "id"), str(sw, "name", ""),
+              str(sw, "kind", ""), str(sw, "status", ""));
+    size_t j;
+    const json_t *g;
+    json_array_foreach(json_object_get(sw, "gates"), j, g) print_gate(out, g, md);
+    if (json_object_get(sw, "points")) print_points(out, json_object_get(sw, "points"), md);
+  }
+}
+
+/* ---- HTML ----------------------------------------------------------------------------------- */
+
+static void html_escape(FILE *out, const char *s) {
+  for (; s && *s; s++) {
+    switch (*s) {
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '&': fputs("&amp;", out); break;
+    case '"': fputs("&quot;", out); break;
+    default: fputc(*s, out);
+    }
+  }
+}
+
+/* The charts, drawn in the browser from the embedded report JSON: per gate a per-pair chart of
+ * the gate metric (off vs on) and of the guard metric; per grid a wallclock-vs-PSNR scatter. */
+static const char CHART_SCRIPT[] =
+    "(function(){\n"
+    "var R=JSON.parse(document.getElementById('report-data').textContent);\n"
+    "function m(run,k){return run&&run.metrics&&typeof run.metrics[k]==='number'?run.metrics[k]:null;}\n"
+    "function canvas(parent){var c=document.createElement('canvas');c.height=90;"
+    "document.getElementById(parent).appendChild(c);return c;}\n"
+    "if(typeof Chart==='undefined')return;\n"
+    "R.sweeps.forEach(function(sw){\n"
+    " (sw.gates||[]).forEach(function(g,gi){\n"
+    "  var id='charts-'+sw.id+'-'+gi;if(!document.getElementById(id))return;\n"
+    "  var labels=g.pairs.map(function(p){return 'pair '+p.index+(p.is_replacement?'*':'');});\n"
+    "  [[g.metric,'gate metric'],[g.guard_metric,'guard']].forEach(function(mk){\n"
+    "   new Chart(canvas(id),{type:'line',data:{labels:labels,datasets:[\n"
+    "    {label:'off '+mk[0],data:g.pairs.map(function(p){return m(p.off,mk[0]);}),borderColor:'#555',"
+    "backgroundColor:'#555'},\n"
+    "    {label:'on '+mk[0],data:g.pairs.map(function(p){return m(p.on,mk[0]);}),borderColor:'#d62',"
+    "backgroundColor:'#d62'}]},\n"
+    "    options:{plugins:{title:{display:true,text:g.name+': '+mk[0]+' per pair ('+mk[1]+')'}}}});\n"
+    "  });\n"
+    " });\n"
+    " if(sw.points){var id='charts-'+sw.id+'-grid';if(!document.getElementById(id))return;\n"
+    "  var pts=sw.points.filter(function(p){return m(p.run,'wall_s')!==null&&m(p.run,'psnr_db')!==null;});\n"
+    "  new Chart(canvas(id),{type:'scatter',data:{datasets:[{label:'runs',backgroundColor:'#26a',"
+    "data:pts.map(function(p){return {x:m(p.run,'wall_s'),y:m(p.run,'psnr_db'),label:p.label};})}]},\n"
+    "   options:{plugins:{title:{display:true,text:sw.name+': wallclock vs PSNR'},tooltip:{callbacks:"
+    "{label:function(c){return c.raw.label+': '+c.raw.x.toFixed(2)+' s, '+c.raw.y.toFixed(3)+' dB';}}}},\n"
+    "   scales:{x:{title:{display:true,text:'wall_s'}},y:{title:{display:true,text:'psnr_db'}}}}});\n"
+    " }\n"
+    "});\n"
+    "})();\n";
+
+static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
+  const char *chart_path = getenv("SW_CHARTJS") ? getenv("SW_CHARTJS") : CHARTJS_DEFAULT;
+  char *chartjs = NULL;
+  struct sw_err cerr = {0};
+  if (sw_fs_read_all(chart_path, &chartjs, NULL, &cerr) == 0 && strstr(chartjs, "</script")) {
+    /* Inlined text must not end the script element early. */
+    free(chartjs);
+    chartjs = NULL;
+    sw_err_set(&cerr, SW_EINVAL, "%s contains </script and cannot be inlined", chart_path);
+  }
+  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        "<title>splatsweep report</title>\n<style>\n"
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}\n"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
+        "text-align:right}td.l,th.l{text-align:left}\n"
+        ".adopt{color:#070}.reject{color:#a00}.inconclusive{color:#a60}.warn{background:#fee;"
+        "padding:.5em}\n</style>\n",
+        out);
+  if (chartjs) {
+    fputs("<script>\n", out);
+    fputs(chartjs, out);
+    fputs("\n</script>\n", out);
+  }
+  fputs("</head><body>\n<h1>splatsweep report</h1>\n", out);
+  if (!chartjs) {
+    fputs("<p class=\"warn\">Charts are not shown: Chart.js could not be inlined (", out);
+    html_escape(out, cerr.msg);
+    fputs("). Install libjs-chart.js or set SW_CHARTJS to chart.min.js. The tables below are "
+          "complete.</p>\n",
+          out);
+  }
+  size_t i;
+  const json_t *sw;
+  json_array_foreach(json_object_get(root, "sweeps"), i, sw) {
+    long long id = (long long)num(sw, "id");
+    fprintf(out, "<h2>Sweep %lld: ", id);
+    html_escape(out, str(sw, "name", ""));
+    fprintf(out, " (%s, %s)</h2>\n", str(sw, "kind", ""), str(sw, "status", ""));
+    size_t j;
+    const json_t *g;
+    json_array_foreach(json_object_get(sw, "gates"), j, g) {
+      const char *v = str(g, "verdict", "inconclusive");
+      fputs("<h3>Gate ", out);
+      html_escape(out, str(g, "name", ""));
+      fprintf(out, ": <span class=\"%s\">%s</span>%s</h3>\n<ul>\n", v, v,
+              json_is_true(json_object_get(g, "final")) ? "" : " (not final)");
+      size_t k;
+      const json_t *r;
+      json_array_foreach(json_object_get(g, "reasons"), k, r) {
+        fputs("<li>", out);
+        html_escape(out, json_string_value(r));
+        fputs("</li>\n", out);
+      }
+      json_array_foreach(json_object_get(g, "warnings"), k, r) {
+        fputs("<li class=\"warn\">", out);
+        html_escape(out, json_string_value(r));
+        fputs("</li>\n", out);
+      }
+      const char *metric = str(g, "metric", "train_s"), *gm = str(g, "guard_metric", "psnr_db");
+      fprintf(out, "</ul>\n<div id=\"charts-%lld-%zu\"></div>\n<table><tr><th>pair</th>"
+                   "<th class=\"l\">worker</th><th class=\"l\">order</th><th>off %s</th><th>on %s"
+                   "</th><th>off %s</th><th>on %s</th><th class=\"l\">status</th>"
+                   "<th class=\"l\">flags</th></tr>\n",
+              id, j, metric, metric, gm, gm);
+      const json_t *p;
+      json_array_foreach(json_object_get(g, "pairs"), k, p) {
+        const json_t *off = json_object_get(p, "off"), *on = json_object_get(p, "on");
+        char a[32], b[32], c[32], e[32];
+        fmt_num(a, sizeof a, run_metric(off, metric), 3);
+        fmt_num(b, sizeof b, run_metric(on, metric), 3);
+        fmt_num(c, sizeof c, run_metric(off, gm), 3);
+        fmt_num(e, sizeof e, run_metric(on, gm), 3);
+        fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
+                (long long)json_integer_value(json_object_get(p, "index")));
+        html_escape(out, str(p, "worker", "-"));
+        fprintf(out, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+                     "<td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
+                str(p, "order", ""), a, b, c, e, str(p, "status", ""), run_flag(off), run_flag(on),
+                json_is_true(json_object_get(p, "is_replacement")) ? " replacement" : "");
+      }
+      fputs("</table>\n", out);
+    }
+    const json_t *points = json_object_get(sw, "points");
+    if (points) {
+      fprintf(out, "<div id=\"charts-%lld-grid\"></div>\n<table><tr><th>#</th><th class=\"l\">"
+                   "point</th><th>repeat</th><th class=\"l\">worker</th><th class=\"l\">status"
+                   "</th><th>train_s</th><th>wall_s</th><th>psnr_db</th></tr>\n",
+              id);
+      const json_t *p;
+      json_array_foreach(points, j, p) {
+        const json_t *run = json_object_get(p, "run");
+        char a[32], b[32], c[32];
+        fmt_num(a, sizeof a, run_metric(run, "train_s"), 3);
+        fmt_num(b, sizeof b, run_metric(run, "wall_s"), 3);
+        fmt_num(c, sizeof c, run_metric(run, "psnr_db"), 3);
+        fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
+                (long long)json_integer_value(json_object_get(p, "index")));
+        html_escape(out, str(p, "label", ""));
+        fprintf(out, "</td><td>%lld</td><td class=\"l\">",
+                (long long)json_integer_value(json_object_get(p, "repeat")));
+        html_escape(out, str(p, "worker", "-"));
+        fprintf(out, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+                str(run, "status", str(p, "status", "")), a, b, c);
+      }
+      fputs("</table>\n", out);
+    }
+  }
+  /* The data the charts use, escaped so that no "</" can close the element. */
+  char *data = json_dumps(root, JSON_COMPACT | JSON_ESCAPE_SLASH);
+  if (!data) {
+    free(chartjs);
+    return sw_err_set(err, SW_ENOMEM, "report: out of memory");
+  }
+  fputs("<script type=\"application/json\" id=\"report-data\">", out);
+  fputs(data, out);
+  fputs("</script>\n<script>\n", out);
+  fputs(CHART_SCRIPT, out);
+  fputs("</script>\n</body></html>\n", out);
+  free(data);
+  free(chartjs);
+  return 0;
+}
+
+int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format format,
+                     FILE *out, struct sw_err *err) {
+  json_t *root = sw_report_json(store, sweep_id, err);
+  if (!root) return err && err->code ? err->code : SW_EDB;
+  int rc = 0;
+  switch (format) {
+  case SW_REPORT_JSON:
+    if (json_dumpf(root, out, JSON_INDENT(2)) != 0) rc = SW_EIO;
+    fputc('\n', out);
+    break;
+  case SW_REPORT_TEXT: render_text(out, root, 0); break;
+  case SW_REPORT_MD: render_text(out, root, 1); break;
+  case SW_REPORT_HTML: rc = render_html(out, root, err); break;
+  default: rc = sw_err_set(err, SW_EINVAL, "unknown report format %d", (int)format);
+  }
+  json_decref(root);
+  if (!rc && (fflush(out) != 0 || ferror(out))) rc = SW_EIO;
+  if (rc == SW_EIO) sw_err_set(err, SW_EIO, "writing the report failed");
+  return rc;
+}
+
+int sw_report_render_string(sw_store_t *store, int64_t sweep_id, enum sw_report_format format,
+                            char **text_out, struct sw_err *err) {
+  *text_out = NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return sw_err_set(err, SW_ENOMEM, "report: out of memory");
+  int rc = sw_report_render(store, sweep_id, format, f, err);
+  if (fclose(f) != 0 && !rc) rc = sw_err_set(err, SW_ENOMEM, "report: out of memory");
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  *text_out = buf;
+  return 0;
+}
