@@ -1,0 +1,349 @@
+/* gs_fwd.c: host side of the GPU forward pass (see gs_fwd.h): buffer sizing with the grow-only
+ * pair arena, recording of the seven stages, overflow detection and the convenience runner. */
+#include "gs_fwd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_shaders.h"
+#include "gs_shared.h"
+
+struct gs_fwd {
+  gs_vk_t *vk;
+  struct gs_fwd_opts opts;
+  gs_vk_kernel_t *project, *tile_count, *emit, *ranges, *raster;
+  gs_scan_t *scan;
+  gs_sort_t *sort;
+  struct gs_fwd_bufs b;
+  struct gs_vk_buf *keys, *values; /* the arena's own pair buffers (b.keys may be sort scratch) */
+  uint32_t reserved_count;
+  uint32_t pending_growth; /* capacity wanted at the next prepare (transient regime) */
+};
+
+static const char *const stage_names[GS_FWD_STAGES] = {
+    "project_fwd", "tile_count", "scan", "emit_pairs", "radix_sort", "tile_ranges",
+    "rasterize_fwd"};
+
+const char *gs_fwd_stage_name(enum gs_fwd_stage s) {
+  return (unsigned)s < GS_FWD_STAGES ? stage_names[s] : "unknown";
+}
+
+static uint32_t div_up(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a + b - 1) / b); }
+
+static int make_kernel(gs_vk_t *vk, const char *stem, uint32_t n_buffers, uint32_t push,
+                       const uint32_t *spec, uint32_t n_spec, gs_vk_kernel_t **out,
+                       struct sw_err *err) {
+  const struct gs_spirv *code = gs_shaders_spirv(stem);
+  if (!code) return sw_err_set(err, SW_ENOTFOUND, "shader '%s' is not embedded", stem);
+  struct gs_vk_kernel_desc d = {.name = stem, .spirv = code, .n_buffers = n_buffers,
+                                .push_size = push, .spec = spec, .n_spec = n_spec};
+  return gs_vk_kernel_new(vk, &d, out, err);
+}
+
+int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, struct sw_err *err) {
+  *out = NULL;
+  gs_fwd_t *f = calloc(1, sizeof *f);
+  if (!f) return sw_err_set(err, SW_ENOMEM, "out of memory");
+  f->vk = vk;
+  if (opts) f->opts = *opts;
+  if (!f->opts.initial_pairs_per_splat) f->opts.initial_pairs_per_splat = 8;
+  uint32_t raster_spec[2] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u};
+  int rc = make_kernel(vk, "project_fwd", 6, sizeof(struct gs_pc_project), NULL, 0, &f->project,
+                       err);
+  if (!rc)
+    rc = make_kernel(vk, "tile_count", 3, sizeof(struct gs_pc_bin), NULL, 0, &f->tile_count, err);
+  if (!rc) rc = make_kernel(vk, "emit_pairs", 5, sizeof(struct gs_pc_bin), NULL, 0, &f->emit, err);
+  if (!rc)
+    rc = make_kernel(vk, "tile_ranges", 3, sizeof(struct gs_pc_ranges), NULL, 0, &f->ranges, err);
+  if (!rc)
+    rc = make_kernel(vk, "rasterize_fwd", 6, sizeof(struct gs_pc_raster), raster_spec, 2,
+                     &f->raster, err);
+  if (!rc) rc = gs_scan_new(vk, &f->scan, err);
+  if (!rc)
+    rc = gs_sort_new(vk, f->opts.radix_ballot ? GS_SORT_SCATTER_BALLOT : GS_SORT_SCATTER_SERIAL,
+                     &f->sort, err);
+  if (!rc)
+    rc = gs_vk_buf_new(vk, 4 * GS_CTR_WORDS, GS_VK_BUF_HOST, "fwd_counters", &f->b.counters, err);
+  if (rc) {
+    sw_err_prefix(err, "setting up the forward pass");
+    gs_fwd_destroy(&f);
+    return rc;
+  }
+  memset(f->b.counters->map, 0, 4 * GS_CTR_WORDS);
+  *out = f;
+  return 0;
+}
+
+static void release_arena(gs_fwd_t *f) {
+  gs_vk_buf_destroy(&f->keys);
+  gs_vk_buf_destroy(&f->values);
+  gs_sort_release(f->sort);
+  f->b.keys = f->b.values = NULL;
+}
+
+void gs_fwd_destroy(gs_fwd_t **fp) {
+  if (!fp || !*fp) return;
+  gs_fwd_t *f = *fp;
+  if (f->sort) release_arena(f);
+  gs_sort_destroy(&f->sort);
+  gs_scan_destroy(&f->scan);
+  struct gs_vk_buf **bufs[] = {&f->b.splats, &f->b.tiles_touched, &f->b.offsets, &f->b.ranges,
+                               &f->b.rgb,    &f->b.final_t,       &f->b.last,    &f->b.counters};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) gs_vk_buf_destroy(bufs[i]);
+  gs_vk_kernel_destroy(&f->project);
+  gs_vk_kernel_destroy(&f->tile_count);
+  gs_vk_kernel_destroy(&f->emit);
+  gs_vk_kernel_destroy(&f->ranges);
+  gs_vk_kernel_destroy(&f->raster);
+  free(f);
+  *fp = NULL;
+}
+
+static int ensure(gs_vk_t *vk, struct gs_vk_buf **b, uint64_t bytes, const char *label,
+                  struct sw_err *err) {
+  if (!*b) return gs_vk_buf_new(vk, bytes, 0, label, b, err);
+  return gs_vk_buf_reserve(*b, bytes, NULL, err);
+}
+
+static int reserve_arena(gs_fwd_t *f, uint32_t capacity, struct sw_err *err) {
+  int rc = ensure(f->vk, &f->keys, 8ull * capacity, "pair_keys", err);
+  if (!rc) rc = ensure(f->vk, &f->values, 4ull * capacity, "pair_values", err);
+  if (!rc) rc = gs_sort_reserve(f->sort, capacity, err);
+  if (rc) return rc;
+  f->b.capacity = capacity;
+  f->b.keys = f->keys;
+  f->b.values = f->values;
+  return 0;
+}
+
+int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
+                   struct sw_err *err) {
+  if (width == 0 || height == 0 || width > 65535 * GS_TILE || height > 65535 * GS_TILE)
+    return sw_err_set(err, SW_EINVAL, "forward pass: image size %ux%u out of range", width,
+                      height);
+  gs_vk_t *vk = f->vk;
+  uint32_t n = count ? count : 1;
+  uint32_t tx = div_up(width, GS_TILE), ty = div_up(height, GS_TILE);
+  uint64_t px = (uint64_t)width * height;
+  int rc = ensure(vk, &f->b.splats, sizeof(struct gs_splat2d) * (uint64_t)n, "splats", err);
+  if (!rc) rc = ensure(vk, &f->b.tiles_touched, 4ull * n, "tiles_touched", err);
+  if (!rc) rc = ensure(vk, &f->b.offsets, 4ull * n, "offsets", err);
+  if (!rc) rc = gs_scan_reserve(f->scan, n, err);
+  if (!rc) rc = ensure(vk, &f->b.ranges, 8ull * tx * ty, "tile_ranges", err);
+  if (!rc) rc = ensure(vk, &f->b.rgb, 12 * px, "image_rgb", err);
+  if (!rc) rc = ensure(vk, &f->b.final_t, 4 * px, "final_t", err);
+  if (!rc) rc = ensure(vk, &f->b.last, 4 * px, "last_contributor", err);
+  if (!rc) {
+    uint64_t cap = f->b.capacity;
+    if (f->pending_growth > cap) cap = f->pending_growth;
+    uint64_t guess = (uint64_t)n * f->opts.initial_pairs_per_splat;
+    if (cap == 0) cap = guess > 4096 ? guess : 4096;
+    if (cap > UINT32_MAX / 2) cap = UINT32_MAX / 2;
+    if (!f->keys || cap > f->b.capacity) rc = reserve_arena(f, (uint32_t)cap, err);
+  }
+  if (rc) {
+    sw_err_prefix(err, "forward pass buffers for %u splats at %ux%u", count, width, height);
+    return rc;
+  }
+  f->b.count = count;
+  f->b.width = width;
+  f->b.height = height;
+  f->b.tiles_x = tx;
+  f->b.tiles_y = ty;
+  f->reserved_count = n;
+  return 0;
+}
+
+static void record_project(gs_fwd_t *f, VkCommandBuffer cmd, const struct gs_fwd_input *in) {
+  const struct gs_camera *c = &in->cam;
+  struct gs_pc_project pc = {.fx = c->fx, .fy = c->fy, .cx = c->cx, .cy = c->cy,
+                             .n = f->b.count, .width = f->b.width, .height = f->b.height,
+                             .tiles_x = f->b.tiles_x, .tiles_y = f->b.tiles_y,
+                             .sh_degree = in->sh_degree};
+  memcpy(pc.viewmat, c->viewmat, sizeof pc.viewmat);
+  memcpy(pc.campos, c->campos, sizeof pc.campos);
+  /* Per-frame state the later stages read: the arena capacity and empty tile ranges. */
+  uint32_t cap = f->b.capacity;
+  vkCmdUpdateBuffer(cmd, f->b.counters->buf, 4 * GS_CTR_CAPACITY, 4, &cap);
+  vkCmdFillBuffer(cmd, f->b.ranges->buf, 0, VK_WHOLE_SIZE, 0);
+  const struct gs_fwd_model *m = &in->model;
+  struct gs_vk_buf *b[6] = {m->means, m->log_scales, m->quats, m->opacity, m->sh, f->b.splats};
+  gs_vk_dispatch(cmd, f->project, b, &pc, div_up(f->b.count, GS_WG), 1, 1);
+}
+
+int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
+                        enum gs_fwd_stage stage, const struct gs_fwd_input *in,
+                        struct sw_err *err) {
+  if (!f->keys || in->model.count != f->b.count || in->cam.width != f->b.width ||
+      in->cam.height != f->b.height)
+    return sw_err_set(err, SW_ESTATE, "forward pass: %s recorded for %u splats at %ux%u, "
+                      "prepared for %u at %ux%u", gs_fwd_stage_name(stage), in->model.count,
+                      in->cam.width, in->cam.height, f->b.count, f->b.width, f->b.height);
+  if (in->sh_degree > 3)
+    return sw_err_set(err, SW_EINVAL, "forward pass: SH degree %u above 3", in->sh_degree);
+  if (timer) gs_vk_timer_begin(timer, cmd, gs_fwd_stage_name(stage));
+  uint32_t n = f->b.count;
+  struct gs_pc_bin bin = {.n = n, .tiles_x = f->b.tiles_x, .capacity = f->b.capacity};
+  int rc = 0;
+  switch (stage) {
+  case GS_FWD_PROJECT:
+    record_project(f, cmd, in);
+    break;
+  case GS_FWD_TILE_COUNT: {
+    struct gs_vk_buf *b[3] = {f->b.splats, f->b.tiles_touched, f->b.offsets};
+    gs_vk_dispatch(cmd, f->tile_count, b, &bin, div_up(n, GS_WG), 1, 1);
+    break;
+  }
+  case GS_FWD_SCAN:
+    gs_scan_record(f->scan, cmd, f->b.offsets, n);
+    break;
+  case GS_FWD_EMIT: {
+    struct gs_vk_buf *b[5] = {f->b.splats, f->b.offsets, f->keys, f->values, f->b.counters};
+    /* At least one group, so that the pair count is written even without splats. */
+    gs_vk_dispatch(cmd, f->emit, b, &bin, n ? div_up(n, GS_WG) : 1, 1, 1);
+    break;
+  }
+  case GS_FWD_SORT: {
+    uint32_t tiles = f->b.tiles_x * f->b.tiles_y;
+    struct gs_sort_io io = {.keys = f->keys, .values = f->values, .counters = f->b.counters,
+                            .count_index = GS_CTR_PAIRS, .capacity = f->b.capacity,
+                            .key_bits = f->opts.radix_full ? 64 : gs_sort_key_bits(tiles - 1)};
+    rc = gs_sort_record(f->sort, cmd, &io, &f->b.keys, &f->b.values, err);
+    break;
+  }
+  case GS_FWD_RANGES: {
+    struct gs_pc_ranges pc = {.num_tiles = f->b.tiles_x * f->b.tiles_y};
+    uint32_t groups = div_up(f->b.capacity, GS_WG);
+    uint32_t gx = groups, maxg = gs_vk_info(f->vk)->max_workgroup_count[0];
+    if (gx > maxg) gx = maxg;
+    struct gs_vk_buf *b[3] = {f->b.keys, f->b.ranges, f->b.counters};
+    gs_vk_dispatch(cmd, f->ranges, b, &pc, gx, div_up(groups, gx), 1);
+    break;
+  }
+  case GS_FWD_RASTER: {
+    struct gs_pc_raster pc = {.width = f->b.width, .height = f->b.height,
+                              .tiles_x = f->b.tiles_x, .tiles_y = f->b.tiles_y};
+    memcpy(pc.background, in->background, sizeof pc.background);
+    struct gs_vk_buf *b[6] = {f->b.splats, f->b.values, f->b.ranges,
+                              f->b.rgb,    f->b.final_t, f->b.last};
+    gs_vk_dispatch(cmd, f->raster, b, &pc, f->b.tiles_x, f->b.tiles_y, 1);
+    break;
+  }
+  default:
+    rc = sw_err_set(err, SW_EINVAL, "forward pass: unknown stage %d", (int)stage);
+  }
+  if (stage != GS_FWD_SORT) gs_vk_barrier(cmd); /* the sort ends with its own barrier */
+  if (timer) gs_vk_timer_end(timer, cmd);
+  return rc;
+}
+
+int gs_fwd_record(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
+                  const struct gs_fwd_input *in, struct sw_err *err) {
+  for (int s = 0; s < GS_FWD_STAGES; s++) {
+    int rc = gs_fwd_record_stage(f, cmd, timer, (enum gs_fwd_stage)s, in, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *err) {
+  *retry = 0;
+  uint32_t pairs = ((const uint32_t *)f->b.counters->map)[GS_CTR_PAIRS];
+  if (pairs_out) *pairs_out = pairs;
+  if (pairs > f->b.capacity) {
+    /* Headroom so that a slowly growing model does not overflow every frame. */
+    uint64_t want = (uint64_t)pairs + pairs / 2;
+    if (want > UINT32_MAX / 2)
+      return sw_err_set(err, SW_EINVAL, "forward pass: %u (splat, tile) pairs exceed the "
+                        "arena's limit", pairs);
+    *retry = 1;
+    if (f->opts.transient) {
+      f->pending_growth = (uint32_t)want;
+    } else {
+      int rc = reserve_arena(f, (uint32_t)want, err);
+      if (rc) return rc;
+    }
+  }
+  if (f->opts.transient) release_arena(f); /* prepare allocates it again, same size or grown */
+  return 0;
+}
+
+const struct gs_fwd_bufs *gs_fwd_bufs(const gs_fwd_t *f) { return &f->b; }
+
+static int submit_stages(gs_fwd_t *f, gs_vk_timer_t *timer, const struct gs_fwd_input *in,
+                         int first, int last, struct sw_err *err) {
+  VkCommandBuffer cmd;
+  int rc = gs_vk_cmd_begin(f->vk, &cmd, err);
+  if (rc) return rc;
+  if (timer) gs_vk_timer_reset(timer, cmd);
+  for (int s = first; s <= last && !rc; s++)
+    rc = gs_fwd_record_stage(f, cmd, timer, (enum gs_fwd_stage)s, in, err);
+  if (rc) {
+    gs_vk_cmd_discard(f->vk, &cmd);
+    return rc;
+  }
+  rc = gs_vk_cmd_submit_wait(f->vk, &cmd, err);
+  if (!rc && timer) rc = gs_vk_timer_collect(timer, err);
+  return rc;
+}
+
+int gs_fwd_run(gs_fwd_t *f, gs_vk_timer_t *timer, const struct gs_fwd_input *in, int per_kernel,
+               struct sw_err *err) {
+  for (int attempt = 0; attempt < 4; attempt++) {
+    int rc = gs_fwd_prepare(f, in->model.count, in->cam.width, in->cam.height, err);
+    if (per_kernel)
+      for (int s = 0; s < GS_FWD_STAGES && !rc; s++) rc = submit_stages(f, timer, in, s, s, err);
+    else if (!rc)
+      rc = submit_stages(f, timer, in, 0, GS_FWD_STAGES - 1, err);
+    int retry = 0;
+    if (!rc) rc = gs_fwd_finish(f, &retry, NULL, err);
+    if (rc || !retry) return rc;
+  }
+  return sw_err_set(err, SW_ESTATE, "forward pass: the pair arena kept overflowing");
+}
+
+int gs_fwd_model_upload(gs_vk_t *vk, const struct gs_model *m, struct gs_fwd_model *out,
+                        struct sw_err *err) {
+  memset(out, 0, sizeof *out);
+  uint64_t n = m->count ? m->count : 1;
+  struct {
+    struct gs_vk_buf **buf;
+    const float *src;
+    uint32_t per;
+    const char *label;
+  } g[5] = {{&out->means, m->means, 3, "means"},
+            {&out->log_scales, m->log_scales, 3, "log_scales"},
+            {&out->quats, m->quats, 4, "quats"},
+            {&out->opacity, m->opacity, 1, "opacity"},
+            {&out->sh, m->sh, 48, "sh"}};
+  int rc = 0;
+  for (int i = 0; i < 5 && !rc; i++) {
+    rc = gs_vk_buf_new(vk, 4 * n * g[i].per, 0, g[i].label, g[i].buf, err);
+    if (!rc && m->count) rc = gs_vk_buf_upload(*g[i].buf, 0, g[i].src, 4ull * m->count * g[i].per, err);
+  }
+  if (rc) {
+    gs_fwd_model_release(out);
+    return rc;
+  }
+  out->count = m->count;
+  return 0;
+}
+
+void gs_fwd_model_release(struct gs_fwd_model *m) {
+  gs_vk_buf_destroy(&m->means);
+  gs_vk_buf_destroy(&m->log_scales);
+  gs_vk_buf_destroy(&m->quats);
+  gs_vk_buf_destroy(&m->opacity);
+  gs_vk_buf_destroy(&m->sh);
+  m->count = 0;
+}
+
+int gs_fwd_read_image(gs_fwd_t *f, float *rgb, float *final_t, uint32_t *last,
+                      struct sw_err *err) {
+  uint64_t px = (uint64_t)f->b.width * f->b.height;
+  int rc = 0;
+  if (rgb) rc = gs_vk_buf_download(f->b.rgb, 0, rgb, 12 * px, err);
+  if (!rc && final_t) rc = gs_vk_buf_download(f->b.final_t, 0, final_t, 4 * px, err);
+  if (!rc && last) rc = gs_vk_buf_download(f->b.last, 0, last, 4 * px, err);
+  return rc;
+}

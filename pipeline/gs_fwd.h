@@ -1,0 +1,120 @@
+/* gs_fwd.h: the GPU forward pass (host side): project_fwd, tile_count, scan, emit_pairs,
+ * radix_sort, tile_ranges, rasterize_fwd, recorded into any command buffer of the device layer.
+ *
+ * Everything a backward pass needs stays on the GPU after a frame (struct gs_fwd_bufs): projected
+ * splats, per-splat tile counts and their scan, sorted pair keys/values, tile ranges, the image,
+ * final T and last contributor.
+ *
+ * Pair arena: the (splat, tile) pairs and the sort scratch live in grow-only buffers sized for a
+ * capacity. A frame never reads its pair count back to record: pair-sized work is dispatched for
+ * the capacity and reads the true count on the GPU. After the frame, gs_fwd_finish() reads the
+ * count (a host-visible word) and, when it exceeded the capacity, grows the arena and asks for the
+ * frame to be recorded again (rare: the arena settles at 1.5x the largest frame). With
+ * `binding: transient` (opts.resident = 0) the arena is freed after every frame and allocated
+ * again at the next one, as the lab's pipeline did before its "resident binning arena" change.
+ *
+ * Typical use (one submission per iteration, the `production` regime):
+ *   gs_fwd_prepare(f, n, w, h)             outside recording: sizes buffers (grow-only)
+ *   record: gs_fwd_record(f, cmd, timer, &in) then the caller's backward kernels
+ *   submit, wait; gs_fwd_finish(f, &retry) -> retry: record the iteration again
+ * In the `per_kernel` regime, gs_fwd_record_stage() records one stage per command buffer. */
+#ifndef GS_FWD_H
+#define GS_FWD_H
+
+#include <stdint.h>
+
+#include "gs_sort.h"
+#include "gs_types.h"
+#include "gs_vk.h"
+
+typedef struct gs_fwd gs_fwd_t;
+
+struct gs_fwd_opts {
+  int sigma_skip;     /* sigma_skip: on -> skip sigma >= 5.55 before the exp (bit-exact) */
+  int accum_f16;      /* fwd_accum: f16 -> colour accumulator rounded to half */
+  int radix_ballot;   /* radix_scatter: ballot (else serial) */
+  int radix_full;     /* radix_passes: full (all 64 bits; else skip to the tile-id bits) */
+  int transient;      /* binning: transient (else resident grow-only arena) */
+  uint32_t initial_pairs_per_splat; /* first arena guess (0: 8 pairs per splat) */
+};
+
+/* The model's parameters on the GPU (struct gs_model layout; borrowed). */
+struct gs_fwd_model {
+  struct gs_vk_buf *means, *log_scales, *quats, *opacity, *sh;
+  uint32_t count;
+};
+
+struct gs_fwd_input {
+  struct gs_fwd_model model;
+  struct gs_camera cam;
+  uint32_t sh_degree;
+  float background[3];
+};
+
+/* Buffers of the last recorded frame (borrowed; valid until the next prepare/finish that grows
+ * or frees them). keys/values point at wherever the sort left its output. */
+struct gs_fwd_bufs {
+  struct gs_vk_buf *splats;        /* struct gs_splat2d[count] */
+  struct gs_vk_buf *tiles_touched; /* uint[count] */
+  struct gs_vk_buf *offsets;       /* uint[count], inclusive scan of tiles_touched */
+  struct gs_vk_buf *keys;          /* uint[2 * capacity], sorted (lo depth bits, hi tile) */
+  struct gs_vk_buf *values;        /* uint[capacity], splat index of each sorted pair */
+  struct gs_vk_buf *ranges;        /* uint[2 * tiles] */
+  struct gs_vk_buf *rgb;           /* float[3 * w * h] */
+  struct gs_vk_buf *final_t;       /* float[w * h] */
+  struct gs_vk_buf *last;          /* uint[w * h] */
+  struct gs_vk_buf *counters;      /* uint[GS_CTR_WORDS], host-visible */
+  uint32_t count, width, height, tiles_x, tiles_y;
+  uint32_t capacity;               /* pairs the arena holds */
+};
+
+enum gs_fwd_stage {
+  GS_FWD_PROJECT = 0, /* project_fwd */
+  GS_FWD_TILE_COUNT,  /* tile_count */
+  GS_FWD_SCAN,        /* scan */
+  GS_FWD_EMIT,        /* emit_pairs */
+  GS_FWD_SORT,        /* radix_sort */
+  GS_FWD_RANGES,      /* tile_ranges */
+  GS_FWD_RASTER,      /* rasterize_fwd */
+  GS_FWD_STAGES
+};
+
+/* Stage name as reported in results ("project_fwd", ...). */
+const char *gs_fwd_stage_name(enum gs_fwd_stage s);
+
+int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, struct sw_err *err);
+void gs_fwd_destroy(gs_fwd_t **f);
+
+/* Sizes the buffers for `count` splats and a width x height image (grow-only; call outside any
+ * pending submission). */
+int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
+                   struct sw_err *err);
+/* Records every stage with a barrier between stages (and one at the end), each wrapped in a
+ * timer stage when timer is not NULL (the caller resets the timer for the command buffer). */
+int gs_fwd_record(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
+                  const struct gs_fwd_input *in, struct sw_err *err);
+/* Records one stage (stages must be recorded in order; a barrier follows each). */
+int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
+                        enum gs_fwd_stage stage, const struct gs_fwd_input *in,
+                        struct sw_err *err);
+/* After the submission holding the frame completed: *retry = 1 when the pairs overflowed the
+ * arena (now grown: record and submit the frame again), else 0. Frees the arena in the transient
+ * regime. pairs_out (may be NULL) gets the frame's pair count. */
+int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *err);
+const struct gs_fwd_bufs *gs_fwd_bufs(const gs_fwd_t *f);
+
+/* Convenience: prepare, record, submit, wait, finish, retrying on overflow. timer may be NULL;
+ * per_kernel = 1 submits each stage on its own (exact per-stage times). */
+int gs_fwd_run(gs_fwd_t *f, gs_vk_timer_t *timer, const struct gs_fwd_input *in, int per_kernel,
+               struct sw_err *err);
+
+/* Uploads a host model into new GPU buffers (released with gs_fwd_model_release). */
+int gs_fwd_model_upload(gs_vk_t *vk, const struct gs_model *m, struct gs_fwd_model *out,
+                        struct sw_err *err);
+void gs_fwd_model_release(struct gs_fwd_model *m);
+
+/* Reads the last frame's outputs (each may be NULL): rgb 3 w h, final_t w h, last w h. */
+int gs_fwd_read_image(gs_fwd_t *f, float *rgb, float *final_t, uint32_t *last,
+                      struct sw_err *err);
+
+#endif

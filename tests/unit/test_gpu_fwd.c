@@ -1,0 +1,440 @@
+/* test_gpu_fwd.c: Check suite for the GPU forward pass (gs_fwd) against the C reference (gs_ref)
+ * on the default Vulkan device (lavapipe in CI): scenes of a few hundred overlapping Gaussians
+ * seen by several cameras, with image sizes that are not multiples of the tile size and splats
+ * crossing the image edges. Projected splats, pair counts, sorted pairs, tile ranges, colours,
+ * final T and last contributors are compared; the variants that must be bit-exact (sigma skip,
+ * ballot scatter, full sort, transient arena, arena growth, per-kernel submission) are compared
+ * with the baseline bit for bit. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_fwd.h"
+#include "gs_ref.h"
+#include "gs_shared.h"
+#include "gs_types.h"
+#include "gs_vk.h"
+
+static gs_vk_t *vk;
+
+static void setup(void) {
+  struct sw_err err = {0};
+  struct gs_vk_opts opts = {.pipeline_cache = ""};
+  if (gs_vk_open(&vk, &opts, &err)) ck_abort_msg("opening the device: %s", err.msg);
+}
+
+static void teardown(void) { gs_vk_close(&vk); }
+
+/* ---- scene ---- */
+
+static uint64_t rng_state;
+static double urand(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) / 9007199254740992.0;
+}
+static double nrand(void) {
+  double u = urand(), v = urand();
+  return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+struct scene {
+  struct gs_model m;
+  float *store;
+};
+
+/* n Gaussians in [-1, 1]^3 with sizes from tiny to a good part of the view, random rotations,
+ * opacities from faint to nearly opaque and random SH to degree 3. */
+static void make_scene(struct scene *s, uint32_t n, uint64_t seed) {
+  rng_state = seed;
+  s->store = calloc((size_t)n * 59, sizeof(float));
+  ck_assert_ptr_nonnull(s->store);
+  s->m = (struct gs_model){.count = n, .capacity = n};
+  s->m.means = s->store;
+  s->m.log_scales = s->m.means + 3 * n;
+  s->m.quats = s->m.log_scales + 3 * n;
+  s->m.opacity = s->m.quats + 4 * n;
+  s->m.sh = s->m.opacity + n;
+  for (uint32_t i = 0; i < n; i++) {
+    for (int k = 0; k < 3; k++) {
+      s->m.means[3 * i + k] = (float)(2 * urand() - 1);
+      s->m.log_scales[3 * i + k] = (float)(log(0.02) + 2.2 * urand());
+    }
+    double q[4], qn = 0;
+    for (int k = 0; k < 4; k++) {
+      q[k] = nrand();
+      qn += q[k] * q[k];
+    }
+    for (int k = 0; k < 4; k++) s->m.quats[4 * i + k] = (float)(q[k] / sqrt(qn));
+    s->m.opacity[i] = (float)(4 * urand() - 1.5);
+    for (int k = 0; k < 48; k++) s->m.sh[48 * i + k] = (float)((k < 3 ? 0.8 : 0.25) * nrand());
+  }
+}
+
+/* A pinhole camera at `pos` looking at the origin, z up, OpenCV axes. */
+static void look_at(struct gs_camera *c, uint32_t w, uint32_t h, float f, const double pos[3]) {
+  memset(c, 0, sizeof *c);
+  c->width = w;
+  c->height = h;
+  c->fx = c->fy = f;
+  c->cx = 0.5f * (float)w;
+  c->cy = 0.5f * (float)h;
+  double fw[3] = {-pos[0], -pos[1], -pos[2]}, up[3] = {0, 0, 1};
+  double fn = sqrt(fw[0] * fw[0] + fw[1] * fw[1] + fw[2] * fw[2]);
+  for (int k = 0; k < 3; k++) fw[k] /= fn;
+  double r[3] = {fw[1] * up[2] - fw[2] * up[1], fw[2] * up[0] - fw[0] * up[2],
+                 fw[0] * up[1] - fw[1] * up[0]};
+  double rn = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+  for (int k = 0; k < 3; k++) r[k] /= rn;
+  double d[3] = {fw[1] * r[2] - fw[2] * r[1], fw[2] * r[0] - fw[0] * r[2],
+                 fw[0] * r[1] - fw[1] * r[0]};
+  const double *rows[3] = {r, d, fw};
+  for (int i = 0; i < 3; i++) {
+    double t = 0;
+    for (int k = 0; k < 3; k++) {
+      c->viewmat[4 * i + k] = (float)rows[i][k];
+      t -= rows[i][k] * pos[k];
+    }
+    c->viewmat[4 * i + 3] = (float)t;
+  }
+  c->viewmat[15] = 1.0f;
+  for (int k = 0; k < 3; k++) c->campos[k] = (float)pos[k];
+}
+
+static void cameras(struct gs_camera cams[4]) {
+  const double p[4][3] = {{4, 0, 1}, {0, -3.2, 1.5}, {-2.5, 2.5, -1}, {1.2, 1.0, 2.4}};
+  const uint32_t w[4] = {100, 77, 129, 64}, h[4] = {75, 90, 64, 33};
+  const float f[4] = {110, 90, 140, 70};
+  for (int i = 0; i < 4; i++) look_at(&cams[i], w[i], h[i], f[i], p[i]);
+}
+
+/* ---- GPU frame read back ---- */
+
+struct gpu_frame {
+  uint32_t w, h, n, pairs, tiles;
+  struct gs_splat2d *splats;
+  uint32_t *touched, *keys, *vals, *ranges, *last;
+  float *rgb, *t;
+};
+
+static void gpu_frame_free(struct gpu_frame *g) {
+  free(g->splats);
+  free(g->touched);
+  free(g->keys);
+  free(g->vals);
+  free(g->ranges);
+  free(g->last);
+  free(g->rgb);
+  free(g->t);
+  memset(g, 0, sizeof *g);
+}
+
+static void render(const struct gs_fwd_opts *opts, const struct gs_model *m,
+                   const struct gs_camera *cam, uint32_t sh_degree, const float bg[3],
+                   int per_kernel, struct gpu_frame *g) {
+  struct sw_err err = {0};
+  gs_fwd_t *f;
+  ck_assert_msg(gs_fwd_new(vk, opts, &f, &err) == 0, "%s", err.msg);
+  struct gs_fwd_input in = {.cam = *cam, .sh_degree = sh_degree};
+  memcpy(in.background, bg, sizeof in.background);
+  ck_assert_msg(gs_fwd_model_upload(vk, m, &in.model, &err) == 0, "%s", err.msg);
+  ck_assert_msg(gs_fwd_run(f, NULL, &in, per_kernel, &err) == 0, "%s", err.msg);
+  const struct gs_fwd_bufs *b = gs_fwd_bufs(f);
+  memset(g, 0, sizeof *g);
+  g->w = cam->width;
+  g->h = cam->height;
+  g->n = m->count;
+  g->tiles = b->tiles_x * b->tiles_y;
+  g->pairs = ((const uint32_t *)b->counters->map)[GS_CTR_PAIRS];
+  size_t px = (size_t)g->w * g->h;
+  g->rgb = malloc(12 * px);
+  g->t = malloc(4 * px);
+  g->last = malloc(4 * px);
+  ck_assert_msg(gs_fwd_read_image(f, g->rgb, g->t, g->last, &err) == 0, "%s", err.msg);
+  g->splats = malloc(sizeof *g->splats * (g->n ? g->n : 1));
+  g->touched = malloc(4 * (g->n ? g->n : 1));
+  g->ranges = malloc(8 * g->tiles);
+  ck_assert_int_eq(gs_vk_buf_download(b->splats, 0, g->splats, sizeof *g->splats * g->n, &err), 0);
+  ck_assert_int_eq(gs_vk_buf_download(b->tiles_touched, 0, g->touched, 4ull * g->n, &err), 0);
+  ck_assert_int_eq(gs_vk_buf_download(b->ranges, 0, g->ranges, 8ull * g->tiles, &err), 0);
+  if (!opts || !opts->transient) {
+    g->keys = malloc(8ull * (g->pairs ? g->pairs : 1));
+    g->vals = malloc(4ull * (g->pairs ? g->pairs : 1));
+    ck_assert_int_eq(gs_vk_buf_download(b->keys, 0, g->keys, 8ull * g->pairs, &err), 0);
+    ck_assert_int_eq(gs_vk_buf_download(b->values, 0, g->vals, 4ull * g->pairs, &err), 0);
+  }
+  gs_fwd_model_release(&in.model);
+  gs_fwd_destroy(&f);
+}
+
+/* ---- comparisons ---- */
+
+static void close_to(float a, float b, float tol, const char *what, uint32_t i) {
+  if (!(fabsf(a - b) <= tol * fmaxf(1.0f, fabsf(b))))
+    ck_abort_msg("%s[%u]: GPU %.9g, reference %.9g", what, i, a, b);
+}
+
+static void compare_with_ref(const struct gpu_frame *g, const struct gs_ref_frame *r) {
+  ck_assert_uint_eq(g->n, r->count);
+  uint32_t visible = 0;
+  for (uint32_t i = 0; i < g->n; i++) {
+    const struct gs_splat2d *s = &g->splats[i];
+    const struct gs_ref_splat *q = &r->splats[i];
+    ck_assert_msg(g->touched[i] == q->tiles_touched, "splat %u touches %u tiles on the GPU, %u "
+                  "in the reference", i, g->touched[i], q->tiles_touched);
+    if (!q->tiles_touched) continue;
+    visible++;
+    ck_assert_uint_eq(s->radius, (uint32_t)q->radius);
+    ck_assert_uint_eq(s->rect[0], q->rect[0] | q->rect[1] << 16);
+    ck_assert_uint_eq(s->rect[1], q->rect[2] | q->rect[3] << 16);
+    for (int k = 0; k < 2; k++) close_to(s->mean2d[k], q->mean2d[k], 1e-5f, "mean2d", i);
+    for (int k = 0; k < 3; k++) close_to(s->conic[k], q->conic[k], 1e-4f, "conic", i);
+    for (int k = 0; k < 3; k++) close_to(s->cov2d[k], q->cov2d[k], 1e-4f, "cov2d", i);
+    for (int k = 0; k < 3; k++) close_to(s->rgb[k], q->rgb[k], 1e-5f, "rgb", i);
+    close_to(s->opacity, q->opacity, 1e-6f, "opacity", i);
+    close_to(s->depth, q->depth, 1e-6f, "depth", i);
+  }
+  ck_assert_msg(visible > 50, "only %u splats visible: the scene does not test much", visible);
+  ck_assert_uint_eq(g->pairs, r->n_pairs);
+  /* Depths may differ in the last bit, which can swap two splats of equal tile and nearly equal
+   * depth; the tile part of every key and the tile ranges must match exactly. */
+  uint32_t swapped = 0;
+  for (uint32_t k = 0; g->keys && k < g->pairs; k++) {
+    ck_assert_uint_eq(g->keys[2 * k + 1], (uint32_t)(r->keys[k] >> 32));
+    if (g->vals[k] != r->ids[k]) swapped++;
+  }
+  ck_assert_msg(swapped <= g->pairs / 100, "%u of %u sorted pairs differ", swapped, g->pairs);
+  ck_assert_int_eq(memcmp(g->ranges, r->ranges, 8ull * g->tiles), 0);
+  size_t px = (size_t)g->w * g->h;
+  uint32_t covered = 0;
+  for (size_t p = 0; p < px; p++) {
+    for (int c = 0; c < 3; c++)
+      if (!(fabsf(g->rgb[3 * p + c] - r->rgb[3 * p + c]) <= 1e-4f))
+        ck_abort_msg("pixel %zu (%zu, %zu) channel %d: GPU %.7f, reference %.7f", p, p % g->w,
+                     p / g->w, c, g->rgb[3 * p + c], r->rgb[3 * p + c]);
+    if (!(fabsf(g->t[p] - r->final_t[p]) <= 1e-4f))
+      ck_abort_msg("pixel %zu final T: GPU %.7f, reference %.7f", p, g->t[p], r->final_t[p]);
+    ck_assert_msg(g->last[p] == r->last[p], "pixel %zu (%zu, %zu) last contributor: GPU %u, "
+                  "reference %u", p, p % g->w, p / g->w, g->last[p], r->last[p]);
+    covered += r->last[p] > 0;
+  }
+  ck_assert_msg(covered > px / 4, "only %u of %zu pixels covered", covered, px);
+}
+
+static void assert_same(const struct gpu_frame *a, const struct gpu_frame *b, const char *what) {
+  size_t px = (size_t)a->w * a->h;
+  ck_assert_uint_eq(a->pairs, b->pairs);
+  ck_assert_msg(!memcmp(a->rgb, b->rgb, 12 * px), "%s: colours differ", what);
+  ck_assert_msg(!memcmp(a->t, b->t, 4 * px), "%s: final T differs", what);
+  ck_assert_msg(!memcmp(a->last, b->last, 4 * px), "%s: last contributor differs", what);
+  ck_assert_msg(!memcmp(a->ranges, b->ranges, 8ull * a->tiles), "%s: ranges differ", what);
+  if (a->keys && b->keys) {
+    ck_assert_msg(!memcmp(a->keys, b->keys, 8ull * a->pairs), "%s: keys differ", what);
+    ck_assert_msg(!memcmp(a->vals, b->vals, 4ull * a->pairs), "%s: values differ", what);
+  }
+}
+
+/* ---- tests ---- */
+
+START_TEST(constants_match_the_contract) {
+  ck_assert(GS_K_NEAR_Z == GS_NEAR_Z);
+  ck_assert(GS_K_DILATION == GS_DILATION);
+  ck_assert(GS_K_ALPHA_MIN == GS_ALPHA_MIN);
+  ck_assert(GS_K_ALPHA_MAX == GS_ALPHA_MAX);
+  ck_assert(GS_K_T_MIN == GS_T_MIN);
+  ck_assert_int_eq(GS_TILE_PX, GS_TILE);
+  ck_assert_int_eq(GS_SH_COEFFS_N, GS_SH_COEFFS);
+  ck_assert(0.99f * expf(-GS_SIGMA_SKIP) < GS_ALPHA_MIN);
+}
+END_TEST
+
+START_TEST(forward_matches_reference) {
+  /* _i: camera index; SH degree and background vary with it. */
+  struct scene s;
+  make_scene(&s, 300, 77);
+  struct gs_camera cams[4];
+  cameras(cams);
+  const struct gs_camera *cam = &cams[_i];
+  struct gs_ref_opts ro = {.sh_degree = (uint32_t)(3 - _i % 4)};
+  float bg[3] = {_i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.2f};
+  memcpy(ro.background, bg, sizeof bg);
+  struct sw_err err = {0};
+  struct gs_ref_frame *r;
+  ck_assert_msg(gs_ref_forward(&s.m, cam, &ro, &r, &err) == 0, "%s", err.msg);
+  struct gpu_frame g;
+  render(NULL, &s.m, cam, ro.sh_degree, bg, 0, &g);
+  compare_with_ref(&g, r);
+  gpu_frame_free(&g);
+  gs_ref_frame_destroy(&r);
+  free(s.store);
+}
+END_TEST
+
+START_TEST(variants_are_bit_exact) {
+  struct scene s;
+  make_scene(&s, 400, 5);
+  struct gs_camera cams[4];
+  cameras(cams);
+  float bg[3] = {1, 1, 1};
+  struct gpu_frame base, v;
+  render(NULL, &s.m, &cams[0], 3, bg, 0, &base);
+  const struct {
+    struct gs_fwd_opts o;
+    int per_kernel;
+    const char *name;
+  } variants[] = {
+      {{.sigma_skip = 1}, 0, "sigma_skip"},
+      {{.radix_ballot = 1}, 0, "radix_scatter ballot"},
+      {{.radix_full = 1}, 0, "radix_passes full"},
+      {{.transient = 1}, 0, "binning transient"},
+      {{.initial_pairs_per_splat = 1}, 0, "arena growth"},
+      {{.radix_ballot = 1, .sigma_skip = 1}, 1, "per_kernel"},
+  };
+  for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+    render(&variants[i].o, &s.m, &cams[0], 3, bg, variants[i].per_kernel, &v);
+    assert_same(&base, &v, variants[i].name);
+    gpu_frame_free(&v);
+  }
+  gpu_frame_free(&base);
+  free(s.store);
+}
+END_TEST
+
+START_TEST(f16_accumulator_stays_close) {
+  struct scene s;
+  make_scene(&s, 300, 8);
+  struct gs_camera cams[4];
+  cameras(cams);
+  float bg[3] = {0, 0, 0};
+  struct gpu_frame a, b;
+  struct gs_fwd_opts o = {.accum_f16 = 1};
+  render(NULL, &s.m, &cams[1], 3, bg, 0, &a);
+  render(&o, &s.m, &cams[1], 3, bg, 0, &b);
+  size_t px = (size_t)a.w * a.h, differ = 0;
+  for (size_t p = 0; p < 3 * px; p++) {
+    ck_assert_msg(fabsf(a.rgb[p] - b.rgb[p]) < 2e-2f, "f16 accumulation off by %g",
+                  fabsf(a.rgb[p] - b.rgb[p]));
+    differ += a.rgb[p] != b.rgb[p];
+  }
+  ck_assert_msg(differ > 0, "the f16 variant changed nothing: is the constant applied?");
+  ck_assert(!memcmp(a.last, b.last, 4 * px)); /* T is still accumulated in f32 */
+  gpu_frame_free(&a);
+  gpu_frame_free(&b);
+  free(s.store);
+}
+END_TEST
+
+START_TEST(timer_names_every_stage) {
+  struct scene s;
+  make_scene(&s, 200, 3);
+  struct gs_camera cams[4];
+  cameras(cams);
+  struct sw_err err = {0};
+  gs_fwd_t *f;
+  gs_vk_timer_t *t;
+  ck_assert_int_eq(gs_fwd_new(vk, NULL, &f, &err), 0);
+  ck_assert_msg(gs_vk_timer_new(vk, 16, &t, &err) == 0, "%s", err.msg);
+  struct gs_fwd_input in = {.cam = cams[2], .sh_degree = 1};
+  ck_assert_int_eq(gs_fwd_model_upload(vk, &s.m, &in.model, &err), 0);
+  for (int pk = 0; pk < 2; pk++) ck_assert_msg(gs_fwd_run(f, t, &in, pk, &err) == 0, "%s", err.msg);
+  const struct gs_vk_stage_stats *st;
+  uint32_t n;
+  double busy, sum = 0;
+  gs_vk_timer_summary(t, &st, &n, &busy);
+  ck_assert_uint_eq(n, GS_FWD_STAGES);
+  for (uint32_t i = 0; i < n; i++) {
+    ck_assert_str_eq(st[i].name, gs_fwd_stage_name((enum gs_fwd_stage)i));
+    ck_assert_uint_eq(st[i].calls, 2);
+    sum += st[i].share;
+  }
+  ck_assert(busy > 0);
+  ck_assert_double_eq_tol(sum, 1.0, 1e-6); /* stages are serialised by barriers */
+  gs_fwd_model_release(&in.model);
+  gs_vk_timer_destroy(&t);
+  gs_fwd_destroy(&f);
+  free(s.store);
+}
+END_TEST
+
+START_TEST(empty_model_renders_background) {
+  struct scene s;
+  make_scene(&s, 1, 1);
+  s.m.count = 0;
+  struct gs_camera cams[4];
+  cameras(cams);
+  float bg[3] = {0.25f, 0.5f, 1.0f};
+  struct gpu_frame g;
+  render(NULL, &s.m, &cams[3], 0, bg, 0, &g);
+  ck_assert_uint_eq(g.pairs, 0);
+  for (size_t p = 0; p < (size_t)g.w * g.h; p++) {
+    ck_assert(g.rgb[3 * p] == 0.25f && g.rgb[3 * p + 1] == 0.5f && g.rgb[3 * p + 2] == 1.0f);
+    ck_assert(g.t[p] == 1.0f && g.last[p] == 0);
+  }
+  gpu_frame_free(&g);
+  free(s.store);
+}
+END_TEST
+
+START_TEST(device_errors_are_clear) {
+  struct sw_err err = {0};
+  struct scene s;
+  make_scene(&s, 50, 2);
+  struct gs_camera cams[4];
+  cameras(cams);
+  /* An allocation failing somewhere in the forward setup comes back as SW_EDEVICE with context. */
+  for (int fail = 1; fail <= 14; fail += 3) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", fail);
+    setenv("GS_VK_FAIL_ALLOC", v, 1);
+    gs_vk_t *v2 = NULL;
+    struct gs_vk_opts o = {.pipeline_cache = ""};
+    sw_err_clear(&err);
+    int rc = gs_vk_open(&v2, &o, &err);
+    unsetenv("GS_VK_FAIL_ALLOC");
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    gs_fwd_t *f = NULL;
+    struct gs_fwd_input in = {.cam = cams[0], .sh_degree = 0};
+    rc = gs_fwd_new(v2, NULL, &f, &err);
+    if (!rc) rc = gs_fwd_model_upload(v2, &s.m, &in.model, &err);
+    if (!rc) rc = gs_fwd_run(f, NULL, &in, 0, &err);
+    ck_assert_msg(rc == SW_EDEVICE, "allocation %d: rc %d (%s)", fail, rc, err.msg);
+    ck_assert_msg(strstr(err.msg, "GS_VK_FAIL_ALLOC") != NULL, "%s", err.msg);
+    gs_fwd_model_release(&in.model);
+    gs_fwd_destroy(&f);
+    gs_vk_close(&v2);
+  }
+  /* No device matching GS_DEVICE. */
+  setenv("GS_DEVICE", "definitely-not-a-gpu", 1);
+  gs_vk_t *v3 = NULL;
+  sw_err_clear(&err);
+  int rc = gs_vk_open(&v3, NULL, &err);
+  unsetenv("GS_DEVICE");
+  ck_assert_int_eq(rc, SW_ENOTFOUND);
+  ck_assert_ptr_null(v3);
+  ck_assert_msg(strstr(err.msg, "definitely-not-a-gpu") != NULL, "%s", err.msg);
+  free(s.store);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("gpu_fwd");
+  TCase *tc = tcase_create("lavapipe");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, constants_match_the_contract);
+  tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
+  tcase_add_test(tc, variants_are_bit_exact);
+  tcase_add_test(tc, f16_accumulator_stays_close);
+  tcase_add_test(tc, timer_names_every_stage);
+  tcase_add_test(tc, empty_model_renders_background);
+  tcase_add_test(tc, device_errors_are_clear);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
