@@ -9,7 +9,7 @@
 #include "gs_train_shaders.h"
 
 _Static_assert(sizeof(struct gs_pc_loss) == 16, "gs_pc_loss layout");
-_Static_assert(sizeof(struct gs_pc_adam) == 48, "gs_pc_adam layout");
+_Static_assert(sizeof(struct gs_pc_adam) == 72, "gs_pc_adam layout");
 _Static_assert(sizeof(struct gs_pc_project_bwd) == 112, "gs_pc_project_bwd layout");
 _Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
 
@@ -45,9 +45,9 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
     rc = kernel(vk, tk->cas ? "rasterize_bwd_cas" : "rasterize_bwd", "rasterize_bwd", 7,
                 sizeof(struct gs_pc_raster), rb, 3, &tk->raster_bwd, err);
   if (!rc)
-    rc = kernel(vk, "project_bwd", "project_bwd", 12, sizeof(struct gs_pc_project_bwd), NULL, 0,
+    rc = kernel(vk, "project_bwd", "project_bwd", 13, sizeof(struct gs_pc_project_bwd), NULL, 0,
                 &tk->project_bwd, err);
-  if (!rc) rc = kernel(vk, "adam", "adam", 16, sizeof(struct gs_pc_adam), &av, 1, &tk->adam, err);
+  if (!rc) rc = kernel(vk, "adam", "adam", 13, sizeof(struct gs_pc_adam), &av, 1, &tk->adam, err);
   if (rc) {
     gs_tk_destroy(&tk);
     return rc;
@@ -179,27 +179,27 @@ void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
                               const struct gs_pc_project_bwd *pc,
                               struct gs_vk_buf *const params[GS_P_COUNT], struct gs_vk_buf *splats,
                               struct gs_vk_buf *grad2d, struct gs_vk_buf *const grads[GS_P_COUNT],
-                              struct gs_vk_buf *dens) {
-  struct gs_vk_buf *b[12] = {params[GS_P_MEANS], params[GS_P_SCALES], params[GS_P_QUATS],
+                              struct gs_vk_buf *dens, struct gs_vk_buf *counters) {
+  struct gs_vk_buf *b[13] = {params[GS_P_MEANS], params[GS_P_SCALES], params[GS_P_QUATS],
                              params[GS_P_SH],    splats,              grad2d,
                              grads[GS_P_MEANS],  grads[GS_P_SCALES],  grads[GS_P_QUATS],
-                             grads[GS_P_OPACITY], grads[GS_P_SH],     dens};
+                             grads[GS_P_OPACITY], grads[GS_P_SH],     dens, counters};
   uint32_t groups = (pc->n + GS_WG - 1) / GS_WG;
   if (groups) gs_vk_dispatch(cmd, tk->project_bwd, b, pc, groups, 1, 1);
 }
 
 void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_adam *pc,
                        struct gs_vk_buf *const params[GS_P_COUNT],
-                       struct gs_vk_buf *const grads[GS_P_COUNT],
-                       struct gs_vk_buf *const moments[GS_P_COUNT],
-                       struct gs_vk_buf *tiles_touched) {
-  struct gs_vk_buf *b[16];
+                       struct gs_vk_buf *const grads[GS_P_COUNT], struct gs_vk_buf *moments,
+                       struct gs_vk_buf *tiles_touched, struct gs_vk_buf *counters) {
+  struct gs_vk_buf *b[13];
   for (int g = 0; g < GS_P_COUNT; g++) {
     b[g] = params[g];
     b[5 + g] = grads[g];
-    b[10 + g] = moments[g];
   }
-  b[15] = tiles_touched;
+  b[10] = moments;
+  b[11] = tiles_touched;
+  b[12] = counters;
   uint64_t floats = 59ull * pc->n;
   uint64_t groups = (floats + GS_WG - 1) / GS_WG;
   if (!groups) return;
@@ -209,10 +209,20 @@ void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc
   gs_vk_dispatch(cmd, tk->adam, b, pc, gx, gy, 1);
 }
 
-void gs_tk_adam_pc(struct gs_pc_adam *pc, uint32_t n, uint32_t step, const float lr[6],
-                   float beta1, float beta2, float eps) {
+uint64_t gs_tk_moment_offsets(uint32_t capacity, uint32_t off[GS_P_COUNT]) {
+  uint64_t o = 0;
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    off[g] = (uint32_t)o;
+    o += 2ull * gs_pgroup_floats[g] * capacity;
+  }
+  return o;
+}
+
+void gs_tk_adam_pc(struct gs_pc_adam *pc, uint32_t n, uint32_t capacity, uint32_t step,
+                   const float lr[6], float beta1, float beta2, float eps) {
   memset(pc, 0, sizeof *pc);
   pc->n = n;
+  gs_tk_moment_offsets(capacity, pc->mom_off);
   float bias1 = 1.0f - powf(beta1, (float)step);
   float bias2 = 1.0f - powf(beta2, (float)step);
   for (int g = 0; g < 6; g++) pc->step_size[g] = lr[g] / bias1;

@@ -72,22 +72,27 @@ void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct
                              struct gs_vk_buf *last, struct gs_vk_buf *dl,
                              struct gs_vk_buf *grad2d, uint32_t n);
 /* Stage "project_bwd": parameter gradients (grads, model layout) from grad2d; adds densification
- * statistics to dens when pc->accumulate. */
+ * statistics to dens when pc->accumulate. counters: the forward's (does nothing on overflow). */
 void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
                               const struct gs_pc_project_bwd *pc,
                               struct gs_vk_buf *const params[GS_P_COUNT], struct gs_vk_buf *splats,
                               struct gs_vk_buf *grad2d, struct gs_vk_buf *const grads[GS_P_COUNT],
-                              struct gs_vk_buf *dens);
-/* Stage "adam": one step over every parameter float. moments: 2 floats per parameter float.
- * tiles_touched is read only by the visible-only variant (any buffer of n words). */
+                              struct gs_vk_buf *dens, struct gs_vk_buf *counters);
+/* Stage "adam": one step over every parameter float. moments: one buffer laid out as
+ * gs_tk_moment_offsets says for `capacity` splats. tiles_touched is read only by the
+ * visible-only variant (any buffer of n words); counters as above. */
 void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_adam *pc,
                        struct gs_vk_buf *const params[GS_P_COUNT],
-                       struct gs_vk_buf *const grads[GS_P_COUNT],
-                       struct gs_vk_buf *const moments[GS_P_COUNT],
-                       struct gs_vk_buf *tiles_touched);
+                       struct gs_vk_buf *const grads[GS_P_COUNT], struct gs_vk_buf *moments,
+                       struct gs_vk_buf *tiles_touched, struct gs_vk_buf *counters);
 
-/* Fills an Adam push-constant block for step t (from 1) as gs_ref_adam_step computes it (float). */
-void gs_tk_adam_pc(struct gs_pc_adam *pc, uint32_t n, uint32_t step, const float lr[6],
-                   float beta1, float beta2, float eps);
+/* Float offsets of each group's moments in the shared moments buffer for `capacity` splats;
+ * returns the total floats (2 * 59 * capacity). */
+uint64_t gs_tk_moment_offsets(uint32_t capacity, uint32_t off[GS_P_COUNT]);
+
+/* Fills an Adam push-constant block for step t (from 1) as gs_ref_adam_step computes it (float),
+ * with the moments laid out for `capacity` splats. */
+void gs_tk_adam_pc(struct gs_pc_adam *pc, uint32_t n, uint32_t capacity, uint32_t step,
+                   const float lr[6], float beta1, float beta2, float eps);
 
 #endif

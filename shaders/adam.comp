@@ -22,12 +22,9 @@ layout(std430, binding = 6) readonly buffer G1 { float g_scales[]; };
 layout(std430, binding = 7) readonly buffer G2 { float g_quats[]; };
 layout(std430, binding = 8) readonly buffer G3 { float g_opacity[]; };
 layout(std430, binding = 9) readonly buffer G4 { float g_sh[]; };
-layout(std430, binding = 10) buffer M0 { vec2 m_means[]; };
-layout(std430, binding = 11) buffer M1 { vec2 m_scales[]; };
-layout(std430, binding = 12) buffer M2 { vec2 m_quats[]; };
-layout(std430, binding = 13) buffer M3 { vec2 m_opacity[]; };
-layout(std430, binding = 14) buffer M4 { vec2 m_sh[]; };
-layout(std430, binding = 15) readonly buffer Vis { uint tiles_touched[]; };
+layout(std430, binding = 10) buffer Mom { vec2 mom[]; };
+layout(std430, binding = 11) readonly buffer Vis { uint tiles_touched[]; };
+layout(std430, binding = 12) readonly buffer Ctr { uint counters[]; };
 layout(push_constant) uniform PC { gs_pc_adam pc; };
 
 // Returns the parameter's change; updates the moments in place.
@@ -44,42 +41,43 @@ void main() {
   uint idx = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * GS_WG +
              gl_LocalInvocationID.x;
   uint n = pc.n;
+  if (counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY]) return;
   if (idx < 3u * n) {
     if (skip(idx / 3u)) return;
-    vec2 mv = m_means[idx];
+    vec2 mv = mom[pc.mom_off[0] / 2u + idx];
     p_means[idx] -= adam(mv, g_means[idx], pc.step_size[0]);
-    m_means[idx] = mv;
+    mom[pc.mom_off[0] / 2u + idx] = mv;
     return;
   }
   idx -= 3u * n;
   if (idx < 3u * n) {
     if (skip(idx / 3u)) return;
-    vec2 mv = m_scales[idx];
+    vec2 mv = mom[pc.mom_off[1] / 2u + idx];
     p_scales[idx] -= adam(mv, g_scales[idx], pc.step_size[1]);
-    m_scales[idx] = mv;
+    mom[pc.mom_off[1] / 2u + idx] = mv;
     return;
   }
   idx -= 3u * n;
   if (idx < 4u * n) {
     if (skip(idx / 4u)) return;
-    vec2 mv = m_quats[idx];
+    vec2 mv = mom[pc.mom_off[2] / 2u + idx];
     p_quats[idx] -= adam(mv, g_quats[idx], pc.step_size[2]);
-    m_quats[idx] = mv;
+    mom[pc.mom_off[2] / 2u + idx] = mv;
     return;
   }
   idx -= 4u * n;
   if (idx < n) {
     if (skip(idx)) return;
-    vec2 mv = m_opacity[idx];
+    vec2 mv = mom[pc.mom_off[3] / 2u + idx];
     p_opacity[idx] -= adam(mv, g_opacity[idx], pc.step_size[3]);
-    m_opacity[idx] = mv;
+    mom[pc.mom_off[3] / 2u + idx] = mv;
     return;
   }
   idx -= n;
   if (idx < 48u * n) {
     if (skip(idx / 48u)) return;
-    vec2 mv = m_sh[idx];
+    vec2 mv = mom[pc.mom_off[4] / 2u + idx];
     p_sh[idx] -= adam(mv, g_sh[idx], (idx % 48u) < 3u ? pc.step_size[4] : pc.step_size[5]);
-    m_sh[idx] = mv;
+    mom[pc.mom_off[4] / 2u + idx] = mv;
   }
 }

@@ -13,7 +13,9 @@
  *   grad2d:  float[GS_G2D * n]           per splat, summed over pixels: dL/d(mean2d.xy, conic.abc,
  *                                        rgb, opacity) at the GS_G2D_* offsets
  *   grads:   the model layout (means 3n, log_scales 3n, quats 4n, opacity n, sh 48n)
- *   moments: float[2 * floats of the group]: Adam (m, v) interleaved per parameter float
+ *   moments: one buffer, Adam (m, v) interleaved per parameter float, group g from mom_off[g]
+ *   counters: the forward's (gs_shared.h): a frame whose pairs overflowed the arena is recorded
+ *            again, so project_bwd and adam do nothing when counters[PAIRS] > counters[CAPACITY]
  *   dens:    float[3 * n]                 densification statistics per splat: sum of the 2D
  *                                        gradient norm, visible count, max screen radius */
 #ifndef GS_TRAIN_SHARED_H
@@ -51,10 +53,12 @@ struct gs_pc_loss {
   float inv_count;  /* 1 / (3 w h) */
 };
 
-/* adam: one thread per parameter float over the concatenation of the groups. */
+/* adam: one thread per parameter float over the concatenation of the groups. The moments of
+ * all groups share one buffer: group g's (m, v) pairs start at float mom_off[g]. */
 struct gs_pc_adam {
   GS_U32 n;             /* splats */
-  GS_U32 pad;
+  GS_U32 mom_off[5];
+  GS_U32 pad[2];
   float step_size[6];   /* lr / (1 - beta1^t) per group: means, scales, quats, opacity, dc, rest */
   float beta1, beta2, eps;
   float sqrt_bc2;       /* sqrt(1 - beta2^t) */

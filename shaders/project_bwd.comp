@@ -24,6 +24,7 @@ layout(std430, binding = 8) writeonly buffer GQuats { float g_quats[]; };
 layout(std430, binding = 9) writeonly buffer GOpac { float g_opacity[]; };
 layout(std430, binding = 10) writeonly buffer GSh { float g_sh[]; };
 layout(std430, binding = 11) buffer Dens { float dens[]; };
+layout(std430, binding = 12) readonly buffer Ctr { uint counters[]; };
 layout(push_constant) uniform PC { gs_pc_project_bwd pc; };
 
 void zero(uint i) {
@@ -35,7 +36,8 @@ void zero(uint i) {
 
 void main() {
   uint i = gl_GlobalInvocationID.x;
-  if (i >= pc.n) return;
+  // An overflowed frame is recorded again: leave everything as it is.
+  if (i >= pc.n || counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY]) return;
   if (splats[i].radius == 0u) { zero(i); return; }
 
   // ---- forward quantities (recomputed) ----

@@ -247,6 +247,10 @@ END_TEST
 START_TEST(raster_bwd_opaque_matches_reference) { raster_case(2 | 4, 60, 9, 4.0f); }
 END_TEST
 
+/* Forward counters of a frame that fit its arena (pairs <= capacity) / that overflowed it. */
+static const uint32_t ctr_ok[GS_CTR_WORDS] = {10, 100, 0, 0};
+static const uint32_t ctr_overflow[GS_CTR_WORDS] = {101, 100, 0, 0};
+
 static struct gs_vk_buf *up_group(const struct gs_model *m, int g, const char *label) {
   const float *p = g == GS_P_MEANS    ? m->means
                    : g == GS_P_SCALES ? m->log_scales
@@ -283,6 +287,7 @@ static void project_case(uint32_t degree) {
   struct gs_vk_buf *g2d = upload(g2, 4 * GS_G2D * (size_t)n, "grad2d");
   float *dz = calloc(3 * (size_t)n, 4);
   struct gs_vk_buf *dens = upload(dz, 12 * (size_t)n, "dens");
+  struct gs_vk_buf *ctr = upload(ctr_ok, sizeof ctr_ok, "counters");
   struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT];
   for (int k = 0; k < GS_P_COUNT; k++) {
     params[k] = up_group(&fx.m, k, "param");
@@ -296,7 +301,7 @@ static void project_case(uint32_t degree) {
   memcpy(pc.campos, fx.cam.campos, sizeof pc.campos);
   VkCommandBuffer cmd;
   ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
-  gs_tk_record_project_bwd(tk, cmd, &pc, params, g.splats, g2d, grads, dens);
+  gs_tk_record_project_bwd(tk, cmd, &pc, params, g.splats, g2d, grads, dens, ctr);
   ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
   const char *names[GS_P_COUNT] = {"means", "log_scales", "quats", "opacity", "sh"};
   const float *refs[GS_P_COUNT] = {ref.means, ref.log_scales, ref.quats, ref.opacity, ref.sh};
@@ -329,6 +334,7 @@ static void project_case(uint32_t degree) {
   }
   gs_vk_buf_destroy(&g2d);
   gs_vk_buf_destroy(&dens);
+  gs_vk_buf_destroy(&ctr);
   free(dz);
   free(g2);
   free(sg);
@@ -356,15 +362,18 @@ START_TEST(adam_matches_reference) {
   struct gs_tk *tk = NULL;
   struct gs_tk_opts o = {.adam_visible = _i};
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
-  struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT], *mom[GS_P_COUNT];
+  struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT];
   for (int k = 0; k < GS_P_COUNT; k++) {
     params[k] = up_group(&p, k, "param");
     grads[k] = up_group(&gr, k, "grad");
-    size_t cnt = 2 * (size_t)gs_pgroup_floats[k] * n;
-    float *z = calloc(cnt, 4);
-    mom[k] = upload(z, 4 * cnt, "moments");
-    free(z);
   }
+  uint32_t cap = n + 5, off[GS_P_COUNT]; /* moments laid out for a larger capacity */
+  size_t mfloats = gs_tk_moment_offsets(cap, off);
+  float *z = calloc(mfloats, 4);
+  struct gs_vk_buf *mom = upload(z, 4 * mfloats, "moments");
+  free(z);
+  struct gs_vk_buf *ctr = upload(ctr_ok, sizeof ctr_ok, "counters");
+  struct gs_vk_buf *ctr_bad = upload(ctr_overflow, sizeof ctr_overflow, "counters");
   /* Visible-only Adam: odd splats were culled this iteration. */
   uint32_t *vis = malloc(4 * (size_t)n);
   for (uint32_t i = 0; i < n; i++) vis[i] = (i % 2 == 0) ? 3 : 0;
@@ -378,10 +387,13 @@ START_TEST(adam_matches_reference) {
   struct gs_ref_adam hp = {0.9f, 0.999f, 1e-15f};
   for (uint32_t step = 1; step <= 3; step++) {
     struct gs_pc_adam pc;
-    gs_tk_adam_pc(&pc, n, step, lr, hp.beta1, hp.beta2, hp.eps);
+    gs_tk_adam_pc(&pc, n, cap, step, lr, hp.beta1, hp.beta2, hp.eps);
     VkCommandBuffer cmd;
     ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
-    gs_tk_record_adam(tk, cmd, &pc, params, grads, mom, tt);
+    /* An overflowed frame's step does nothing (it is recorded again). */
+    gs_tk_record_adam(tk, cmd, &pc, params, grads, mom, tt, ctr_bad);
+    gs_vk_barrier(cmd);
+    gs_tk_record_adam(tk, cmd, &pc, params, grads, mom, tt, ctr);
     ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
     gs_ref_adam_model(&p, &gr, &m1, &m2, &rl, &hp, step);
   }
@@ -403,8 +415,10 @@ START_TEST(adam_matches_reference) {
   for (int k = 0; k < GS_P_COUNT; k++) {
     gs_vk_buf_destroy(&params[k]);
     gs_vk_buf_destroy(&grads[k]);
-    gs_vk_buf_destroy(&mom[k]);
   }
+  gs_vk_buf_destroy(&mom);
+  gs_vk_buf_destroy(&ctr);
+  gs_vk_buf_destroy(&ctr_bad);
   gs_vk_buf_destroy(&tt);
   free(vis);
   gs_ref_model_free(&p);
