@@ -20,3 +20,14 @@ if(SW_BUILD_PIPELINE AND TARGET gs_core)
     endif()
   endforeach()
 endif()
+
+# `splat-train render` end to end through its entry point; needs the GPU forward (gs_vk) and the
+# C reference (gs_ref).
+if(SW_BUILD_PIPELINE AND TARGET gs_core AND TARGET gs_vk AND TARGET gs_ref
+   AND EXISTS ${CMAKE_SOURCE_DIR}/pipeline/gs_cmd_render.c)
+  sw_add_check_test(test_render SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_render.c
+    ${CMAKE_SOURCE_DIR}/pipeline/gs_cmd_render.c LIBS gs_core gs_vk gs_ref TIMEOUT 180)
+  target_include_directories(test_render PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
+  target_compile_definitions(test_render PRIVATE GS_FIXTURES_DIR="${_gs_fixtures}"
+    GS_LEGO_DIR="${_gs_lego}")
+endif()
