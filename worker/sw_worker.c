@@ -176,9 +176,9 @@ static int open_socket(struct worker *w, struct sw_err *err) {
   zmq_setsockopt(w->sock, ZMQ_ROUTING_ID, w->id, strlen(w->id));
   zmq_setsockopt(w->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
   zmq_setsockopt(w->sock, ZMQ_HANDSHAKE_IVL, &hs, sizeof hs);
-  /* Do not queue messages for a peer that is not connected yet: results travel through the
-   * spool, heartbeats are periodic, so stale queued frames would only confuse the peer. */
-  zmq_setsockopt(w->sock, ZMQ_IMMEDIATE, &one, sizeof one);
+  /* No ZMQ_IMMEDIATE: Hello is sent right after connect and must wait for the connection.
+   * A socket is closed (linger 0) on every reconnect, so nothing stale is queued for long. */
+  (void)one;
   if (!w->o->insecure) {
     zmq_setsockopt(w->sock, ZMQ_CURVE_SERVERKEY, w->server_key, 40);
     zmq_setsockopt(w->sock, ZMQ_CURVE_PUBLICKEY, w->public_key, 40);
@@ -302,11 +302,12 @@ static void start_prep(struct worker *w) {
     char path[4096];
     struct sw_err err = {0};
     char line[4400];
+    /* "=" + directory on success (an empty directory means "no scene"), "!" + reason on error. */
     if (sw_scene_prepare(run->scene_json, w->scenes_dir, w->o->splat_train, path, sizeof path,
                          &err))
       snprintf(line, sizeof line, "!%s", err.msg);
     else
-      snprintf(line, sizeof line, "%s", path);
+      snprintf(line, sizeof line, "=%s", path);
     ssize_t left = (ssize_t)strlen(line);
     const char *p = line;
     while (left > 0) {
@@ -508,7 +509,7 @@ static void step_lease(struct worker *w, int64_t t) {
       }
     }
     w->prep_buf[w->prep_len] = '\0';
-    if (w->prep_len == 0 || w->prep_buf[0] == '!') {
+    if (w->prep_len == 0 || w->prep_buf[0] != '=') {
       const char *why = w->prep_len ? w->prep_buf + 1 : "scene preparation died";
       char msg[4500];
       snprintf(msg, sizeof msg, "scene: %s", why);
@@ -519,7 +520,7 @@ static void step_lease(struct worker *w, int64_t t) {
       finish_run(w, 2, 0, NULL, strdup(msg));
       return;
     }
-    snprintf(w->scene_dir, sizeof w->scene_dir, "%s", w->prep_buf);
+    snprintf(w->scene_dir, sizeof w->scene_dir, "%s", w->prep_buf + 1);
     begin_quiet(w);
     return;
   }
