@@ -358,7 +358,9 @@ static int v_assign(const struct sw_msg_assign *a, struct sw_err *err) {
     const struct sw_msg_run *r = &a->runs[i];
     snprintf(path, sizeof path, "Assign.runs[%zu]", i);
     rc = v_nonzero(r->run_id, path, "run_id", err);
-    if (!rc) rc = v_fixed(r->arm, sizeof r->arm, 1, path, "arm", err);
+    /* A gate run's arm is "off" or "on"; a grid run's is its point label, which is empty for a
+     * grid without parameters (an audit re-measuring the base config). */
+    if (!rc) rc = v_fixed(r->arm, sizeof r->arm, a->gate_id != 0, path, "arm", err);
     if (!rc) rc = v_json(r->config_json, 1, path, "config_json", err);
     if (!rc) rc = v_json(r->trainer_json, 1, path, "trainer_json", err);
     if (!rc) rc = v_json(r->scene_json, 1, path, "scene_json", err);

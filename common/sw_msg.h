@@ -154,7 +154,7 @@ struct sw_msg_contamination {
 /* One run of a lease. The JSON texts are objects (validated). */
 struct sw_msg_run {
   uint64_t run_id;                 /* non-zero */
-  char arm[SW_MSG_ID_MAX + 1];     /* "off" / "on", or a grid point label; non-empty */
+  char arm[SW_MSG_ID_MAX + 1];     /* "off" / "on" (gate: non-empty), or a grid point label */
   char *config_json;               /* resolved trainer config */
   char *trainer_json;              /* trainer spec: {"builtin":{..}} or {"exec":{..}} */
   char *scene_json;                /* scene spec, "{}" when none */
@@ -164,7 +164,7 @@ struct sw_msg_assign {
   uint64_t lease_id; /* non-zero */
   uint64_t epoch;
   int64_t deadline_ms; /* unix ms at which the lease expires unless renewed */
-  uint64_t sweep_id, gate_id, pair_id; /* gate_id / pair_id are 0 for grid runs */
+  uint64_t sweep_id, gate_id, pair_id; /* gate_id is 0 for grid runs */
   uint32_t attempt;                    /* >= 1 */
   struct sw_msg_run *runs;             /* in the order to run them; 1..SW_MSG_RUNS_MAX */
   size_t n_runs;

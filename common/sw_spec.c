@@ -598,7 +598,7 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
 
 static const char *const match_fields[] = {"hostname", "os", "arch", "cpu_model", "cores",
                                            "mem_bytes", "gpu_name", "gpu_driver", "gpu_api",
-                                           "gpu_kind", "worker_id", NULL};
+                                           "gpu_kind", "worker_id", "trainer_sha256", NULL};
 
 static int match_key_ok(const char *k) {
   if (!strncmp(k, "label.", 6)) return k[6] != 0;

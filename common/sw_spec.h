@@ -88,7 +88,8 @@ struct sw_spec_pairs {
 };
 
 /* One matcher: key is a fingerprint field (hostname, os, arch, cpu_model, cores, mem_bytes,
- * gpu_name, gpu_driver, gpu_api, gpu_kind, worker_id) or "label.NAME"; glob is fnmatch(3). */
+ * gpu_name, gpu_driver, gpu_api, gpu_kind, worker_id, trainer_sha256) or "label.NAME"; glob is
+ * fnmatch(3). */
 struct sw_spec_match {
   char *key;
   char *glob;
@@ -98,7 +99,7 @@ struct sw_spec_placement {
   bool spread; /* default true */
   struct sw_spec_match *match;
   size_t n_match;
-  char *pin; /* worker id, NULL = any */
+  char *pin; /* worker id (an fnmatch glob), NULL = any */
 };
 
 struct sw_spec_guard {
@@ -162,7 +163,7 @@ struct sw_spec {
 struct sw_spec_point {
   size_t index;                      /* 0-based, in expansion order */
   uint32_t repeat;                   /* 0-based */
-  char label[SW_MSG_ID_MAX + 1];     /* "radix_passes=skip,binning=resident#0" (truncated) */
+  char label[SW_MSG_ID_MAX + 1];     /* "binning=resident,radix_passes=skip" (truncated); "" */
   struct sw_spec_config values;      /* one entry per parameter, in parameter order */
 };
 
@@ -191,9 +192,10 @@ int sw_spec_resolve_arm(const struct sw_spec *spec, const char *arm, struct sw_s
 int sw_spec_resolve_point(const struct sw_spec *spec, const struct sw_spec_point *point,
                           struct sw_spec_config *out, struct sw_err *err);
 
-/* The cartesian product of the grid's parameters times repeats, in a deterministic order: the
- * first parameter varies slowest, repeats fastest. A grid without parameters gives `repeats`
- * points of the base config. *points is an array the caller frees with sw_spec_points_free. */
+/* The cartesian product of the grid's parameters times repeats, in a deterministic order:
+ * repeats outermost (every point once before any twice), then the first parameter slowest and
+ * the last fastest. A grid without parameters gives `repeats` points of the base config with
+ * an empty label. *points is an array the caller frees with sw_spec_points_free. */
 int sw_spec_grid_expand(const struct sw_spec *spec, struct sw_spec_point **points, size_t *n,
                         struct sw_err *err);
 void sw_spec_points_free(struct sw_spec_point **points, size_t n);

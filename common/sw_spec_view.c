@@ -279,15 +279,17 @@ int sw_spec_grid_expand(const struct sw_spec *s, struct sw_spec_point **points, 
     free(idx);
     return sw_err_set(err, SW_ENOMEM, "out of memory");
   }
+  /* Repeats outermost: every point runs once before any runs twice, so a machine's slow drift
+   * spreads over all points instead of biasing the last ones (the scheduler's order too). */
   size_t k = 0;
-  for (size_t c = 0; c < combos; c++) {
-    /* Mixed-radix decomposition of c: the last parameter varies fastest. */
-    size_t rem = c;
-    for (size_t i = s->n_params; i-- > 0;) {
-      idx[i] = rem % s->params[i].n_values;
-      rem /= s->params[i].n_values;
-    }
-    for (uint32_t r = 0; r < s->repeats; r++, k++) {
+  for (uint32_t r = 0; r < s->repeats; r++) {
+    for (size_t c = 0; c < combos; c++, k++) {
+      /* Mixed-radix decomposition of c: the last parameter varies fastest. */
+      size_t rem = c;
+      for (size_t i = s->n_params; i-- > 0;) {
+        idx[i] = rem % s->params[i].n_values;
+        rem /= s->params[i].n_values;
+      }
       struct sw_spec_point *pt = &pts[k];
       pt->index = k;
       pt->repeat = r;
@@ -303,8 +305,6 @@ int sw_spec_grid_expand(const struct sw_spec *s, struct sw_spec_point **points, 
         snprintf(label + used, sizeof label - used, "%s%s=%s", i ? "," : "", s->params[i].key,
                  v->text);
       }
-      size_t used = strlen(label);
-      snprintf(label + used, sizeof label - used, "%s#%u", s->n_params ? "" : "base", r);
       snprintf(pt->label, sizeof pt->label, "%s", label);
     }
   }
@@ -338,6 +338,7 @@ static const char *hello_field(const struct sw_msg_hello *h, const char *key, ch
   if (!strcmp(key, "gpu_api")) return fp->gpu_api;
   if (!strcmp(key, "gpu_kind")) return sw_gpu_kind_name(fp->gpu_kind);
   if (!strcmp(key, "worker_id")) return h->worker_id;
+  if (!strcmp(key, "trainer_sha256")) return h->trainer_sha256;
   if (!strcmp(key, "cores")) {
     snprintf(buf, cap, "%u", fp->cores);
     return buf;
@@ -350,7 +351,7 @@ static const char *hello_field(const struct sw_msg_hello *h, const char *key, ch
 }
 
 int sw_spec_worker_eligible(const struct sw_spec *s, const struct sw_msg_hello *h) {
-  if (s->placement.pin && strcmp(s->placement.pin, h->worker_id)) return 0;
+  if (s->placement.pin && fnmatch(s->placement.pin, h->worker_id, 0) != 0) return 0;
   char buf[32];
   for (size_t i = 0; i < s->placement.n_match; i++) {
     const char *v = hello_field(h, s->placement.match[i].key, buf, sizeof buf);

@@ -391,6 +391,16 @@ START_TEST(validation_refuses) {
   run.config_json = "{\"a\":1,\"a\":2}";
   refused(&m, "runs[0].config_json");
   run.config_json = "{\"a\":1}";
+  /* An empty arm is a grid run of a grid without parameters; a gate run needs its arm. */
+  run.arm[0] = 0;
+  uint8_t *okbuf = NULL;
+  size_t oklen = 0;
+  struct sw_err okerr = {0};
+  ck_assert_int_eq(sw_codec_encode(&m, &okbuf, &oklen, &okerr), 0);
+  free(okbuf);
+  m.u.assign.gate_id = 4;
+  refused(&m, "runs[0].arm");
+  strcpy(run.arm, "off");
   run.scene_json = NULL;
   refused(&m, "runs[0].scene_json");
   run.scene_json = "{}";

@@ -256,17 +256,19 @@ START_TEST(grid_expansion_order) {
   size_t n = 0;
   ck_assert_int_eq(sw_spec_grid_expand(s, &pts, &n, &err), 0);
   ck_assert_uint_eq(n, 12);
-  ck_assert_str_eq(pts[0].label, "binning=resident,radix_passes=skip#0");
-  ck_assert_str_eq(pts[1].label, "binning=resident,radix_passes=skip#1");
-  ck_assert_str_eq(pts[2].label, "binning=resident,radix_passes=full#0");
-  ck_assert_str_eq(pts[6].label, "binning=transient,radix_passes=skip#0");
-  ck_assert_str_eq(pts[11].label, "binning=transient,radix_passes=full2#1");
+  /* Repeats outermost, last parameter fastest. */
+  ck_assert_str_eq(pts[0].label, "binning=resident,radix_passes=skip");
+  ck_assert_str_eq(pts[1].label, "binning=resident,radix_passes=full");
+  ck_assert_str_eq(pts[2].label, "binning=resident,radix_passes=full2");
+  ck_assert_str_eq(pts[3].label, "binning=transient,radix_passes=skip");
+  ck_assert_str_eq(pts[6].label, "binning=resident,radix_passes=skip");
+  ck_assert_str_eq(pts[11].label, "binning=transient,radix_passes=full2");
   for (size_t i = 0; i < n; i++) {
     ck_assert_uint_eq(pts[i].index, i);
-    ck_assert_uint_eq(pts[i].repeat, i % 2);
+    ck_assert_uint_eq(pts[i].repeat, i / 6);
   }
   struct sw_spec_config c;
-  ck_assert_int_eq(sw_spec_resolve_point(s, &pts[7], &c, &err), 0);
+  ck_assert_int_eq(sw_spec_resolve_point(s, &pts[9], &c, &err), 0);
   ck_assert_uint_eq(c.n, 4);
   ck_assert_str_eq(c.items[0].key, "iterations");
   ck_assert_str_eq(c.items[1].key, "binning");
@@ -301,7 +303,8 @@ START_TEST(grid_expansion_order) {
   s = load_ok("name: a\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\nrepeats: 3\n");
   ck_assert_int_eq(sw_spec_grid_expand(s, &pts, &n, &err), 0);
   ck_assert_uint_eq(n, 3);
-  ck_assert_str_eq(pts[2].label, "base#2");
+  ck_assert_str_eq(pts[2].label, "");
+  ck_assert_uint_eq(pts[2].repeat, 2);
   sw_spec_points_free(&pts, n);
   sw_spec_destroy(&s);
 }
@@ -403,7 +406,7 @@ START_TEST(worker_eligibility) {
   sw_spec_destroy(&s);
 
   s = load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
-              "arms: {off: {a: 1}, on: {a: 2}}\nplacement: {pin: w2}\n");
+              "arms: {off: {a: 1}, on: {a: 2}}\nplacement: {pin: 'w[23]'}\n");
   ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0);
   strcpy(h.worker_id, "w2");
   ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 1);
