@@ -233,7 +233,8 @@ int main(int argc, char **argv) {
   const double effects[4] = {0.0, -0.01, -0.02, -0.05};
   for (int k = 0; k < 4; k++) {
     struct tally lab3 = {0}, lab5 = {0}, lab5s = {0}, ours = {0}, ours_ns = {0};
-    /* The same seed per effect for every procedure: common random numbers for the gates. */
+    /* One seed per effect; each simulated gate's model (CV, machine offsets) is shared by all
+     * procedures, each procedure then draws its own runs from the stream. */
     gsl_rng_set(r, seed + (unsigned long)k);
     for (long g = 0; g < gates; g++) {
       struct model m;

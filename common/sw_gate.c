@@ -148,7 +148,7 @@ static int check_input(const struct sw_gate_input *in, struct sw_err *err) {
   if (in->n_pairs > 0 && !in->pairs)
     return sw_err_set(err, SW_EINVAL, "gate input: no pair array");
   if (in->has_baseline) {
-    if (!(in->baseline_mean > 0.0 && isfinite(in->baseline_mean)))
+    if (!(in->baseline_mean >= 1e-100 && in->baseline_mean <= 1e100))
       return sw_err_set(err, SW_EINVAL, "gate input: baseline mean %g must be > 0",
                         in->baseline_mean);
     if (isfinite(in->baseline_cv) && in->baseline_cv < 0.0)
@@ -161,6 +161,14 @@ static int check_input(const struct sw_gate_input *in, struct sw_err *err) {
                         p->replaces);
     if (p->invalid)
       continue;
+    /* Metric values are times, rates, dB: a value outside [1e-100, 1e100] is a unit or parsing
+     * error upstream, and would overflow the arm sums or underflow a ratio. */
+    double lo = 1e-100, hi = 1e100;
+    if ((p->on > 0.0 && (p->on < lo || p->on > hi)) ||
+        (!in->has_baseline && p->off > 0.0 && (p->off < lo || p->off > hi)))
+      return sw_err_set(err, SW_EINVAL,
+                        "gate input: pair %zu has a value outside [1e-100, 1e100] (off %g, on %g)",
+                        i, p->off, p->on);
     if (!(p->on > 0.0 && isfinite(p->on)))
       return sw_err_set(err, SW_EINVAL, "gate input: pair %zu has on value %g (needs > 0)", i,
                         p->on);
@@ -509,9 +517,12 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
   if (a->n_machines >= 2)
     reason(res,
            "lab rule across %d machines: within-machine delta %+.2f%% vs threshold %.2f%% = "
-           "max(%g x pooled within-machine CV_off %.2f%%, floor %.2f%%): %s",
-           a->n_machines, 100 * a->delta, 100 * a->threshold, cfg->k, 100 * a->cv_off,
-           100 * cfg->floor, a->lab_significant ? "significant" : "not significant");
+           "max(%g x %s %.2f%%, floor %.2f%%): %s",
+           a->n_machines, 100 * a->delta, 100 * a->threshold, cfg->k,
+           a->n_machines == a->n ? "CV from the pairs' log ratios (one pair per machine)"
+                                 : "pooled within-machine CV_off",
+           100 * a->cv_off, 100 * cfg->floor,
+           a->lab_significant ? "significant" : "not significant");
   else if (isfinite(a->threshold))
     reason(res,
            "lab rule: delta %+.2f%% (mean off %.6g, on %.6g) vs threshold %.2f%% = "
@@ -568,16 +579,17 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
       reason(res, "inconclusive: the lab rule and the paired effect disagree in sign");
     else
       reason(res, "inconclusive: not enough pairs to judge");
-    if (isfinite(p->mde_pct))
+    if (isfinite(p->mde_pct) && p->pairs_needed > 0)
       reason(res,
-             "resolution: at n = %d the minimal detectable effect is %.2f%% (paired t, power "
-             "%g) and the lab threshold %.2f%%; %s",
-             p->n, p->mde_pct, cfg->power, 100 * p->threshold,
-             p->pairs_needed > 0 ? "see pairs_needed for the observed effect"
-                                 : "the observed effect is below what any n resolves under the lab rule");
-    if (p->pairs_needed > 0)
-      reason(res, "about %d pairs would resolve the observed %+.2f%%", p->pairs_needed,
-             p->effect_pct);
+             "resolution: at n = %d the minimal detectable effect is %.2f%% (paired t, power %g), "
+             "the lab threshold %.2f%%; about %d pairs would resolve the observed %+.2f%%",
+             p->n, p->mde_pct, cfg->power, 100 * p->threshold, p->pairs_needed, p->effect_pct);
+    else if (isfinite(p->mde_pct))
+      reason(res,
+             "resolution: at n = %d the minimal detectable effect is %.2f%% (paired t, power %g), "
+             "the lab threshold %.2f%%; the observed delta is inside the threshold, which does "
+             "not shrink with n, so more pairs alone will not resolve it",
+             p->n, p->mde_pct, cfg->power, 100 * p->threshold);
   }
 }
 
@@ -738,9 +750,13 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
 
   explain(in, cfg, res, p_crit_primary);
   if (plan && sq->decision != SW_GATE_SEQ_NONE) {
-    if (sq->decision == SW_GATE_SEQ_CONTINUE)
-      reason(res, "sequential: continue (look at %d pairs of at most %d%s)", a->n,
-             plan->max_pairs, isfinite(sq->cond_power) ? "" : ", before the first look");
+    if (sq->decision == SW_GATE_SEQ_CONTINUE && a->n < plan->min_pairs)
+      reason(res, "sequential: continue; the first look is at %d pairs (now %d)",
+             plan->min_pairs, a->n);
+    else if (sq->decision == SW_GATE_SEQ_CONTINUE)
+      reason(res, "sequential: continue after the look at %d of at most %d pairs: |z| %.2f "
+                  "below the boundary %.2f, conditional power %.2f",
+             a->n, plan->max_pairs, fabs(sq->z_stat), sq->z_bound, sq->cond_power);
     else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE && res->fragile)
       reason(res, "sequential: stopped at %d pairs: every contaminated pair has been rerun and "
                   "the verdict still depends on excluding them (fragile)",

@@ -424,6 +424,29 @@ START_TEST(bad_input_gives_clear_errors) {
   ck_assert_int_eq(eval_text("{\"rule\": {\"k\": -2}, \"pairs\": []}", &e), SW_EINVAL);
   sw_err_clear(&e);
   ck_assert_int_eq(sw_gate_eval_file("/nonexistent/gate.json", stdout, &e), SW_ENOTFOUND);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [1, 2]}", &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "pairs[0]: expected an object"), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": 1, \"on\": 2, \"replaces\": 0.5}]}", &e),
+                   SW_EINVAL);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": \"1\", \"on\": 2}]}", &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "pairs[0].off: expected a number"), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"baseline\": {\"mean\": 100}, \"pairs\": [{\"off\": 1, \"on\": 2}]}",
+                             &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "baseline form"), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("[]", &e), SW_EINVAL);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"sequential\": {\"min_pairs\": 5, \"max_pairs\": 3}, \"pairs\": []}", &e),
+                   SW_EINVAL);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": 1e308, \"on\": 1e-308}, {\"off\": 1, \"on\": 1}]}", &e),
+                   SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "pair 0 has a value outside"), "%s", e.msg);
+  sw_err_clear(&e);
   /* No pairs at all is a judgeable input: inconclusive, not an error. */
   sw_err_clear(&e);
   ck_assert_int_eq(eval_text("{\"pairs\": []}", &e), 0);
