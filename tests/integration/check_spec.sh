@@ -17,7 +17,7 @@ for f in unknown type yaml; do
   [ $rc -eq 2 ] || fail "$f: exit $rc, expected 2"
   grep -qE "$f\.yaml:[0-9]+:[0-9]+" "$T/$f.out" || fail "$f: no FILE:LINE:COLUMN in the message"
 done
-grep -q ':4:' "$T/unknown.out" || fail "unknown key not reported on line 4"
+grep -q 'unknown.yaml:3:1:' "$T/unknown.out" || fail "unknown key not reported at 3:1"
 WORK="tcp://127.0.0.1:$PORT"
 CTL="tcp://127.0.0.1:$((PORT + 1))"
 start coord "$SW" coordinator --bind-work "$WORK" --bind-control "$CTL" --db "$T/sw.db" --insecure

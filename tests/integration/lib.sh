@@ -15,11 +15,10 @@ export SW_LOG=${SW_LOG:-info}
 
 # The trainers a killed worker leaves behind: found by their command line naming $T.
 scratch_pids() {
-  local p
-  for p in /proc/[0-9]*; do
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$T/"; then
-      echo "${p#/proc/}"
-    fi
+  local f
+  for f in $(grep -lF -- "$T/" /proc/[0-9]*/cmdline 2>/dev/null); do
+    f=${f#/proc/}
+    echo "${f%/cmdline}"
   done
 }
 

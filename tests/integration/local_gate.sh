@@ -14,7 +14,7 @@ jq -e '.sweeps | length == 1' "$T/report.json" >/dev/null || fail "expected one 
 jq -e '[.sweeps[0].gates[0].pairs[]] | length == 5' "$T/report.json" >/dev/null ||
   fail "expected exactly 5 pairs: $(jq -c '.sweeps[0].gates[0].pairs | length' "$T/report.json")"
 # Both runs of every pair on the pair's worker, one attempt, and orders alternating by index.
-jq -e '[.sweeps[0].gates[0].pairs[] | (.off.worker // .worker) == .worker and (.on.worker // .worker) == .worker
+jq -e '[.sweeps[0].gates[0].pairs[] | .off.worker == .worker and .on.worker == .worker
         and .off.attempt == .on.attempt] | all' "$T/report.json" >/dev/null || fail "a pair mixes workers or attempts"
 jq -e '[.sweeps[0].gates[0].pairs | sort_by(.index) | .[] | .order] == ["off-on","on-off","off-on","on-off","off-on"]' \
   "$T/report.json" >/dev/null || fail "orders not alternating: $(jq -c '[.sweeps[0].gates[0].pairs[] | [.index, .order]]' "$T/report.json")"

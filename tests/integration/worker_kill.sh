@@ -29,7 +29,7 @@ wait_until 90 done_ || fail "sweep did not finish after the kill"
 jq -c '[.sweeps[0].gates[0].pairs[] | {index, worker, order, a_off: .off.attempt, a_on: .on.attempt}]' "$T/report.json"
 jq -e '[.sweeps[0].gates[0].pairs[]] | length == 3' "$T/report.json" >/dev/null || fail "expected 3 pairs"
 jq -e '[.sweeps[0].gates[0].pairs[] | .off.attempt == .on.attempt and
-        ((.off.worker // .worker) == .worker) and ((.on.worker // .worker) == .worker)] | all' \
+        .off.worker == .worker and .on.worker == .worker] | all' \
   "$T/report.json" >/dev/null || fail "a pair mixes workers or attempts"
 jq -e '[.sweeps[0].gates[0].pairs[] | select(.off.attempt > 1 and .worker == "w2")] | length >= 1' \
   "$T/report.json" >/dev/null || fail "no re-queued pair was completed by w2"
