@@ -420,62 +420,46 @@ static void sweep_order(const sw_sched_t *s, int *order) {
   }
 }
 
-/* Per-worker pair counts of one gate (pairs leased or done), for the spread rule. */
-struct wcount {
-  const char *worker; /* borrowed from sched->workers */
-  int n;
-};
-
-static int gate_counts(sw_sched_t *s, int64_t gate_id, struct wcount **out, int *n_out,
-                       struct sw_err *err) {
+/* Per-worker pair counts of one gate (pairs leased or done), for the spread rule, into cnt
+ * indexed like sched->workers (n_workers entries, zeroed here). */
+static int gate_counts(sw_sched_t *s, int64_t gate_id, int *cnt, struct sw_err *err) {
   static const char *const SQL =
       "SELECT worker_id, COUNT(*) FROM pairs WHERE gate_id = ?1 AND worker_id IS NOT NULL AND "
       "status IN ('leased', 'done') GROUP BY worker_id";
-  *out = NULL;
-  *n_out = 0;
-  int cap = 0;
+  memset(cnt, 0, (size_t)s->n_workers * sizeof *cnt);
   sqlite3_stmt *st;
   int rc = sw_store_stmt(s->store, SQL, &st, err);
   if (rc) return rc;
   sqlite3_bind_int64(st, 1, gate_id);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int w = find_worker(s, (const char *)sqlite3_column_text(st, 0));
-    if (w < 0) continue;
-    if (grow((void **)out, &cap, *n_out + 1, sizeof **out)) {
-      sqlite3_reset(st);
-      return sw_err_set(err, SW_ENOMEM, "spread counts: out of memory");
-    }
-    (*out)[*n_out].worker = s->workers[w].id;
-    (*out)[(*n_out)++].n = sqlite3_column_int(st, 1);
+    if (w >= 0) cnt[w] = sqlite3_column_int(st, 1);
   }
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "counting pairs per worker");
 }
 
-static int count_of(const struct wcount *c, int n, const char *worker) {
-  for (int i = 0; i < n; i++)
-    if (c[i].worker == worker) return c[i].n;
-  return 0;
-}
-
 /* Spread: how many pairs of the gate this worker has, and whether an idle, online, eligible
- * peer has fewer (then this worker leaves the gate's next pair to that peer). */
+ * peer has fewer (then this worker leaves the gate's next pair to that peer). O(workers). */
 static int spread_check(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id, int w,
                         int *mine, int *hold, struct sw_err *err) {
-  struct wcount *c = NULL;
-  int n = 0;
-  int rc = gate_counts(s, gate_id, &c, &n, err);
-  if (rc) return rc;
-  *mine = count_of(c, n, s->workers[w].id);
+  int *cnt = malloc((size_t)s->n_workers * sizeof *cnt);
+  if (!cnt) return sw_err_set(err, SW_ENOMEM, "spread counts: out of memory");
+  int rc = gate_counts(s, gate_id, cnt, err);
+  if (rc) {
+    free(cnt);
+    return rc;
+  }
+  *mine = cnt[w];
   *hold = 0;
   if (sw->spread && !sw->pin && *mine > 0) {
     for (int x = 0; x < s->n_workers && !*hold; x++) {
       const struct worker_mem *p = &s->workers[x];
       if (x == w || !p->online || p->lease_id) continue;
-      if (count_of(c, n, p->id) < *mine && eligible(sw, p)) *hold = 1;
+      if (cnt[x] < *mine && eligible(sw, p)) *hold = 1;
     }
   }
-  free(c);
+  free(cnt);
   return 0;
 }
 
