@@ -4,7 +4,8 @@
  * Noise model (issue 5): each simulated gate draws a per-run CV uniform in [0.5%, 1.5%]; each of
  * the fleet's machines an offset uniform in [-4%, +4%]; each run is independently contaminated
  * with probability 10% by a +5..20% spike that its load window flags. The on arm is faster by the
- * true effect (0, 1, 2, 5%). Lower is better.
+ * true effect (0, 1, 2, 5%). Lower is better. Optionally (--drift D) the second run of every
+ * back-to-back pair is slower by D, the thermal drift counterbalanced orders exist for.
  *
  * The lab: n pairs (3 or 5) on one machine, off then on, a contaminated run rerun once and the
  * rerun used in its place, adopt when delta < -max(2 CV_off, 1%), reject when delta > +threshold.
@@ -29,6 +30,7 @@
 
 struct model {
   double contam;             /* probability that a run is contaminated */
+  double drift;              /* the second run of a back-to-back pair is slower by this */
   double cv;                 /* per-run CV of this gate */
   double offset[MACHINES];   /* machine offsets */
   double effect;             /* true relative change of the on arm (negative = faster) */
@@ -39,8 +41,10 @@ struct tally {
 };
 
 /* One run: returns the time and whether its load window flagged contamination. */
-static double run_time(gsl_rng *r, const struct model *m, int machine, int on, int *contaminated) {
+static double run_time(gsl_rng *r, const struct model *m, int machine, int on, int second,
+                       int *contaminated) {
   double t = 100.0 * (1.0 + m->offset[machine]) * (on ? 1.0 + m->effect : 1.0);
+  t *= second ? 1.0 + m->drift : 1.0;
   t *= 1.0 + gsl_ran_gaussian(r, m->cv);
   *contaminated = gsl_rng_uniform(r) < m->contam;
   if (*contaminated)
@@ -48,8 +52,9 @@ static double run_time(gsl_rng *r, const struct model *m, int machine, int on, i
   return t;
 }
 
-static void draw_model(gsl_rng *r, double effect, double contam, struct model *m) {
+static void draw_model(gsl_rng *r, double effect, double contam, double drift, struct model *m) {
   m->contam = contam;
+  m->drift = drift;
   m->cv = 0.005 + 0.010 * gsl_rng_uniform(r);
   for (int i = 0; i < MACHINES; i++)
     m->offset[i] = -0.04 + 0.08 * gsl_rng_uniform(r);
@@ -79,11 +84,11 @@ static void lab_gate(gsl_rng *r, const struct model *m, int n, int sens, struct 
     for (int arm = 0; arm < 2; arm++) {
       double *used = arm ? on : off, *kept = arm ? kon : koff, *both = arm ? bon : boff;
       int *nb = arm ? &nbon : &nboff;
-      used[i] = kept[i] = run_time(r, m, machine, arm, &c);
+      used[i] = kept[i] = run_time(r, m, machine, arm, arm, &c);
       both[(*nb)++] = used[i];
       runs++;
       if (c) { /* rerun once; the rerun is used whatever its window says */
-        used[i] = run_time(r, m, machine, arm, &c);
+        used[i] = run_time(r, m, machine, arm, arm, &c);
         both[(*nb)++] = used[i];
         runs++;
       }
@@ -128,9 +133,8 @@ static int our_gate(gsl_rng *r, const struct model *m, const struct sw_gate_conf
     next_machine = (next_machine + 1) % MACHINES;
     snprintf(q->machine, sizeof q->machine, "m%d", machine);
     int c1, c2;
-    /* Order does not change the times in this model (no drift); it is recorded as scheduled. */
-    q->off = run_time(r, m, machine, 0, &c1);
-    q->on = run_time(r, m, machine, 1, &c2);
+    q->off = run_time(r, m, machine, 0, q->order == SW_GATE_ON_OFF, &c1);
+    q->on = run_time(r, m, machine, 1, q->order == SW_GATE_OFF_ON, &c2);
     runs += 2;
     q->contaminated = c1 || c2;
     if (q->contaminated && q->replaces < 0)
@@ -179,7 +183,7 @@ int main(int argc, char **argv) {
   long gates = 20000;
   unsigned long seed = 20261130;
   int min_pairs = 3, max_pairs = 5;
-  double contam = 0.10, futility = -1.0;
+  double contam = 0.10, futility = -1.0, drift = 0.0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--gates") == 0 && i + 1 < argc)
       gates = atol(argv[++i]);
@@ -191,10 +195,12 @@ int main(int argc, char **argv) {
       max_pairs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--contam") == 0 && i + 1 < argc)
       contam = atof(argv[++i]);
+    else if (strcmp(argv[i], "--drift") == 0 && i + 1 < argc)
+      drift = atof(argv[++i]);
     else if (strcmp(argv[i], "--futility") == 0 && i + 1 < argc)
       futility = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: gate_mc [--gates N] [--seed S] [--min PAIRS] [--max PAIRS] [--contam P] [--futility CP]\n");
+      fprintf(stderr, "usage: gate_mc [--gates N] [--seed S] [--min PAIRS] [--max PAIRS] [--contam P] [--futility CP] [--drift D]\n");
       return 2;
     }
   }
@@ -223,8 +229,8 @@ int main(int argc, char **argv) {
   if (!res || !r)
     return 1;
   printf("gate_mc: %ld gates per cell, seed %lu, %d machines, per-run CV U[0.5%%, 1.5%%], "
-         "machine offsets U[-4%%, +4%%], %.0f%% of runs contaminated (+5..20%%, flagged)\n",
-         gates, seed, MACHINES, 100 * contam);
+         "machine offsets U[-4%%, +4%%], %.0f%% of runs contaminated (+5..20%%, flagged), second run of a pair %+.1f%% (drift)\n",
+         gates, seed, MACHINES, 100 * contam, 100 * drift);
   printf("ours: sequential looks from %d to %d pairs, alpha %.2f (Lan-DeMets OBF), futility "
          "CP < %.2f, lab rule k %.0f floor %.0f%%, paired test, sensitivity\n\n",
          min_pairs, max_pairs, cfg.alpha, cfg.futility_cp, cfg.k, 100 * cfg.floor);
@@ -238,7 +244,7 @@ int main(int argc, char **argv) {
     gsl_rng_set(r, seed + (unsigned long)k);
     for (long g = 0; g < gates; g++) {
       struct model m;
-      draw_model(r, effects[k], contam, &m);
+      draw_model(r, effects[k], contam, drift, &m);
       lab_gate(r, &m, 3, 0, &lab3);
       lab_gate(r, &m, 5, 0, &lab5);
       lab_gate(r, &m, 5, 1, &lab5s);

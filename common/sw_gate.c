@@ -228,6 +228,37 @@ static int pairs_for(double lr, double sd, double alpha, double power) {
   return -1;
 }
 
+/* Drift between the first and second run of a pair, from the two orders' log ratios (Welch). */
+static void order_effect(const struct sw_gate_pair *P, const size_t *idx, size_t n, const double *lr,
+                         struct sw_gate_analysis *an) {
+  double s[2] = {0, 0}, ss[2] = {0, 0};
+  int c[2] = {0, 0};
+  for (size_t j = 0; j < n; j++) {
+    int o = P[idx[j]].order == SW_GATE_ON_OFF;
+    s[o] += lr[j];
+    c[o]++;
+  }
+  an->n_off_on = c[0];
+  an->n_on_off = c[1];
+  if (c[0] < 2 || c[1] < 2)
+    return;
+  double m[2] = {s[0] / c[0], s[1] / c[1]};
+  for (size_t j = 0; j < n; j++) {
+    int o = P[idx[j]].order == SW_GATE_ON_OFF;
+    ss[o] += sq(lr[j] - m[o]);
+  }
+  double v0 = ss[0] / (c[0] - 1) / c[0], v1 = ss[1] / (c[1] - 1) / c[1];
+  double diff = m[0] - m[1];
+  an->order_pct = pct(diff / 2.0);
+  double se2 = v0 + v1;
+  if (se2 > 0.0) {
+    double df = se2 * se2 / (v0 * v0 / (c[0] - 1) + v1 * v1 / (c[1] - 1));
+    an->order_p = fmin(1.0, 2.0 * gsl_cdf_tdist_Q(fabs(diff) / sqrt(se2), df));
+  } else {
+    an->order_p = diff != 0.0 ? 0.0 : 1.0;
+  }
+}
+
 struct scratch {
   double *lr, *a, *b; /* log ratios, and two work arrays of n_pairs values */
 };
@@ -275,6 +306,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   an->wilcox_v = an->wilcox_p = an->boot_lo_pct = an->boot_hi_pct = nan;
   an->re_mu = an->re_se = an->re_lo = an->re_hi = an->re_pct = an->re_lo_pct = an->re_hi_pct = nan;
   an->re_q = an->re_tau2 = an->re_i2 = an->mde_pct = nan;
+  an->order_pct = an->order_p = nan;
   an->pairs_needed = -1;
   an->guard_pass = 1;
   an->band_pass = 1;
@@ -377,6 +409,8 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
     an->lr_mean = sc->lr[0];
   }
   an->effect_pct = pct(an->lr_mean);
+  if (!base)
+    order_effect(P, idx, n, sc->lr, an);
 
   if (isfinite(an->cv_off)) {
     an->threshold = fmax(cfg->k * an->cv_off, cfg->floor);
@@ -781,6 +815,10 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
             a->sigma_ratio, 100 * a->cv_off, 100 * a->cv_on);
   if (a->sign_disagree)
     warning(res, "machines disagree in sign: per-machine effects point both ways");
+  if (isfinite(a->order_p) && a->order_p < cfg->alpha)
+    warning(res, "order effect: a pair's second run is %+.2f%% slower (off-on %d vs on-off %d "
+                 "pairs, Welch p = %.3g); counterbalanced orders cancel it only when balanced",
+            a->order_pct, a->n_off_on, a->n_on_off, a->order_p);
   if (cfg->has_guard && !a->guard_evaluated && a->n > 0)
     warning(res, "quality guard not evaluated: guard values missing");
   for (size_t i = 0; i < in->n_pairs; i++)

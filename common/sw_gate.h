@@ -181,6 +181,12 @@ struct sw_gate_analysis {
   double wilcox_p;           /* two-sided p */
   int wilcox_exact;          /* 1: exact null distribution; 0: normal approximation */
   double boot_lo_pct, boot_hi_pct; /* seeded bootstrap percentile interval; NAN when skipped */
+  /* Order (drift) estimate from counterbalanced pairs: in an off-on pair the on run is second, in
+   * an on-off pair the off run is, so half the difference of their mean log ratios is how much
+   * slower (+) a second run is. Needs >= 2 pairs of each order; NAN otherwise. */
+  int n_off_on, n_on_off;
+  double order_pct;          /* second-run effect as a percentage */
+  double order_p;            /* Welch two-sample t test of the two orders' log ratios */
   /* Random-effects pool over machines with >= 2 pairs (DerSimonian-Laird) */
   int re_k;                  /* machines pooled; the pool exists when re_k >= 2 */
   double re_mu, re_se, re_lo, re_hi, re_pct, re_lo_pct, re_hi_pct;

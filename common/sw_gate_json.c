@@ -51,6 +51,9 @@ static json_t *analysis_json(const struct sw_gate_analysis *a, const struct sw_g
                                                  num(a->wilcox_p), "exact", a->wilcox_exact));
   json_object_set_new(pr, "bootstrap_pct", pair_of(a->boot_lo_pct, a->boot_hi_pct));
   json_object_set_new(pr, "significant", json_boolean(a->paired_significant));
+  json_object_set_new(pr, "order", json_pack("{s:i s:i s:o s:o}", "off_on", a->n_off_on, "on_off",
+                                              a->n_on_off, "second_run_pct", num(a->order_pct),
+                                              "welch_p", num(a->order_p)));
   json_object_set_new(o, "paired", pr);
   json_t *ms = json_array();
   for (int m = 0; m < a->n_machines; m++) {

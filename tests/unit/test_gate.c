@@ -263,6 +263,49 @@ START_TEST(machines_disagreeing_in_sign_are_flagged) {
 }
 END_TEST
 
+START_TEST(order_effect_matches_r_welch) {
+  /* Off-on pairs carry effect + drift, on-off pairs effect - drift: the engine's Welch test of
+   * the two groups must match R's t.test(x, y) from golden.json. */
+  json_error_t je;
+  json_t *golden = json_load_file(SW_GATE_FIXTURES "/golden.json", 0, &je);
+  ck_assert_ptr_nonnull(golden);
+  json_t *cases = json_object_get(golden, "welch");
+  ck_assert_uint_ge(json_array_size(cases), 2);
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  size_t ci;
+  json_t *c;
+  json_array_foreach(cases, ci, c) {
+    struct sw_gate_pair p[32];
+    size_t n = 0;
+    double mx = 0, my = 0;
+    json_t *x = json_object_get(c, "x"), *y = json_object_get(c, "y");
+    for (size_t i = 0; i < json_array_size(x); i++, n++) {
+      double v = json_number_value(json_array_get(x, i));
+      p[n] = mk(100.0, 100.0 * exp(v), "a");
+      mx += v / json_array_size(x);
+    }
+    for (size_t i = 0; i < json_array_size(y); i++, n++) {
+      double v = json_number_value(json_array_get(y, i));
+      p[n] = mk(100.0, 100.0 * exp(v), "a");
+      p[n].order = SW_GATE_ON_OFF;
+      my += v / json_array_size(y);
+    }
+    struct sw_gate_result *r = eval(p, n, &cfg);
+    const struct sw_gate_analysis *a = &r->set[0];
+    double want = json_number_value(json_object_get(c, "p"));
+    ck_assert_msg(fabs(a->order_p - want) <= 1e-6 * want + 1e-12, "order p %.12g, R %.12g",
+                  a->order_p, want);
+    ck_assert(fabs(a->order_pct - 100.0 * expm1((mx - my) / 2.0)) < 1e-9);
+    ck_assert_int_eq(a->n_off_on, (int)json_array_size(x));
+    ck_assert_int_eq(a->n_on_off, (int)json_array_size(y));
+    if (want < cfg.alpha)
+      ck_assert(has_text(r->warnings, r->n_warnings, "order effect"));
+  }
+  json_decref(golden);
+}
+END_TEST
+
 /* ---- contamination and sensitivity ------------------------------------------------------ */
 
 START_TEST(contaminated_pair_replaced_robust) {
@@ -481,6 +524,7 @@ static Suite *suite(void) {
   tcase_add_test(rules, sigma_asymmetry_is_warned);
   tcase_add_test(rules, machine_offsets_cancel);
   tcase_add_test(rules, machines_disagreeing_in_sign_are_flagged);
+  tcase_add_test(rules, order_effect_matches_r_welch);
   tcase_add_test(rules, contaminated_pair_replaced_robust);
   tcase_add_test(rules, contaminated_pass_is_fragile);
   tcase_add_test(rules, invalid_pairs_are_never_used);
