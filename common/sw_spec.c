@@ -859,6 +859,28 @@ static int fill_default_strings(struct sw_spec *s) {
   return 0;
 }
 
+/* A gate whose arms resolve to the same configuration compares a thing with itself: refused,
+ * because it would spend the fleet's time on a null result by construction. */
+static int arms_differ(struct loader *L, const struct yn *arms) {
+  struct sw_spec_config off, on;
+  struct sw_err e = {0};
+  if (sw_spec_resolve_arm(L->s, "off", &off, &e)) return oom(L);
+  if (sw_spec_resolve_arm(L->s, "on", &on, &e)) {
+    sw_spec_config_clear(&off);
+    return oom(L);
+  }
+  json_t *a = sw_spec_config_to_json(&off), *b = sw_spec_config_to_json(&on);
+  int same = a && b && json_equal(a, b);
+  int rc = (!a || !b) ? oom(L) : 0;
+  json_decref(a);
+  json_decref(b);
+  sw_spec_config_clear(&off);
+  sw_spec_config_clear(&on);
+  if (!rc && same)
+    rc = fail(L, arms, "arms: off and on resolve to the same trainer config (nothing to compare)");
+  return rc;
+}
+
 static const char *const kind_names[] = {"gate", "grid", NULL};
 
 static int load_root(struct loader *L, struct fy_node *root) {
@@ -886,7 +908,7 @@ static int load_root(struct loader *L, struct fy_node *root) {
   const int gate = s->kind == SW_SPEC_GATE;
 
   int have_name = 0, have_trainer = 0, have_arms = 0, have_scene = 0, max_given = 0;
-  struct yn pairs_y = {0};
+  struct yn arms_y = {0}, params_y = {0};
   char path[256];
   FOR_PAIRS(L, &y, p, k, rc) {
     struct yn v = child(&y, p, path, sizeof path, k);
@@ -919,16 +941,19 @@ static int load_root(struct loader *L, struct fy_node *root) {
       if (!gate) return fail(L, &kyy, "'%s' belongs to kind: gate, not grid", k);
       if (!strcmp(k, "arms")) {
         have_arms = 1;
+        arms_y = v;
         rc = load_arms(L, &v, s);
       } else if (!strcmp(k, "pairs")) {
-        pairs_y = v;
         rc = load_pairs(L, &v, &s->pairs, &max_given);
       } else {
         rc = load_gate(L, &v, &s->gate);
       }
     } else if (!strcmp(k, "parameters") || !strcmp(k, "repeats") || !strcmp(k, "checkpoints")) {
       if (gate) return fail(L, &kyy, "'%s' belongs to kind: grid, not gate", k);
-      if (!strcmp(k, "parameters")) rc = load_parameters(L, &v, s);
+      if (!strcmp(k, "parameters")) {
+        params_y = v;
+        rc = load_parameters(L, &v, s);
+      }
       else if (!strcmp(k, "repeats")) rc = get_u32(L, &v, 1, 1000, &s->repeats);
       else rc = load_checkpoints(L, &v, s);
     } else {
@@ -947,15 +972,14 @@ static int load_root(struct loader *L, struct fy_node *root) {
     return fail(L, &y, "missing required key 'scene' in spec (the builtin trainer needs one)");
   /* max follows n when only n is given, so `n: 10` alone is not an error. */
   if (gate && !max_given && s->pairs.max < s->pairs.n) s->pairs.max = s->pairs.n;
-  (void)pairs_y;
-  if (gate && s->arm_off.n == 0 && s->arm_on.n == 0)
-    return fail(L, &y, "arms: off and on are identical (both empty)");
+  if (gate && (rc = arms_differ(L, &arms_y))) return rc;
   if (!gate) {
     size_t total = s->repeats;
     for (size_t i = 0; i < s->n_params; i++) {
       total *= s->params[i].n_values;
       if (total > GRID_POINTS_MAX)
-        return fail(L, &y, "parameters: the grid has more than %d runs", GRID_POINTS_MAX);
+        return fail(L, params_y.n ? &params_y : &y, "parameters: the grid has more than %d runs",
+                    GRID_POINTS_MAX);
     }
   }
   if (fill_default_strings(s)) return oom(L);

@@ -352,7 +352,7 @@ START_TEST(string_errors) {
            "'scene'");
   load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
            "arms: {off: {}, on: {}}\n",
-           "identical");
+           "t.yaml:5:1: arms: off and on resolve to the same");
   load_bad("name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x, url: http://a}\n",
            "t.yaml:4:19: scene: give exactly one");
   load_bad("name: x\nkind: gate\ntrainer: {exec: {result: r}}\n",
