@@ -99,7 +99,12 @@ int sched_sweep_load(sw_sched_t *s, int64_t sweep_id, const char *spec_json, int
   const json_t *seed = json_object_get(pairs, "seed");
   sw->order_seed = json_is_integer(seed) ? (uint64_t)json_integer_value(seed) : s->opts.seed;
   sw->sequential = bool_or(pairs, "sequential", 0);
-  sw->trainer_json = dump_or(json_object_get(spec, "trainer"), "{\"builtin\":{}}");
+  const json_t *trainer = json_object_get(spec, "trainer");
+  snprintf(sw->runner, sizeof sw->runner, "%s",
+           json_object_get(trainer, "exec")      ? "exec"
+           : json_object_get(trainer, "builtin") ? "builtin"
+                                                 : "");
+  sw->trainer_json = dump_or(trainer, "{\"builtin\":{}}");
   sw->scene_json = dump_or(json_object_get(spec, "scene"), "{}");
   sw->contamination_json = dump_or(cont, "{}");
   if (!sw->trainer_json || !sw->scene_json || !sw->contamination_json) {
@@ -298,6 +303,18 @@ static int matcher_ok(const struct worker_mem *w, const char *key, const json_t 
  * {key: glob} or list form [{key, glob}]) must hold. */
 static int eligible(const struct sweep_mem *sw, const struct worker_mem *w) {
   if (sw->pin && fnmatch(sw->pin, w->id, 0) != 0) return 0;
+  if (sw->runner[0]) { /* a worker that lists its runners must have the spec's */
+    const json_t *caps = json_object_get(w->fingerprint, "capabilities");
+    if (json_is_array(caps) && json_array_size(caps)) {
+      size_t i;
+      const json_t *c;
+      int has = 0;
+      json_array_foreach(caps, i, c) {
+        if (json_is_string(c) && strcmp(json_string_value(c), sw->runner) == 0) has = 1;
+      }
+      if (!has) return 0;
+    }
+  }
   if (!sw->match) return 1;
   if (json_is_object(sw->match)) {
     const char *k;

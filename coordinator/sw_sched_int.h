@@ -21,6 +21,7 @@ struct sweep_mem {
   const char *pin; /* placement.pin, borrowed from spec, NULL when unpinned */
   json_t *match;   /* placement.match object (borrowed from spec) or NULL */
   int spread;
+  char runner[16]; /* "exec" or "builtin": workers that list capabilities must offer it */
   /* contamination rules */
   double load1_max, cpu_other_max;
   int require_windows, rerun_once;

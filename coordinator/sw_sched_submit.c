@@ -197,16 +197,17 @@ static void label_append(char *label, size_t len, const char *key, const json_t 
 
 static int submit_grid(sw_sched_t *s, int64_t sweep_id, const json_t *spec, int64_t now,
                        struct sw_err *err) {
+  /* A grid without parameters runs the base config `repeats` times (an audit). */
   const json_t *params = json_object_get(spec, "parameters");
-  if (!json_is_object(params) || json_object_size(params) == 0)
-    return sw_err_set(err, SW_EINVAL, "spec: a grid needs a non-empty parameters object");
+  if (params && !json_is_null(params) && !json_is_object(params))
+    return sw_err_set(err, SW_EINVAL, "spec: grid parameters must be a mapping");
   long long repeats;
   int rc = get_int(spec, "repeats", 1, 1, 1000, &repeats, err);
   if (rc) return rc;
-  size_t nk = json_object_size(params);
-  const char **keys = calloc(nk, sizeof *keys);
-  const json_t **vals = calloc(nk, sizeof *vals);
-  size_t *digit = calloc(nk, sizeof *digit);
+  size_t nk = json_is_object(params) ? json_object_size(params) : 0;
+  const char **keys = calloc(nk + 1, sizeof *keys);
+  const json_t **vals = calloc(nk + 1, sizeof *vals);
+  size_t *digit = calloc(nk + 1, sizeof *digit);
   if (!keys || !vals || !digit) {
     rc = sw_err_set(err, SW_ENOMEM, "expanding grid: out of memory");
     goto out;
@@ -214,7 +215,7 @@ static int submit_grid(sw_sched_t *s, int64_t sweep_id, const json_t *spec, int6
   size_t i = 0, combos = 1;
   const char *k;
   const json_t *v;
-  json_object_foreach((json_t *)params, k, v) {
+  if (nk) json_object_foreach((json_t *)params, k, v) {
     if (!json_is_array(v) || json_array_size(v) == 0) {
       rc = sw_err_set(err, SW_EINVAL, "spec: parameters.%s must be a non-empty list", k);
       goto out;
@@ -245,6 +246,7 @@ static int submit_grid(sw_sched_t *s, int64_t sweep_id, const json_t *spec, int6
         json_object_set(point, keys[j], val);
         label_append(label, sizeof label, keys[j], val);
       }
+      if (nk == 0) snprintf(label, sizeof label, "base");
       json_t *cfg = sched_config_merge(base, point);
       if (cfg && json_is_array(cps) && !json_object_get(cfg, "checkpoints"))
         json_object_set(cfg, "checkpoints", (json_t *)cps);

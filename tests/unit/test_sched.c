@@ -330,6 +330,18 @@ START_TEST(pin_and_match_honoured) {
                    1);
   sw_lease_clear(&l);
   ck_assert_int_eq(sw_sched_next(e.sched, "nobody", 4, &l, &e.err), SW_ENOTFOUND);
+  /* A worker whose runners do not include the spec's trainer kind is not eligible. */
+  submit_gate(&e, "any", 1, 1, NULL, 5);
+  ck_assert_int_eq(sw_sched_worker_hello(e.sched, "w4", "{\"capabilities\":[\"exec\"]}", NULL,
+                                         5, &e.err),
+                   0);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w4", 6, &l, &e.err), 0);
+  ck_assert_int_eq(sw_sched_worker_hello(e.sched, "w4",
+                                         "{\"capabilities\":[\"exec\",\"builtin\"]}", NULL, 7,
+                                         &e.err),
+                   0);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w4", 8, &l, &e.err), 1);
+  sw_lease_clear(&l);
   env_close(&e);
 }
 END_TEST
@@ -516,6 +528,15 @@ START_TEST(grid_expands_and_completes) {
   }
   ck_assert_int_eq(n, 8);
   ck_assert_int_eq(q1(&e, "SELECT status = 'done' FROM sweeps"), 1);
+  /* A grid without parameters repeats the base config (an audit). */
+  ck_assert_msg(sw_sched_submit_text(e.sched,
+                                     "{\"name\":\"audit\",\"kind\":\"grid\",\"base\":{\"seed\":"
+                                     "42},\"repeats\":3}",
+                                     NULL, NULL, 5, &sweep, &e.err) == 0,
+                "%s", e.err.msg);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM grid_points WHERE label = 'base'"), 3);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM runs WHERE config_json = '{\"seed\":42}'"), 3);
+  ck_assert_int_eq(sw_sched_cancel(e.sched, sweep, 6, NULL, 0, NULL, &e.err), 0);
   /* A bad grid is refused before anything reaches the store. */
   int64_t id = 0;
   ck_assert_int_eq(sw_sched_submit_text(e.sched,
@@ -525,7 +546,7 @@ START_TEST(grid_expands_and_completes) {
                    SW_EINVAL);
   ck_assert_int_eq(sw_sched_submit_text(e.sched, "{not json", NULL, NULL, 5, &id, &e.err),
                    SW_EINVAL);
-  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM sweeps"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM sweeps"), 2);
   env_close(&e);
 }
 END_TEST
