@@ -500,6 +500,12 @@ START_TEST(json_round_trip_is_deterministic) {
   json_t *a = eval_fixture("lab_radix_ballot.json");
   json_t *b = eval_fixture("lab_radix_ballot.json");
   ck_assert(json_equal(a, b)); /* the seeded bootstrap makes the whole object reproducible */
+  /* DESIGN section 10's keys, which reports and the CLI rely on. */
+  ck_assert(json_is_string(json_object_get(a, "name")));
+  ck_assert(json_is_string(json_object_get(a, "verdict")));
+  ck_assert(json_is_number(json_object_get(a, "delta")));
+  ck_assert(json_is_number(json_object_get(a, "threshold")));
+  ck_assert(json_is_object(json_object_get(a, "guard")));
   json_t *seq = json_object_get(a, "sequential");
   ck_assert_str_eq(json_string_value(json_object_get(seq, "decision")), "none");
   ck_assert(json_is_array(json_object_get(a, "reasons")));
