@@ -84,7 +84,7 @@ static char *value_text(json_t *v) {
     return strdup("false");
   if (json_is_null(v))
     return strdup("");
-  return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+  return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 }
 
 /* Replaces every {scene} {out} {config} in s. Caller frees. */
@@ -163,7 +163,7 @@ static int write_config(const char *path, json_t *cfg, struct sw_err *err) {
   json_object_foreach(cfg, key, v) {
     json_t *ks = json_string(key);
     char *kt = json_dumps(ks, JSON_ENCODE_ANY);
-    char *vt = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *vt = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(ks);
     if (!kt || !vt) {
       free(kt);

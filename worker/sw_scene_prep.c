@@ -95,9 +95,10 @@ static int unpack(const char *file, const char *dir, struct sw_err *err) {
     return 1;
   }
   struct archive *w = archive_write_disk_new();
+  /* Entry names are checked below before they are prefixed with dir (which makes them
+   * absolute, so libarchive's own no-absolute-paths check cannot be used here). */
   archive_write_disk_set_options(w, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                        ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-                                        ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+                                        ARCHIVE_EXTRACT_SECURE_SYMLINKS);
   int rc = 0, entries = 0;
   struct archive_entry *e;
   int r;
