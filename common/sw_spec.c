@@ -881,6 +881,35 @@ static int arms_differ(struct loader *L, const struct yn *arms) {
   return rc;
 }
 
+/* The builtin trainer's options (`device` and any other key) are trainer config defaults for
+ * every run: they are folded into the front of `base`, where base, arms and grid points override
+ * them, so everything downstream (store, scheduler, worker) sees one ordered config. */
+static int fold_builtin_options(struct loader *L) {
+  struct sw_spec *s = L->s;
+  if (s->trainer.kind != SW_TRAINER_BUILTIN || (!s->trainer.device && !s->trainer.options.n))
+    return 0;
+  struct sw_spec_config merged = {0};
+  int rc = 0;
+  if (s->trainer.device) {
+    json_t *v = json_string(s->trainer.device);
+    rc = v ? sw_spec_config_set(&merged, "device", v, s->trainer.device) : SW_ENOMEM;
+    json_decref(v);
+  }
+  for (size_t i = 0; !rc && i < s->trainer.options.n; i++)
+    rc = sw_spec_config_set(&merged, s->trainer.options.items[i].key,
+                            s->trainer.options.items[i].value, s->trainer.options.items[i].text);
+  for (size_t i = 0; !rc && i < s->base.n; i++)
+    rc = sw_spec_config_set(&merged, s->base.items[i].key, s->base.items[i].value,
+                            s->base.items[i].text);
+  if (rc) {
+    sw_spec_config_clear(&merged);
+    return oom(L);
+  }
+  sw_spec_config_clear(&s->base);
+  s->base = merged;
+  return 0;
+}
+
 static const char *const kind_names[] = {"gate", "grid", NULL};
 
 static int load_root(struct loader *L, struct fy_node *root) {
@@ -983,7 +1012,7 @@ static int load_root(struct loader *L, struct fy_node *root) {
     }
   }
   if (fill_default_strings(s)) return oom(L);
-  return 0;
+  return fold_builtin_options(L);
 }
 
 /* ---- entry points -------------------------------------------------------------------- */

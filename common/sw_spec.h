@@ -53,9 +53,10 @@ struct sw_spec_metric_map {
 
 struct sw_spec_trainer {
   enum sw_spec_trainer_kind kind;
-  /* builtin */
+  /* builtin: device and options are also folded into the front of spec->base (base, arms and
+   * grid points override them), so the resolved configs carry them */
   char *device;             /* NULL = first suitable */
-  struct sw_spec_config options; /* other builtin keys, passed through in order */
+  struct sw_spec_config options; /* other builtin keys, in order */
   /* exec */
   char **command; /* argv template: {scene} {out} {config} {set} expand at run time */
   size_t n_command;

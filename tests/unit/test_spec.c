@@ -174,25 +174,28 @@ START_TEST(full_gate_values) {
   ck_assert(s->contamination.sample_interval_s == 0.5);
   ck_assert(!s->contamination.require_windows && !s->contamination.rerun_once);
 
-  /* Arm overlay: base order kept, arm values replace in place, new keys append. */
+  /* Arm overlay: the builtin options first (base overrides timing in place), then base in
+   * order; arm values replace in place, new keys append. */
   struct sw_spec_config on;
   ck_assert_int_eq(sw_spec_resolve_arm(s, "on", &on, &err), 0);
-  const char *keys[] = {"iterations", "seed", "background", "resolution_scale", "radix_scatter",
-                        "label"};
-  ck_assert_uint_eq(on.n, 6);
-  for (size_t i = 0; i < 6; i++) ck_assert_str_eq(on.items[i].key, keys[i]);
-  ck_assert_str_eq(on.items[0].text, "400");
-  ck_assert(json_integer_value(on.items[0].value) == 400);
-  ck_assert_str_eq(on.items[3].text, "1.0");
-  ck_assert(json_is_real(on.items[3].value));
-  ck_assert_str_eq(on.items[4].text, "ballot");
+  const char *keys[] = {"device", "timing", "iterations", "seed", "background",
+                        "resolution_scale", "radix_scatter", "label"};
+  ck_assert_uint_eq(on.n, 8);
+  for (size_t i = 0; i < 8; i++) ck_assert_str_eq(on.items[i].key, keys[i]);
+  ck_assert_str_eq(on.items[0].text, "lavapipe");
+  ck_assert_str_eq(on.items[2].text, "400");
+  ck_assert(json_integer_value(on.items[2].value) == 400);
+  ck_assert_str_eq(on.items[5].text, "1.0");
+  ck_assert(json_is_real(on.items[5].value));
+  ck_assert_str_eq(on.items[6].text, "ballot");
   /* A quoted number stays a string. */
-  ck_assert(json_is_string(on.items[5].value));
-  ck_assert_str_eq(on.items[5].text, "0042");
+  ck_assert(json_is_string(on.items[7].value));
+  ck_assert_str_eq(on.items[7].text, "0042");
   json_t *j = sw_spec_config_to_json(&on);
   char *txt = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  ck_assert_str_eq(txt, "{\"iterations\":400,\"seed\":42,\"background\":\"white\","
-                        "\"resolution_scale\":1.0,\"radix_scatter\":\"ballot\",\"label\":\"0042\"}");
+  ck_assert_str_eq(txt, "{\"device\":\"lavapipe\",\"timing\":\"per_kernel\",\"iterations\":400,"
+                        "\"seed\":42,\"background\":\"white\",\"resolution_scale\":1.0,"
+                        "\"radix_scatter\":\"ballot\",\"label\":\"0042\"}");
   free(txt);
   json_decref(j);
   sw_spec_config_clear(&on);
