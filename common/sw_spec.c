@@ -149,9 +149,12 @@ static int get_str(struct loader *L, const struct yn *y, size_t max, int allow_e
   if (rc) return rc;
   char *s = scalar_dup(y->n);
   if (!s) return oom(L);
-  if (is_plain(y->n) && is_null_text(s) && !allow_empty) {
-    free(s);
-    return fail(L, y, "%s: expected a string, got null", y->path);
+  if (is_plain(y->n) && is_null_text(s)) {
+    if (!allow_empty) {
+      free(s);
+      return fail(L, y, "%s: expected a string, got null", y->path);
+    }
+    s[0] = 0; /* `description: ~` is an empty text, not the text "~" */
   }
   if (strlen(s) > max) {
     free(s);

@@ -241,6 +241,11 @@ START_TEST(defaults_filled) {
   json_decref(j);
   sw_spec_destroy(&s);
 
+  s = load_ok("name: d\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\ndescription: ~\n");
+  ck_assert_str_eq(s->description, "");
+  sw_spec_destroy(&s);
+  load_bad("name: ~\nkind: grid\n", "t.yaml:1:7: name: expected a string, got null");
+
   /* n above the default max lifts max. */
   s = load_ok("name: d\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
               "pairs: {n: 12}\narms: {off: {x: 1}, on: {x: 2}}\n");
