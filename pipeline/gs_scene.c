@@ -104,6 +104,18 @@ static void frame_file(const char *fp, char *out, size_t cap) {
   snprintf(out, cap, "%s%s", fp, dot ? "" : ".png");
 }
 
+/* 1 when a relative path has a ".." component (it could leave the scene directory). */
+static int has_dotdot(const char *path) {
+  const char *p = path;
+  while (*p) {
+    size_t len = strcspn(p, "/\\");
+    if (len == 2 && p[0] == '.' && p[1] == '.') return 1;
+    p += len;
+    if (*p) p++;
+  }
+  return 0;
+}
+
 static int read_split(const char *dir, const char *file, int required, struct split *s,
                       struct sw_err *err) {
   memset(s, 0, sizeof *s);
@@ -170,7 +182,7 @@ static int read_split(const char *dir, const char *file, int required, struct sp
       goto done;
     }
     const char *fps = json_string_value(fp);
-    if (fps[0] == '/' || strstr(fps, "..")) {
+    if (fps[0] == '/' || has_dotdot(fps)) {
       rc = sw_err_set(err, SW_EINVAL, "%s: frame %zu: file_path '%s' leaves the scene directory",
                       path, i, fps);
       goto done;
@@ -358,14 +370,8 @@ static const char *entry_refusal(struct archive_entry *e) {
   const char *name = archive_entry_pathname(e);
   if (!name || !*name) return "empty name";
   if (name[0] == '/' || name[0] == '\\') return "absolute path";
-  if (strchr(name, ':') && name[1] == ':') return "drive path";
-  const char *p = name;
-  while (*p) {
-    size_t len = strcspn(p, "/\\");
-    if (len == 2 && p[0] == '.' && p[1] == '.') return "'..' path component";
-    p += len;
-    if (*p) p++;
-  }
+  if (name[0] && name[1] == ':') return "drive path";
+  if (has_dotdot(name)) return "'..' path component";
   if (archive_entry_hardlink(e)) return "hard link";
   mode_t type = archive_entry_filetype(e);
   if (type == AE_IFLNK) return "symbolic link";
