@@ -273,16 +273,16 @@ static int v_samples(const struct sw_msg_sample *s, size_t n, const char *field,
     return sw_err_set(err, SW_EPROTO, "%s.%s: %zu samples, more than %d", path, field, n,
                       SW_MSG_SAMPLES_MAX);
   if (n && !s) return sw_err_set(err, SW_EPROTO, "%s.%s: missing list", path, field);
+  /* The path text is built only for a bad sample: a window can hold many thousands. */
   char sub[96];
   for (size_t i = 0; i < n; i++) {
-    int rc = 0;
-    snprintf(sub, sizeof sub, "%s[%zu].load1", field, i);
-    rc = v_num(s[i].load1, 1, path, sub, err);
-    snprintf(sub, sizeof sub, "%s[%zu].cpu_other", field, i);
-    if (!rc) rc = v_num(s[i].cpu_other, 1, path, sub, err);
-    snprintf(sub, sizeof sub, "%s[%zu].cpu_total", field, i);
-    if (!rc) rc = v_num(s[i].cpu_total, 1, path, sub, err);
-    if (rc) return rc;
+    const double v[3] = {s[i].load1, s[i].cpu_other, s[i].cpu_total};
+    static const char *const names[3] = {"load1", "cpu_other", "cpu_total"};
+    for (int k = 0; k < 3; k++) {
+      if (isfinite(v[k]) && v[k] >= 0) continue;
+      snprintf(sub, sizeof sub, "%s[%zu].%s", field, i, names[k]);
+      return v_num(v[k], 1, path, sub, err);
+    }
   }
   return 0;
 }
