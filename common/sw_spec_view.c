@@ -375,7 +375,8 @@ int sw_spec_check_file(const char *path, FILE *out) {
   } else {
     size_t runs = s->repeats;
     for (size_t i = 0; i < s->n_params; i++) runs *= s->params[i].n_values;
-    fprintf(out, "ok: %s (grid, %zu parameters, %zu runs)\n", s->name, s->n_params, runs);
+    fprintf(out, "ok: %s (grid, %zu parameter%s, %zu runs)\n", s->name, s->n_params,
+            s->n_params == 1 ? "" : "s", runs);
   }
   sw_spec_destroy(&s);
   return 0;
