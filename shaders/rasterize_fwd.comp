@@ -27,9 +27,24 @@ shared float s_op[GS_RASTER_WG];
 shared vec3 s_rgb[GS_RASTER_WG];
 shared uint s_done;
 
-vec3 round_half(vec3 v) {
-  return vec3(unpackHalf2x16(packHalf2x16(v.xy)), unpackHalf2x16(packHalf2x16(vec2(v.z, 0.0))).x);
+// Rounds to the nearest half-precision value (ties to even), in integer arithmetic so that no
+// compiler can fold it away (a packHalf2x16/unpackHalf2x16 round trip was removed as an identity
+// by one driver). Magnitudes past the half range become infinity, as in half arithmetic.
+float round_half1(float x) {
+  uint u = floatBitsToUint(x);
+  uint sgn = u & 0x80000000u;
+  uint a = u & 0x7fffffffu;
+  if (a >= 0x477ff000u) return uintBitsToFloat(sgn | 0x7f800000u);
+  if (a < 0x38800000u) {
+    // Half subnormals: multiples of 2^-24 (scaling by powers of two is exact).
+    float q = roundEven(uintBitsToFloat(a) * 16777216.0) * (1.0 / 16777216.0);
+    return uintBitsToFloat(sgn | floatBitsToUint(q));
+  }
+  a = (a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu;
+  return uintBitsToFloat(sgn | a);
 }
+
+vec3 round_half(vec3 v) { return vec3(round_half1(v.x), round_half1(v.y), round_half1(v.z)); }
 
 void main() {
   uint tid = gl_LocalInvocationIndex;
