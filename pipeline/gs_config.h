@@ -37,7 +37,7 @@ struct gs_config {
   int32_t resolution_scale; /* integer downscale factor of the images (1 = full) */
   int32_t background;       /* enum gs_background of gs_scene.h: 0 white, 1 black */
   int32_t init_points;
-  double init_extent; /* half-size of the random init cube, in units of the scene extent */
+  double init_extent; /* random init box relative to the scene's content bounds */
   /* loss */
   double lambda_dssim;
   /* optimiser */

@@ -35,6 +35,7 @@ layout(std430, binding = 4) readonly buffer Last { uint last[]; };
 layout(std430, binding = 5) readonly buffer Dl { float dl[]; };
 #ifdef GS_CAS
 layout(std430, binding = 6) buffer Grad { uint grad[]; };
+shared uint s_grad[GS_RASTER_WG * GS_G2D];
 void grad_add(uint i, float v) {
   uint cur = grad[i];
   for (;;) {
@@ -43,9 +44,23 @@ void grad_add(uint i, float v) {
     cur = prev;
   }
 }
+void shared_add(uint i, float v) {
+  uint cur = s_grad[i];
+  for (;;) {
+    uint prev = atomicCompSwap(s_grad[i], cur, floatBitsToUint(uintBitsToFloat(cur) + v));
+    if (prev == cur) break;
+    cur = prev;
+  }
+}
+float shared_get(uint i) { return uintBitsToFloat(s_grad[i]); }
+void shared_zero(uint i) { s_grad[i] = 0u; }
 #else
 layout(std430, binding = 6) buffer Grad { float grad[]; };
+shared float s_grad[GS_RASTER_WG * GS_G2D];
 void grad_add(uint i, float v) { atomicAdd(grad[i], v); }
+void shared_add(uint i, float v) { atomicAdd(s_grad[i], v); }
+float shared_get(uint i) { return s_grad[i]; }
+void shared_zero(uint i) { s_grad[i] = 0.0; }
 #endif
 layout(push_constant) uniform PC { gs_pc_raster pc; };
 
@@ -84,6 +99,7 @@ void main() {
       s_rgbo[tid] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2],
                          splats[id].opacity);
     }
+    for (uint k = 0u; k < GS_G2D; k++) shared_zero(GS_G2D * tid + k);
     barrier();
     uint bsize = min(uint(GS_RASTER_WG), count - b * GS_RASTER_WG);
     for (uint j = 0u; j < bsize; j++) {
@@ -123,13 +139,22 @@ void main() {
         }
       }
       for (int k = 0; k < 9; k++) g[k] = subgroupAdd(g[k]);
-      uint base = GS_G2D * s_id[j];
+      uint base = GS_G2D * j;
       // Without the warp skip, a subgroup with no contributing lane still adds its zero sums
       // (exact: x + 0 = x), which is the cost the skip removes.
       if (SPREAD != 0u) {
-        for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize) grad_add(base + k, g[k]);
+        for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize) shared_add(base + k, g[k]);
       } else if (subgroupElect()) {
-        for (uint k = 0u; k < 9u; k++) grad_add(base + k, g[k]);
+        for (uint k = 0u; k < 9u; k++) shared_add(base + k, g[k]);
+      }
+    }
+    barrier();
+    // Flush: each thread adds the sums of the splat it staged (zeros are skipped: x + 0 = x).
+    if (off < count) {
+      uint gbase = GS_G2D * s_id[tid];
+      for (uint k = 0u; k < GS_G2D; k++) {
+        float v = shared_get(GS_G2D * tid + k);
+        if (v != 0.0) grad_add(gbase + k, v);
       }
     }
   }

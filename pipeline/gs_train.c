@@ -1,0 +1,641 @@
+/* gs_train.c: the training loop (see gs_train.h): scene and device setup, GPU buffers of the
+ * model, its gradients and Adam moments, the per-iteration recording in both timing regimes,
+ * densification round trips, checkpoints, evaluation, divergence diagnosis and the result. */
+#include "gs_train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_fwd.h"
+#include "gs_metrics.h"
+#include "gs_model.h"
+#include "gs_ply.h"
+#include "gs_scene.h"
+#include "gs_train_densify.h"
+#include "gs_train_gpu.h"
+#include "sw_clock.h"
+#include "sw_log.h"
+
+#ifndef GS_TRAINER_VERSION
+#define GS_TRAINER_VERSION "0.0.0"
+#endif
+
+/* Stages of the backward half, in recording order (names as in DESIGN.md section 8). */
+enum bstage { B_LOSS = 0, B_SSIM_BWD, B_RASTER_BWD, B_PROJECT_BWD, B_ADAM, B_STAGES };
+static const char *bstage_name[B_STAGES] = {"loss", "ssim_bwd", "rasterize_bwd", "project_bwd",
+                                            "adam"};
+
+struct trainer {
+  const struct gs_config *cfg;
+  struct gs_scene *sc;
+  gs_vk_t *vk;
+  gs_fwd_t *fwd;
+  struct gs_tk *tk;
+  gs_vk_timer_t *timer;
+  struct gs_model *model; /* host copy: initial upload, densification, final.ply */
+  struct gs_moments mo;   /* host copy of the moments during densification */
+  uint32_t cap;           /* splats the GPU arrays hold */
+  struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT];
+  struct gs_vk_buf *moments, *grad2d, *dens;
+  struct gs_vk_buf **gt; /* one per training view */
+  struct gs_tk_img im;
+  float bg[3];
+  double densify_ms;
+  uint64_t densify_calls;
+};
+
+static void bg_of(const struct gs_config *cfg, float bg[3]) {
+  for (int k = 0; k < 3; k++) bg[k] = cfg->background == GS_BG_WHITE ? 1.0f : 0.0f;
+}
+
+/* ---- GPU model buffers ----------------------------------------------------------------------- */
+
+static float *host_group(struct gs_model *m, int g) {
+  switch (g) {
+  case GS_P_MEANS: return m->means;
+  case GS_P_SCALES: return m->log_scales;
+  case GS_P_QUATS: return m->quats;
+  case GS_P_OPACITY: return m->opacity;
+  default: return m->sh;
+  }
+}
+
+static int buf(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, const char *label,
+               struct sw_err *err) {
+  if (*b) return gs_vk_buf_reserve(*b, size, NULL, err);
+  return gs_vk_buf_new(vk, size, 0, label, b, err);
+}
+
+/* Makes the GPU arrays hold at least n splats (contents lost when they grow). */
+static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
+  if (n <= t->cap && t->moments) return 0;
+  uint32_t cap = t->cap + t->cap / 2;
+  if (cap < n) cap = n;
+  int rc = 0;
+  for (int g = 0; g < GS_P_COUNT && !rc; g++) {
+    VkDeviceSize bytes = 4ull * gs_pgroup_floats[g] * cap;
+    rc = buf(t->vk, &t->params[g], bytes, "params", err);
+    if (!rc) rc = buf(t->vk, &t->grads[g], bytes, "grads", err);
+  }
+  uint32_t off[GS_P_COUNT];
+  if (!rc) rc = buf(t->vk, &t->moments, 4 * gs_tk_moment_offsets(cap, off), "moments", err);
+  if (!rc) rc = buf(t->vk, &t->grad2d, 4ull * GS_G2D * cap, "grad2d", err);
+  if (!rc) rc = buf(t->vk, &t->dens, 12ull * cap, "dens", err);
+  if (!rc) t->cap = cap;
+  return rc;
+}
+
+/* Host model + moments -> GPU; densification statistics zeroed. */
+static int upload_state(struct trainer *t, struct sw_err *err) {
+  struct gs_model *m = t->model;
+  int rc = reserve_gpu(t, m->count, err);
+  uint32_t off[GS_P_COUNT];
+  gs_tk_moment_offsets(t->cap, off);
+  for (int g = 0; g < GS_P_COUNT && !rc && m->count; g++) {
+    VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
+    rc = gs_vk_buf_upload(t->params[g], 0, host_group(m, g), 4 * floats, err);
+    if (!rc) rc = gs_vk_buf_upload(t->moments, 4ull * off[g], t->mo.g[g], 8 * floats, err);
+  }
+  if (!rc) rc = gs_vk_buf_fill(t->dens, 0, err);
+  return rc;
+}
+
+/* GPU -> host model (+ moments and densification statistics when wanted). */
+static int download_state(struct trainer *t, int with_moments, float *dens, struct sw_err *err) {
+  struct gs_model *m = t->model;
+  uint32_t off[GS_P_COUNT];
+  gs_tk_moment_offsets(t->cap, off);
+  int rc = 0;
+  for (int g = 0; g < GS_P_COUNT && !rc && m->count; g++) {
+    VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
+    rc = gs_vk_buf_download(t->params[g], 0, host_group(m, g), 4 * floats, err);
+    if (!rc && with_moments)
+      rc = gs_vk_buf_download(t->moments, 4ull * off[g], t->mo.g[g], 8 * floats, err);
+  }
+  if (!rc && dens && m->count) rc = gs_vk_buf_download(t->dens, 0, dens, 12ull * m->count, err);
+  return rc;
+}
+
+/* ---- one iteration ----------------------------------------------------------------------------- */
+
+struct iter_args {
+  struct gs_fwd_input in;
+  struct gs_pc_project_bwd pb;
+  struct gs_pc_adam adam;
+  uint32_t view;
+  float lambda;
+};
+
+static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
+                          const struct iter_args *a) {
+  const struct gs_fwd_bufs *fb = gs_fwd_bufs(t->fwd);
+  struct gs_vk_buf *gt = t->gt[a->view];
+  switch (s) {
+  case B_LOSS: gs_tk_record_loss(t->tk, cmd, &t->im, fb->rgb, gt, a->lambda); break;
+  case B_SSIM_BWD: gs_tk_record_ssim_bwd(t->tk, cmd, &t->im, fb->rgb, gt, a->lambda); break;
+  case B_RASTER_BWD: {
+    struct gs_pc_raster pc = {.width = fb->width, .height = fb->height, .tiles_x = fb->tiles_x,
+                              .tiles_y = fb->tiles_y};
+    memcpy(pc.background, t->bg, sizeof t->bg);
+    gs_tk_record_raster_bwd(t->tk, cmd, &pc, fb->ranges, fb->values, fb->splats, fb->final_t,
+                            fb->last, t->im.dl, t->grad2d, a->in.model.count);
+    break;
+  }
+  case B_PROJECT_BWD:
+    gs_tk_record_project_bwd(t->tk, cmd, &a->pb, t->params, fb->splats, t->grad2d, t->grads,
+                             t->dens, fb->counters);
+    break;
+  case B_ADAM:
+    gs_tk_record_adam(t->tk, cmd, &a->adam, t->params, t->grads, t->moments, fb->tiles_touched,
+                      fb->counters);
+    break;
+  default: break;
+  }
+}
+
+/* Records, submits and completes one iteration; *retry when the forward's pair arena overflowed
+ * (it has grown: run the iteration again). */
+static int run_iteration(struct trainer *t, const struct iter_args *a, int *retry,
+                         struct sw_err *err) {
+  int per_kernel = t->cfg->timing == GS_TIMING_PER_KERNEL;
+  const struct gs_camera *cam = &a->in.cam;
+  int rc = gs_fwd_prepare(t->fwd, a->in.model.count, cam->width, cam->height, err);
+  if (rc) return rc;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  if (!per_kernel) {
+    rc = gs_vk_cmd_begin(t->vk, &cmd, err);
+    if (rc) return rc;
+    gs_vk_timer_reset(t->timer, cmd);
+    rc = gs_fwd_record(t->fwd, cmd, t->timer, &a->in, err);
+    for (int s = 0; s < B_STAGES && !rc; s++) {
+      if (s == B_SSIM_BWD && a->lambda == 0.0f) continue;
+      gs_vk_timer_begin(t->timer, cmd, bstage_name[s]);
+      record_bstage(t, cmd, (enum bstage)s, a);
+      gs_vk_timer_end(t->timer, cmd);
+      gs_vk_barrier(cmd);
+    }
+    if (rc) {
+      gs_vk_cmd_discard(t->vk, &cmd);
+      return rc;
+    }
+    rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
+    if (!rc) rc = gs_vk_timer_collect(t->timer, err);
+  } else {
+    /* One submission per stage: exact per-kernel times, at the cost of the gaps between them. */
+    for (int s = 0; s < GS_FWD_STAGES + B_STAGES && !rc; s++) {
+      if (s == GS_FWD_STAGES + B_SSIM_BWD && a->lambda == 0.0f) continue;
+      rc = gs_vk_cmd_begin(t->vk, &cmd, err);
+      if (rc) break;
+      gs_vk_timer_reset(t->timer, cmd);
+      if (s < GS_FWD_STAGES) {
+        rc = gs_fwd_record_stage(t->fwd, cmd, t->timer, (enum gs_fwd_stage)s, &a->in, err);
+      } else {
+        gs_vk_timer_begin(t->timer, cmd, bstage_name[s - GS_FWD_STAGES]);
+        record_bstage(t, cmd, (enum bstage)(s - GS_FWD_STAGES), a);
+        gs_vk_timer_end(t->timer, cmd);
+      }
+      if (rc) {
+        gs_vk_cmd_discard(t->vk, &cmd);
+        break;
+      }
+      rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
+      if (!rc) rc = gs_vk_timer_collect(t->timer, err);
+    }
+  }
+  if (!rc) rc = gs_fwd_finish(t->fwd, retry, NULL, err);
+  return rc;
+}
+
+/* ---- divergence diagnosis ---------------------------------------------------------------------- */
+
+static long first_nonfinite(struct gs_vk_buf *b, VkDeviceSize floats, struct sw_err *err) {
+  if (!floats) return -1;
+  float *h = malloc(4 * floats);
+  if (!h) return -1;
+  long at = -1;
+  if (gs_vk_buf_download(b, 0, h, 4 * floats, err) == 0)
+    for (VkDeviceSize i = 0; i < floats; i++)
+      if (!isfinite(h[i])) {
+        at = (long)i;
+        break;
+      }
+  free(h);
+  return at;
+}
+
+/* Names the first buffer, in pipeline order, that holds a NaN or Inf after iteration `iter`. */
+static int diverged(struct trainer *t, uint32_t iter, uint32_t n, const char *what,
+                    struct sw_err *err) {
+  const struct gs_fwd_bufs *fb = gs_fwd_bufs(t->fwd);
+  struct {
+    struct gs_vk_buf *b;
+    VkDeviceSize floats;
+    const char *buffer, *stage;
+  } order[] = {
+      {fb->splats, 16ull * n, "projected splats", "project_fwd"},
+      {fb->rgb, 3ull * fb->width * fb->height, "rendered image", "rasterize_fwd"},
+      {t->im.dl, 3ull * fb->width * fb->height, "dL/dimage", "loss/ssim_bwd"},
+      {t->grad2d, (VkDeviceSize)GS_G2D * n, "per-splat 2D gradients", "rasterize_bwd"},
+      {t->grads[GS_P_MEANS], 3ull * n, "mean gradients", "project_bwd"},
+      {t->grads[GS_P_SCALES], 3ull * n, "log-scale gradients", "project_bwd"},
+      {t->grads[GS_P_QUATS], 4ull * n, "quaternion gradients", "project_bwd"},
+      {t->grads[GS_P_OPACITY], 1ull * n, "opacity gradients", "project_bwd"},
+      {t->grads[GS_P_SH], 48ull * n, "SH gradients", "project_bwd"},
+      {t->params[GS_P_MEANS], 3ull * n, "means", "adam"},
+      {t->params[GS_P_SCALES], 3ull * n, "log-scales", "adam"},
+      {t->params[GS_P_QUATS], 4ull * n, "quaternions", "adam"},
+      {t->params[GS_P_OPACITY], 1ull * n, "opacity logits", "adam"},
+      {t->params[GS_P_SH], 48ull * n, "SH coefficients", "adam"},
+  };
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    long at = first_nonfinite(order[i].b, order[i].floats, NULL);
+    if (at >= 0)
+      return sw_err_set(err, SW_EDIVERGED,
+                        "diverged at iteration %u: %s; first non-finite value in the %s "
+                        "(float %ld) written by stage %s",
+                        iter, what, order[i].buffer, at, order[i].stage);
+  }
+  return sw_err_set(err, SW_EDIVERGED, "diverged at iteration %u: %s (no non-finite buffer found)",
+                    iter, what);
+}
+
+/* ---- evaluation -------------------------------------------------------------------------------- */
+
+/* Mean PSNR and SSIM over the test views (train views when the scene has none). */
+static int evaluate(struct trainer *t, uint32_t sh_degree, double *psnr, double *ssim,
+                    struct sw_err *err) {
+  const struct gs_scene *sc = t->sc;
+  const struct gs_view *views = sc->n_test ? sc->test : sc->train;
+  uint32_t nv = sc->n_test ? sc->n_test : sc->n_train;
+  *psnr = *ssim = 0;
+  if (!nv) return 0;
+  size_t px = (size_t)sc->width * sc->height;
+  float *rgb = malloc(12 * px);
+  if (!rgb) return sw_err_set(err, SW_ENOMEM, "evaluation: out of memory");
+  int rc = 0;
+  double sp = 0, ss = 0;
+  for (uint32_t v = 0; v < nv && !rc; v++) {
+    struct gs_fwd_input in = {.cam = views[v].cam, .sh_degree = sh_degree};
+    in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2], t->params[3],
+                                     t->params[4], t->model->count};
+    memcpy(in.background, t->bg, sizeof t->bg);
+    double p = 0, s = 0;
+    rc = gs_fwd_run(t->fwd, NULL, &in, 0, err);
+    if (!rc) rc = gs_fwd_read_image(t->fwd, rgb, NULL, NULL, err);
+    if (!rc) rc = gs_metrics_psnr(rgb, views[v].rgb, sc->width, sc->height, &p, err);
+    if (!rc) rc = gs_metrics_ssim(rgb, views[v].rgb, sc->width, sc->height, &s, err);
+    if (rc == SW_EINVAL) {
+      sw_err_prefix(err, "evaluating view %s", views[v].name);
+      rc = SW_EDIVERGED; /* a NaN in the render: the model diverged */
+    }
+    /* An exact render has infinite PSNR; cap it so that means stay finite. */
+    sp += isfinite(p) ? p : 100.0;
+    ss += s;
+  }
+  free(rgb);
+  if (rc) return rc;
+  *psnr = sp / nv;
+  *ssim = ss / nv;
+  return 0;
+}
+
+/* ---- setup and teardown ------------------------------------------------------------------------ */
+
+static void trainer_free(struct trainer *t) {
+  if (t->gt)
+    for (uint32_t v = 0; v < t->sc->n_train; v++) gs_vk_buf_destroy(&t->gt[v]);
+  free(t->gt);
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    gs_vk_buf_destroy(&t->params[g]);
+    gs_vk_buf_destroy(&t->grads[g]);
+  }
+  gs_vk_buf_destroy(&t->moments);
+  gs_vk_buf_destroy(&t->grad2d);
+  gs_vk_buf_destroy(&t->dens);
+  gs_tk_img_free(&t->im);
+  gs_vk_timer_destroy(&t->timer);
+  gs_tk_destroy(&t->tk);
+  gs_fwd_destroy(&t->fwd);
+  gs_vk_close(&t->vk);
+  gs_moments_free(&t->mo);
+  gs_model_destroy(&t->model);
+  gs_scene_destroy(&t->sc);
+}
+
+static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) {
+  const struct gs_config *cfg = t->cfg;
+  bg_of(cfg, t->bg);
+  struct gs_scene_opts so = {.background = cfg->background == 0 ? GS_BG_WHITE : GS_BG_BLACK,
+                             .resolution_scale = (uint32_t)cfg->resolution_scale,
+                             .holdout_every = (uint32_t)cfg->test_every};
+  int rc = gs_scene_load(scene_path, &so, &t->sc, err);
+  if (rc) return rc;
+  if (t->sc->n_train == 0) return sw_err_set(err, SW_EINVAL, "scene '%s' has no training views",
+                                             scene_path);
+  struct gs_vk_opts vo = {.device = cfg->device[0] ? cfg->device : NULL};
+  rc = gs_vk_open(&t->vk, &vo, err);
+  if (rc) return rc == SW_ENOTFOUND ? SW_EDEVICE : rc;
+  struct gs_fwd_opts fo = {.sigma_skip = cfg->sigma_skip == GS_ON,
+                           .accum_f16 = cfg->fwd_accum == GS_FWD_ACCUM_F16,
+                           .radix_ballot = cfg->radix_scatter == GS_RADIX_SCATTER_BALLOT,
+                           .radix_full = cfg->radix_passes == GS_RADIX_PASSES_FULL,
+                           .transient = cfg->binning == GS_BINNING_TRANSIENT};
+  rc = gs_fwd_new(t->vk, &fo, &t->fwd, err);
+  struct gs_tk_opts to = {.ssim_walk = cfg->ssim_walk, .sigma_skip = cfg->sigma_skip == GS_ON,
+                          .warp_skip = cfg->bwd_warp_skip == GS_ON,
+                          .atomic_spread = cfg->atomic_spread == GS_ATOMIC_SPREAD_LANES,
+                          .adam_visible = cfg->adam == GS_ADAM_VISIBLE};
+  if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
+  if (!rc) rc = gs_vk_timer_new(t->vk, 32, &t->timer, err);
+  if (!rc) rc = gs_tk_img_reserve(t->vk, &t->im, t->sc->width, t->sc->height, err);
+  if (rc) return rc;
+  /* Ground truth of every training view stays on the GPU. */
+  t->gt = calloc(t->sc->n_train, sizeof *t->gt);
+  if (!t->gt) return sw_err_set(err, SW_ENOMEM, "ground truth: out of memory");
+  VkDeviceSize img_bytes = 12ull * t->sc->width * t->sc->height;
+  for (uint32_t v = 0; v < t->sc->n_train && !rc; v++) {
+    rc = gs_vk_buf_new(t->vk, img_bytes, 0, "gt", &t->gt[v], err);
+    if (!rc) rc = gs_vk_buf_upload(t->gt[v], 0, t->sc->train[v].rgb, img_bytes, err);
+  }
+  if (rc) return rc;
+  /* Random initialisation inside the scene's content bounds (the 3DGS synthetic recipe). */
+  struct gs_init_opts io;
+  gs_init_opts_default(&io);
+  io.count = (uint32_t)cfg->init_points;
+  io.seed = (uint64_t)cfg->seed;
+  for (int k = 0; k < 3; k++) {
+    float c = 0.5f * (t->sc->aabb_min[k] + t->sc->aabb_max[k]);
+    float h = 0.5f * (t->sc->aabb_max[k] - t->sc->aabb_min[k]) * (float)cfg->init_extent;
+    io.box_min[k] = c - h;
+    io.box_max[k] = c + h;
+  }
+  rc = gs_model_new(io.count, &t->model, err);
+  if (!rc) rc = gs_model_init_random(t->model, &io, err);
+  if (!rc) rc = gs_moments_reserve(&t->mo, t->model->capacity, err);
+  if (!rc) rc = upload_state(t, err);
+  return rc;
+}
+
+/* ---- the loop ---------------------------------------------------------------------------------- */
+
+static double position_lr(const struct gs_config *cfg, uint32_t step, double extent) {
+  uint32_t steps = cfg->lr_means_steps ? (uint32_t)cfg->lr_means_steps : (uint32_t)cfg->iterations;
+  double init = cfg->lr_means * extent, fin = cfg->lr_means_final * extent;
+  if (steps == 0 || init <= 0) return init;
+  if (fin <= 0) fin = init * 1e-12; /* exponential decay towards zero */
+  double x = step >= steps ? 1.0 : (double)step / (double)steps;
+  return init * pow(fin / init, x);
+}
+
+static void shuffle(uint32_t *a, uint32_t n, struct gs_rng *rng) {
+  for (uint32_t i = 0; i < n; i++) a[i] = i;
+  for (uint32_t i = n; i > 1; i--) {
+    uint32_t j = gs_rng_below(rng, i);
+    uint32_t x = a[i - 1];
+    a[i - 1] = a[j];
+    a[j] = x;
+  }
+}
+
+static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
+                        struct sw_err *err) {
+  const struct gs_config *cfg = t->cfg;
+  int64_t t0 = sw_clock_mono_ns();
+  struct gs_model *m = t->model;
+  float *dens = malloc(12 * (size_t)(m->count ? m->count : 1));
+  if (!dens) return sw_err_set(err, SW_ENOMEM, "densify: out of memory");
+  int rc = gs_moments_reserve(&t->mo, m->capacity, err);
+  if (!rc) rc = download_state(t, 1, dens, err);
+  int in_window = (int32_t)iter > cfg->densify_from && (int32_t)iter < cfg->densify_until &&
+                  iter % (uint32_t)cfg->densify_every == 0;
+  if (!rc && in_window) {
+    struct gs_densify_opts o = {.grad_threshold = (float)cfg->grad_threshold,
+                                .percent_dense = (float)cfg->percent_dense,
+                                .extent = t->sc->extent,
+                                .prune_opacity = (float)cfg->prune_opacity,
+                                .prune_big = cfg->opacity_reset_every > 0 &&
+                                             (int32_t)iter > cfg->opacity_reset_every,
+                                .prune_screen = (float)cfg->prune_screen,
+                                .prune_world = (float)cfg->prune_world,
+                                .max_splats = (uint32_t)cfg->max_splats};
+    struct gs_densify_report rep;
+    rc = gs_densify(m, &t->mo, dens, &o, rng, &rep, err);
+    if (!rc)
+      sw_log_debug("densify at %u: %u -> %u (cloned %u, split %u, pruned %u)", iter, rep.before,
+                   rep.after, rep.cloned, rep.split, rep.pruned);
+  }
+  /* Opacity reset (also once at densify_from on white backgrounds, as the 3DGS reference does,
+   * so that floaters in front of the white do not survive). */
+  int reset = cfg->opacity_reset_every > 0 && (int32_t)iter < cfg->densify_until &&
+              iter % (uint32_t)cfg->opacity_reset_every == 0;
+  if (cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from) reset = 1;
+  if (!rc && reset) gs_densify_reset_opacity(m, &t->mo);
+  if (!rc) rc = gs_moments_reserve(&t->mo, m->capacity, err);
+  if (!rc) rc = upload_state(t, err);
+  free(dens);
+  t->densify_ms += (double)(sw_clock_mono_ns() - t0) / 1e6;
+  t->densify_calls++;
+  return rc;
+}
+
+static int is_densify_iter(const struct gs_config *cfg, uint32_t iter) {
+  int32_t i = (int32_t)iter;
+  if (i < cfg->densify_until && i > cfg->densify_from && iter % (uint32_t)cfg->densify_every == 0)
+    return 1;
+  if (cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
+      iter % (uint32_t)cfg->opacity_reset_every == 0)
+    return 1;
+  return cfg->background == GS_BG_WHITE && i == cfg->densify_from && i < cfg->densify_until;
+}
+
+static void fill_kernels(struct trainer *t, struct gs_result *res, double *busy_ms) {
+  const struct gs_vk_stage_stats *st;
+  uint32_t n;
+  gs_vk_timer_summary(t->timer, &st, &n, busy_ms);
+  double total = t->densify_ms;
+  for (uint32_t i = 0; i < n; i++) total += st[i].gpu_ms;
+  res->n_kernels = 0;
+  for (uint32_t i = 0; i < n && res->n_kernels < GS_RESULT_MAX_KERNELS; i++) {
+    struct gs_result_kernel *k = &res->kernels[res->n_kernels++];
+    snprintf(k->name, sizeof k->name, "%s", st[i].name);
+    k->calls = st[i].calls;
+    k->gpu_ms = st[i].gpu_ms;
+    k->share = total > 0 ? st[i].gpu_ms / total : 0;
+  }
+  if (t->densify_calls && res->n_kernels < GS_RESULT_MAX_KERNELS) {
+    struct gs_result_kernel *k = &res->kernels[res->n_kernels++];
+    snprintf(k->name, sizeof k->name, "densify");
+    k->calls = t->densify_calls;
+    k->gpu_ms = t->densify_ms;
+    k->share = total > 0 ? t->densify_ms / total : 0;
+  }
+}
+
+static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs_result *res,
+                      struct sw_err *err) {
+  const struct gs_config *cfg = t->cfg;
+  const struct gs_scene *sc = t->sc;
+  struct gs_rng rng;
+  gs_rng_seed(&rng, (uint64_t)cfg->seed ^ 0x5851f42d4c957f2dull);
+  uint32_t *order = malloc(sizeof(uint32_t) * sc->n_train);
+  if (!order) return sw_err_set(err, SW_ENOMEM, "camera order: out of memory");
+  uint32_t pos = sc->n_train;
+  double splat_sum = 0;
+  double train_ns = 0;
+  int next_cp = 0;
+  int rc = 0;
+  uint32_t iters = (uint32_t)cfg->iterations;
+  const float lr_rest[5] = {(float)cfg->lr_scales, (float)cfg->lr_quats, (float)cfg->lr_opacity,
+                            (float)cfg->lr_sh_dc, (float)cfg->lr_sh_rest};
+  double loss = 0;
+  uint32_t deg = 0;
+  uint32_t iter = 0;
+  if (cfg->n_checkpoints && cfg->checkpoints[0] == 0) { /* the initial model */
+    double p, s;
+    rc = evaluate(t, 0, &p, &s, err);
+    if (rc) {
+      free(order);
+      return rc;
+    }
+    res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){
+        .iter = 0, .train_s = 0, .psnr_db = p, .splats = t->model->count};
+    next_cp = 1;
+  }
+  int64_t seg = sw_clock_mono_ns();
+  for (iter = 1; iter <= iters; iter++) {
+    if (io && io->stop && *io->stop) {
+      rc = GS_TRAIN_STOPPED;
+      break;
+    }
+    deg = iter / (uint32_t)cfg->sh_every;
+    if (deg > (uint32_t)cfg->sh_degree) deg = (uint32_t)cfg->sh_degree;
+    if (pos >= sc->n_train) {
+      shuffle(order, sc->n_train, &rng);
+      pos = 0;
+    }
+    struct iter_args a = {.view = order[pos++], .lambda = (float)cfg->lambda_dssim};
+    const struct gs_camera *cam = &sc->train[a.view].cam;
+    uint32_t n = t->model->count;
+    a.in = (struct gs_fwd_input){.cam = *cam, .sh_degree = deg};
+    a.in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2], t->params[3],
+                                       t->params[4], n};
+    memcpy(a.in.background, t->bg, sizeof t->bg);
+    a.pb = (struct gs_pc_project_bwd){.fx = cam->fx, .fy = cam->fy, .cx = cam->cx, .cy = cam->cy,
+                                      .n = n, .width = cam->width, .height = cam->height,
+                                      .sh_degree = deg,
+                                      .accumulate = (int32_t)iter < cfg->densify_until};
+    memcpy(a.pb.viewmat, cam->viewmat, sizeof a.pb.viewmat);
+    memcpy(a.pb.campos, cam->campos, sizeof a.pb.campos);
+    float lr[6] = {(float)position_lr(cfg, iter, sc->extent), lr_rest[0], lr_rest[1], lr_rest[2],
+                   lr_rest[3], lr_rest[4]};
+    gs_tk_adam_pc(&a.adam, n, t->cap, iter, lr, (float)cfg->adam_beta1, (float)cfg->adam_beta2,
+                  (float)cfg->adam_eps);
+    int retry = 0, tries = 0;
+    do {
+      rc = run_iteration(t, &a, &retry, err);
+    } while (!rc && retry && ++tries < 8);
+    if (!rc && retry)
+      rc = sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing", iter);
+    if (rc) break;
+    double l1, ss;
+    rc = gs_tk_loss_value(&t->im, a.lambda, &loss, &l1, &ss, err);
+    if (rc) break;
+    if (!isfinite(loss)) {
+      rc = diverged(t, iter, n, "the loss is not finite", err);
+      break;
+    }
+    splat_sum += n;
+    if (is_densify_iter(cfg, iter)) {
+      rc = densify_step(t, iter, &rng, err);
+      if (rc) break;
+    }
+    if (io && io->progress && (iter % (uint32_t)cfg->progress_every == 0 || iter == iters)) {
+      double now = train_ns + (double)(sw_clock_mono_ns() - seg);
+      fprintf(io->progress, "{\"iter\":%u,\"train_s\":%.3f,\"loss\":%.6g,\"splats\":%u}\n", iter,
+              now / 1e9, loss, t->model->count);
+      fflush(io->progress);
+    }
+    if (next_cp < cfg->n_checkpoints && cfg->checkpoints[next_cp] == (int32_t)iter) {
+      /* Checkpoint evaluations are not training time: the clock stops around them. */
+      train_ns += (double)(sw_clock_mono_ns() - seg);
+      double p, s;
+      rc = evaluate(t, deg, &p, &s, err);
+      if (rc) break;
+      if (res->n_checkpoints < GS_RESULT_MAX_CHECKPOINTS)
+        res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){
+            .iter = iter, .train_s = train_ns / 1e9, .psnr_db = p, .splats = t->model->count};
+      next_cp++;
+      seg = sw_clock_mono_ns();
+    }
+    while (next_cp < cfg->n_checkpoints && cfg->checkpoints[next_cp] <= (int32_t)iter) next_cp++;
+  }
+  train_ns += (double)(sw_clock_mono_ns() - seg);
+  free(order);
+  uint32_t done = iter > iters ? iters : iter - 1;
+  res->iterations = done;
+  res->train_s = train_ns / 1e9;
+  res->splats_mean = done ? splat_sum / done : t->model->count;
+  if (rc) return rc;
+  /* Final parameters, checked for NaN: a diverged model must not be reported as a result. */
+  rc = download_state(t, 0, NULL, err);
+  if (rc) return rc;
+  struct gs_model *m = t->model;
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    const float *p = host_group(m, g);
+    size_t cnt = (size_t)gs_pgroup_floats[g] * m->count;
+    for (size_t k = 0; k < cnt; k++)
+      if (!isfinite(p[k]))
+        return sw_err_set(err, SW_EDIVERGED,
+                          "diverged by iteration %u: non-finite parameter (group %d, splat %zu) "
+                          "written by stage adam",
+                          done, g, k / gs_pgroup_floats[g]);
+  }
+  res->splats_final = m->count;
+  rc = evaluate(t, deg, &res->psnr_db, &res->ssim, err);
+  return rc;
+}
+
+int gs_train_run(const struct gs_config *cfg, const char *scene_path, const struct gs_train_io *io,
+                 struct gs_result *res, struct sw_err *err) {
+  int64_t wall0 = sw_clock_mono_ns();
+  struct trainer t = {.cfg = cfg};
+  const char *cfg_json = res->config_json;
+  memset(res, 0, sizeof *res);
+  res->config_json = cfg_json;
+  snprintf(res->status, sizeof res->status, "ok");
+  snprintf(res->version, sizeof res->version, "%s", GS_TRAINER_VERSION);
+  snprintf(res->shaders_sha256, sizeof res->shaders_sha256, "%s", gs_shaders_sha256());
+  int rc = gs_result_self_sha256(res->binary_sha256, err);
+  if (!rc) rc = setup(&t, scene_path, err);
+  if (!rc) {
+    const struct gs_scene *sc = t.sc;
+    snprintf(res->scene_path, sizeof res->scene_path, "%s", sc->path);
+    snprintf(res->scene_sha256, sizeof res->scene_sha256, "%s", sc->sha256);
+    res->train_views = sc->n_train;
+    res->test_views = sc->n_test;
+    res->width = sc->width;
+    res->height = sc->height;
+    res->held_out_split = sc->held_out;
+    const struct gs_vk_device_info *di = gs_vk_info(t.vk);
+    snprintf(res->device_name, sizeof res->device_name, "%s", di->name);
+    snprintf(res->device_driver, sizeof res->device_driver, "%s", di->driver);
+    snprintf(res->device_api, sizeof res->device_api, "%s", di->api);
+    snprintf(res->device_kind, sizeof res->device_kind, "%s", gs_vk_kind_name(di->kind));
+    rc = train_loop(&t, io, res, err);
+  }
+  if (t.timer) {
+    double busy = 0;
+    fill_kernels(&t, res, &busy);
+    res->gpu_busy_frac = res->train_s > 0 ? busy / (res->train_s * 1000.0) : 0;
+    if (res->gpu_busy_frac > 1) res->gpu_busy_frac = 1;
+  }
+  if (!rc && io && io->out_dir && cfg->save_ply) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/final.ply", io->out_dir);
+    rc = gs_ply_write(path, t.model, err);
+  }
+  res->wall_s = (double)(sw_clock_mono_ns() - wall0) / 1e9;
+  trainer_free(&t);
+  return rc;
+}
