@@ -531,7 +531,8 @@ static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_i
   struct worker_mem *wm = &s->workers[w];
   memset(out, 0, sizeof *out);
   int64_t deadline = now + s->opts.lease_ttl_ms;
-  int rc = sw_store_begin(s->store, err);
+  /* Not fsynced: a lease lost to a power cut costs a re-run, never a wrong result. */
+  int rc = sw_store_begin_relaxed(s->store, err);
   if (rc) return rc;
   sqlite3_stmt *st;
   if ((rc = sw_store_stmt(s->store, SQL_PAIR, &st, err))) goto fail;

@@ -154,6 +154,8 @@ struct stmt_slot {
 
 struct sw_store {
   sqlite3 *db;
+  int sync_full;
+  int relaxed; /* the open transaction was begun with sw_store_begin_relaxed */
   char *path;
   struct stmt_slot cache[STMT_CACHE_SIZE];
   int n_cached;
@@ -247,6 +249,7 @@ int sw_store_open(const char *path, const struct sw_store_opts *opts_in, sw_stor
     return rc;
   }
   sqlite3_extended_result_codes(s->db, 1);
+  s->sync_full = opts.synchronous_full;
   sqlite3_busy_timeout(s->db, opts.busy_timeout_ms);
   char pragmas[256];
   snprintf(pragmas, sizeof pragmas, "PRAGMA foreign_keys = ON; PRAGMA synchronous = %s;",
@@ -332,14 +335,36 @@ int sw_store_begin(sw_store_t *store, struct sw_err *err) {
   return sw_store_exec(store, "BEGIN IMMEDIATE", err);
 }
 
+int sw_store_begin_relaxed(sw_store_t *store, struct sw_err *err) {
+  /* The safety level cannot change inside a transaction: lower it before BEGIN, restore it
+   * when the transaction ends (commit or rollback). */
+  if (store->sync_full) {
+    int rc = sw_store_exec(store, "PRAGMA synchronous = NORMAL", err);
+    if (rc) return rc;
+    store->relaxed = 1;
+  }
+  int rc = sw_store_begin(store, err);
+  if (rc) sw_store_rollback(store);
+  return rc;
+}
+
+/* Back to synchronous FULL after a relaxed transaction. */
+static void unrelax(sw_store_t *store) {
+  if (!store->relaxed) return;
+  store->relaxed = 0;
+  sqlite3_exec(store->db, "PRAGMA synchronous = FULL", NULL, NULL, NULL);
+}
+
 int sw_store_commit(sw_store_t *store, struct sw_err *err) {
   int rc = sw_store_exec(store, "COMMIT", err);
   if (rc) sw_store_rollback(store);
+  unrelax(store);
   return rc;
 }
 
 void sw_store_rollback(sw_store_t *store) {
   if (!sqlite3_get_autocommit(store->db)) sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+  unrelax(store);
 }
 
 int sw_store_event(sw_store_t *store, int64_t now_ms, int64_t sweep_id, const char *kind,

@@ -69,6 +69,12 @@ int sw_store_exec(sw_store_t *store, const char *sql, struct sw_err *err);
 int sw_store_begin(sw_store_t *store, struct sw_err *err);
 int sw_store_commit(sw_store_t *store, struct sw_err *err);
 void sw_store_rollback(sw_store_t *store);
+/* BEGIN IMMEDIATE for a transaction whose COMMIT need not wait for the disk (WAL NORMAL for
+ * this transaction only): safe against a crash of the coordinator, not against a power cut. For
+ * records whose loss is harmless (a lease: lost, its results are refused as stale and the pair
+ * runs again), never for a result that is about to be acknowledged. sw_store_commit and
+ * sw_store_rollback restore synchronous FULL. Same as sw_store_begin on a NORMAL store. */
+int sw_store_begin_relaxed(sw_store_t *store, struct sw_err *err);
 
 /* Appends an event (kind: short word such as "submit", "lease", "expire", "verdict"; text: one
  * line) to the events table. sweep_id 0 = not tied to a sweep. */

@@ -88,6 +88,16 @@ START_TEST(open_creates_schema_with_pragmas) {
   ck_assert_ptr_eq(a, b);
   ck_assert_int_eq(sqlite3_step(b), SQLITE_ROW); /* reset by the lookup */
   sqlite3_reset(b);
+  /* A relaxed transaction lowers the safety level for itself only. */
+  ck_assert_int_eq(sw_store_begin_relaxed(s, &err), 0);
+  ck_assert_int_eq(q1(s, "PRAGMA synchronous"), 1); /* NORMAL */
+  ck_assert_int_eq(sw_store_event(s, 1, 0, "t", "relaxed", &err), 0);
+  ck_assert_int_eq(sw_store_commit(s, &err), 0);
+  ck_assert_int_eq(q1(s, "PRAGMA synchronous"), 2);
+  ck_assert_int_eq(sw_store_begin_relaxed(s, &err), 0);
+  sw_store_rollback(s);
+  ck_assert_int_eq(q1(s, "PRAGMA synchronous"), 2);
+  ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM events"), 1);
   static const char *const BAD = "SELECT nope FROM nowhere";
   ck_assert_int_eq(sw_store_stmt(s, BAD, &a, &err), SW_EDB);
   sw_store_close(&s);
