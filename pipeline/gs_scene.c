@@ -8,10 +8,12 @@
 #include <limits.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gs_model.h"
 #include "gs_png.h"
@@ -353,6 +355,71 @@ static int load_view(struct gs_scene *sc, const struct split *sp, const struct f
   return 0;
 }
 
+/* Image decoding dominates loading (Lego: 100 PNGs of 800x800), so views load on a few threads.
+ * The first view loads alone and fixes the scene's size; the others only compare against it.
+ * Each task keeps its own error and the first failing view in frame order is reported, so the
+ * message does not depend on thread timing. */
+struct load_task {
+  const struct split *sp;
+  const struct frame *f;
+  int skip;
+  struct gs_view *v;
+  int rc;
+  struct sw_err err;
+};
+
+struct load_pool {
+  struct gs_scene *sc;
+  struct load_task *tasks;
+  uint32_t n, next, scale;
+  int failed;
+  pthread_mutex_t lock;
+};
+
+static void *load_worker(void *arg) {
+  struct load_pool *p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->lock);
+    uint32_t i = p->next++;
+    int stop = p->failed || i >= p->n;
+    pthread_mutex_unlock(&p->lock);
+    if (stop) break;
+    struct load_task *t = &p->tasks[i];
+    t->rc = load_view(p->sc, t->sp, t->f, t->skip, p->scale, t->v, &t->err);
+    if (t->rc) {
+      pthread_mutex_lock(&p->lock);
+      p->failed = 1;
+      pthread_mutex_unlock(&p->lock);
+    }
+  }
+  return NULL;
+}
+
+static int load_views(struct gs_scene *sc, struct load_task *tasks, uint32_t n, uint32_t scale,
+                      struct sw_err *err) {
+  if (n == 0) return 0;
+  tasks[0].rc = load_view(sc, tasks[0].sp, tasks[0].f, tasks[0].skip, scale, tasks[0].v,
+                          &tasks[0].err);
+  if (tasks[0].rc) return sw_err_set(err, tasks[0].rc, "%s", tasks[0].err.msg);
+  struct load_pool p = {.sc = sc, .tasks = tasks, .n = n, .next = 1, .scale = scale};
+  pthread_mutex_init(&p.lock, NULL);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  uint32_t nt = cpus < 1 ? 1 : cpus > 8 ? 8 : (uint32_t)cpus;
+  if (nt > n - 1) nt = n - 1;
+  pthread_t th[8];
+  uint32_t started = 0;
+  for (uint32_t i = 1; i < nt; i++) {
+    if (pthread_create(&th[started], NULL, load_worker, &p)) break;
+    started++;
+  }
+  load_worker(&p); /* this thread works too */
+  for (uint32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+  pthread_mutex_destroy(&p.lock);
+  for (uint32_t i = 0; i < n; i++)
+    if (tasks[i].rc) return sw_err_set(err, tasks[i].rc, "%s", tasks[i].err.msg);
+  return 0;
+}
+
 /* ---- archives ---- */
 
 static int is_archive(const char *path) {
@@ -558,6 +625,7 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
 
   struct split tr = {0}, te = {0};
   struct gs_scene *sc = NULL;
+  struct load_task *tasks = NULL;
   int rc = read_split(dir, "transforms_train.json", 1, &tr, err);
   if (!rc) rc = read_split(dir, "transforms_test.json", 0, &te, err);
   if (rc) goto done;
@@ -586,19 +654,31 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
   }
   int skip_tr = (o.skip & GS_SCENE_SKIP_TRAIN_IMAGES) != 0;
   int skip_te = (o.skip & GS_SCENE_SKIP_TEST_IMAGES) != 0;
+  /* Assign every frame to its view first; the counts cover all views from here on, so that
+   * gs_scene_destroy frees whatever was loaded if a later image fails. */
+  uint32_t n_tasks = tr.n + (te.present ? te.n : 0);
+  tasks = calloc(n_tasks, sizeof *tasks);
+  if (!tasks) {
+    rc = sw_err_set(err, SW_ENOMEM, "out of memory");
+    goto done;
+  }
   for (uint32_t i = 0; i < tr.n; i++) {
     int to_test = sc->held_out && i % every == 0;
-    struct gs_view *v = to_test ? &sc->test[sc->n_test] : &sc->train[sc->n_train];
-    rc = load_view(sc, &tr, &tr.frames[i], to_test ? skip_te : skip_tr, scale, v, err);
-    if (rc) goto done;
-    if (to_test) sc->n_test++;
-    else sc->n_train++;
+    struct load_task *t = &tasks[i];
+    t->sp = &tr;
+    t->f = &tr.frames[i];
+    t->skip = to_test ? skip_te : skip_tr;
+    t->v = to_test ? &sc->test[sc->n_test++] : &sc->train[sc->n_train++];
   }
   for (uint32_t i = 0; te.present && i < te.n; i++) {
-    rc = load_view(sc, &te, &te.frames[i], skip_te, scale, &sc->test[sc->n_test], err);
-    if (rc) goto done;
-    sc->n_test++;
+    struct load_task *t = &tasks[tr.n + i];
+    t->sp = &te;
+    t->f = &te.frames[i];
+    t->skip = skip_te;
+    t->v = &sc->test[sc->n_test++];
   }
+  rc = load_views(sc, tasks, n_tasks, scale, err);
+  if (rc) goto done;
   /* Hashed after loading, so a missing or broken image is reported by the loader first. */
   rc = hash_files(dir, &tr, &te, sc->sha256, err);
   if (rc) goto done;
@@ -618,6 +698,7 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
   *out = sc;
   sc = NULL;
 done:
+  free(tasks);
   gs_scene_destroy(&sc);
   split_free(&tr);
   split_free(&te);
