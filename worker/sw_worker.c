@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,24 @@ static void start_prep(struct worker *w) {
   const struct sw_msg_run *run = &w->assign.u.assign.runs[w->run_idx];
   w->phase = P_PREP;
   w->prep_len = 0;
+  /* No scene, or a local path: nothing slow to do, so no child process is needed. */
+  json_t *spec = json_loads(run->scene_json ? run->scene_json : "{}", 0, NULL);
+  int quick = json_is_object(spec) && !json_object_get(spec, "generate") &&
+              !json_object_get(spec, "url");
+  json_decref(spec);
+  if (quick) {
+    char path[4096];
+    struct sw_err err = {0};
+    if (sw_scene_prepare(run->scene_json, w->scenes_dir, w->o->splat_train, path, sizeof path,
+                         &err))
+      snprintf(w->prep_buf, sizeof w->prep_buf, "!%s", err.msg);
+    else
+      snprintf(w->prep_buf, sizeof w->prep_buf, "=%s", path);
+    w->prep_len = strlen(w->prep_buf);
+    w->prep_fd = -1;
+    w->prep_pid = 0;
+    return;
+  }
   int pfd[2];
   if (pipe(pfd) != 0) {
     snprintf(w->prep_buf, sizeof w->prep_buf, "!pipe: %s", strerror(errno));
