@@ -68,6 +68,7 @@ shared uint s_id[GS_RASTER_WG];
 shared vec2 s_mean[GS_RASTER_WG];
 shared vec3 s_conic[GS_RASTER_WG];
 shared vec4 s_rgbo[GS_RASTER_WG];
+shared uint s_maxlast;
 
 void main() {
   uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
@@ -76,6 +77,7 @@ void main() {
   uint pidx = inside ? pix.y * pc.width + pix.x : 0u;
   uint start = ranges[2u * tile], end = ranges[2u * tile + 1u];
   uint count = end > start ? end - start : 0u;
+  uint tid = gl_LocalInvocationIndex;
 
   float T = inside ? final_t[pidx] : 1.0;
   uint my_last = inside ? last[pidx] : 0u;
@@ -84,7 +86,15 @@ void main() {
   // transmittance behind it (the background term of dL/dalpha folds into it).
   vec3 acc = vec3(pc.background[0], pc.background[1], pc.background[2]);
   vec2 pc_xy = vec2(pix) + 0.5;
-  uint tid = gl_LocalInvocationIndex;
+
+  // Splats behind every pixel's last contributor touch nothing: the walk starts at the tile's
+  // largest last contributor (uniform across the workgroup, so barriers stay uniform).
+  if (tid == 0u) s_maxlast = 0u;
+  barrier();
+  uint sg_max = subgroupMax(my_last);
+  if (subgroupElect()) atomicMax(s_maxlast, sg_max);
+  barrier();
+  count = min(count, s_maxlast);
 
   uint nbatch = (count + GS_RASTER_WG - 1u) / GS_RASTER_WG;
   for (uint b = 0u; b < nbatch; b++) {

@@ -1,0 +1,298 @@
+/* iter_bench.c: the training-iteration benchmark of issue 4, the workload gsplat 1.5.3 was timed
+ * on (2.78 / 3.98 / 5.36 ms per iteration at N = 100k / 400k / 1M on an H200):
+ *   N Gaussians, means uniform in [-1, 1]^3, log-scales ln(0.01) + 0.3 randn, random unit
+ *   quaternions, opacity sigmoid(-1), SH degree 3 with coefficients 0.1 randn; a camera at
+ *   distance 4 orbiting the z axis at height 1, looking at the origin, advancing 0.1 rad per
+ *   iteration; 800 x 800, fx = fy = 1111; a fixed random target image; per iteration forward +
+ *   L1 loss + backward + Adam (no SSIM, no densification); 30 warm-up iterations, then 200 timed.
+ * It runs the trainer's own code path (gs_fwd + gs_train_gpu, one submission per iteration) and
+ * prints ms per iteration (wallclock over the timed iterations) and each kernel's share of GPU
+ * time (timestamp queries).
+ *
+ * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
+ *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
+ *                   [--seed S] [--json]
+ * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_fwd.h"
+#include "gs_model.h"
+#include "gs_train_gpu.h"
+#include "gs_vk.h"
+#include "sw_clock.h"
+
+struct args {
+  uint32_t ns[8];
+  int n_ns;
+  uint32_t size;
+  float focal;
+  uint32_t warmup, iters;
+  int per_kernel;
+  const char *device;
+  uint64_t seed;
+  int json;
+};
+
+static int parse(int argc, char **argv, struct args *a) {
+  *a = (struct args){.ns = {100000, 400000, 1000000}, .n_ns = 3, .size = 800, .focal = 1111.0f,
+                     .warmup = 30, .iters = 200, .seed = 42};
+  for (int i = 1; i < argc; i++) {
+    const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(k, "--json")) {
+      a->json = 1;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "iter_bench: %s needs a value\n", k);
+      return -1;
+    }
+    i++;
+    if (!strcmp(k, "--n")) {
+      a->n_ns = 0;
+      char *s = strdup(v), *save = NULL;
+      for (char *t = strtok_r(s, ",", &save); t && a->n_ns < 8; t = strtok_r(NULL, ",", &save))
+        a->ns[a->n_ns++] = (uint32_t)strtoul(t, NULL, 10);
+      free(s);
+    } else if (!strcmp(k, "--size")) a->size = (uint32_t)strtoul(v, NULL, 10);
+    else if (!strcmp(k, "--focal")) a->focal = strtof(v, NULL);
+    else if (!strcmp(k, "--warmup")) a->warmup = (uint32_t)strtoul(v, NULL, 10);
+    else if (!strcmp(k, "--iters")) a->iters = (uint32_t)strtoul(v, NULL, 10);
+    else if (!strcmp(k, "--timing")) a->per_kernel = !strcmp(v, "per_kernel");
+    else if (!strcmp(k, "--device")) a->device = v;
+    else if (!strcmp(k, "--seed")) a->seed = strtoull(v, NULL, 10);
+    else {
+      fprintf(stderr, "iter_bench: unknown option %s\n", k);
+      return -1;
+    }
+  }
+  for (int i = 0; i < a->n_ns; i++)
+    if (!a->ns[i]) return fprintf(stderr, "iter_bench: bad --n\n"), -1;
+  if (!a->size || !a->iters || a->focal <= 0) return fprintf(stderr, "iter_bench: bad size\n"), -1;
+  return 0;
+}
+
+/* Camera at distance 4 from the z axis, height 1, azimuth theta, looking at the origin (OpenCV
+ * axes: x right, y down, z forward; world z up). */
+static void orbit(struct gs_camera *c, uint32_t size, float focal, float theta) {
+  float eye[3] = {4.0f * cosf(theta), 4.0f * sinf(theta), 1.0f};
+  float f[3] = {-eye[0], -eye[1], -eye[2]};
+  float fl = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+  for (int k = 0; k < 3; k++) f[k] /= fl;
+  float r[3] = {f[1], -f[0], 0.0f}; /* f x (0, 0, 1) */
+  float rl = sqrtf(r[0] * r[0] + r[1] * r[1]);
+  for (int k = 0; k < 3; k++) r[k] /= rl;
+  float d[3] = {f[1] * r[2] - f[2] * r[1], f[2] * r[0] - f[0] * r[2], f[0] * r[1] - f[1] * r[0]};
+  memset(c, 0, sizeof *c);
+  c->width = c->height = size;
+  c->fx = c->fy = focal;
+  c->cx = c->cy = 0.5f * (float)size;
+  const float *rows[3] = {r, d, f};
+  for (int i = 0; i < 3; i++) {
+    c->viewmat[4 * i] = rows[i][0];
+    c->viewmat[4 * i + 1] = rows[i][1];
+    c->viewmat[4 * i + 2] = rows[i][2];
+    c->viewmat[4 * i + 3] = -(rows[i][0] * eye[0] + rows[i][1] * eye[1] + rows[i][2] * eye[2]);
+  }
+  c->viewmat[15] = 1.0f;
+  memcpy(c->campos, eye, sizeof eye);
+}
+
+static int make_model(uint32_t n, uint64_t seed, struct gs_model **out, struct sw_err *err) {
+  int rc = gs_model_new(n, out, err);
+  if (rc) return rc;
+  struct gs_model *m = *out;
+  m->count = n;
+  struct gs_rng rng;
+  gs_rng_seed(&rng, seed);
+  for (uint32_t i = 0; i < n; i++) {
+    for (int k = 0; k < 3; k++) m->means[3 * i + k] = 2.0f * gs_rng_uniform(&rng) - 1.0f;
+    for (int k = 0; k < 3; k++) m->log_scales[3 * i + k] = logf(0.01f) + 0.3f * gs_rng_normal(&rng);
+    float q[4], ql = 0;
+    for (int k = 0; k < 4; k++) {
+      q[k] = gs_rng_normal(&rng);
+      ql += q[k] * q[k];
+    }
+    ql = sqrtf(ql);
+    for (int k = 0; k < 4; k++) m->quats[4 * i + k] = ql > 0 ? q[k] / ql : (k == 0);
+    m->opacity[i] = -1.0f; /* logit: opacity sigmoid(-1) */
+    for (int k = 0; k < 48; k++) m->sh[48 * i + k] = 0.1f * gs_rng_normal(&rng);
+  }
+  return 0;
+}
+
+struct bench {
+  gs_vk_t *vk;
+  gs_fwd_t *fwd;
+  struct gs_tk *tk;
+  gs_vk_timer_t *timer;
+  struct gs_fwd_model model;
+  struct gs_vk_buf *grads[GS_P_COUNT], *moments, *grad2d, *dens, *gt;
+  struct gs_tk_img im;
+};
+
+static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_err *err) {
+  struct gs_model *m = NULL;
+  int rc = make_model(n, a->seed, &m, err);
+  if (!rc) rc = gs_fwd_model_upload(b->vk, m, &b->model, err);
+  gs_model_destroy(&m);
+  if (rc) return rc;
+  struct gs_vk_buf *params[GS_P_COUNT] = {b->model.means, b->model.log_scales, b->model.quats,
+                                          b->model.opacity, b->model.sh};
+  uint32_t off[GS_P_COUNT];
+  uint64_t mfloats = gs_tk_moment_offsets(n, off);
+  for (int g = 0; g < GS_P_COUNT && !rc; g++)
+    rc = gs_vk_buf_new(b->vk, 4ull * gs_pgroup_floats[g] * n, 0, "grads", &b->grads[g], err);
+  if (!rc) rc = gs_vk_buf_new(b->vk, 4 * mfloats, 0, "moments", &b->moments, err);
+  if (!rc) rc = gs_vk_buf_fill(b->moments, 0, err);
+  if (!rc) rc = gs_vk_buf_new(b->vk, 4ull * GS_G2D * n, 0, "grad2d", &b->grad2d, err);
+  if (!rc) rc = gs_vk_buf_new(b->vk, 12ull * n, 0, "dens", &b->dens, err);
+  if (rc) return rc;
+  const float lr[6] = {1.6e-4f, 5e-3f, 1e-3f, 5e-2f, 2.5e-3f, 2.5e-3f / 20};
+  float bg[3] = {1, 1, 1};
+  double busy_ms = 0;
+  int64_t t0 = 0;
+  uint32_t retries = 0;
+  gs_vk_timer_clear(b->timer);
+  for (uint32_t it = 0; it < a->warmup + a->iters && !rc; it++) {
+    if (it == a->warmup) {
+      gs_vk_timer_clear(b->timer);
+      t0 = sw_clock_mono_ns();
+    }
+    struct gs_fwd_input in = {.model = b->model, .sh_degree = 3};
+    orbit(&in.cam, a->size, a->focal, 0.1f * (float)it);
+    memcpy(in.background, bg, sizeof bg);
+    struct gs_pc_raster pr = {.width = a->size, .height = a->size,
+                              .tiles_x = (a->size + GS_TILE - 1) / GS_TILE,
+                              .tiles_y = (a->size + GS_TILE - 1) / GS_TILE};
+    memcpy(pr.background, bg, sizeof bg);
+    struct gs_pc_project_bwd pb = {.fx = in.cam.fx, .fy = in.cam.fy, .cx = in.cam.cx,
+                                   .cy = in.cam.cy, .n = n, .width = a->size, .height = a->size,
+                                   .tiles_x = pr.tiles_x, .tiles_y = pr.tiles_y, .sh_degree = 3};
+    memcpy(pb.viewmat, in.cam.viewmat, sizeof pb.viewmat);
+    memcpy(pb.campos, in.cam.campos, sizeof pb.campos);
+    struct gs_pc_adam pa;
+    gs_tk_adam_pc(&pa, n, n, it + 1, lr, 0.9f, 0.999f, 1e-15f);
+    int retry = 0;
+    do {
+      rc = gs_fwd_prepare(b->fwd, n, a->size, a->size, err);
+      const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
+      VkCommandBuffer cmd = VK_NULL_HANDLE;
+      /* The stages in order; per_kernel submits after each one. */
+      for (int s = 0; s < GS_FWD_STAGES + 4 && !rc; s++) {
+        if (!cmd) {
+          rc = gs_vk_cmd_begin(b->vk, &cmd, err);
+          if (rc) break;
+          gs_vk_timer_reset(b->timer, cmd);
+        }
+        if (s < GS_FWD_STAGES) {
+          rc = gs_fwd_record_stage(b->fwd, cmd, b->timer, (enum gs_fwd_stage)s, &in, err);
+          fb = gs_fwd_bufs(b->fwd);
+        } else {
+          static const char *names[4] = {"loss", "rasterize_bwd", "project_bwd", "adam"};
+          gs_vk_timer_begin(b->timer, cmd, names[s - GS_FWD_STAGES]);
+          switch (s - GS_FWD_STAGES) {
+          case 0: gs_tk_record_loss(b->tk, cmd, &b->im, fb->rgb, b->gt, 0.0f); break;
+          case 1:
+            gs_tk_record_raster_bwd(b->tk, cmd, &pr, fb->ranges, fb->values, fb->splats,
+                                    fb->final_t, fb->last, b->im.dl, b->grad2d, n);
+            break;
+          case 2:
+            gs_tk_record_project_bwd(b->tk, cmd, &pb, params, fb->splats, b->grad2d, b->grads,
+                                     b->dens, fb->counters);
+            break;
+          default:
+            gs_tk_record_adam(b->tk, cmd, &pa, params, b->grads, b->moments, fb->tiles_touched,
+                              fb->counters);
+          }
+          gs_vk_timer_end(b->timer, cmd);
+          gs_vk_barrier(cmd);
+        }
+        if (rc) {
+          gs_vk_cmd_discard(b->vk, &cmd);
+          break;
+        }
+        if (a->per_kernel || s == GS_FWD_STAGES + 3) {
+          rc = gs_vk_cmd_submit_wait(b->vk, &cmd, err);
+          if (!rc) rc = gs_vk_timer_collect(b->timer, err);
+          cmd = VK_NULL_HANDLE;
+        }
+      }
+      if (!rc) rc = gs_fwd_finish(b->fwd, &retry, NULL, err);
+      if (retry && it >= a->warmup) retries++;
+    } while (!rc && retry);
+  }
+  double wall_ms = (double)(sw_clock_mono_ns() - t0) / 1e6;
+  if (!rc) {
+    const struct gs_vk_stage_stats *st;
+    uint32_t ns;
+    gs_vk_timer_summary(b->timer, &st, &ns, &busy_ms);
+    double total = 0;
+    for (uint32_t i = 0; i < ns; i++) total += st[i].gpu_ms;
+    if (a->json) {
+      printf("{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
+             "\"retries\":%u,\"kernels\":[",
+             n, a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters, retries);
+      for (uint32_t i = 0; i < ns; i++)
+        printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "",
+               st[i].name, st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
+      printf("]}\n");
+    } else {
+      printf("N = %u, %ux%u, %u iterations after %u warm-up (%s): %.3f ms/iteration "
+             "(GPU busy %.3f ms/iteration)%s\n",
+             n, a->size, a->size, a->iters, a->warmup, a->per_kernel ? "per_kernel" : "production",
+             wall_ms / a->iters, busy_ms / a->iters, retries ? " [arena regrew]" : "");
+      for (uint32_t i = 0; i < ns; i++)
+        printf("  %-14s %8.3f ms/iter  %5.1f%%\n", st[i].name, st[i].gpu_ms / a->iters,
+               total > 0 ? 100.0 * st[i].gpu_ms / total : 0.0);
+    }
+    fflush(stdout);
+  }
+  for (int g = 0; g < GS_P_COUNT; g++) gs_vk_buf_destroy(&b->grads[g]);
+  gs_vk_buf_destroy(&b->moments);
+  gs_vk_buf_destroy(&b->grad2d);
+  gs_vk_buf_destroy(&b->dens);
+  gs_fwd_model_release(&b->model);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  struct args a;
+  if (parse(argc, argv, &a)) return 2;
+  struct sw_err err = {0};
+  struct bench b = {0};
+  struct gs_vk_opts vo = {.device = a.device};
+  int rc = gs_vk_open(&b.vk, &vo, &err);
+  struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1};
+  struct gs_tk_opts to = {.sigma_skip = 1, .warp_skip = 1, .ssim_walk = 1};
+  if (!rc) rc = gs_fwd_new(b.vk, &fo, &b.fwd, &err);
+  if (!rc) rc = gs_tk_new(b.vk, &to, &b.tk, &err);
+  if (!rc) rc = gs_vk_timer_new(b.vk, 32, &b.timer, &err);
+  if (!rc) rc = gs_tk_img_reserve(b.vk, &b.im, a.size, a.size, &err);
+  size_t px = (size_t)a.size * a.size;
+  if (!rc) rc = gs_vk_buf_new(b.vk, 12 * px, 0, "target", &b.gt, &err);
+  if (!rc) {
+    float *t = malloc(12 * px);
+    struct gs_rng rng;
+    gs_rng_seed(&rng, a.seed + 1);
+    for (size_t i = 0; i < 3 * px; i++) t[i] = gs_rng_uniform(&rng);
+    rc = gs_vk_buf_upload(b.gt, 0, t, 12 * px, &err);
+    free(t);
+  }
+  if (!rc && !a.json) {
+    const struct gs_vk_device_info *di = gs_vk_info(b.vk);
+    printf("device: %s (%s, %s), subgroup %u, float atomics %s\n", di->name, di->driver,
+           gs_vk_kind_name(di->kind), di->subgroup_size, b.tk->cas ? "no (CAS)" : "yes");
+  }
+  for (int i = 0; i < a.n_ns && !rc; i++) rc = run_n(&b, &a, a.ns[i], &err);
+  if (rc) fprintf(stderr, "iter_bench: %s\n", err.msg);
+  gs_vk_buf_destroy(&b.gt);
+  gs_tk_img_free(&b.im);
+  gs_vk_timer_destroy(&b.timer);
+  gs_tk_destroy(&b.tk);
+  gs_fwd_destroy(&b.fwd);
+  gs_vk_close(&b.vk);
+  return rc ? (rc == SW_EDEVICE ? 3 : 1) : 0;
+}
