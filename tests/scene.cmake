@@ -1,10 +1,10 @@
-# Tests of the pipeline core owned by "scene": PNG, PLY, scene loader, generator (gs_core).
+# Tests of the pipeline core owned by "scene": PNG, PLY, model, scene loader, generator (gs_core).
 # The real Lego training split is looked for beside the repository (../shared/datasets, as CI
 # has it); the tests that need it print a notice and skip when it is absent.
 if(SW_BUILD_PIPELINE AND TARGET gs_core)
   set(_gs_fixtures ${CMAKE_CURRENT_LIST_DIR}/fixtures/pipeline)
   get_filename_component(_gs_lego ${CMAKE_SOURCE_DIR}/../shared/datasets/nerf_synthetic_lego ABSOLUTE)
-  foreach(_t test_png test_ply test_scene test_gen)
+  foreach(_t test_png test_ply test_scene test_gen test_model)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/unit/${_t}.c)
       set(_libs gs_core)
       if(_t STREQUAL "test_scene" AND TARGET gs_ref)
