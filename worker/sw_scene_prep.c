@@ -35,6 +35,8 @@ static int run_generator(const char *splat_train, json_t *g, const char *out,
   if (pid < 0)
     return sw_err_set(err, SW_ECHILD, "scene.generate: fork: %s", strerror(errno));
   if (pid == 0) {
+    /* The generator's chatter belongs in the worker's log, never on a report's stdout. */
+    dup2(2, 1);
     execv(argv[0], argv);
     _exit(127);
   }
