@@ -29,5 +29,6 @@ if(SW_BUILD_PIPELINE AND TARGET gs_core AND TARGET gs_vk AND TARGET gs_ref
     ${CMAKE_SOURCE_DIR}/pipeline/gs_cmd_render.c LIBS gs_core gs_vk gs_ref TIMEOUT 180)
   target_include_directories(test_render PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
   target_compile_definitions(test_render PRIVATE GS_FIXTURES_DIR="${_gs_fixtures}"
-    GS_LEGO_DIR="${_gs_lego}")
+    GS_LEGO_DIR="${_gs_lego}" GS_SPLAT_TRAIN="$<TARGET_FILE:splat-train>")
+  add_dependencies(test_render splat-train)
 endif()

@@ -2,13 +2,15 @@
  * generated scene and a PLY written by gs_ply are rendered with the GPU forward pass and with the
  * C reference; both write a PNG per view and metrics.json, and their figures agree. The real Lego
  * training split (when present beside the repository) renders on the GPU against its 13
- * held-out views. Bad inputs exit 2 with a message. */
+ * held-out views. Bad inputs exit 2 with a message. The real binary runs `splat-train scene` then
+ * `splat-train render` as a user would. */
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gs_cmd.h"
@@ -160,6 +162,47 @@ START_TEST(lego_renders_on_the_gpu) {
 }
 END_TEST
 
+/* Runs the real splat-train binary with argv; returns its exit status (or -1). */
+static int run_process(char *const argv[]) {
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The commands as a user runs them: `splat-train scene` then `splat-train render`. */
+START_TEST(cli_scene_then_render) {
+  char scene[128], ply[128], out[128];
+  snprintf(scene, sizeof scene, "%s/cli_scene", tmpdir);
+  snprintf(ply, sizeof ply, "%s/cli.ply", tmpdir);
+  snprintf(out, sizeof out, "%s/cli_out", tmpdir);
+  char *gen[] = {GS_SPLAT_TRAIN, "scene", "--kind", "shapes", "--out", scene, "--train-views",
+                 "6", "--test-views", "2", "--resolution", "48", "--seed", "9", NULL};
+  ck_assert_int_eq(run_process(gen), 0);
+  char *bad_kind[] = {GS_SPLAT_TRAIN, "scene", "--kind", "castle", "--out", scene, NULL};
+  ck_assert_int_eq(run_process(bad_kind), GS_EXIT_USAGE);
+  write_random_ply(ply, 1500, (const float[3]){-1.2f, -1.2f, -1.2f},
+                   (const float[3]){1.2f, 1.2f, 1.2f});
+  char *render[] = {GS_SPLAT_TRAIN, "render", "--ply", ply, "--scene", scene, "--out", out,
+                    "--background", "black", NULL};
+  ck_assert_int_eq(run_process(render), 0);
+  json_t *j = load_metrics(out);
+  ck_assert_uint_eq(json_array_size(json_object_get(j, "views")), 2);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "background")), "black");
+  ck_assert_str_eq(json_string_value(json_object_get(j, "renderer")), "gpu");
+  json_decref(j);
+  char png[256];
+  snprintf(png, sizeof png, "%s/test/r_1.png", out);
+  ck_assert_int_eq(sw_fs_exists(png), 1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("splat-train render");
   TCase *tc = tcase_create("render");
@@ -168,6 +211,7 @@ int main(void) {
   tcase_add_test(tc, gpu_and_reference_agree_on_a_generated_scene);
   tcase_add_test(tc, bad_inputs_exit_2);
   tcase_add_test(tc, lego_renders_on_the_gpu);
+  tcase_add_test(tc, cli_scene_then_render);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
