@@ -154,12 +154,18 @@ int main(int argc, char **argv) {
   void *ctx = zmq_ctx_new();
   zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, nworkers + 64);
   /* The sweep: a grid with `runs` repeats of one point, each its own lease. */
-  char yaml[1024];
+  /* repeats is capped at 1000 by the spec, so larger sweeps use several seeds. */
+  long points = (runs + 999) / 1000, repeats = (runs + points - 1) / points;
+  runs = points * repeats;
+  char seeds[8192] = "";
+  for (long i = 0; i < points; i++)
+    snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%ld", i ? ", " : "", i + 1);
+  char yaml[10000];
   snprintf(yaml, sizeof yaml,
            "name: coord-load\nkind: grid\ntrainer:\n  exec:\n    command: [\"true\", \"{out}\"]\n"
-           "base: {iterations: 1}\nparameters: {seed: [1]}\nrepeats: %ld\n"
+           "base: {iterations: 1}\nparameters: {seed: [%s]}\nrepeats: %ld\n"
            "contamination: {load1_max: 1000, cpu_other_max: 1000, settle_s: 0, max_wait_s: 1}\n",
-           runs);
+           seeds, repeats);
   struct sw_msg req, rep;
   sw_msg_init(&req, SW_MSG_SUBMIT_REQ);
   snprintf(req.u.submit_req.file_name, sizeof req.u.submit_req.file_name, "coord-load.yaml");
