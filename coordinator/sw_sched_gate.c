@@ -407,9 +407,12 @@ static int gate_finish(sw_sched_t *s, int64_t gate_id, int64_t sweep_id, const c
   return rc;
 }
 
-static int gate_interim(sw_sched_t *s, int64_t gate_id, json_t *verdict_json, struct sw_err *err) {
+/* Records the latest judgement of a running gate: a sequential look (counted in looks) or, for
+ * a fixed-n gate, a progress view for status and reports (not a look: nothing is decided). */
+static int gate_interim(sw_sched_t *s, int64_t gate_id, json_t *verdict_json, int is_look,
+                        struct sw_err *err) {
   static const char *const SQL =
-      "UPDATE gates SET verdict_json = ?2, looks = looks + 1 WHERE id = ?1";
+      "UPDATE gates SET verdict_json = ?2, looks = looks + ?3 WHERE id = ?1";
   char *text = json_dumps(verdict_json, JSON_COMPACT);
   if (!text) return sw_err_set(err, SW_ENOMEM, "gate JSON: out of memory");
   sqlite3_stmt *st;
@@ -417,6 +420,7 @@ static int gate_interim(sw_sched_t *s, int64_t gate_id, json_t *verdict_json, st
   if (!rc) {
     sqlite3_bind_int64(st, 1, gate_id);
     sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, is_look);
     rc = step_done(s, st, "recording a look", err);
   }
   free(text);
@@ -450,8 +454,9 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
   int64_t c[4];
   if ((rc = row_ints(s, SQL_COUNTS, gate_id, 0, c, 4, err))) return rc;
   int64_t done = c[0], open = c[1], regular = c[2], max_idx = c[3];
-  if (!sw->sequential && open > 0) return 0; /* fixed n: decide once everything is in */
-  if (sw->sequential && open > 0 && done < n_target) return 0; /* first look after n pairs */
+  /* Fixed n decides once everything is in, a sequential gate looks from n pairs on; before
+   * that, the engine's view of the pairs so far is kept for progress reports only. */
+  int progress_only = open > 0 && (!sw->sequential || done < n_target);
 
   json_t *vj = NULL;
   enum sw_gate_verdict verdict = SW_GATE_INCONCLUSIVE;
@@ -465,11 +470,16 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
     return grc;
   }
   if (grc) { /* the engine cannot judge these pairs (yet) */
-    if (sw->sequential && open > 0) return 0;
+    if (progress_only || (sw->sequential && open > 0)) return 0;
     json_t *fj = json_pack("{s:s,s:s,s:[s]}", "name", name, "verdict", "inconclusive", "reasons",
                            gerr.msg);
     rc = gate_finish(s, gate_id, sweep_id, name, "failed", fj, NULL, now, err);
     json_decref(fj);
+    return rc;
+  }
+  if (progress_only) {
+    rc = gate_interim(s, gate_id, vj, 0, err);
+    json_decref(vj);
     return rc;
   }
   int conclude = !sw->sequential;
@@ -494,7 +504,7 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
   if (!rc)
     rc = conclude ? gate_finish(s, gate_id, sweep_id, name, "done", vj,
                                 sw_gate_verdict_name(verdict), now, err)
-                  : gate_interim(s, gate_id, vj, err);
+                  : gate_interim(s, gate_id, vj, 1, err);
   json_decref(vj);
   return rc;
 }
