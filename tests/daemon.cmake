@@ -21,7 +21,8 @@ sw_it_add(it_two_sweeps two_sweeps.sh 17760)
 sw_it_add(it_curve curve.sh 17770)
 
 # Unit tests of the worker's parts (sampler, quiet wait, spool, runner, scene preparation).
-sw_add_check_test(test_worker SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_worker.c LIBS sw_worker)
+sw_add_check_test(test_worker SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_worker.c
+                  LIBS sw_worker PkgConfig::ARCHIVE)
 target_compile_definitions(test_worker PRIVATE FAKE_TRAINER="$<TARGET_FILE:fake_trainer>")
 add_dependencies(test_worker fake_trainer)
 sw_it_add(it_cutoff cutoff.sh 17790)

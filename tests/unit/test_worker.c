@@ -2,6 +2,8 @@
  * (over a prepared /proc tree), the quiet wait, the spool, the exec runner (command template,
  * {set} expansion, progress lines, result reading, JSON-pointer mapping, exit codes, SIGTERM ->
  * SIGKILL escalation) and scene preparation from a path and from a file:// URL archive. */
+#include <archive.h>
+#include <archive_entry.h>
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -410,6 +412,29 @@ START_TEST(scene_prep_path_url_and_errors) {
   ck_assert_ptr_nonnull(strstr(err.msg, "sha256"));
   sw_err_clear(&err);
   ck_assert_int_eq(sw_scene_prepare("[1]", cache, NULL, path, sizeof path, &err), SW_EINVAL);
+  sw_err_clear(&err);
+  /* An archive whose entry climbs out of the directory ("../evil") is refused. */
+  char evil[600];
+  snprintf(evil, sizeof evil, "%s/evil.tar", dir);
+  struct archive *a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  ck_assert_int_eq(archive_write_open_filename(a, evil), ARCHIVE_OK);
+  struct archive_entry *e = archive_entry_new();
+  archive_entry_set_pathname(e, "../evil.txt");
+  archive_entry_set_size(e, 4);
+  archive_entry_set_filetype(e, AE_IFREG);
+  archive_entry_set_perm(e, 0644);
+  archive_write_header(a, e);
+  archive_write_data(a, "evil", 4);
+  archive_entry_free(e);
+  archive_write_close(a);
+  archive_write_free(a);
+  ck_assert_int_eq(sw_sha256_file(evil, hex, &err), 0);
+  snprintf(spec, sizeof spec, "{\"url\":\"file://%s\",\"sha256\":\"%s\"}", evil, hex);
+  ck_assert_int_eq(sw_scene_prepare(spec, cache, NULL, path, sizeof path, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "escapes"));
+  snprintf(probe, sizeof probe, "%s/evil.txt", cache);
+  ck_assert(!sw_fs_exists(probe));
   sw_fs_rm_rf(dir, NULL);
   free(dir);
 }
