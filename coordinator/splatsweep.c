@@ -28,6 +28,9 @@
 #include "sw_spec.h"
 #include "sw_store.h"
 #include "sw_worker.h"
+#include "sw_audit.h"
+#include "sw_http.h"
+#include "sw_pareto.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_CONTROL "tcp://127.0.0.1:7711"
@@ -63,6 +66,11 @@ static void usage(FILE *f) {
           "  check SPEC                                      validate a spec (exit 2 when bad)\n"
           "  gate eval FILE.json                             the gate engine on given pairs\n"
           "  keygen DIR                                      CurveZMQ key pair for a daemon\n"
+          "  pareto [SWEEP] [--db PATH] [--format text|md|json|csv|html] [-o FILE]\n"
+          "         [--compare CONFIG --against CONFIG]   Pareto points, front, matched comparisons\n"
+          "  audit [SWEEP] [--db PATH] [--format text|json] [--reference SWEEP [--gate NAME]\n"
+          "        [--tolerance 0.005]]                     reproducibility audit (exit 1: problems)\n"
+          "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard\n"
           "docs/cli.md has the details.\n");
 }
 
@@ -842,8 +850,20 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+  /* pareto, audit and the dashboard live in sw_analysis (sw_pareto.h, sw_audit.h, sw_http.h). */
+  if (!strcmp(cmd, "pareto")) return sw_pareto_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "audit")) return sw_audit_cli(argc - 1, argv + 1);
+  sw_http_t *http = NULL;
+  if (!strcmp(cmd, "coordinator") || !strcmp(cmd, "local")) {
+    struct sw_err herr = {0};
+    if (sw_http_from_args(&argc, argv, "results/splatsweep.db", &http, &herr)) {
+      fprintf(stderr, "splatsweep %s: %s\n", cmd, herr.msg);
+      return herr.code == SW_EINVAL ? EXIT_USAGE : 1;
+    }
+  }
   struct args a;
   if (parse_args(argc - 1, argv + 1, &a)) {
+    sw_http_stop(&http);
     free(a.labels);
     return EXIT_USAGE;
   }
@@ -858,15 +878,12 @@ int main(int argc, char **argv) {
   else if (!strcmp(cmd, "report")) rc = cmd_report(&a);
   else if (!strcmp(cmd, "cancel")) rc = cmd_cancel(&a);
   else if (!strcmp(cmd, "local")) rc = cmd_local(&a);
-  else if (!strcmp(cmd, "pareto") || !strcmp(cmd, "audit")) {
-    fprintf(stderr, "splatsweep %s: not in this build yet (the report module has no %s "
-                    "renderer); use `splatsweep report --format json` meanwhile\n", cmd, cmd);
-    rc = 1;
-  } else {
+  else {
     fprintf(stderr, "splatsweep: unknown command '%s'\n", cmd);
     usage(stderr);
     rc = EXIT_USAGE;
   }
+  sw_http_stop(&http);
   free(a.labels);
   return rc;
 }
