@@ -630,6 +630,11 @@ int sw_coord_submit(sw_coord_t *c, const char *yaml, const char *file_name, int6
   return rc;
 }
 
+/* A JSON string's text, or def when it is absent or not a string. */
+static const char *jstr(const json_t *v, const char *def) {
+  return json_is_string(v) ? json_string_value(v) : def;
+}
+
 /* A short text rendering of the status JSON for terminals. */
 static char *status_text(json_t *st) {
   char *buf = NULL;
@@ -642,18 +647,32 @@ static char *status_text(json_t *st) {
   json_array_foreach(json_object_get(st, "sweeps"), i, sw) {
     fprintf(f, "sweep %" JSON_INTEGER_FORMAT " %s: %s\n",
             json_integer_value(json_object_get(sw, "id")),
-            json_string_value(json_object_get(sw, "name")) ?: "?",
-            json_string_value(json_object_get(sw, "status")) ?: "?");
+            jstr(json_object_get(sw, "name"), "?"),
+            jstr(json_object_get(sw, "status"), "?"));
+    json_t *sp = json_object_get(sw, "pairs");
+    if (json_is_object(sp))
+      fprintf(f, "  %s done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT " (leased %"
+                 JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT ", failed %"
+                 JSON_INTEGER_FORMAT ")\n",
+              json_is_string(json_object_get(sw, "kind")) &&
+                      !strcmp(json_string_value(json_object_get(sw, "kind")), "grid")
+                  ? "runs"
+                  : "pairs",
+              json_integer_value(json_object_get(sp, "done")),
+              json_integer_value(json_object_get(sp, "total")),
+              json_integer_value(json_object_get(sp, "leased")),
+              json_integer_value(json_object_get(sp, "pending")),
+              json_integer_value(json_object_get(sp, "failed")));
     size_t k;
     json_t *g;
     json_array_foreach(json_object_get(sw, "gates"), k, g) {
       json_t *p = json_object_get(g, "pairs");
       fprintf(f, "  gate %s: %s%s%s  pairs done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
                  " (leased %" JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT ")\n",
-              json_string_value(json_object_get(g, "name")) ?: "?",
-              json_string_value(json_object_get(g, "status")) ?: "?",
+              jstr(json_object_get(g, "name"), "?"),
+              jstr(json_object_get(g, "status"), "?"),
               json_is_string(json_object_get(g, "verdict")) ? ", verdict " : "",
-              json_string_value(json_object_get(g, "verdict")) ?: "",
+              jstr(json_object_get(g, "verdict"), ""),
               json_integer_value(json_object_get(p, "done")),
               json_integer_value(json_object_get(p, "total")),
               json_integer_value(json_object_get(p, "leased")),
@@ -665,7 +684,7 @@ static char *status_text(json_t *st) {
   json_array_foreach(json_object_get(co, "sessions"), i, ss) {
     fprintf(f, "worker %s: %s lease %" JSON_INTEGER_FORMAT " run %" JSON_INTEGER_FORMAT
                " iter %" JSON_INTEGER_FORMAT " runs finished %" JSON_INTEGER_FORMAT "\n",
-            json_string_value(json_object_get(ss, "id")) ?: "?",
+            jstr(json_object_get(ss, "id"), "?"),
             json_is_true(json_object_get(ss, "waiting")) ? "waiting" : "busy",
             json_integer_value(json_object_get(ss, "lease")),
             json_integer_value(json_object_get(ss, "run")),
