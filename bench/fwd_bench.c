@@ -12,7 +12,8 @@
  *    submission per stage), as the lab measures kernel shares.
  * --json prints one JSON object per N instead. Runs anywhere: on lavapipe use a small N, e.g.
  *   fwd_bench --n 20000 --frames 3
- * Variant flags: --sigma-skip --ballot --full-sort --transient --f16; --device NAME|INDEX. */
+ * Variant flags: --sigma-skip --ballot --full-sort --transient --f16; --device NAME|INDEX.
+ * --sort-only times the radix sort alone (N keys) with its steps. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +108,7 @@ static double median(double *v, int n) {
 static void usage(void) {
   fprintf(stderr, "usage: fwd_bench [--n N[,N...]] [--frames F] [--warmup W] [--warmup-ms MS] "
                   "[--width W] [--height H] [--device D] [--sigma-skip] [--ballot] [--full-sort] "
-                  "[--transient] [--f16] [--json]\n");
+                  "[--transient] [--f16] [--sort-only] [--json]\n");
 }
 
 static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int frames,
@@ -209,9 +210,63 @@ static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int 
   return rc ? 1 : 0;
 }
 
+/* --sort-only: the radix sort alone on forward-like keys (tile ids below 2,500, positive depth
+ * bits), with its steps timed. */
+static int bench_sort(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int frames,
+                      int json) {
+  struct sw_err err = {0};
+  gs_sort_t *s = NULL;
+  gs_vk_timer_t *t = NULL;
+  uint64_t *keys = malloc(8ull * n), *k2 = malloc(8ull * n);
+  uint32_t *vals = malloc(4ull * n), *v2 = malloc(4ull * n);
+  int rc = keys && k2 && vals && v2 ? 0 : sw_err_set(&err, SW_ENOMEM, "out of memory");
+  rng_s = 7;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    float depth = (float)(1.0 + 6.0 * urand());
+    uint32_t bits;
+    memcpy(&bits, &depth, 4);
+    keys[i] = (uint64_t)(uint32_t)(urand() * 2500) << 32 | bits;
+    vals[i] = i;
+  }
+  if (!rc)
+    rc = gs_sort_new(vk, fo->radix_ballot ? GS_SORT_SCATTER_BALLOT : GS_SORT_SCATTER_SERIAL, &s,
+                     &err);
+  if (!rc) rc = gs_vk_timer_new(vk, 3 * 8 + 2, &t, &err);
+  if (!rc) gs_sort_set_step_timer(s, t);
+  uint32_t bits = fo->radix_full ? 64 : gs_sort_key_bits(2499);
+  for (int i = 0; !rc && i < frames + 1; i++) {
+    if (i == 1) gs_vk_timer_clear(t); /* the first run warms up */
+    memcpy(k2, keys, 8ull * n);
+    memcpy(v2, vals, 4ull * n);
+    rc = gs_sort_run(s, k2, v2, n, bits, NULL, &err);
+    if (!rc) rc = gs_vk_timer_collect(t, &err);
+  }
+  if (rc) {
+    fprintf(stderr, "fwd_bench: sort of %u keys: %s\n", n, err.msg);
+  } else {
+    const struct gs_vk_stage_stats *st;
+    uint32_t ns;
+    double busy;
+    gs_vk_timer_summary(t, &st, &ns, &busy);
+    printf(json ? "{\"sort_n\":%u,\"passes\":%u,\"gpu_ms_per_sort\":%.4f}\n"
+                : "sort of %u keys, %u passes: %.3f ms GPU per sort\n",
+           n, gs_sort_passes(bits), busy / frames);
+    for (uint32_t k = 0; !json && k < ns; k++)
+      printf("  %-14s %8.3f ms/sort  %5.1f%%\n", st[k].name, st[k].gpu_ms / frames,
+             100 * st[k].share);
+  }
+  gs_vk_timer_destroy(&t);
+  gs_sort_destroy(&s);
+  free(keys);
+  free(k2);
+  free(vals);
+  free(v2);
+  return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   uint32_t ns[16] = {100000, 400000, 1000000};
-  int n_ns = 3, frames = 50, warmup = 5, warmup_ms = 1000, json = 0;
+  int n_ns = 3, frames = 50, warmup = 5, warmup_ms = 1000, json = 0, sort_only = 0;
   uint32_t w = 800, h = 800;
   const char *device = NULL;
   struct gs_fwd_opts fo = {0};
@@ -244,6 +299,8 @@ int main(int argc, char **argv) {
       fo.transient = 1;
     } else if (!strcmp(a, "--f16")) {
       fo.accum_f16 = 1;
+    } else if (!strcmp(a, "--sort-only")) {
+      sort_only = 1;
     } else if (!strcmp(a, "--json")) {
       json = 1;
     } else {
@@ -264,7 +321,8 @@ int main(int argc, char **argv) {
   }
   int rc = 0;
   for (int i = 0; i < n_ns && !rc; i++)
-    rc = bench_one(vk, &fo, ns[i], frames, warmup, warmup_ms, w, h, json);
+    rc = sort_only ? bench_sort(vk, &fo, ns[i], frames, json)
+                   : bench_one(vk, &fo, ns[i], frames, warmup, warmup_ms, w, h, json);
   gs_vk_close(&vk);
   return rc;
 }

@@ -22,7 +22,10 @@ struct gs_sort {
   gs_scan_t *scan;
   struct gs_vk_buf *keys_tmp, *vals_tmp, *hist_buf, *dummy;
   uint32_t capacity;
+  gs_vk_timer_t *step_timer;
 };
+
+void gs_sort_set_step_timer(gs_sort_t *s, gs_vk_timer_t *timer) { s->step_timer = timer; }
 
 static uint32_t div_up(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a + b - 1) / b); }
 
@@ -133,11 +136,20 @@ int gs_sort_new(gs_vk_t *vk, enum gs_sort_scatter scatter, gs_sort_t **out, stru
   gs_sort_t *s = calloc(1, sizeof *s);
   if (!s) return sw_err_set(err, SW_ENOMEM, "out of memory");
   s->vk = vk;
-  uint32_t sg = info->subgroup_size ? info->subgroup_size : 1;
-  uint32_t spec[2] = {scatter == GS_SORT_SCATTER_BALLOT, GS_SORT_WG / sg};
+  /* The ballot scatter's table holds one row per subgroup: size it for the smallest subgroups the
+   * device may run, capped so that it fits in shared memory (the shader falls back to taking
+   * turns per subgroup when a workgroup has more subgroups than rows). */
+  uint32_t sg = info->min_subgroup_size ? info->min_subgroup_size : 1;
+  uint32_t rows = GS_SORT_WG / sg ? GS_SORT_WG / sg : 1;
+  uint32_t fixed = 4 * (2 * GS_RADIX + GS_SORT_WG) + 256;
+  while (rows > 1 && fixed + 4ull * rows * (GS_RADIX / 2) > info->max_shared_memory) rows /= 2;
+  /* Tests force the turn-taking fallback with GS_SORT_TABLE_ROWS=1. */
+  const char *force = getenv("GS_SORT_TABLE_ROWS");
+  if (force && atoi(force) > 0) rows = (uint32_t)atoi(force);
+  uint32_t spec[2] = {scatter == GS_SORT_SCATTER_BALLOT, rows};
   int rc = make_kernel(vk, "sort_hist", 3, sizeof(struct gs_pc_sort), NULL, 0, &s->hist, err);
   if (!rc)
-    rc = make_kernel(vk, "sort_scatter", 6, sizeof(struct gs_pc_sort), spec, 1, &s->scatter, err);
+    rc = make_kernel(vk, "sort_scatter", 6, sizeof(struct gs_pc_sort), spec, 2, &s->scatter, err);
   if (!rc) rc = gs_scan_new(vk, &s->scan, err);
   if (!rc) rc = gs_vk_buf_new(vk, 16, 0, "sort_counters", &s->dummy, err);
   if (rc) {
@@ -213,20 +225,27 @@ int gs_sort_record(gs_sort_t *s, VkCommandBuffer cmd, const struct gs_sort_io *i
                             .capacity = io->capacity,
                             .shift = p * GS_RADIX_BITS,
                             .num_blocks = nb};
+    gs_vk_timer_t *t = s->step_timer;
     struct gs_vk_buf *hb[3] = {kin, s->hist_buf, ctr};
+    if (t) gs_vk_timer_begin(t, cmd, "radix_hist");
     gs_vk_dispatch(cmd, s->hist, hb, &pc, groups, 1, 1);
     gs_vk_barrier(cmd);
+    if (t) gs_vk_timer_end(t, cmd);
+    if (t) gs_vk_timer_begin(t, cmd, "radix_scan");
     gs_scan_record(s->scan, cmd, s->hist_buf, nb * GS_RADIX);
     gs_vk_barrier(cmd);
+    if (t) gs_vk_timer_end(t, cmd);
+    if (t) gs_vk_timer_begin(t, cmd, "radix_scatter");
     struct gs_vk_buf *sb[6] = {kin, vin, kout, vout, s->hist_buf, ctr};
     gs_vk_dispatch(cmd, s->scatter, sb, &pc, groups, 1, 1);
     gs_vk_barrier(cmd);
-    struct gs_vk_buf *t = kin;
+    if (t) gs_vk_timer_end(t, cmd);
+    struct gs_vk_buf *tmp = kin;
     kin = kout;
-    kout = t;
-    t = vin;
+    kout = tmp;
+    tmp = vin;
     vin = vout;
-    vout = t;
+    vout = tmp;
   }
   *keys_out = kin;
   *values_out = vin;

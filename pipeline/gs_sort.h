@@ -69,6 +69,11 @@ int gs_sort_record(gs_sort_t *s, VkCommandBuffer cmd, const struct gs_sort_io *i
                    struct gs_vk_buf **keys_out, struct gs_vk_buf **values_out,
                    struct sw_err *err);
 
+/* Times the sort's own steps (labels "radix_hist", "radix_scan", "radix_scatter") into timer on
+ * every later gs_sort_record (NULL: off). For profiling the sort alone: do not combine with a
+ * caller's stage around the sort, since timer stages do not nest. */
+void gs_sort_set_step_timer(gs_sort_t *s, gs_vk_timer_t *timer);
+
 /* Sorts host arrays on the GPU (tests, tools): keys[n] and values[n] replaced by the sorted
  * sequence. key_bits as above. timer may be NULL (else the passes are timed as "radix_sort"). */
 int gs_sort_run(gs_sort_t *s, uint64_t *keys, uint32_t *values, uint32_t n, uint32_t key_bits,

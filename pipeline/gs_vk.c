@@ -150,8 +150,17 @@ static int create_instance(VkInstance *out, struct sw_err *err) {
 static void describe(VkPhysicalDevice pd, uint32_t index, struct gs_vk_device_info *d) {
   memset(d, 0, sizeof *d);
   d->index = index;
+  /* The subgroup size range is core in 1.3 and an extension before; without either the default
+   * size is the only one. */
+  VkPhysicalDeviceSubgroupSizeControlProperties ssc = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceProperties basic;
+  vkGetPhysicalDeviceProperties(pd, &basic);
+  int has_ssc = basic.apiVersion >= VK_API_VERSION_1_3 ||
+                has_device_ext(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   VkPhysicalDeviceDriverProperties drv = {.sType =
-                                              VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+                                              VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                          .pNext = has_ssc ? &ssc : NULL};
   VkPhysicalDeviceSubgroupProperties sg = {.sType =
                                                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                            .pNext = &drv};
@@ -177,6 +186,9 @@ static void describe(VkPhysicalDevice pd, uint32_t index, struct gs_vk_device_in
   d->vendor_id = p->vendorID;
   d->device_id = p->deviceID;
   d->subgroup_size = sg.subgroupSize;
+  d->min_subgroup_size = sg.subgroupSize;
+  if (has_ssc && ssc.minSubgroupSize && ssc.minSubgroupSize < sg.subgroupSize)
+    d->min_subgroup_size = ssc.minSubgroupSize;
   d->subgroup_ballot = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                        (sg.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
   d->push_descriptor = has_device_ext(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);

@@ -58,6 +58,7 @@ struct gs_vk_device_info {
   enum gs_vk_kind kind;
   uint32_t vendor_id, device_id;
   uint32_t subgroup_size;  /* default subgroup size (lavapipe 8, NVIDIA/Apple 32) */
+  uint32_t min_subgroup_size; /* smallest size a kernel may run with (<= subgroup_size) */
   int subgroup_ballot;     /* subgroup ballot operations in compute shaders */
   int float_atomic_add;    /* shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float) */
   int shared_float_atomic_add; /* shaderSharedFloat32AtomicAdd */

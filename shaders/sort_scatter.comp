@@ -5,7 +5,11 @@
 // GS_SPEC_SCATTER_BALLOT), both stable and bit-identical:
 //  - serial (0): each invocation counts equal digits of the invocations before it in shared memory;
 //  - ballot (1): two levels: inside a subgroup the ballot of lanes with the same digit gives the
-//    rank; across subgroups, the subgroups take their turn in order on the per-digit counters.
+//    rank and the count; across subgroups, a table of per-(subgroup, digit) counts (16 bits each,
+//    two digits per word) is scanned over the subgroups by one invocation per digit pair. When a
+//    device runs more subgroups than the table was sized for (GS_SPEC_SUBGROUPS, from the
+//    smallest subgroup size the device reports), the subgroups take their turn on the per-digit
+//    counters one after another instead.
 // Nothing assumes a subgroup size: lanes map to keys by gl_SubgroupID * gl_SubgroupSize +
 // gl_SubgroupInvocationID (lavapipe 8 lanes, NVIDIA and Apple 32).
 #extension GL_KHR_shader_subgroup_basic : require
@@ -14,6 +18,7 @@
 
 layout(local_size_x = GS_SORT_WG) in;
 layout(constant_id = GS_SPEC_SCATTER_BALLOT) const uint BALLOT = 0;
+layout(constant_id = GS_SPEC_SUBGROUPS) const uint NUM_SG = 32;
 
 layout(std430, binding = 0) readonly buffer KeysIn { uint keys_in[]; };
 layout(std430, binding = 1) readonly buffer ValsIn { uint vals_in[]; };
@@ -25,13 +30,15 @@ layout(push_constant, std430) uniform PC { gs_pc_sort pc; };
 
 #include "sort_common.glsl"
 
-shared uint s_base[GS_RADIX];
-shared uint s_digit[GS_SORT_WG];
+shared uint s_base[2 * GS_RADIX]; // ping-pong: the chunk's bases, then the next chunk's
+shared uint s_digit[BALLOT != 0u ? 1 : GS_SORT_WG];
+shared uint s_tab[BALLOT != 0u ? NUM_SG * (GS_RADIX / 2) : 1];
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint n = sort_count(pc.n, pc.count_index, pc.capacity);
   uint lane = BALLOT != 0u ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : tid;
+  bool table = BALLOT != 0u && gl_NumSubgroups <= NUM_SG;
   for (uint block = gl_WorkGroupID.x; block < pc.num_blocks; block += gl_NumWorkGroups.x) {
     uint base = block * GS_SORT_BLOCK;
     if (base >= n) break;
@@ -39,6 +46,7 @@ void main() {
       uint h = d * pc.num_blocks + block;
       s_base[d] = h == 0u ? 0u : hist[h - 1u];
     }
+    uint par = 0u; // which half of s_base holds this chunk's bases
     barrier();
     for (uint k = 0; k < GS_SORT_ITEMS; k++) {
       uint i = base + k * GS_SORT_WG + lane;
@@ -63,14 +71,40 @@ void main() {
         }
         uint rank = subgroupBallotExclusiveBitCount(peers);
         uint cnt = subgroupBallotBitCount(peers);
-        for (uint s = 0u; s < gl_NumSubgroups; s++) {
-          if (gl_SubgroupID == s) {
-            if (valid) pos = s_base[digit] + rank;
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
-            if (valid && rank + 1u == cnt) s_base[digit] += cnt;
+        if (table) {
+          for (uint w = tid; w < gl_NumSubgroups * (GS_RADIX / 2); w += GS_SORT_WG) s_tab[w] = 0u;
+          barrier();
+          uint slot = gl_SubgroupID * (GS_RADIX / 2) + (digit >> 1);
+          uint sh = (digit & 1u) * 16u;
+          if (valid && rank + 1u == cnt) atomicAdd(s_tab[slot], cnt << sh);
+          barrier();
+          // Exclusive scan of each digit's counts over the subgroups; totals give the next bases.
+          if (tid < uint(GS_RADIX / 2)) {
+            uint r0 = 0u, r1 = 0u;
+            for (uint sg = 0u; sg < gl_NumSubgroups; sg++) {
+              uint w = s_tab[sg * (GS_RADIX / 2) + tid];
+              s_tab[sg * (GS_RADIX / 2) + tid] = r0 | (r1 << 16);
+              r0 += w & 0xffffu;
+              r1 += w >> 16;
+            }
+            s_base[(par ^ 1u) * GS_RADIX + 2u * tid] = s_base[par * GS_RADIX + 2u * tid] + r0;
+            s_base[(par ^ 1u) * GS_RADIX + 2u * tid + 1u] =
+                s_base[par * GS_RADIX + 2u * tid + 1u] + r1;
           }
           barrier();
+          if (valid) pos = s_base[par * GS_RADIX + digit] + ((s_tab[slot] >> sh) & 0xffffu) + rank;
+          par ^= 1u;
+          barrier(); // every read of s_tab is done before the next chunk clears it
+        } else {
+          for (uint sg = 0u; sg < gl_NumSubgroups; sg++) {
+            if (gl_SubgroupID == sg) {
+              if (valid) pos = s_base[digit] + rank;
+              subgroupMemoryBarrierShared();
+              subgroupBarrier();
+              if (valid && rank + 1u == cnt) s_base[digit] += cnt;
+            }
+            barrier();
+          }
         }
       }
       if (valid) {

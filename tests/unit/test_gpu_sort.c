@@ -94,6 +94,16 @@ START_TEST(sort_many_equal_keys) {
 }
 END_TEST
 
+START_TEST(ballot_fallback_when_table_too_small) {
+  /* One table row: every workgroup has more subgroups than rows on any device, so the scatter
+   * takes the subgroup-after-subgroup path; the order must be the same. */
+  setenv("GS_SORT_TABLE_ROWS", "1", 1);
+  check_sort(GS_SORT_SCATTER_BALLOT, 0, 1234, 2499, 0);
+  check_sort(GS_SORT_SCATTER_BALLOT, 1, 20000, 3, 1);
+  unsetenv("GS_SORT_TABLE_ROWS");
+}
+END_TEST
+
 START_TEST(scan_matches_cpu) {
   struct sw_err err = {0};
   gs_scan_t *sc;
@@ -272,6 +282,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_loop_test(tc, sort_sizes, 0, 4);
   tcase_add_loop_test(tc, sort_many_equal_keys, 0, 4);
+  tcase_add_test(tc, ballot_fallback_when_table_too_small);
   tcase_add_test(tc, scan_matches_cpu);
   tcase_add_test(tc, timer_reports_sort_stage);
   tcase_add_test(tc, no_matching_device_is_a_clear_error);
