@@ -592,7 +592,8 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
   /* The verdict sentence. */
   const struct sw_gate_analysis *p = a;
   if (res->verdict == SW_GATE_ADOPT) {
-    reason(res, "adopted: significant change, %s, with quality held", better_word(cfg, p->delta));
+    reason(res, "adopted: significant change, %s, %s", better_word(cfg, p->delta),
+           p->guard_evaluated ? "with quality held" : "quality not guarded (no guard values)");
   } else if (res->verdict == SW_GATE_REJECT) {
     if (p->guard_evaluated && !p->guard_pass)
       reason(res, "rejected: the quality guard failed");
