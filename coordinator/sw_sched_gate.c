@@ -242,20 +242,25 @@ static const char *guard_metric(const struct sweep_mem *sw) {
 static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
                       const char *metric, struct sw_gate_pair **pairs_out, size_t *n_out,
                       int *all_guard, struct sw_err *err) {
+  /* The metric columns of attempts answer the usual metrics without parsing result.json (a
+   * gate re-reads all its pairs after each one); any other metric comes from the JSON. */
+#define METRIC_OF(P)                                                                            \
+  "CASE ?" P " WHEN 'train_s' THEN a.train_s WHEN 'wall_s' THEN a.wall_s WHEN 'psnr_db' THEN "   \
+  "a.psnr_db WHEN 'ssim' THEN a.ssim WHEN 'iterations' THEN a.iterations WHEN 'splats_final' "  \
+  "THEN a.splats_final WHEN 'splats_mean' THEN a.splats_mean WHEN 'gpu_busy_frac' THEN "        \
+  "a.gpu_busy_frac ELSE json_extract(a.result_json, '$.metrics.' || ?" P ") END"
   static const char *const SQL =
-      "SELECT p.idx, p.worker_id, p.ord, p.replaces, r.arm, a.status, "
-      "json_extract(a.result_json, ?2), json_extract(a.result_json, ?3) FROM pairs p JOIN runs r "
-      "ON r.pair_id = p.id JOIN attempts a ON a.run_id = r.id AND a.attempt = p.attempt WHERE "
-      "p.gate_id = ?1 AND p.status = 'done' ORDER BY p.idx, r.position";
-  char mpath[96], gpath[96];
-  snprintf(mpath, sizeof mpath, "$.metrics.%s", metric);
-  snprintf(gpath, sizeof gpath, "$.metrics.%s", guard_metric(sw));
+      "SELECT p.idx, p.worker_id, p.ord, p.replaces, r.arm, a.status, " METRIC_OF("2") ", "
+      METRIC_OF("3") " FROM pairs p JOIN runs r ON r.pair_id = p.id JOIN attempts a ON "
+      "a.run_id = r.id AND a.attempt = p.attempt WHERE p.gate_id = ?1 AND p.status = 'done' "
+      "ORDER BY p.idx, r.position";
+#undef METRIC_OF
   sqlite3_stmt *st;
   int rc = sw_store_stmt(s->store, SQL, &st, err);
   if (rc) return rc;
   sqlite3_bind_int64(st, 1, gate_id);
-  sqlite3_bind_text(st, 2, mpath, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, gpath, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, metric, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, guard_metric(sw), -1, SQLITE_TRANSIENT);
   /* Each input pair with its store index and the store index it replaces, mapped below. */
   struct row {
     struct sw_gate_pair p;
@@ -339,7 +344,7 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
  * verdict JSON (the engine's gate object) and the sequential decision. */
 static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
                         const char *name, const char *metric, int n_target, int n_max,
-                        json_t **verdict_json, enum sw_gate_verdict *verdict,
+                        int quick, json_t **verdict_json, enum sw_gate_verdict *verdict,
                         enum sw_gate_seq_decision *decision, struct sw_err *err) {
   struct sw_gate_pair *pairs = NULL;
   size_t n = 0;
@@ -349,6 +354,7 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
   struct sw_gate_config cfg;
   gate_config(sw, name, n_target, n_max, &cfg);
   cfg.has_guard = all_guard && n > 0;
+  if (quick) cfg.boot_reps = 0; /* a progress view: the bootstrap never enters a decision */
   struct sw_gate_input in = {.pairs = pairs, .n_pairs = n, .baseline_cv = NAN,
                              .baseline_guard_mean = NAN};
   struct sw_gate_result *res = calloc(1, sizeof *res); /* large: keep it off the stack */
@@ -462,8 +468,8 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
   enum sw_gate_verdict verdict = SW_GATE_INCONCLUSIVE;
   enum sw_gate_seq_decision decision = SW_GATE_SEQ_NONE;
   struct sw_err gerr = {0};
-  int grc = done > 0 ? gate_verdict(s, sw, gate_id, name, metric, n_target, n_max, &vj, &verdict,
-                                    &decision, &gerr)
+  int grc = done > 0 ? gate_verdict(s, sw, gate_id, name, metric, n_target, n_max, progress_only,
+                                    &vj, &verdict, &decision, &gerr)
                      : sw_err_set(&gerr, SW_EINVAL, "no completed pairs");
   if (grc == SW_EDB || grc == SW_ENOMEM) {
     sw_err_set(err, grc, "%s", gerr.msg);

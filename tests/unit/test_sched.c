@@ -87,10 +87,10 @@ static char *fake_result(const char *arm, int k, double on_factor) {
            "\"splat-train\",\"binary_sha256\":\"aa\",\"shaders_sha256\":\"bb\"},"
            "\"config_sha256\":\"cc\",\"scene\":{\"sha256\":\"dd\"},\"metrics\":{\"train_s\":%.6f,"
            "\"wall_s\":%.6f,\"iterations\":100,\"psnr_db\":%.6f,\"ssim\":0.9,\"splats_final\":1000,"
-           "\"splats_mean\":800,\"gpu_busy_frac\":0.7},\"kernels\":[{\"name\":\"adam\",\"calls\":"
+           "\"splats_mean\":800,\"gpu_busy_frac\":0.7,\"custom_s\":%.6f},\"kernels\":[{\"name\":\"adam\",\"calls\":"
            "100,\"gpu_ms\":1.5,\"share\":0.3}],\"checkpoints\":[{\"iter\":50,\"train_s\":1,"
            "\"psnr_db\":20,\"splats\":500}]}",
-           t, t + 1, psnr);
+           t, t + 1, psnr, 2 * t);
   return buf;
 }
 
@@ -278,6 +278,39 @@ START_TEST(stale_refused_duplicate_idempotent) {
   ghost.runs[0].run_id = 999999;
   ck_assert_int_eq(deliver(&e, &ghost, "w1", 0, 0, QUIET, 3, 0, 0.95, 70), SW_ENOTFOUND);
   sw_lease_clear(&l);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(gate_metric_outside_the_columns) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  const char *spec =
+      "{\"name\":\"custom\",\"kind\":\"gate\",\"arms\":{\"off\":{},\"on\":{\"x\":1}},"
+      "\"pairs\":{\"n\":3},\"gate\":{\"metric\":\"custom_s\",\"guard\":{\"metric\":"
+      "\"ssim\",\"max_drop\":0.01}}}";
+  int64_t sweep = 0;
+  ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
+                e.err.msg);
+  hello(&e, "w1", NULL, 0);
+  for (int k = 0; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; k++) {
+    ck_assert_int_lt(k, 5);
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", k * 10, &l, &e.err), 1);
+    run_lease(&e, &l, "w1", k, 0.95, k * 10 + 5);
+    sw_lease_clear(&l);
+  }
+  /* custom_s (2 x train_s) exists only in result.json; the guard metric is a column. */
+  ck_assert_int_eq(q1(&e, "SELECT verdict = 'adopt' AND json_extract(verdict_json, "
+                          "'$.lab.mean_off') > 199 AND json_extract(verdict_json, "
+                          "'$.guard.evaluated') FROM gates"),
+                   1);
+  /* A metric name that is not an identifier is refused at submit. */
+  ck_assert_int_eq(sw_sched_submit_text(e.sched,
+                                        "{\"name\":\"bad\",\"arms\":{\"off\":{},\"on\":{}},"
+                                        "\"gate\":{\"metric\":\"x') --\"}}",
+                                        NULL, NULL, 0, &sweep, &e.err),
+                   SW_EINVAL);
   env_close(&e);
 }
 END_TEST
@@ -596,6 +629,7 @@ int main(void) {
   tcase_add_test(tc, lease_expiry_requeues_whole_pair);
   tcase_add_test(tc, stale_refused_duplicate_idempotent);
   tcase_add_test(tc, two_sweeps_both_progress);
+  tcase_add_test(tc, gate_metric_outside_the_columns);
   tcase_add_test(tc, pin_and_match_honoured);
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
