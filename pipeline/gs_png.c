@@ -37,6 +37,12 @@ int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32
     rc = spng_fail(err, path, "header", src);
     goto done;
   }
+  /* A header claiming a gigantic image is refused before allocating for it. */
+  if ((uint64_t)ihdr.width * ihdr.height > ((uint64_t)1 << 28)) {
+    rc = sw_err_set(err, SW_EINVAL, "%s: PNG claims %ux%u pixels, more than this loader accepts",
+                    path, ihdr.width, ihdr.height);
+    goto done;
+  }
   int deep = ihdr.bit_depth == 16;
   int fmt = deep ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
   size_t size = 0;
