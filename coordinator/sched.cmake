@@ -5,6 +5,7 @@ add_library(sw_coordcore STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_sched.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_sched_submit.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_sched_gate.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_sched_status.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_report.c)
 target_include_directories(sw_coordcore PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(sw_coordcore PUBLIC sw_util sw_gate PkgConfig::SQLITE PkgConfig::JANSSON m)
