@@ -81,8 +81,8 @@ static char *fake_result(const char *arm, int k, double on_factor) {
   double base = 100.0 * (1.0 + 0.002 * ((k * 7) % 5 - 2));
   double t = strcmp(arm, "on") == 0 ? base * on_factor : base;
   double psnr = 30.0 + 0.01 * ((k * 3) % 4);
-  char *buf = malloc(600);
-  snprintf(buf, 600,
+  char *buf = malloc(2048);
+  snprintf(buf, 2048,
            "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
            "\"splat-train\",\"binary_sha256\":\"aa\",\"shaders_sha256\":\"bb\"},"
            "\"config_sha256\":\"cc\",\"scene\":{\"sha256\":\"dd\"},\"metrics\":{\"train_s\":%.6f,"
@@ -311,6 +311,44 @@ START_TEST(gate_metric_outside_the_columns) {
                                         "\"gate\":{\"metric\":\"x') --\"}}",
                                         NULL, NULL, 0, &sweep, &e.err),
                    SW_EINVAL);
+  env_close(&e);
+}
+END_TEST
+
+START_TEST(full_disk_result_not_acknowledged_then_resent) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  submit_gate(&e, "g", 1, 1, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l, &e.err), 1);
+  /* A result.json with a large log: no room for it once the file may not grow. */
+  size_t big = 300000;
+  char *res = malloc(big + 2048);
+  char *base = fake_result(l.runs[0].arm, 0, 0.95);
+  snprintf(res, big + 2048, "{\"log\":\"%0*d\",%s", (int)big, 0, base + 1);
+  free(base);
+  char pragma[80];
+  snprintf(pragma, sizeof pragma, "PRAGMA max_page_count = %lld",
+           (long long)q1(&e, "PRAGMA page_count"));
+  ck_assert_int_eq(sw_store_exec(e.store, pragma, &e.err), 0);
+  struct sw_run_result rr = {.lease_id = l.lease_id, .epoch = l.epoch, .worker_id = "w1",
+                             .run_id = l.runs[0].run_id, .attempt = l.attempt,
+                             .result_json = res, .pre = QUIET, .n_pre = 1, .during = QUIET,
+                             .n_during = 3};
+  ck_assert_int_eq(sw_sched_result(e.sched, &rr, 10, &e.err), SW_EDB);
+  ck_assert_msg(strstr(e.err.msg, "full") != NULL, "%s", e.err.msg);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts"), 0);
+  /* Nothing changed: the lease is still valid and the worker's resend is stored. */
+  ck_assert_int_eq(sw_sched_renew(e.sched, l.lease_id, l.epoch, "w1", 20, &e.err), 0);
+  ck_assert_int_eq(sw_store_exec(e.store, "PRAGMA max_page_count = 1000000", &e.err), 0);
+  sw_err_clear(&e.err);
+  ck_assert_msg(sw_sched_result(e.sched, &rr, 30, &e.err) == 0, "%s", e.err.msg);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok' AND train_s > 0"), 1);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, 0, 0.95, 40), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 1);
+  free(res);
+  sw_lease_clear(&l);
   env_close(&e);
 }
 END_TEST
@@ -630,6 +668,7 @@ int main(void) {
   tcase_add_test(tc, stale_refused_duplicate_idempotent);
   tcase_add_test(tc, two_sweeps_both_progress);
   tcase_add_test(tc, gate_metric_outside_the_columns);
+  tcase_add_test(tc, full_disk_result_not_acknowledged_then_resent);
   tcase_add_test(tc, pin_and_match_honoured);
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
