@@ -117,6 +117,8 @@ static int has_device_ext(VkPhysicalDevice pd, const char *name) {
 }
 
 static int create_instance(VkInstance *out, struct sw_err *err) {
+  int rc = gs_vk_loader_open(err);
+  if (rc) return rc;
   uint32_t api = 0;
   /* vkEnumerateInstanceVersion is a 1.1 entry point; a 1.0 loader does not export it. */
   if (vkEnumerateInstanceVersion(&api) != VK_SUCCESS || api < VK_API_VERSION_1_2)

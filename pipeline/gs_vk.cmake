@@ -15,8 +15,12 @@ gs_embed_shaders(TARGET gs_shaders SOURCES ${_gs_vk_shader_srcs}
 
 file(GLOB _gs_vk_srcs CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_LIST_DIR}/gs_vk.c
+  ${CMAKE_CURRENT_LIST_DIR}/gs_vk_loader.c
   ${CMAKE_CURRENT_LIST_DIR}/gs_sort.c
   ${CMAKE_CURRENT_LIST_DIR}/gs_fwd.c)
 add_library(gs_vk STATIC ${_gs_vk_srcs})
 target_include_directories(gs_vk PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/shaders)
-target_link_libraries(gs_vk PUBLIC gs_shaders Vulkan::Vulkan sw_util m)
+# Vulkan headers only: the loader is opened at run time (gs_vk_loader.c), so that programs linking
+# gs_vk start on machines without libvulkan.
+target_link_libraries(gs_vk PUBLIC gs_shaders Vulkan::Headers sw_util m ${CMAKE_DL_LIBS}
+  Threads::Threads)

@@ -71,6 +71,11 @@ struct gs_vk_device_info {
   uint64_t max_storage_buffer_range;
 };
 
+/* Opens the Vulkan loader (libvulkan, found at run time; GS_VULKAN_LOADER names a file to use
+ * instead). gs_vk_open() and gs_vk_list_devices() call it; nothing links libvulkan, so programs
+ * start without one. Fails with SW_EDEVICE and what to install. */
+int gs_vk_loader_open(struct sw_err *err);
+
 /* Name of a kind: "discrete", "integrated", "virtual", "cpu", "other". */
 const char *gs_vk_kind_name(enum gs_vk_kind kind);
 

@@ -276,6 +276,24 @@ START_TEST(shader_hash_is_exposed) {
 }
 END_TEST
 
+/* Runs without the fixture: the loader must not have been opened in this (forked) process. */
+START_TEST(missing_loader_is_a_clear_error) {
+  setenv("GS_VULKAN_LOADER", "/nonexistent/libvulkan.so.1", 1);
+  struct sw_err err = {0};
+  gs_vk_t *v2 = NULL;
+  ck_assert_int_eq(gs_vk_open(&v2, NULL, &err), SW_EDEVICE);
+  ck_assert_ptr_null(v2);
+  ck_assert_msg(strstr(err.msg, "no Vulkan loader") && strstr(err.msg, "libvulkan1"), "%s",
+                err.msg);
+  struct gs_vk_device_info *d = NULL;
+  uint32_t n = 7;
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_vk_list_devices(&d, &n, &err), SW_EDEVICE);
+  ck_assert_uint_eq(n, 0);
+  unsetenv("GS_VULKAN_LOADER");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("gpu_sort");
   TCase *tc = tcase_create("lavapipe");
@@ -291,6 +309,9 @@ int main(void) {
   tcase_add_test(tc, pipeline_cache_round_trip);
   tcase_add_test(tc, shader_hash_is_exposed);
   suite_add_tcase(s, tc);
+  TCase *bare = tcase_create("no_loader");
+  tcase_add_test(bare, missing_loader_is_a_clear_error);
+  suite_add_tcase(s, bare);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
