@@ -1,7 +1,8 @@
 /* test_gate_stats.c: the gate engine's statistics checked against R. tests/fixtures/gate/golden.json
  * was written by golden.R beside it (R's t.test and wilcox.test, DerSimonian-Laird written out in
- * R); every number must agree to 1e-6 (relative for the p-values, absolute otherwise). The
- * group-sequential boundaries are checked against the published Lan-DeMets O'Brien-Fleming table. */
+ * R and by metafor, rpact's group-sequential boundaries); every number must agree to 1e-6
+ * (relative for the p-values, absolute otherwise), the boundaries too. The
+ * boundaries are also checked against the published Lan-DeMets O'Brien-Fleming table. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -114,6 +115,52 @@ START_TEST(dersimonian_laird_matches_r) {
 }
 END_TEST
 
+START_TEST(dersimonian_laird_matches_metafor) {
+  ck_assert_ptr_nonnull(golden);
+  json_t *cases = json_object_get(golden, "metafor_dl");
+  ck_assert_uint_ge(json_array_size(cases), 3);
+  size_t i;
+  json_t *c;
+  json_array_foreach(cases, i, c) {
+    double y[64], v[64];
+    size_t k = vec(json_object_get(c, "y"), y, 64);
+    vec(json_object_get(c, "v"), v, 64);
+    struct sw_stats_dl d;
+    ck_assert_int_eq(sw_stats_dersimonian_laird(y, v, k, 0.95, &d, NULL), 0);
+    NEAR(d.mu, g(c, "mu"), 1e-6);
+    NEAR(d.se, g(c, "se"), 1e-6);
+    NEAR(d.lo, g(c, "lo"), 1e-6);
+    NEAR(d.hi, g(c, "hi"), 1e-6);
+    NEAR_REL(d.q, g(c, "q"), 1e-6);
+    NEAR(d.tau2, g(c, "tau2"), 1e-6);
+    NEAR(d.i2, g(c, "i2"), 1e-6);
+  }
+}
+END_TEST
+
+START_TEST(gs_bounds_match_rpact) {
+  /* rpact's two-sided "asOF" designs at the information fractions of the gate's looks. Both
+   * sides integrate numerically; they agree to ~1e-8 on the z scale. rpact reports the spent
+   * alpha rounded near 1e-8, hence the looser spent tolerance. */
+  ck_assert_ptr_nonnull(golden);
+  json_t *cases = json_object_get(golden, "gs_bounds");
+  ck_assert_uint_ge(json_array_size(cases), 4);
+  size_t i;
+  json_t *c;
+  json_array_foreach(cases, i, c) {
+    double t[64], want[64], spent[64], b[64];
+    size_t k = vec(json_object_get(c, "t"), t, 64);
+    vec(json_object_get(c, "bound"), want, 64);
+    vec(json_object_get(c, "spent"), spent, 64);
+    ck_assert_int_eq(sw_stats_gs_bounds(t, k, g(c, "alpha"), b, NULL), 0);
+    for (size_t j = 0; j < k; j++) {
+      NEAR(b[j], want[j], 1e-6);
+      NEAR(sw_stats_obf_spend(t[j], g(c, "alpha")), spent[j], 1e-7);
+    }
+  }
+}
+END_TEST
+
 START_TEST(wilcoxon_exact_small_values) {
   /* n = 3, all negative: V = 0, P(V <= 0) = 1/8, two-sided 0.25 (R gives the same). */
   double x[] = {-0.02, -0.03, -0.01};
@@ -188,6 +235,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, t_test_matches_r);
   tcase_add_test(tc, wilcoxon_matches_r);
   tcase_add_test(tc, dersimonian_laird_matches_r);
+  tcase_add_test(tc, dersimonian_laird_matches_metafor);
+  tcase_add_test(tc, gs_bounds_match_rpact);
   tcase_add_test(tc, wilcoxon_exact_small_values);
   tcase_add_test(tc, obf_boundaries_match_published_table);
   tcase_add_test(tc, bootstrap_is_seeded_and_sane);
