@@ -30,7 +30,7 @@
 #include "sw_err.h"
 
 #define SW_GATE_NAME_MAX 64     /* gate name and machine id, NUL included */
-#define SW_GATE_MAX_MACHINES 32 /* distinct machines reported per gate */
+#define SW_GATE_MAX_MACHINES 64 /* distinct machines per gate; more is refused (SW_EINVAL) */
 #define SW_GATE_MAX_REASONS 24  /* reasons + warnings kept in a result */
 #define SW_GATE_REASON_MAX 240  /* one reason, NUL included */
 #define SW_GATE_MAX_PAIRS 4096  /* input larger than this is refused with SW_EINVAL */
