@@ -401,8 +401,8 @@ int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_er
    * that thread, one at a time. */
   h->daemon = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)opts->port, NULL, NULL,
-      on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_EXTERNAL_LOGGER,
-      on_mhd_error, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+      on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR,
+      (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
   if (!h->daemon) {
     int rc = sw_err_set(err, SW_ENET, "http: cannot listen on %s:%d (%s)", bind, opts->port,

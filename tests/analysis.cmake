@@ -5,3 +5,15 @@ sw_add_check_test(test_audit SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_audit.c
                   LIBS sw_analysis sw_coordcore)
 sw_add_check_test(test_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_http.c
                   LIBS sw_analysis sw_coordcore PkgConfig::CURL)
+
+# The `splatsweep` front end of the same code: pareto and audit are dispatched (exit 2 on a
+# missing database, usage names --reference), and --http is taken out of the arguments of
+# `local` (a bad port is a usage error; a good one starts and stops the dashboard around a
+# spec that fails to load).
+add_test(NAME analysis_cli COMMAND sh -c "\
+  s=$<TARGET_FILE:splatsweep>; \
+  $s pareto --db /nonexistent/x.db; test $? -eq 2 || exit 1; \
+  $s audit --db /nonexistent/x.db; test $? -eq 2 || exit 1; \
+  $s audit --help | grep -q -- --reference || exit 1; \
+  $s local --http web /nonexistent.yaml 2>&1 | grep -q 'expected a port number' || exit 1; \
+  $s local /nonexistent.yaml --http 0 --db /nonexistent/x.db; test $? -eq 2 || exit 1")
