@@ -968,7 +968,9 @@ void gs_vk_timer_begin(gs_vk_timer_t *t, VkCommandBuffer cmd, const char *label)
     return;
   }
   snprintf(t->labels[t->used], sizeof t->labels[0], "%s", label);
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, t->pool, 2 * t->used);
+  /* Bottom of pipe for the start too: the stamp waits for all earlier work, so a stage's interval
+   * does not absorb the tail of the previous one (a top-of-pipe stamp may be taken early). */
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t->pool, 2 * t->used);
   t->open = 1;
 }
 
