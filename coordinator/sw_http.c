@@ -442,8 +442,8 @@ int sw_http_from_args(int *argc, char **argv, const char *default_db, sw_http_t 
       *slot = argv[++i];
       continue;
     }
-    if (!strncmp(a, "--http=", 7)) {
-      port_arg = a + 7;
+    if (!strncmp(a, "--http=", 7) || !strncmp(a, "--http-bind=", 12)) {
+      *(a[6] == '=' ? &port_arg : &bind) = strchr(a, '=') + 1;
       continue;
     }
     if (!strcmp(a, "--db") && i + 1 < *argc) db = argv[i + 1];
@@ -452,7 +452,10 @@ int sw_http_from_args(int *argc, char **argv, const char *default_db, sw_http_t 
   }
   for (int i = w; i < *argc; i++) argv[i] = NULL;
   *argc = w;
-  if (!port_arg) return 0;
+  if (!port_arg) {
+    if (bind) return sw_err_set(err, SW_EINVAL, "--http-bind %s needs --http PORT", bind);
+    return 0;
+  }
   char *end;
   errno = 0;
   long port = strtol(port_arg, &end, 10);

@@ -305,6 +305,20 @@ START_TEST(command_line_option) {
   char *noval[] = {"local", "--http", NULL};
   argc = 2;
   ck_assert_int_eq(sw_http_from_args(&argc, noval, "x.db", &h, &err), SW_EINVAL);
+  char *bindonly[] = {"local", "--http-bind=127.0.0.1", NULL};
+  argc = 2;
+  ck_assert_int_eq(sw_http_from_args(&argc, bindonly, "x.db", &h, &err), SW_EINVAL);
+  char dbarg[200];
+  snprintf(dbarg, sizeof dbarg, "--db=%s", g_db);
+  char *eq[] = {"coordinator", "--http=0", "--http-bind=127.0.0.1", dbarg, NULL};
+  argc = 4;
+  ck_assert_int_eq(sw_http_from_args(&argc, eq, "x.db", &h, &err), 0);
+  ck_assert_int_eq(argc, 2);
+  ck_assert_str_eq(eq[1], dbarg);
+  f = fetch(sw_http_port(h), "/api/report/1", NULL);
+  ck_assert_int_eq(f.status, 200);
+  free(f.body);
+  sw_http_stop(&h);
 }
 END_TEST
 
