@@ -643,6 +643,143 @@ static int pending_replacements(const struct sw_gate_input *in) {
   return n;
 }
 
+/* The sequential decision on the primary set (result.seq); returns the two-sided level the
+ * primary's paired test had to beat. */
+static double sequential_decide(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                                const struct sw_gate_plan *plan, int look_j,
+                                struct sw_gate_result *res) {
+  const struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
+  struct sw_gate_sequential *sq = &res->seq;
+  sq->decision = SW_GATE_SEQ_NONE;
+  sq->pairs_more = -1;
+  sq->z_bound = sq->nominal_p = sq->z_stat = sq->cond_power = sq->info_frac = sq->alpha_spent = NAN;
+  double p_crit_primary = cfg->alpha;
+  if (plan) {
+    sq->look = a->n;
+    sq->info_frac = (double)a->n / plan->max_pairs;
+    if (isfinite(a->t_p) && a->t_p < 1.0) {
+      double z = a->t_p > 0.0 ? gsl_cdf_ugaussian_Qinv(a->t_p / 2.0) : 40.0;
+      sq->z_stat = a->lr_mean < 0.0 ? -z : z;
+    } else if (isfinite(a->t_p)) {
+      sq->z_stat = 0.0;
+    }
+    if (look_j < 0) {
+      sq->decision = SW_GATE_SEQ_CONTINUE;
+      sq->alpha_spent = 0.0;
+      if (res->verdict != SW_GATE_INCONCLUSIVE)
+        reason(res, "sequential: %s at %d pairs is held back until the first look at %d pairs",
+               sw_gate_verdict_name(res->verdict), a->n, plan->min_pairs);
+      res->verdict = SW_GATE_INCONCLUSIVE;
+      sq->pairs_more = plan->min_pairs - a->n;
+    } else {
+      int j = look_j;
+      sq->z_bound = plan->bound[j];
+      sq->alpha_spent = plan->spent[j];
+      sq->nominal_p = 2.0 * gsl_cdf_ugaussian_Q(sq->z_bound);
+      p_crit_primary = sq->nominal_p;
+      double t = fmin(1.0, sq->info_frac);
+      double c_end = plan->bound[plan->n_looks - 1];
+      if (t < 1.0 && isfinite(sq->z_stat))
+        sq->cond_power = gsl_cdf_ugaussian_Q((c_end - fabs(sq->z_stat) / sqrt(t)) / sqrt(1.0 - t));
+      /* Effect shown smaller than the floor: the interval lies inside +-floor. */
+      int inside_floor = isfinite(a->t_lo) && a->t_lo > log1p(-cfg->floor) &&
+                         a->t_hi < log1p(cfg->floor);
+      if (res->verdict != SW_GATE_INCONCLUSIVE) {
+        sq->decision = SW_GATE_SEQ_STOP_DECISIVE;
+        sq->pairs_more = 0;
+      } else if (a->n >= plan->max_pairs) {
+        sq->decision = SW_GATE_SEQ_STOP_MAX;
+        sq->pairs_more = 0;
+      } else if (res->fragile && pending_replacements(in) > 0) {
+        sq->decision = SW_GATE_SEQ_CONTINUE; /* the replacement may settle it */
+        sq->pairs_more = pending_replacements(in);
+      } else if (res->fragile) {
+        /* Every contaminated pair has been rerun and the verdict still depends on leaving them
+         * out. Further clean pairs dilute a +5..20% spike in the kept set only as 1/sqrt(n),
+         * far slower than max pairs allows (bench/gate_mc measured no gain): stop. */
+        sq->decision = SW_GATE_SEQ_STOP_FUTILE;
+        sq->pairs_more = 0;
+      } else if ((isfinite(sq->cond_power) && sq->cond_power < cfg->futility_cp) || inside_floor) {
+        sq->decision = SW_GATE_SEQ_STOP_FUTILE;
+        sq->pairs_more = 0;
+      } else {
+        sq->decision = SW_GATE_SEQ_CONTINUE;
+        int need = a->pairs_needed > 0 ? a->pairs_needed - a->n : 1;
+        if (need < 1)
+          need = 1;
+        if (need > plan->max_pairs - a->n)
+          need = plan->max_pairs - a->n;
+        sq->pairs_more = need;
+      }
+    }
+  }
+
+  return p_crit_primary;
+}
+
+/* The sequential decision in words. */
+static void explain_sequential(const struct sw_gate_config *cfg, const struct sw_gate_plan *plan,
+                               struct sw_gate_result *res) {
+  const struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
+  const struct sw_gate_sequential *sq = &res->seq;
+  if (plan && sq->decision != SW_GATE_SEQ_NONE) {
+    if (sq->decision == SW_GATE_SEQ_CONTINUE && a->n < plan->min_pairs)
+      reason(res, "sequential: continue; the first look is at %d pairs (now %d)",
+             plan->min_pairs, a->n);
+    else if (sq->decision == SW_GATE_SEQ_CONTINUE)
+      reason(res, "sequential: continue after the look at %d of at most %d pairs: |z| %.2f "
+                  "below the boundary %.2f, conditional power %.2f",
+             a->n, plan->max_pairs, fabs(sq->z_stat), sq->z_bound, sq->cond_power);
+    else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE && res->fragile)
+      reason(res, "sequential: stopped at %d pairs: every contaminated pair has been rerun and "
+                  "the verdict still depends on excluding them (fragile)",
+             a->n);
+    else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE)
+      reason(res,
+             "sequential: stopped for futility at %d pairs: conditional power %.2f under the "
+             "current trend (stops below %.2f), or the effect is shown inside +-%.2f%%",
+             a->n, sq->cond_power, cfg->futility_cp, 100 * cfg->floor);
+    else if (sq->decision == SW_GATE_SEQ_STOP_DECISIVE)
+      reason(res, "sequential: stopped at %d pairs, |z| %.2f crosses the boundary %.2f "
+                  "(alpha spent %.4f of %.4f)",
+             a->n, fabs(sq->z_stat), sq->z_bound, sq->alpha_spent, cfg->alpha);
+    else
+      reason(res, "sequential: stopped at the maximum of %d pairs", plan->max_pairs);
+  }
+
+}
+
+/* Warnings: what a careful reader of the lab's write-ups would flag. */
+static void add_warnings(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                         struct sw_gate_result *res) {
+  const struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
+  if (a->sigma_asymmetry)
+    warning(res, "sigma asymmetry: CV ratio %.1f between arms (off %.2f%%, on %.2f%%) is the "
+                 "signature of contamination",
+            a->sigma_ratio, 100 * a->cv_off, 100 * a->cv_on);
+  if (a->sign_disagree)
+    warning(res, "machines disagree in sign: per-machine effects point both ways");
+  if (isfinite(a->order_p) && a->order_p < cfg->alpha)
+    warning(res, "order effect: a pair's second run is %+.2f%% slower (off-on %d vs on-off %d "
+                 "pairs, Welch p = %.3g); counterbalanced orders cancel it only when balanced",
+            a->order_pct, a->n_off_on, a->n_on_off, a->order_p);
+  if (cfg->has_guard && !a->guard_evaluated && a->n > 0)
+    warning(res, "quality guard not evaluated: guard values missing");
+  for (size_t i = 0; i < in->n_pairs; i++)
+    if (in->pairs[i].replaces >= 0 && in->pairs[i].contaminated)
+      warning(res, "pair %zu, the replacement of pair %d, is contaminated too", i,
+              in->pairs[i].replaces);
+  if (res->n_contaminated > 0)
+    warning(res, "%d contaminated pair(s) excluded from the primary analysis on load-window "
+                 "evidence; sensitivity: replaced %s (n=%d), kept %s (n=%d), both %s (n=%d)",
+            res->n_contaminated, sw_gate_verdict_name(res->set[0].verdict), res->set[0].n,
+            sw_gate_verdict_name(res->set[1].verdict), res->set[1].n,
+            sw_gate_verdict_name(res->set[2].verdict), res->set[2].n);
+  if (res->n_invalid > 0)
+    warning(res, "%d invalid pair(s) (no load-window samples or failed runs) not used",
+            res->n_invalid);
+}
+
 int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
                  struct sw_gate_result *res, struct sw_err *err) {
   if (!in || !cfg || !res)
@@ -717,124 +854,10 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   else
     res->fragile = res->fragile && a->verdict != SW_GATE_INCONCLUSIVE;
 
-  /* Sequential decision on the primary set. */
-  struct sw_gate_sequential *sq = &res->seq;
-  sq->decision = SW_GATE_SEQ_NONE;
-  sq->pairs_more = -1;
-  sq->z_bound = sq->nominal_p = sq->z_stat = sq->cond_power = sq->info_frac = sq->alpha_spent = NAN;
-  double p_crit_primary = cfg->alpha;
-  if (plan) {
-    sq->look = a->n;
-    sq->info_frac = (double)a->n / plan->max_pairs;
-    if (isfinite(a->t_p) && a->t_p < 1.0) {
-      double z = a->t_p > 0.0 ? gsl_cdf_ugaussian_Qinv(a->t_p / 2.0) : 40.0;
-      sq->z_stat = a->lr_mean < 0.0 ? -z : z;
-    } else if (isfinite(a->t_p)) {
-      sq->z_stat = 0.0;
-    }
-    if (look_j[SW_GATE_SET_REPLACED] < 0) {
-      sq->decision = SW_GATE_SEQ_CONTINUE;
-      sq->alpha_spent = 0.0;
-      if (res->verdict != SW_GATE_INCONCLUSIVE)
-        reason(res, "sequential: %s at %d pairs is held back until the first look at %d pairs",
-               sw_gate_verdict_name(res->verdict), a->n, plan->min_pairs);
-      res->verdict = SW_GATE_INCONCLUSIVE;
-      sq->pairs_more = plan->min_pairs - a->n;
-    } else {
-      int j = look_j[SW_GATE_SET_REPLACED];
-      sq->z_bound = plan->bound[j];
-      sq->alpha_spent = plan->spent[j];
-      sq->nominal_p = 2.0 * gsl_cdf_ugaussian_Q(sq->z_bound);
-      p_crit_primary = sq->nominal_p;
-      double t = fmin(1.0, sq->info_frac);
-      double c_end = plan->bound[plan->n_looks - 1];
-      if (t < 1.0 && isfinite(sq->z_stat))
-        sq->cond_power = gsl_cdf_ugaussian_Q((c_end - fabs(sq->z_stat) / sqrt(t)) / sqrt(1.0 - t));
-      /* Effect shown smaller than the floor: the interval lies inside +-floor. */
-      int inside_floor = isfinite(a->t_lo) && a->t_lo > log1p(-cfg->floor) &&
-                         a->t_hi < log1p(cfg->floor);
-      if (res->verdict != SW_GATE_INCONCLUSIVE) {
-        sq->decision = SW_GATE_SEQ_STOP_DECISIVE;
-        sq->pairs_more = 0;
-      } else if (a->n >= plan->max_pairs) {
-        sq->decision = SW_GATE_SEQ_STOP_MAX;
-        sq->pairs_more = 0;
-      } else if (res->fragile && pending_replacements(in) > 0) {
-        sq->decision = SW_GATE_SEQ_CONTINUE; /* the replacement may settle it */
-        sq->pairs_more = pending_replacements(in);
-      } else if (res->fragile) {
-        /* Every contaminated pair has been rerun and the verdict still depends on leaving them
-         * out. Further clean pairs dilute a +5..20% spike in the kept set only as 1/sqrt(n),
-         * far slower than max pairs allows (bench/gate_mc measured no gain): stop. */
-        sq->decision = SW_GATE_SEQ_STOP_FUTILE;
-        sq->pairs_more = 0;
-      } else if ((isfinite(sq->cond_power) && sq->cond_power < cfg->futility_cp) || inside_floor) {
-        sq->decision = SW_GATE_SEQ_STOP_FUTILE;
-        sq->pairs_more = 0;
-      } else {
-        sq->decision = SW_GATE_SEQ_CONTINUE;
-        int need = a->pairs_needed > 0 ? a->pairs_needed - a->n : 1;
-        if (need < 1)
-          need = 1;
-        if (need > plan->max_pairs - a->n)
-          need = plan->max_pairs - a->n;
-        sq->pairs_more = need;
-      }
-    }
-  }
-
+  double p_crit_primary = sequential_decide(in, cfg, plan, look_j[SW_GATE_SET_REPLACED], res);
   explain(in, cfg, res, p_crit_primary);
-  if (plan && sq->decision != SW_GATE_SEQ_NONE) {
-    if (sq->decision == SW_GATE_SEQ_CONTINUE && a->n < plan->min_pairs)
-      reason(res, "sequential: continue; the first look is at %d pairs (now %d)",
-             plan->min_pairs, a->n);
-    else if (sq->decision == SW_GATE_SEQ_CONTINUE)
-      reason(res, "sequential: continue after the look at %d of at most %d pairs: |z| %.2f "
-                  "below the boundary %.2f, conditional power %.2f",
-             a->n, plan->max_pairs, fabs(sq->z_stat), sq->z_bound, sq->cond_power);
-    else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE && res->fragile)
-      reason(res, "sequential: stopped at %d pairs: every contaminated pair has been rerun and "
-                  "the verdict still depends on excluding them (fragile)",
-             a->n);
-    else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE)
-      reason(res,
-             "sequential: stopped for futility at %d pairs: conditional power %.2f under the "
-             "current trend (stops below %.2f), or the effect is shown inside +-%.2f%%",
-             a->n, sq->cond_power, cfg->futility_cp, 100 * cfg->floor);
-    else if (sq->decision == SW_GATE_SEQ_STOP_DECISIVE)
-      reason(res, "sequential: stopped at %d pairs, |z| %.2f crosses the boundary %.2f "
-                  "(alpha spent %.4f of %.4f)",
-             a->n, fabs(sq->z_stat), sq->z_bound, sq->alpha_spent, cfg->alpha);
-    else
-      reason(res, "sequential: stopped at the maximum of %d pairs", plan->max_pairs);
-  }
-
-  /* Warnings: what a careful reader of the lab's write-ups would flag. */
-  if (a->sigma_asymmetry)
-    warning(res, "sigma asymmetry: CV ratio %.1f between arms (off %.2f%%, on %.2f%%) is the "
-                 "signature of contamination",
-            a->sigma_ratio, 100 * a->cv_off, 100 * a->cv_on);
-  if (a->sign_disagree)
-    warning(res, "machines disagree in sign: per-machine effects point both ways");
-  if (isfinite(a->order_p) && a->order_p < cfg->alpha)
-    warning(res, "order effect: a pair's second run is %+.2f%% slower (off-on %d vs on-off %d "
-                 "pairs, Welch p = %.3g); counterbalanced orders cancel it only when balanced",
-            a->order_pct, a->n_off_on, a->n_on_off, a->order_p);
-  if (cfg->has_guard && !a->guard_evaluated && a->n > 0)
-    warning(res, "quality guard not evaluated: guard values missing");
-  for (size_t i = 0; i < in->n_pairs; i++)
-    if (in->pairs[i].replaces >= 0 && in->pairs[i].contaminated)
-      warning(res, "pair %zu, the replacement of pair %d, is contaminated too", i,
-              in->pairs[i].replaces);
-  if (res->n_contaminated > 0)
-    warning(res, "%d contaminated pair(s) excluded from the primary analysis on load-window "
-                 "evidence; sensitivity: replaced %s (n=%d), kept %s (n=%d), both %s (n=%d)",
-            res->n_contaminated, sw_gate_verdict_name(res->set[0].verdict), res->set[0].n,
-            sw_gate_verdict_name(res->set[1].verdict), res->set[1].n,
-            sw_gate_verdict_name(res->set[2].verdict), res->set[2].n);
-  if (res->n_invalid > 0)
-    warning(res, "%d invalid pair(s) (no load-window samples or failed runs) not used",
-            res->n_invalid);
+  explain_sequential(cfg, plan, res);
+  add_warnings(in, cfg, res);
   rc = 0;
 out:
   free(idx);
