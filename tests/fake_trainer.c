@@ -62,6 +62,11 @@ static int fake_sleep(double seconds, int progress, int forever, double train_s)
   int64_t start = sw_clock_mono_ms();
   int64_t last = start;
   long iter = 0;
+  if (progress) {
+    /* One line at the start, so every run has at least two (this one and the final one). */
+    printf("{\"iter\":0,\"train_s\":0,\"loss\":0.2,\"splats\":1000}\n");
+    fflush(stdout);
+  }
   for (;;) {
     if (got_term)
       return 1;
@@ -209,6 +214,8 @@ int main(int argc, char **argv) {
   }
   if (getd(cfg, "fake_crash", 0) != 0) {
     fflush(NULL);
+    /* The default action, even under a sanitizer that would otherwise catch the signal. */
+    signal(SIGSEGV, SIG_DFL);
     raise(SIGSEGV);
   }
   if (getd(cfg, "fake_nan", 0) != 0) {

@@ -34,6 +34,12 @@ cleanup() {
   done
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
   for p in $(scratch_pids); do [ "$p" != "$$" ] && kill -KILL "$p" 2>/dev/null; done
+  # Under the sanitizer configuration (-DSW_SANITIZE=ON) a report in any daemon's log fails the
+  # test, even when the daemon's exit status was never looked at.
+  if grep -lE "ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:" "$T"/*.log >/dev/null 2>&1; then
+    echo "FAIL: sanitizer report in $(grep -lE "Sanitizer|runtime error:" "$T"/*.log | tr '\n' ' ')" >&2
+    [ $rc -eq 0 ] && rc=1
+  fi
   if [ $rc -ne 0 ]; then
     echo "---- logs of the failed test ($T) ----" >&2
     for f in "$T"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -n 40 "$f" >&2; }; done
