@@ -86,10 +86,13 @@ static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
   return rc;
 }
 
-/* Host model + moments -> GPU; densification statistics zeroed. */
-static int upload_state(struct trainer *t, struct sw_err *err) {
+/* Host model + moments -> GPU; densification statistics zeroed when zero_dens (always when the
+ * arrays had to grow). */
+static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   struct gs_model *m = t->model;
+  uint32_t old_cap = t->cap;
   int rc = reserve_gpu(t, m->count, err);
+  if (t->cap != old_cap) zero_dens = 1;
   uint32_t off[GS_P_COUNT];
   gs_tk_moment_offsets(t->cap, off);
   for (int g = 0; g < GS_P_COUNT && !rc && m->count; g++) {
@@ -97,7 +100,7 @@ static int upload_state(struct trainer *t, struct sw_err *err) {
     rc = gs_vk_buf_upload(t->params[g], 0, host_group(m, g), 4 * floats, err);
     if (!rc) rc = gs_vk_buf_upload(t->moments, 4ull * off[g], t->mo.g[g], 8 * floats, err);
   }
-  if (!rc) rc = gs_vk_buf_fill(t->dens, 0, err);
+  if (!rc && zero_dens) rc = gs_vk_buf_fill(t->dens, 0, err);
   return rc;
 }
 
@@ -373,7 +376,7 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
   rc = gs_model_new(io.count, &t->model, err);
   if (!rc) rc = gs_model_init_random(t->model, &io, err);
   if (!rc) rc = gs_moments_reserve(&t->mo, t->model->capacity, err);
-  if (!rc) rc = upload_state(t, err);
+  if (!rc) rc = upload_state(t, 1, err);
   return rc;
 }
 
@@ -432,7 +435,8 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
   if (cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from) reset = 1;
   if (!rc && reset) gs_densify_reset_opacity(m, &t->mo);
   if (!rc) rc = gs_moments_reserve(&t->mo, m->capacity, err);
-  if (!rc) rc = upload_state(t, err);
+  /* Statistics restart after each densification (a reset alone keeps them, as in 3DGS). */
+  if (!rc) rc = upload_state(t, in_window, err);
   free(dens);
   t->densify_ms += (double)(sw_clock_mono_ns() - t0) / 1e6;
   t->densify_calls++;
@@ -581,15 +585,17 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
   rc = download_state(t, 0, NULL, err);
   if (rc) return rc;
   struct gs_model *m = t->model;
+  static const char *gname[GS_P_COUNT] = {"means", "log-scales", "quaternions", "opacity logits",
+                                          "SH coefficients"};
   for (int g = 0; g < GS_P_COUNT; g++) {
     const float *p = host_group(m, g);
     size_t cnt = (size_t)gs_pgroup_floats[g] * m->count;
     for (size_t k = 0; k < cnt; k++)
       if (!isfinite(p[k]))
         return sw_err_set(err, SW_EDIVERGED,
-                          "diverged by iteration %u: non-finite parameter (group %d, splat %zu) "
-                          "written by stage adam",
-                          done, g, k / gs_pgroup_floats[g]);
+                          "diverged by iteration %u: non-finite %s (splat %zu) written by stage "
+                          "adam",
+                          done, gname[g], k / gs_pgroup_floats[g]);
   }
   res->splats_final = m->count;
   rc = evaluate(t, deg, &res->psnr_db, &res->ssim, err);

@@ -6,14 +6,18 @@
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gs_config.h"
+#include "gs_gen.h"
 #include "gs_model.h"
 #include "gs_result.h"
+#include "gs_train.h"
 #include "gs_train_densify.h"
 #include "sw_fs.h"
 
@@ -21,6 +25,11 @@
 #define SW_SOURCE_DIR "."
 #endif
 #define SCHEMA_PATH SW_SOURCE_DIR "/docs/result.schema.json"
+#ifndef SW_BIN_DIR
+#define SW_BIN_DIR "."
+#endif
+#define SPLAT_TRAIN SW_BIN_DIR "/splat-train"
+#define TRAIN_ITERS 400
 
 /* ---- configuration ---- */
 
@@ -336,6 +345,145 @@ START_TEST(densify_respects_max_splats) {
 }
 END_TEST
 
+/* ---- real training (Vulkan device: lavapipe in CI) ---- */
+
+static char scene_dir[64], work_dir[64];
+
+/* A generated 64x64 scene shared by the training tests (made once per process). */
+static void make_scene(void) {
+  if (scene_dir[0]) return;
+  snprintf(work_dir, sizeof work_dir, "/tmp/gs_train_testXXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(work_dir));
+  snprintf(scene_dir, sizeof scene_dir, "%s/scene", work_dir);
+  struct gs_gen_opts go = {.kind = GS_GEN_SHAPES, .train_views = 40, .test_views = 4,
+                           .resolution = 64, .seed = 3, .threads = 1};
+  struct sw_err err = {0};
+  ck_assert_msg(gs_gen_scene(scene_dir, &go, &err) == 0, "%s", err.msg);
+}
+
+/* The recipe with a small budget: few Gaussians, densification from iteration 100, and a 3x
+ * higher position learning rate, since the recipe's decay (100x over the run) is made for
+ * thousands of iterations, not hundreds. */
+static void short_config(struct gs_config *c) {
+  gs_config_defaults(c);
+  c->lr_means = 5e-4;
+  c->lr_means_final = 5e-6;
+  c->iterations = TRAIN_ITERS;
+  c->init_points = 500;
+  c->densify_from = 100;
+  c->densify_every = 50;
+  c->background = 1; /* black: no opacity reset at densify_from on so short a run */
+  c->checkpoints[0] = 0;
+  c->checkpoints[1] = 200;
+  c->n_checkpoints = 2;
+}
+
+START_TEST(short_training_raises_test_psnr) {
+  make_scene();
+  struct gs_config c;
+  short_config(&c);
+  char out[128];
+  snprintf(out, sizeof out, "%s/out", work_dir);
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_fs_mkdir_p(out, &err), 0);
+  char *cfg_json = gs_config_to_json(&c);
+  struct gs_result *r = calloc(1, sizeof *r);
+  r->config_json = cfg_json;
+  struct gs_train_io io = {.out_dir = out};
+  int rc = gs_train_run(&c, scene_dir, &io, r, &err);
+  ck_assert_msg(rc == 0, "training failed: %s", err.msg);
+  ck_assert_int_eq(r->iterations, TRAIN_ITERS);
+  ck_assert_int_eq(r->n_checkpoints, 2);
+  double gain = r->psnr_db - r->checkpoints[0].psnr_db;
+  fprintf(stderr, "short training: test PSNR %.2f dB -> %.2f dB (+%.2f) in %.1f s, %lld splats "
+          "(mean %.0f)\n", r->checkpoints[0].psnr_db, r->psnr_db, gain, r->train_s,
+          (long long)r->splats_final, r->splats_mean);
+  ck_assert_msg(gain >= 8.0, "test PSNR rose by %.2f dB only", gain);
+  ck_assert(r->splats_final != 500); /* densification ran */
+  ck_assert(r->splats_mean > 0);
+  /* Every stage was timed; shares add up to 1. */
+  double share = 0;
+  ck_assert_uint_ge(r->n_kernels, 12);
+  for (uint32_t i = 0; i < r->n_kernels; i++) share += r->kernels[i].share;
+  ck_assert_double_eq_tol(share, 1.0, 1e-6);
+  ck_assert(r->gpu_busy_frac > 0 && r->gpu_busy_frac <= 1);
+  char path[256];
+  snprintf(path, sizeof path, "%s/result.json", out);
+  ck_assert_msg(gs_result_write(path, r, &err) == 0, "%s", err.msg);
+  ck_assert_msg(gs_result_validate_files(path, SCHEMA_PATH, &err) == 0, "%s", err.msg);
+  snprintf(path, sizeof path, "%s/final.ply", out);
+  ck_assert(sw_fs_exists(path));
+  free(r);
+  free(cfg_json);
+}
+END_TEST
+
+/* Runs splat-train with args; returns its exit status; *first_line gets its first stdout line. */
+static int run_trainer(char *const argv[], int term_after_line, char *first_line, size_t len) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    execv(SPLAT_TRAIN, argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE *f = fdopen(fds[0], "r");
+  char line[512];
+  if (first_line) first_line[0] = 0;
+  if (fgets(line, sizeof line, f)) {
+    if (first_line) snprintf(first_line, len, "%s", line);
+    if (term_after_line) kill(pid, SIGTERM);
+  }
+  while (fgets(line, sizeof line, f)) {
+  }
+  fclose(f);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+START_TEST(cli_exit_codes) {
+  make_scene();
+  char out[128];
+  snprintf(out, sizeof out, "%s/cli", work_dir);
+  char *bad_key[] = {"splat-train", "train", "--scene", scene_dir, "--out", out, "--set",
+                     "no_such_key=1", NULL};
+  ck_assert_int_eq(run_trainer(bad_key, 0, NULL, 0), 2);
+  char *bad_scene[] = {"splat-train", "train", "--scene", "/nonexistent/scene", "--out", out,
+                       NULL};
+  ck_assert_int_eq(run_trainer(bad_scene, 0, NULL, 0), 2);
+  /* SIGTERM: the current iteration finishes, exit 143, no result.json left behind. */
+  char *longrun[] = {"splat-train", "train", "--scene", scene_dir, "--out", out, "--progress",
+                     "--set", "iterations=100000", "--set", "init_points=200", "--set",
+                     "progress_every=2", NULL};
+  char line[512];
+  ck_assert_int_eq(run_trainer(longrun, 1, line, sizeof line), 143);
+  json_t *j = json_loads(line, 0, NULL);
+  ck_assert_msg(j && json_integer_value(json_object_get(j, "iter")) == 2, "progress: %s", line);
+  ck_assert(json_is_number(json_object_get(j, "train_s")));
+  ck_assert(json_is_number(json_object_get(j, "loss")));
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "splats")), 200);
+  json_decref(j);
+  char path[256];
+  snprintf(path, sizeof path, "%s/result.json", out);
+  ck_assert(!sw_fs_exists(path));
+  /* Adam without epsilon divides 0 by 0 for every parameter that gets no gradient: NaN, exit 4. */
+  char *diverge[] = {"splat-train", "train", "--scene", scene_dir, "--out", out, "--set",
+                     "iterations=20", "--set", "init_points=200", "--set", "adam_eps=0", NULL};
+  ck_assert_int_eq(run_trainer(diverge, 0, NULL, 0), 4);
+  ck_assert(!sw_fs_exists(path));
+}
+END_TEST
+
+static void remove_scene(void) {
+  if (work_dir[0]) sw_fs_rm_rf(work_dir, NULL);
+}
+
 int main(void) {
   Suite *s = suite_create("train");
   TCase *tc = tcase_create("host");
@@ -349,8 +497,16 @@ int main(void) {
   tcase_add_test(tc, densify_clones_splits_and_prunes);
   tcase_add_test(tc, densify_respects_max_splats);
   suite_add_tcase(s, tc);
+  TCase *gpu = tcase_create("training");
+  tcase_set_timeout(gpu, 300);
+  tcase_add_test(gpu, short_training_raises_test_psnr);
+  tcase_add_test(gpu, cli_exit_codes);
+  suite_add_tcase(s, gpu);
   SRunner *sr = srunner_create(s);
+  /* The generated scene is shared by the training tests: run them in this process. */
+  srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
+  remove_scene();
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
