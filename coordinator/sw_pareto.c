@@ -905,8 +905,10 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
 
 int sw_pareto_render(sw_store_t *store, const struct sw_pareto_opts *opts,
                      enum sw_pareto_format format, FILE *out, struct sw_err *err) {
+  struct sw_err local = {0};
+  if (!err) err = &local;
   json_t *root = sw_pareto_json(store, opts, err);
-  if (!root) return err && err->code ? err->code : SW_EDB;
+  if (!root) return err->code ? err->code : SW_EDB;
   int rc = 0;
   switch (format) {
   case SW_PARETO_TEXT: render_text(out, root, 0); break;
