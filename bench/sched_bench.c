@@ -72,17 +72,19 @@ static uint64_t rnd(void) { /* xorshift64*: a deterministic, seeded workload */
 
 /* A result.json the size of a real one: metrics, 13 kernels, 5 checkpoints. */
 static void make_result(char *buf, size_t len, double t, double psnr) {
-  static const char *const K[] = {"project_fwd", "tile_count", "scan",         "emit_pairs",
-                                  "radix_sort",  "tile_ranges", "rasterize_fwd", "loss",
-                                  "ssim_bwd",    "rasterize_bwd", "project_bwd", "adam", "densify"};
-  int n = snprintf(buf, len,
-                   "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
-                   "\"splat-train\",\"version\":\"0.1\",\"binary_sha256\":\"%064d\","
-                   "\"shaders_sha256\":\"%064d\"},\"config_sha256\":\"%064d\",\"scene\":{\"sha256\":"
-                   "\"%064d\"},\"metrics\":{\"train_s\":%.4f,\"wall_s\":%.4f,\"iterations\":2000,"
-                   "\"psnr_db\":%.4f,\"ssim\":0.95,\"splats_final\":400000,\"splats_mean\":320000,"
-                   "\"gpu_busy_frac\":0.69},\"kernels\":[",
-                   1, 2, 3, 4, t, t + 2, psnr);
+  static const char *const K[] = {"project_fwd", "tile_count",    "scan",          "emit_pairs",
+                                  "radix_sort",  "tile_ranges",   "rasterize_fwd", "loss",
+                                  "ssim_bwd",    "rasterize_bwd", "project_bwd",   "adam",
+                                  "densify"};
+  int n =
+      snprintf(buf, len,
+               "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
+               "\"splat-train\",\"version\":\"0.1\",\"binary_sha256\":\"%064d\","
+               "\"shaders_sha256\":\"%064d\"},\"config_sha256\":\"%064d\",\"scene\":{\"sha256\":"
+               "\"%064d\"},\"metrics\":{\"train_s\":%.4f,\"wall_s\":%.4f,\"iterations\":2000,"
+               "\"psnr_db\":%.4f,\"ssim\":0.95,\"splats_final\":400000,\"splats_mean\":320000,"
+               "\"gpu_busy_frac\":0.69},\"kernels\":[",
+               1, 2, 3, 4, t, t + 2, psnr);
   for (int i = 0; i < 13; i++)
     n += snprintf(buf + n, len - (size_t)n,
                   "%s{\"name\":\"%s\",\"calls\":2000,\"gpu_ms\":%.3f,\"share\":%.4f}", i ? "," : "",
@@ -104,15 +106,23 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s needs a value\n", a);
       return 2;
     }
-    if (strcmp(a, "--workers") == 0) n_workers = atoi(v);
-    else if (strcmp(a, "--gates") == 0) gates = atoi(v);
-    else if (strcmp(a, "--pairs") == 0) pairs = atoi(v);
-    else if (strcmp(a, "--grid") == 0) grid = atoi(v);
-    else if (strcmp(a, "--db") == 0) db = v;
-    else if (strcmp(a, "--sync") == 0) sync_full = strcmp(v, "normal") != 0;
+    if (strcmp(a, "--workers") == 0)
+      n_workers = atoi(v);
+    else if (strcmp(a, "--gates") == 0)
+      gates = atoi(v);
+    else if (strcmp(a, "--pairs") == 0)
+      pairs = atoi(v);
+    else if (strcmp(a, "--grid") == 0)
+      grid = atoi(v);
+    else if (strcmp(a, "--db") == 0)
+      db = v;
+    else if (strcmp(a, "--sync") == 0)
+      sync_full = strcmp(v, "normal") != 0;
     else {
-      fprintf(stderr, "usage: %s [--workers W] [--gates G] [--pairs P] [--grid Q] [--db PATH] "
-                      "[--sync full|normal]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--workers W] [--gates G] [--pairs P] [--grid Q] [--db PATH] "
+              "[--sync full|normal]\n",
+              argv[0]);
       return 2;
     }
     i++;
@@ -184,8 +194,7 @@ int main(int argc, char **argv) {
     }
   }
   struct sw_window_sample win[20];
-  for (int i = 0; i < 20; i++)
-    win[i] = (struct sw_window_sample){i * 1000, 1.0, 0.05, 8.0, 3e10};
+  for (int i = 0; i < 20; i++) win[i] = (struct sw_window_sample){i * 1000, 1.0, 0.05, 8.0, 3e10};
   struct samples s_assign = {0}, s_empty = {0}, s_result = {0}, s_done = {0};
   int64_t stored = 0, rounds = 0;
   char *result = malloc(8192);
@@ -199,11 +208,17 @@ int main(int argc, char **argv) {
           int on = strcmp(x->lease.runs[r].arm, "on") == 0;
           make_result(result, 8192, 100.0 * (on ? 0.95 : 1.0) * (1 + 0.001 * (double)(rnd() % 11)),
                       36.2 + 0.01 * (double)(rnd() % 5));
-          struct sw_run_result rr = {.lease_id = x->lease.lease_id, .epoch = x->lease.epoch,
-                                     .worker_id = x->id, .run_id = x->lease.runs[r].run_id,
-                                     .attempt = x->lease.attempt, .exit_status = 0,
-                                     .result_json = result, .pre = win, .n_pre = 5,
-                                     .during = win, .n_during = 20};
+          struct sw_run_result rr = {.lease_id = x->lease.lease_id,
+                                     .epoch = x->lease.epoch,
+                                     .worker_id = x->id,
+                                     .run_id = x->lease.runs[r].run_id,
+                                     .attempt = x->lease.attempt,
+                                     .exit_status = 0,
+                                     .result_json = result,
+                                     .pre = win,
+                                     .n_pre = 5,
+                                     .during = win,
+                                     .n_during = 20};
           int64_t a = sw_clock_mono_ns();
           int rc = sw_sched_result(sched, &rr, now, &err);
           add(&s_result, sw_clock_mono_ns() - a);

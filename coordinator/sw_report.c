@@ -15,8 +15,11 @@ int sw_report_format_parse(const char *name, enum sw_report_format *out, struct 
   static const struct {
     const char *name;
     enum sw_report_format f;
-  } F[] = {{"text", SW_REPORT_TEXT}, {"md", SW_REPORT_MD}, {"markdown", SW_REPORT_MD},
-           {"json", SW_REPORT_JSON}, {"html", SW_REPORT_HTML}};
+  } F[] = {{"text", SW_REPORT_TEXT},
+           {"md", SW_REPORT_MD},
+           {"markdown", SW_REPORT_MD},
+           {"json", SW_REPORT_JSON},
+           {"html", SW_REPORT_HTML}};
   for (size_t i = 0; name && i < sizeof F / sizeof F[0]; i++)
     if (strcmp(name, F[i].name) == 0) {
       *out = F[i].f;
@@ -118,17 +121,16 @@ static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, j
     int has = sqlite3_column_type(st, 3) != SQLITE_NULL;
     const char *status = has ? col_text(st, 4) : "pending";
     json_object_set_new(run, "status", json_string(status));
-    json_object_set_new(run, "contaminated",
-                        json_boolean(strcmp(status, "contaminated") == 0 ||
-                                     strcmp(status, "invalid") == 0));
+    json_object_set_new(
+        run, "contaminated",
+        json_boolean(strcmp(status, "contaminated") == 0 || strcmp(status, "invalid") == 0));
     json_t *metrics = NULL;
     if (has) {
       json_object_set_new(run, "attempt_id", json_integer(sqlite3_column_int64(st, 3)));
       json_object_set_new(run, "exit_status", json_integer(sqlite3_column_int(st, 5)));
       json_object_set_new(run, "worker", col_json_str(st, 6));
-      json_t *res = sqlite3_column_type(st, 7) == SQLITE_NULL
-                        ? NULL
-                        : json_loads(col_text(st, 7), 0, NULL);
+      json_t *res =
+          sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : json_loads(col_text(st, 7), 0, NULL);
       json_t *m = json_object_get(res, "metrics");
       if (json_is_object(m)) metrics = json_incref(m);
       json_decref(res);
@@ -176,10 +178,10 @@ static int earlier_attempts(sw_store_t *s, int64_t pair_id, int attempt, json_t 
   sqlite3_bind_int(st, 2, attempt);
   json_t *arr = json_array();
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    json_array_append_new(arr, json_pack("{s:i,s:s,s:s,s:o,s:i}", "attempt",
-                                         sqlite3_column_int(st, 0), "arm", col_text(st, 1),
-                                         "status", col_text(st, 2), "worker", col_json_str(st, 3),
-                                         "exit_status", sqlite3_column_int(st, 4)));
+    json_array_append_new(arr,
+                          json_pack("{s:i,s:s,s:s,s:o,s:i}", "attempt", sqlite3_column_int(st, 0),
+                                    "arm", col_text(st, 1), "status", col_text(st, 2), "worker",
+                                    col_json_str(st, 3), "exit_status", sqlite3_column_int(st, 4)));
   sqlite3_reset(st);
   json_object_set_new(pair, "earlier_attempts", arr);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading earlier attempts");
@@ -246,14 +248,13 @@ static int gates_of(sw_store_t *s, int64_t sweep_id, const json_t *spec, json_t 
   const json_t *gm = json_object_get(guard, "metric");
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     /* The gate object is the gate engine's own JSON; the store adds the pairs. */
-    json_t *g = sqlite3_column_type(st, 5) == SQLITE_NULL
-                    ? NULL
-                    : json_loads(col_text(st, 5), 0, NULL);
+    json_t *g =
+        sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : json_loads(col_text(st, 5), 0, NULL);
     if (!json_is_object(g)) {
       json_decref(g);
       g = json_pack("{s:s,s:s,s:[s],s:n,s:n,s:n}", "name", col_text(st, 1), "verdict",
-                    "inconclusive", "reasons", "not judged yet: the gate is still running",
-                    "delta", "threshold", "guard");
+                    "inconclusive", "reasons", "not judged yet: the gate is still running", "delta",
+                    "threshold", "guard");
     }
     if (!json_object_get(g, "name")) json_object_set_new(g, "name", json_string(col_text(st, 1)));
     json_object_set_new(g, "status", json_string(col_text(st, 3)));
@@ -386,8 +387,8 @@ static void print_gate(FILE *out, const json_t *g, int md) {
                       : json_is_true(json_object_get(guard, "pass")) ? "pass"
                                                                      : "FAIL";
   if (md)
-    fprintf(out, "- %s delta **%s%%**, threshold %s%%\n- guard %s: off %s, on %s (%s)\n", metric,
-            d, t, gm, go, gn, gpass);
+    fprintf(out, "- %s delta **%s%%**, threshold %s%%\n- guard %s: off %s, on %s (%s)\n", metric, d,
+            t, gm, go, gn, gpass);
   else
     fprintf(out, "    %s delta %s%%  threshold %s%%  guard %s: off %s on %s (%s)\n", metric, d, t,
             gm, go, gn, gpass);
@@ -428,12 +429,11 @@ static void print_gate(FILE *out, const json_t *g, int md) {
       snprintf(flags + used, sizeof flags - used, " attempt %lld",
                (long long)json_integer_value(json_object_get(p, "attempt")));
     if (md)
-      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", idx,
-              str(p, "worker", "-"), str(p, "order", ""), a, b, c, e, str(p, "status", ""), flags);
+      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", idx, str(p, "worker", "-"),
+              str(p, "order", ""), a, b, c, e, str(p, "status", ""), flags);
     else
-      fprintf(out, "    %-5s %-14s %-7s %12s %12s %10s %10s  %-9s %s\n", idx,
-              str(p, "worker", "-"), str(p, "order", ""), a, b, c, e, str(p, "status", ""),
-              flags);
+      fprintf(out, "    %-5s %-14s %-7s %12s %12s %10s %10s  %-9s %s\n", idx, str(p, "worker", "-"),
+              str(p, "order", ""), a, b, c, e, str(p, "status", ""), flags);
   }
   fputs("\n", out);
 }
@@ -462,8 +462,8 @@ static void print_points(FILE *out, const json_t *points, int md) {
       fprintf(out, "| %lld | `%s` | %lld | %s | %s | %s | %s | %s | %s |\n", idx,
               str(p, "label", ""), rep, str(p, "worker", "-"), status, a, b, c, d);
     else
-      fprintf(out, "  %-4lld %-40s %-3lld %-14s %-9s %10s %10s %8s %8s\n", idx,
-              str(p, "label", ""), rep, str(p, "worker", "-"), status, a, b, c, d);
+      fprintf(out, "  %-4lld %-40s %-3lld %-14s %-9s %10s %10s %8s %8s\n", idx, str(p, "label", ""),
+              rep, str(p, "worker", "-"), status, a, b, c, d);
   }
   fputs("\n", out);
 }
@@ -475,8 +475,8 @@ static void render_text(FILE *out, const json_t *root, int md) {
   if (json_array_size(json_object_get(root, "sweeps")) == 0) fputs("no sweeps\n", out);
   json_array_foreach(json_object_get(root, "sweeps"), i, sw) {
     if (md)
-      fprintf(out, "## Sweep %lld `%s` (%s, %s)\n\n", (long long)num(sw, "id"),
-              str(sw, "name", ""), str(sw, "kind", ""), str(sw, "status", ""));
+      fprintf(out, "## Sweep %lld `%s` (%s, %s)\n\n", (long long)num(sw, "id"), str(sw, "name", ""),
+              str(sw, "kind", ""), str(sw, "status", ""));
     else
       fprintf(out, "sweep %lld %s (%s, %s)\n", (long long)num(sw, "id"), str(sw, "name", ""),
               str(sw, "kind", ""), str(sw, "status", ""));
@@ -506,7 +506,8 @@ static void html_escape(FILE *out, const char *s) {
 static const char CHART_SCRIPT[] =
     "(function(){\n"
     "var R=JSON.parse(document.getElementById('report-data').textContent);\n"
-    "function m(run,k){return run&&run.metrics&&typeof run.metrics[k]==='number'?run.metrics[k]:null;}\n"
+    "function m(run,k){return run&&run.metrics&&typeof "
+    "run.metrics[k]==='number'?run.metrics[k]:null;}\n"
     "function canvas(parent){var c=document.createElement('canvas');c.height=90;"
     "document.getElementById(parent).appendChild(c);return c;}\n"
     "if(typeof Chart==='undefined')return;\n"
@@ -516,20 +517,28 @@ static const char CHART_SCRIPT[] =
     "  var labels=g.pairs.map(function(p){return 'pair '+p.index+(p.is_replacement?'*':'');});\n"
     "  [[g.metric,'gate metric'],[g.guard_metric,'guard']].forEach(function(mk){\n"
     "   new Chart(canvas(id),{type:'line',data:{labels:labels,datasets:[\n"
-    "    {label:'off '+mk[0],data:g.pairs.map(function(p){return m(p.off,mk[0]);}),borderColor:'#555',"
+    "    {label:'off '+mk[0],data:g.pairs.map(function(p){return "
+    "m(p.off,mk[0]);}),borderColor:'#555',"
     "backgroundColor:'#555'},\n"
-    "    {label:'on '+mk[0],data:g.pairs.map(function(p){return m(p.on,mk[0]);}),borderColor:'#d62',"
+    "    {label:'on '+mk[0],data:g.pairs.map(function(p){return "
+    "m(p.on,mk[0]);}),borderColor:'#d62',"
     "backgroundColor:'#d62'}]},\n"
-    "    options:{plugins:{title:{display:true,text:g.name+': '+mk[0]+' per pair ('+mk[1]+')'}}}});\n"
+    "    options:{plugins:{title:{display:true,text:g.name+': '+mk[0]+' per pair "
+    "('+mk[1]+')'}}}});\n"
     "  });\n"
     " });\n"
     " if(sw.points){var id='charts-'+sw.id+'-grid';if(!document.getElementById(id))return;\n"
-    "  var pts=sw.points.filter(function(p){return m(p.run,'wall_s')!==null&&m(p.run,'psnr_db')!==null;});\n"
+    "  var pts=sw.points.filter(function(p){return "
+    "m(p.run,'wall_s')!==null&&m(p.run,'psnr_db')!==null;});\n"
     "  new Chart(canvas(id),{type:'scatter',data:{datasets:[{label:'runs',backgroundColor:'#26a',"
-    "data:pts.map(function(p){return {x:m(p.run,'wall_s'),y:m(p.run,'psnr_db'),label:p.label};})}]},\n"
-    "   options:{plugins:{title:{display:true,text:sw.name+': wallclock vs PSNR'},tooltip:{callbacks:"
-    "{label:function(c){return c.raw.label+': '+c.raw.x.toFixed(2)+' s, '+c.raw.y.toFixed(3)+' dB';}}}},\n"
-    "   scales:{x:{title:{display:true,text:'wall_s'}},y:{title:{display:true,text:'psnr_db'}}}}});\n"
+    "data:pts.map(function(p){return "
+    "{x:m(p.run,'wall_s'),y:m(p.run,'psnr_db'),label:p.label};})}]},\n"
+    "   options:{plugins:{title:{display:true,text:sw.name+': wallclock vs "
+    "PSNR'},tooltip:{callbacks:"
+    "{label:function(c){return c.raw.label+': '+c.raw.x.toFixed(2)+' s, '+c.raw.y.toFixed(3)+' "
+    "dB';}}}},\n"
+    "   "
+    "scales:{x:{title:{display:true,text:'wall_s'}},y:{title:{display:true,text:'psnr_db'}}}}});\n"
     " }\n"
     "});\n"
     "})();\n";
@@ -593,10 +602,11 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         fputs("</li>\n", out);
       }
       const char *metric = str(g, "metric", "train_s"), *gm = str(g, "guard_metric", "psnr_db");
-      fprintf(out, "</ul>\n<div id=\"charts-%lld-%zu\"></div>\n<table><tr><th>pair</th>"
-                   "<th class=\"l\">worker</th><th class=\"l\">order</th><th>off %s</th><th>on %s"
-                   "</th><th>off %s</th><th>on %s</th><th class=\"l\">status</th>"
-                   "<th class=\"l\">flags</th></tr>\n",
+      fprintf(out,
+              "</ul>\n<div id=\"charts-%lld-%zu\"></div>\n<table><tr><th>pair</th>"
+              "<th class=\"l\">worker</th><th class=\"l\">order</th><th>off %s</th><th>on %s"
+              "</th><th>off %s</th><th>on %s</th><th class=\"l\">status</th>"
+              "<th class=\"l\">flags</th></tr>\n",
               id, j, metric, metric, gm, gm);
       const json_t *p;
       json_array_foreach(json_object_get(g, "pairs"), k, p) {
@@ -609,8 +619,9 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "index")));
         html_escape(out, str(p, "worker", "-"));
-        fprintf(out, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                     "<td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
+        fprintf(out,
+                "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+                "<td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
                 str(p, "order", ""), a, b, c, e, str(p, "status", ""), run_flag(off), run_flag(on),
                 json_is_true(json_object_get(p, "is_replacement")) ? " replacement" : "");
       }
@@ -618,9 +629,10 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
     }
     const json_t *points = json_object_get(sw, "points");
     if (points) {
-      fprintf(out, "<div id=\"charts-%lld-grid\"></div>\n<table><tr><th>#</th><th class=\"l\">"
-                   "point</th><th>repeat</th><th class=\"l\">worker</th><th class=\"l\">status"
-                   "</th><th>train_s</th><th>wall_s</th><th>psnr_db</th></tr>\n",
+      fprintf(out,
+              "<div id=\"charts-%lld-grid\"></div>\n<table><tr><th>#</th><th class=\"l\">"
+              "point</th><th>repeat</th><th class=\"l\">worker</th><th class=\"l\">status"
+              "</th><th>train_s</th><th>wall_s</th><th>psnr_db</th></tr>\n",
               id);
       const json_t *p;
       json_array_foreach(points, j, p) {
@@ -657,8 +669,8 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
   return 0;
 }
 
-int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format format,
-                     FILE *out, struct sw_err *err) {
+int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format format, FILE *out,
+                     struct sw_err *err) {
   json_t *root = sw_report_json(store, sweep_id, err);
   if (!root) return err && err->code ? err->code : SW_EDB;
   int rc = 0;

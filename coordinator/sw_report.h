@@ -28,8 +28,8 @@ json_t *sw_report_json(sw_store_t *store, int64_t sweep_id, struct sw_err *err);
 
 /* Renders the report of one sweep (sweep_id > 0) or all (0) to out. SW_ENOTFOUND for an unknown
  * sweep, SW_EDB, SW_EIO (write failed). */
-int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format format,
-                     FILE *out, struct sw_err *err);
+int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format format, FILE *out,
+                     struct sw_err *err);
 
 /* Same into a malloc'd NUL-terminated string the caller frees (for the control endpoint). */
 int sw_report_render_string(sw_store_t *store, int64_t sweep_id, enum sw_report_format format,

@@ -269,8 +269,7 @@ int sw_sched_worker_gone(sw_sched_t *s, const char *worker_id, int64_t now, stru
 
 /* The value a placement matcher tests: "label.NAME" reads a label, "worker_id" the id, any other
  * key a fingerprint field (numbers rendered as integers when integral). */
-static const char *match_value(const struct worker_mem *w, const char *key, char *buf,
-                               size_t len) {
+static const char *match_value(const struct worker_mem *w, const char *key, char *buf, size_t len) {
   const json_t *v;
   if (strncmp(key, "label.", 6) == 0)
     v = json_object_get(w->labels, key + 6);
@@ -367,7 +366,7 @@ void sw_lease_clear(struct sw_lease *lease) {
 
 /* Closes a lease in the store with the given state ('done', 'expired', 'cancelled'). */
 int sched_lease_close_db(sw_sched_t *s, int64_t lease_id, const char *state, int64_t now,
-                          struct sw_err *err) {
+                         struct sw_err *err) {
   static const char *const SQL =
       "UPDATE leases SET state = ?2, closed_ms = ?3 WHERE id = ?1 AND state = 'active'";
   sqlite3_stmt *st;
@@ -389,11 +388,11 @@ static int pair_status(sw_sched_t *s, int64_t pair_id, char *buf, size_t len, st
   if (rc) return rc;
   sqlite3_bind_int64(st, 1, pair_id);
   rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW)
-    snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  if (rc == SQLITE_ROW) snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
   sqlite3_reset(st);
   if (rc == SQLITE_ROW) return 0;
-  if (rc == SQLITE_DONE) return sw_err_set(err, SW_ENOTFOUND, "pair %lld not found", (long long)pair_id);
+  if (rc == SQLITE_DONE)
+    return sw_err_set(err, SW_ENOTFOUND, "pair %lld not found", (long long)pair_id);
   return sw_store_fail(s->store, err, "reading pair status");
 }
 
@@ -427,7 +426,7 @@ static void sweep_order(const sw_sched_t *s, int *order) {
     const struct sweep_mem *a = &s->sweeps[i];
     while (j > 0) {
       const struct sweep_mem *b = &s->sweeps[order[j - 1]];
-      int before = a->served != b->served ? a->served < b->served
+      int before = a->served != b->served       ? a->served < b->served
                    : a->priority != b->priority ? a->priority > b->priority
                                                 : a->id < b->id;
       if (!before) break;
@@ -499,7 +498,8 @@ static int pick_pair(sw_sched_t *s, const struct sweep_mem *sw, int w, int64_t *
     cand_pair[n++] = sqlite3_column_int64(st, 2);
   }
   sqlite3_reset(st);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sw_store_fail(s->store, err, "finding pending pairs");
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return sw_store_fail(s->store, err, "finding pending pairs");
   int best = -1, best_mine = 0;
   for (int i = 0; i < n; i++) {
     if (cand_gate[i] == 0) { /* grid run: no gate to spread */
@@ -710,12 +710,12 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
   int64_t lease_id = l->id;
   struct sweep_mem *sw = sched_sweep(s, l->sweep_id);
   int result_ok = 0;
-  if (res->exit_status == 0 && res->result_json) {
-    json_t *r = json_loads(res->result_json, 0, NULL);
-    const json_t *status = json_object_get(r, "status");
-    result_ok = json_is_object(json_object_get(r, "metrics")) &&
-                (!status || (json_is_string(status) && strcmp(json_string_value(status), "ok") == 0));
-    json_decref(r);
+  json_t *parsed = res->result_json ? json_loads(res->result_json, 0, NULL) : NULL;
+  if (res->exit_status == 0 && parsed) {
+    const json_t *status = json_object_get(parsed, "status");
+    result_ok =
+        json_is_object(json_object_get(parsed, "metrics")) &&
+        (!status || (json_is_string(status) && strcmp(json_string_value(status), "ok") == 0));
   }
   struct sw_attempt_rec rec = {.run_id = res->run_id,
                                .attempt = res->attempt,
@@ -727,6 +727,7 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
                                .started_ms = now,
                                .finished_ms = now,
                                .result_json = res->result_json,
+                               .result = parsed,
                                .error_text = res->error_text,
                                .pre = res->pre,
                                .n_pre = res->n_pre,
@@ -735,7 +736,9 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
   if (res->n_during > 0) /* the window tells when the run started, relative to its end */
     rec.started_ms = now - (res->during[res->n_during - 1].t_ms - res->during[0].t_ms);
   int dup = 0;
-  if ((rc = sw_store_put_attempt(s->store, &rec, &dup, err))) goto fail;
+  rc = sw_store_put_attempt(s->store, &rec, &dup, err);
+  json_decref(parsed);
+  if (rc) goto fail;
   int lease_closed = 0;
   if ((rc = sched_pair_check(s, pair_id, now, &lease_closed, err))) goto fail;
   if ((rc = sw_store_commit(s->store, err))) goto fail;
@@ -865,9 +868,9 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
   int rc = sw_store_stmt(s->store, SQL_SWEEPS, &st, err);
   if (rc) return rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int r = sched_sweep_load(s, sqlite3_column_int64(st, 0),
-                             (const char *)sqlite3_column_text(st, 1), sqlite3_column_int(st, 2),
-                             err);
+    int r =
+        sched_sweep_load(s, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                         sqlite3_column_int(st, 2), err);
     if (r) {
       sqlite3_reset(st);
       return r;
@@ -909,8 +912,8 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "loading leases");
 }
 
-int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t now,
-                 sw_sched_t **out, struct sw_err *err) {
+int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t now, sw_sched_t **out,
+                 struct sw_err *err) {
   *out = NULL;
   sw_sched_t *s = calloc(1, sizeof *s);
   if (!s) return sw_err_set(err, SW_ENOMEM, "scheduler: out of memory");

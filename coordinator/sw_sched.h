@@ -44,8 +44,8 @@ void sw_sched_opts_default(struct sw_sched_opts *opts);
 /* Creates a scheduler over an open store (borrowed; must outlive the scheduler). Reloads active
  * sweeps and leases from the store, so a restarted coordinator resumes: leases found active get
  * a fresh deadline of now + lease_ttl. opts may be NULL. */
-int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t now,
-                 sw_sched_t **out, struct sw_err *err);
+int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t now, sw_sched_t **out,
+                 struct sw_err *err);
 void sw_sched_destroy(sw_sched_t **sched);
 
 /* Submits a sweep. spec_json is the normalised spec (DESIGN.md section 9 keys, defaults filled:
@@ -66,8 +66,7 @@ int sw_sched_submit_text(sw_sched_t *sched, const char *spec_json_text, const ch
 int sw_sched_worker_hello(sw_sched_t *sched, const char *worker_id, const char *fingerprint_json,
                           const char *labels_json, int64_t now, struct sw_err *err);
 /* The worker was declared offline. Its lease keeps running until its own deadline. */
-int sw_sched_worker_gone(sw_sched_t *sched, const char *worker_id, int64_t now,
-                         struct sw_err *err);
+int sw_sched_worker_gone(sw_sched_t *sched, const char *worker_id, int64_t now, struct sw_err *err);
 
 #define SW_SCHED_MAX_RUNS 2
 
@@ -133,8 +132,8 @@ int sw_sched_result(sw_sched_t *sched, const struct sw_run_result *res, int64_t 
 
 /* The worker finished a lease. Runs without a stored result make the pair re-queue as
  * attempt + 1 (or fail when the cap is reached). Returns 0 or SW_ESTATE (not the holder). */
-int sw_sched_lease_done(sw_sched_t *sched, int64_t lease_id, uint32_t epoch,
-                        const char *worker_id, int64_t now, struct sw_err *err);
+int sw_sched_lease_done(sw_sched_t *sched, int64_t lease_id, uint32_t epoch, const char *worker_id,
+                        int64_t now, struct sw_err *err);
 
 /* Expires leases past their deadline; *n_expired (may be NULL) gets how many. */
 int sw_sched_tick(sw_sched_t *sched, int64_t now, int *n_expired, struct sw_err *err);

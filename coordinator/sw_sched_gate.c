@@ -79,8 +79,8 @@ int sched_pair_requeue(sw_sched_t *s, int64_t pair_id, int64_t now, const char *
     if ((rc = sw_store_stmt(s->store, SQL_FAIL, &st, err))) return rc;
     sqlite3_bind_int64(st, 1, pair_id);
     sqlite3_bind_int64(st, 2, now);
-    snprintf(text, sizeof text, "pair %lld failed after %d attempts (%s)", (long long)v[3],
-             attempt, why);
+    snprintf(text, sizeof text, "pair %lld failed after %d attempts (%s)", (long long)v[3], attempt,
+             why);
   } else {
     if ((rc = sw_store_stmt(s->store, SQL_AGAIN, &st, err))) return rc;
     sqlite3_bind_int64(st, 1, pair_id);
@@ -233,8 +233,8 @@ static void gate_config(const struct sweep_mem *sw, const char *name, int n_targ
 }
 
 static const char *guard_metric(const struct sweep_mem *sw) {
-  const json_t *m = json_object_get(json_object_get(json_object_get(sw->spec, "gate"), "guard"),
-                                    "metric");
+  const json_t *m =
+      json_object_get(json_object_get(json_object_get(sw->spec, "gate"), "guard"), "metric");
   return json_is_string(m) ? json_string_value(m) : "psnr_db";
 }
 
@@ -244,16 +244,18 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
                       int *all_guard, struct sw_err *err) {
   /* The metric columns of attempts answer the usual metrics without parsing result.json (a
    * gate re-reads all its pairs after each one); any other metric comes from the JSON. */
-#define METRIC_OF(P)                                                                            \
-  "CASE ?" P " WHEN 'train_s' THEN a.train_s WHEN 'wall_s' THEN a.wall_s WHEN 'psnr_db' THEN "   \
-  "a.psnr_db WHEN 'ssim' THEN a.ssim WHEN 'iterations' THEN a.iterations WHEN 'splats_final' "  \
-  "THEN a.splats_final WHEN 'splats_mean' THEN a.splats_mean WHEN 'gpu_busy_frac' THEN "        \
+#define METRIC_OF(P)                                                                               \
+  "CASE ?" P " WHEN 'train_s' THEN a.train_s WHEN 'wall_s' THEN a.wall_s WHEN 'psnr_db' THEN "     \
+  "a.psnr_db WHEN 'ssim' THEN a.ssim WHEN 'iterations' THEN a.iterations WHEN 'splats_final' "     \
+  "THEN a.splats_final WHEN 'splats_mean' THEN a.splats_mean WHEN 'gpu_busy_frac' THEN "           \
   "a.gpu_busy_frac ELSE json_extract(a.result_json, '$.metrics.' || ?" P ") END"
   static const char *const SQL =
-      "SELECT p.idx, p.worker_id, p.ord, p.replaces, r.arm, a.status, " METRIC_OF("2") ", "
-      METRIC_OF("3") " FROM pairs p JOIN runs r ON r.pair_id = p.id JOIN attempts a ON "
-      "a.run_id = r.id AND a.attempt = p.attempt WHERE p.gate_id = ?1 AND p.status = 'done' "
-      "ORDER BY p.idx, r.position";
+      "SELECT p.idx, p.worker_id, p.ord, p.replaces, r.arm, a.status, " METRIC_OF(
+          "2") ", " METRIC_OF("3") " FROM pairs p JOIN runs r ON r.pair_id = p.id JOIN attempts a "
+                                   "ON "
+                                   "a.run_id = r.id AND a.attempt = p.attempt WHERE p.gate_id = ?1 "
+                                   "AND p.status = 'done' "
+                                   "ORDER BY p.idx, r.position";
 #undef METRIC_OF
   sqlite3_stmt *st;
   int rc = sw_store_stmt(s->store, SQL, &st, err);
@@ -288,9 +290,8 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
       w->p.off_guard = w->p.on_guard = NAN;
       snprintf(w->p.machine, sizeof w->p.machine, "%s",
                sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
-      w->p.order = strcmp((const char *)sqlite3_column_text(st, 2), "on-off") == 0
-                       ? SW_GATE_ON_OFF
-                       : SW_GATE_OFF_ON;
+      w->p.order = strcmp((const char *)sqlite3_column_text(st, 2), "on-off") == 0 ? SW_GATE_ON_OFF
+                                                                                   : SW_GATE_OFF_ON;
       w->p.replaces = -1;
       w->idx = idx;
       w->repl = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
@@ -343,8 +344,8 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
 /* The one place a verdict is computed: the gate engine on the gate's completed pairs. Fills the
  * verdict JSON (the engine's gate object) and the sequential decision. */
 static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
-                        const char *name, const char *metric, int n_target, int n_max,
-                        int quick, json_t **verdict_json, enum sw_gate_verdict *verdict,
+                        const char *name, const char *metric, int n_target, int n_max, int quick,
+                        json_t **verdict_json, enum sw_gate_verdict *verdict,
                         enum sw_gate_seq_decision *decision, struct sw_err *err) {
   struct sw_gate_pair *pairs = NULL;
   size_t n = 0;
@@ -355,8 +356,8 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
   gate_config(sw, name, n_target, n_max, &cfg);
   cfg.has_guard = all_guard && n > 0;
   if (quick) cfg.boot_reps = 0; /* a progress view: the bootstrap never enters a decision */
-  struct sw_gate_input in = {.pairs = pairs, .n_pairs = n, .baseline_cv = NAN,
-                             .baseline_guard_mean = NAN};
+  struct sw_gate_input in = {
+      .pairs = pairs, .n_pairs = n, .baseline_cv = NAN, .baseline_guard_mean = NAN};
   struct sw_gate_result *res = calloc(1, sizeof *res); /* large: keep it off the stack */
   if (!res) {
     free(pairs);
@@ -375,8 +376,8 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
 }
 
 static int gate_finish(sw_sched_t *s, int64_t gate_id, int64_t sweep_id, const char *name,
-                       const char *status, json_t *verdict_json, const char *verdict,
-                       int64_t now, struct sw_err *err) {
+                       const char *status, json_t *verdict_json, const char *verdict, int64_t now,
+                       struct sw_err *err) {
   static const char *const SQL =
       "UPDATE gates SET status = ?2, verdict = ?3, verdict_json = ?4, looks = looks + 1, "
       "finished_ms = ?5 WHERE id = ?1";
@@ -477,8 +478,8 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
   }
   if (grc) { /* the engine cannot judge these pairs (yet) */
     if (progress_only || (sw->sequential && open > 0)) return 0;
-    json_t *fj = json_pack("{s:s,s:s,s:[s]}", "name", name, "verdict", "inconclusive", "reasons",
-                           gerr.msg);
+    json_t *fj =
+        json_pack("{s:s,s:s,s:[s]}", "name", name, "verdict", "inconclusive", "reasons", gerr.msg);
     rc = gate_finish(s, gate_id, sweep_id, name, "failed", fj, NULL, now, err);
     json_decref(fj);
     return rc;

@@ -10,8 +10,8 @@ static json_t *pair_counts(sw_sched_t *s, const char *sql, int64_t id, struct sw
   sqlite3_stmt *st;
   if (sw_store_stmt(s->store, sql, &st, err)) return NULL;
   sqlite3_bind_int64(st, 1, id);
-  json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "pending", 0, "leased", 0, "done", 0,
-                        "failed", 0, "abandoned", 0, "total", 0);
+  json_t *o = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "pending", 0, "leased", 0, "done", 0, "failed",
+                        0, "abandoned", 0, "total", 0);
   int rc, total = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int n = sqlite3_column_int(st, 1);
@@ -33,8 +33,8 @@ json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, struct sw_err *err
       "SELECT id, name, kind, status, priority, created_ms, finished_ms FROM sweeps WHERE "
       "(?1 = 0 AND (status = 'running' OR id > (SELECT COALESCE(MAX(id), 0) - 20 FROM sweeps))) "
       "OR id = ?1 ORDER BY id";
-  static const char *const SQL_GATES =
-      "SELECT id, name, status, verdict, n_target, n_max FROM gates WHERE sweep_id = ?1 ORDER BY id";
+  static const char *const SQL_GATES = "SELECT id, name, status, verdict, n_target, n_max FROM "
+                                       "gates WHERE sweep_id = ?1 ORDER BY id";
   static const char *const SQL_GATE_PAIRS =
       "SELECT status, COUNT(*) FROM pairs WHERE gate_id = ?1 GROUP BY status";
   static const char *const SQL_SWEEP_PAIRS =
@@ -48,12 +48,11 @@ json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, struct sw_err *err
   int rc;
   /* Collected first, since the per-sweep queries reuse the cache's statements. */
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:i,s:I}", "id", (json_int_t)sqlite3_column_int64(st, 0),
-                          "name", (const char *)sqlite3_column_text(st, 1), "kind",
-                          (const char *)sqlite3_column_text(st, 2), "status",
-                          (const char *)sqlite3_column_text(st, 3), "priority",
-                          sqlite3_column_int(st, 4), "created_ms",
-                          (json_int_t)sqlite3_column_int64(st, 5));
+    json_t *o = json_pack(
+        "{s:I,s:s,s:s,s:s,s:i,s:I}", "id", (json_int_t)sqlite3_column_int64(st, 0), "name",
+        (const char *)sqlite3_column_text(st, 1), "kind", (const char *)sqlite3_column_text(st, 2),
+        "status", (const char *)sqlite3_column_text(st, 3), "priority", sqlite3_column_int(st, 4),
+        "created_ms", (json_int_t)sqlite3_column_int64(st, 5));
     if (sqlite3_column_type(st, 6) != SQLITE_NULL)
       json_object_set_new(o, "finished_ms", json_integer(sqlite3_column_int64(st, 6)));
     json_array_append_new(sweeps, o);
@@ -81,11 +80,12 @@ json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, struct sw_err *err
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       json_t *g = json_pack("{s:I,s:s,s:s,s:i,s:i}", "id", (json_int_t)sqlite3_column_int64(st, 0),
                             "name", (const char *)sqlite3_column_text(st, 1), "status",
-                            (const char *)sqlite3_column_text(st, 2), "n", sqlite3_column_int(st, 4),
-                            "max", sqlite3_column_int(st, 5));
-      json_object_set_new(g, "verdict", sqlite3_column_type(st, 3) == SQLITE_NULL
-                                            ? json_null()
-                                            : json_string((const char *)sqlite3_column_text(st, 3)));
+                            (const char *)sqlite3_column_text(st, 2), "n",
+                            sqlite3_column_int(st, 4), "max", sqlite3_column_int(st, 5));
+      json_object_set_new(g, "verdict",
+                          sqlite3_column_type(st, 3) == SQLITE_NULL
+                              ? json_null()
+                              : json_string((const char *)sqlite3_column_text(st, 3)));
       json_array_append_new(gates, g);
     }
     sqlite3_reset(st);
@@ -96,7 +96,8 @@ json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, struct sw_err *err
     size_t j;
     json_t *g;
     json_array_foreach(gates, j, g) {
-      json_t *gc = pair_counts(s, SQL_GATE_PAIRS, json_integer_value(json_object_get(g, "id")), err);
+      json_t *gc =
+          pair_counts(s, SQL_GATE_PAIRS, json_integer_value(json_object_get(g, "id")), err);
       if (!gc) goto fail;
       json_object_set_new(g, "pairs", gc);
     }
@@ -123,7 +124,8 @@ int sw_sched_sweep_finished(sw_sched_t *s, int64_t sweep_id, struct sw_err *err)
   if (rc) return rc;
   sqlite3_bind_int64(st, 1, sweep_id);
   rc = sqlite3_step(st);
-  int finished = rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "running") != 0;
+  int finished =
+      rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "running") != 0;
   sqlite3_reset(st);
   if (rc == SQLITE_DONE) return sw_err_set(err, SW_ENOTFOUND, "no sweep %lld", (long long)sweep_id);
   if (rc != SQLITE_ROW) return sw_store_fail(s->store, err, "reading sweep status");

@@ -48,8 +48,8 @@ int sched_insert_run(sw_sched_t *s, int64_t pair_id, const char *arm, int positi
   return rc;
 }
 
-static int insert_pair(sw_sched_t *s, int64_t sweep_id, int64_t gate_id, int64_t point_id,
-                       int idx, const char *order, int replaces, int64_t now, int64_t *pair_id,
+static int insert_pair(sw_sched_t *s, int64_t sweep_id, int64_t gate_id, int64_t point_id, int idx,
+                       const char *order, int replaces, int64_t now, int64_t *pair_id,
                        struct sw_err *err) {
   static const char *const SQL =
       "INSERT INTO pairs (sweep_id, gate_id, point_id, idx, ord, replaces, is_replacement, "
@@ -216,19 +216,19 @@ static int submit_grid(sw_sched_t *s, int64_t sweep_id, const json_t *spec, int6
   const char *k;
   const json_t *v;
   if (nk) json_object_foreach((json_t *)params, k, v) {
-    if (!json_is_array(v) || json_array_size(v) == 0) {
-      rc = sw_err_set(err, SW_EINVAL, "spec: parameters.%s must be a non-empty list", k);
-      goto out;
+      if (!json_is_array(v) || json_array_size(v) == 0) {
+        rc = sw_err_set(err, SW_EINVAL, "spec: parameters.%s must be a non-empty list", k);
+        goto out;
+      }
+      keys[i] = k;
+      vals[i] = v;
+      combos *= json_array_size(v);
+      if (combos * (size_t)repeats > 100000) {
+        rc = sw_err_set(err, SW_EINVAL, "spec: grid expands to more than 100000 runs");
+        goto out;
+      }
+      i++;
     }
-    keys[i] = k;
-    vals[i] = v;
-    combos *= json_array_size(v);
-    if (combos * (size_t)repeats > 100000) {
-      rc = sw_err_set(err, SW_EINVAL, "spec: grid expands to more than 100000 runs");
-      goto out;
-    }
-    i++;
-  }
   const json_t *base = json_object_get(spec, "base");
   const json_t *cps = json_object_get(spec, "checkpoints");
   static const char *const SQL_POINT = "INSERT INTO grid_points (sweep_id, idx, label, "

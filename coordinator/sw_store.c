@@ -290,8 +290,12 @@ void sw_store_close(sw_store_t **store) {
   *store = NULL;
 }
 
-sqlite3 *sw_store_db(sw_store_t *store) { return store->db; }
-const char *sw_store_path(sw_store_t *store) { return store->path; }
+sqlite3 *sw_store_db(sw_store_t *store) {
+  return store->db;
+}
+const char *sw_store_path(sw_store_t *store) {
+  return store->path;
+}
 
 static unsigned hash_ptr(const char *p) {
   uintptr_t v = (uintptr_t)p;
@@ -514,8 +518,9 @@ int sw_store_put_attempt(sw_store_t *store, const struct sw_attempt_rec *rec, in
   }
   if (rc != SQLITE_DONE) return sw_store_fail(store, err, "looking up attempt");
 
-  json_t *result = NULL;
-  if (rec->result_json) result = json_loads(rec->result_json, 0, NULL);
+  json_t *owned = NULL;
+  if (!rec->result && rec->result_json) owned = json_loads(rec->result_json, 0, NULL);
+  const json_t *result = rec->result ? rec->result : owned;
   const json_t *metrics = result ? json_object_get(result, "metrics") : NULL;
   const json_t *trainer = result ? json_object_get(result, "trainer") : NULL;
   const json_t *scene = result ? json_object_get(result, "scene") : NULL;
@@ -569,6 +574,6 @@ int sw_store_put_attempt(sw_store_t *store, const struct sw_attempt_rec *rec, in
   }
   rc = 0;
 out:
-  json_decref(result);
+  json_decref(owned);
   return rc;
 }

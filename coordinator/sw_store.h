@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "sw_err.h"
@@ -53,8 +54,8 @@ const char *sw_store_path(sw_store_t *store);
 
 /* A prepared statement for sql from the store's cache (prepared on first use), reset and with
  * its bindings cleared, ready to bind. sql must have static storage (a string literal or a
- * static const array): the cache is keyed by its address, which makes a lookup a pointer hash. The statement stays owned by the store: never finalize it.
- * Returns 0 or SW_EDB. */
+ * static const array): the cache is keyed by its address, which makes a lookup a pointer hash. The
+ * statement stays owned by the store: never finalize it. Returns 0 or SW_EDB. */
 int sw_store_stmt(sw_store_t *store, const char *sql, sqlite3_stmt **stmt, struct sw_err *err);
 
 /* Converts a failed SQLite call into SW_EDB with "what: errmsg" in err; returns SW_EDB. */
@@ -110,6 +111,7 @@ struct sw_attempt_rec {
   int exit_status;
   int64_t started_ms, finished_ms;
   const char *result_json; /* the trainer's result.json text, may be NULL */
+  const json_t *result;    /* result_json already parsed (optional: parsed here when NULL) */
   const char *error_text;  /* may be NULL */
   const struct sw_window_sample *pre;
   int n_pre;

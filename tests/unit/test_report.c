@@ -29,9 +29,15 @@ static void deliver(sw_sched_t *s, const struct sw_lease *l, const char *w, int 
            "\"iterations\":100},\"kernels\":[{\"name\":\"rasterize_fwd\",\"calls\":100,"
            "\"gpu_ms\":2.5,\"share\":0.4}],\"trainer\":{\"binary_sha256\":\"abc\"}}",
            t, t + 0.5, psnr);
-  struct sw_run_result rr = {.lease_id = l->lease_id, .epoch = l->epoch, .worker_id = w,
-                             .run_id = l->runs[r].run_id, .attempt = l->attempt,
-                             .result_json = res, .pre = QUIET, .n_pre = 1, .during = win,
+  struct sw_run_result rr = {.lease_id = l->lease_id,
+                             .epoch = l->epoch,
+                             .worker_id = w,
+                             .run_id = l->runs[r].run_id,
+                             .attempt = l->attempt,
+                             .result_json = res,
+                             .pre = QUIET,
+                             .n_pre = 1,
+                             .during = win,
                              .n_during = 2};
   struct sw_err err = {0};
   ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
@@ -55,8 +61,10 @@ static void setup(void) {
   sw_sched_t *s = NULL;
   ck_assert_int_eq(sw_sched_new(store, &o, 0, &s, &err), 0);
   const char *gate =
-      "{\"name\":\"ballot<b>&\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{\"iterations\":"
-      "100},\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}},"
+      "{\"name\":\"ballot<b>&\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{"
+      "\"iterations\":"
+      "100},\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}}"
+      ","
       "\"pairs\":{\"n\":5,\"max\":5,\"order\":\"alternate\"},\"gate\":{\"metric\":\"train_s\","
       "\"direction\":\"lower\",\"rule\":{\"k\":2,\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\","
       "\"max_drop\":0.05}},\"contamination\":{\"cpu_other_max\":0.5,\"rerun_once\":true}}";
@@ -95,7 +103,9 @@ static void setup(void) {
   sw_store_close(&store);
 }
 
-static void teardown(void) { sw_fs_rm_rf(g_dir, NULL); }
+static void teardown(void) {
+  sw_fs_rm_rf(g_dir, NULL);
+}
 
 static sw_store_t *open_ro(void) {
   struct sw_store_opts o;
@@ -152,11 +162,11 @@ START_TEST(json_has_the_design_shape) {
   ck_assert(json_is_true(json_object_get(json_object_get(p1, "off"), "contaminated")));
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(p1, "off"), "status")),
                    "contaminated");
-  ck_assert_double_gt(json_number_value(json_object_get(
-                          json_object_get(json_object_get(json_object_get(p1, "off"), "window"),
-                                          "during"),
-                          "cpu_other_max")),
-                      2.9);
+  ck_assert_double_gt(
+      json_number_value(json_object_get(
+          json_object_get(json_object_get(json_object_get(p1, "off"), "window"), "during"),
+          "cpu_other_max")),
+      2.9);
   json_t *p5 = json_array_get(pairs, 5);
   ck_assert(json_is_true(json_object_get(p5, "is_replacement")));
   ck_assert_int_eq(json_integer_value(json_object_get(p5, "replaces")), 1);
@@ -173,11 +183,11 @@ START_TEST(json_has_the_design_shape) {
   ck_assert_int_eq(json_array_size(points), 2);
   ck_assert_str_eq(json_string_value(json_object_get(json_array_get(points, 1), "label")),
                    "iterations=200");
-  ck_assert_double_eq(json_number_value(json_object_get(
-                          json_object_get(json_object_get(json_array_get(points, 1), "run"),
-                                          "metrics"),
-                          "train_s")),
-                      51.0);
+  ck_assert_double_eq(
+      json_number_value(json_object_get(
+          json_object_get(json_object_get(json_array_get(points, 1), "run"), "metrics"),
+          "train_s")),
+      51.0);
   json_decref(root);
   /* One sweep only; an unknown one is an error naming it. */
   root = sw_report_json(s, 2, &err);

@@ -22,7 +22,9 @@ static void setup(void) {
   snprintf(g_db, sizeof g_db, "%s/s.db", g_dir);
 }
 
-static void teardown(void) { sw_fs_rm_rf(g_dir, NULL); }
+static void teardown(void) {
+  sw_fs_rm_rf(g_dir, NULL);
+}
 
 struct env {
   sw_store_t *store;
@@ -53,16 +55,17 @@ static void env_close(struct env *e) {
 static int64_t submit_gate(struct env *e, const char *name, int n, int max, const char *extra,
                            int64_t now) {
   char json[2048];
-  snprintf(json, sizeof json,
-           "{\"name\":\"%s\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},"
-           "\"base\":{\"iterations\":100,\"seed\":42},"
-           "\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}},"
-           "\"pairs\":{\"n\":%d,\"max\":%d,\"order\":\"alternate\",\"sequential\":false},"
-           "\"gate\":{\"metric\":\"train_s\",\"direction\":\"lower\",\"rule\":{\"k\":2.0,"
-           "\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\",\"max_drop\":0.05}},"
-           "\"contamination\":{\"load1_max\":1.5,\"cpu_other_max\":0.5,\"require_windows\":true,"
-           "\"rerun_once\":true}%s%s}",
-           name, n, max, extra ? "," : "", extra ? extra : "");
+  snprintf(
+      json, sizeof json,
+      "{\"name\":\"%s\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},"
+      "\"base\":{\"iterations\":100,\"seed\":42},"
+      "\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}},"
+      "\"pairs\":{\"n\":%d,\"max\":%d,\"order\":\"alternate\",\"sequential\":false},"
+      "\"gate\":{\"metric\":\"train_s\",\"direction\":\"lower\",\"rule\":{\"k\":2.0,"
+      "\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\",\"max_drop\":0.05}},"
+      "\"contamination\":{\"load1_max\":1.5,\"cpu_other_max\":0.5,\"require_windows\":true,"
+      "\"rerun_once\":true}%s%s}",
+      name, n, max, extra ? "," : "", extra ? extra : "");
   int64_t id = 0;
   ck_assert_msg(sw_sched_submit_text(e->sched, json, "name: x\n", NULL, now, &id, &e->err) == 0,
                 "%s", e->err.msg);
@@ -71,8 +74,8 @@ static int64_t submit_gate(struct env *e, const char *name, int n, int max, cons
 }
 
 static void hello(struct env *e, const char *id, const char *labels, int64_t now) {
-  ck_assert_msg(sw_sched_worker_hello(e->sched, id, "{\"hostname\":\"h\",\"cores\":8}", labels,
-                                      now, &e->err) == 0,
+  ck_assert_msg(sw_sched_worker_hello(e->sched, id, "{\"hostname\":\"h\",\"cores\":8}", labels, now,
+                                      &e->err) == 0,
                 "%s", e->err.msg);
 }
 
@@ -87,7 +90,8 @@ static char *fake_result(const char *arm, int k, double on_factor) {
            "\"splat-train\",\"binary_sha256\":\"aa\",\"shaders_sha256\":\"bb\"},"
            "\"config_sha256\":\"cc\",\"scene\":{\"sha256\":\"dd\"},\"metrics\":{\"train_s\":%.6f,"
            "\"wall_s\":%.6f,\"iterations\":100,\"psnr_db\":%.6f,\"ssim\":0.9,\"splats_final\":1000,"
-           "\"splats_mean\":800,\"gpu_busy_frac\":0.7,\"custom_s\":%.6f},\"kernels\":[{\"name\":\"adam\",\"calls\":"
+           "\"splats_mean\":800,\"gpu_busy_frac\":0.7,\"custom_s\":%.6f},\"kernels\":[{\"name\":"
+           "\"adam\",\"calls\":"
            "100,\"gpu_ms\":1.5,\"share\":0.3}],\"checkpoints\":[{\"iter\":50,\"train_s\":1,"
            "\"psnr_db\":20,\"splats\":500}]}",
            t, t + 1, psnr, 2 * t);
@@ -126,8 +130,7 @@ static int deliver(struct env *e, const struct sw_lease *l, const char *worker, 
 static void run_lease(struct env *e, const struct sw_lease *l, const char *worker, int k,
                       double on_factor, int64_t now) {
   for (int r = 0; r < l->n_runs; r++)
-    ck_assert_msg(deliver(e, l, worker, r, 0, QUIET, 3, k, on_factor, now) == 0, "%s",
-                  e->err.msg);
+    ck_assert_msg(deliver(e, l, worker, r, 0, QUIET, 3, k, on_factor, now) == 0, "%s", e->err.msg);
   ck_assert_msg(sw_sched_lease_done(e->sched, l->lease_id, l->epoch, worker, now, &e->err) == 0,
                 "%s", e->err.msg);
 }
@@ -198,8 +201,8 @@ START_TEST(alternate_orders_three_workers_five_pairs) {
                    10);
   json_t *st = sw_sched_status_json(e.sched, sweep, &e.err);
   ck_assert_ptr_nonnull(st);
-  json_t *g = json_array_get(json_object_get(json_array_get(json_object_get(st, "sweeps"), 0),
-                                             "gates"), 0);
+  json_t *g =
+      json_array_get(json_object_get(json_array_get(json_object_get(st, "sweeps"), 0), "gates"), 0);
   ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(g, "pairs"), "done")), 5);
   ck_assert_str_eq(json_string_value(json_object_get(g, "verdict")), "adopt");
   ck_assert_int_eq(json_array_size(json_object_get(st, "workers")), 3);
@@ -332,9 +335,15 @@ START_TEST(full_disk_result_not_acknowledged_then_resent) {
   snprintf(pragma, sizeof pragma, "PRAGMA max_page_count = %lld",
            (long long)q1(&e, "PRAGMA page_count"));
   ck_assert_int_eq(sw_store_exec(e.store, pragma, &e.err), 0);
-  struct sw_run_result rr = {.lease_id = l.lease_id, .epoch = l.epoch, .worker_id = "w1",
-                             .run_id = l.runs[0].run_id, .attempt = l.attempt,
-                             .result_json = res, .pre = QUIET, .n_pre = 1, .during = QUIET,
+  struct sw_run_result rr = {.lease_id = l.lease_id,
+                             .epoch = l.epoch,
+                             .worker_id = "w1",
+                             .run_id = l.runs[0].run_id,
+                             .attempt = l.attempt,
+                             .result_json = res,
+                             .pre = QUIET,
+                             .n_pre = 1,
+                             .during = QUIET,
                              .n_during = 3};
   ck_assert_int_eq(sw_sched_result(e.sched, &rr, 10, &e.err), SW_EDB);
   ck_assert_msg(strstr(e.err.msg, "full") != NULL, "%s", e.err.msg);
@@ -408,13 +417,11 @@ START_TEST(pin_and_match_honoured) {
   ck_assert_int_eq(sw_sched_next(e.sched, "nobody", 4, &l, &e.err), SW_ENOTFOUND);
   /* A worker whose runners do not include the spec's trainer kind is not eligible. */
   submit_gate(&e, "any", 1, 1, NULL, 5);
-  ck_assert_int_eq(sw_sched_worker_hello(e.sched, "w4", "{\"capabilities\":[\"exec\"]}", NULL,
-                                         5, &e.err),
-                   0);
+  ck_assert_int_eq(
+      sw_sched_worker_hello(e.sched, "w4", "{\"capabilities\":[\"exec\"]}", NULL, 5, &e.err), 0);
   ck_assert_int_eq(sw_sched_next(e.sched, "w4", 6, &l, &e.err), 0);
-  ck_assert_int_eq(sw_sched_worker_hello(e.sched, "w4",
-                                         "{\"capabilities\":[\"exec\",\"builtin\"]}", NULL, 7,
-                                         &e.err),
+  ck_assert_int_eq(sw_sched_worker_hello(e.sched, "w4", "{\"capabilities\":[\"exec\",\"builtin\"]}",
+                                         NULL, 7, &e.err),
                    0);
   ck_assert_int_eq(sw_sched_next(e.sched, "w4", 8, &l, &e.err), 1);
   sw_lease_clear(&l);
@@ -446,8 +453,8 @@ START_TEST(poison_pair_capped_gate_concludes_from_rest) {
   ck_assert_int_eq(failures, 2);
   ck_assert_int_eq(q1(&e, "SELECT status = 'failed' AND attempt = 2 FROM pairs WHERE idx = 2"), 1);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 3);
-  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done' AND verdict IS NOT NULL"),
-                   1);
+  ck_assert_int_eq(
+      q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done' AND verdict IS NOT NULL"), 1);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'poison'"), 1);
   env_close(&e);
 }
@@ -547,12 +554,12 @@ static int64_t run_sequential(double jitter, char *verdict, size_t len) {
     sw_lease_clear(&l);
   }
   int64_t total = q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'");
-  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), total); /* nothing left pending */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), total);  /* nothing left pending */
   ck_assert_int_eq(q1(&e, "SELECT looks FROM gates"), total - 2); /* a look per pair from 3 on */
   sqlite3_stmt *st;
-  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store), "SELECT verdict FROM gates", -1, &st,
-                                      NULL),
-                   SQLITE_OK);
+  ck_assert_int_eq(
+      sqlite3_prepare_v2(sw_store_db(e.store), "SELECT verdict FROM gates", -1, &st, NULL),
+      SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
   snprintf(verdict, len, "%s", (const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
@@ -576,11 +583,10 @@ END_TEST
 START_TEST(grid_expands_and_completes) {
   struct env e;
   env_open(&e, 10000, 3, 0);
-  const char *spec =
-      "{\"name\":\"pareto\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},"
-      "\"base\":{\"seed\":42},\"parameters\":{\"iterations\":[100,200],\"binning\":"
-      "[\"resident\",\"transient\"]},\"repeats\":2,\"checkpoints\":[50],"
-      "\"contamination\":{\"require_windows\":false}}";
+  const char *spec = "{\"name\":\"pareto\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},"
+                     "\"base\":{\"seed\":42},\"parameters\":{\"iterations\":[100,200],\"binning\":"
+                     "[\"resident\",\"transient\"]},\"repeats\":2,\"checkpoints\":[50],"
+                     "\"contamination\":{\"require_windows\":false}}";
   int64_t sweep = 0;
   ck_assert_msg(sw_sched_submit_text(e.sched, spec, "yaml", NULL, 0, &sweep, &e.err) == 0, "%s",
                 e.err.msg);

@@ -19,7 +19,9 @@ static void setup(void) {
   snprintf(g_db, sizeof g_db, "%s/t.db", g_dir);
 }
 
-static void teardown(void) { sw_fs_rm_rf(g_dir, NULL); }
+static void teardown(void) {
+  sw_fs_rm_rf(g_dir, NULL);
+}
 
 static int64_t q1(sw_store_t *s, const char *sql) {
   sqlite3_stmt *st;
@@ -152,10 +154,17 @@ START_TEST(attempts_are_idempotent) {
       "{\"status\":\"ok\",\"trainer\":{\"binary_sha256\":\"t1\",\"shaders_sha256\":\"s1\"},"
       "\"scene\":{\"sha256\":\"sc\"},\"config_sha256\":\"cf\",\"metrics\":{\"train_s\":12.5,"
       "\"psnr_db\":30.1,\"iterations\":100},\"kernels\":[{\"name\":\"adam\",\"calls\":3,"
-      "\"gpu_ms\":1.0,\"share\":0.5},{\"calls\":1}],\"checkpoints\":[{\"iter\":50,\"psnr_db\":20}]}";
-  struct sw_attempt_rec rec = {.run_id = 1, .attempt = 1, .worker_id = "w1",
-                               .status = SW_ATTEMPT_OK, .result_json = result,
-                               .pre = W, .n_pre = 1, .during = W + 1, .n_during = 1};
+      "\"gpu_ms\":1.0,\"share\":0.5},{\"calls\":1}],\"checkpoints\":[{\"iter\":50,\"psnr_db\":20}]"
+      "}";
+  struct sw_attempt_rec rec = {.run_id = 1,
+                               .attempt = 1,
+                               .worker_id = "w1",
+                               .status = SW_ATTEMPT_OK,
+                               .result_json = result,
+                               .pre = W,
+                               .n_pre = 1,
+                               .during = W + 1,
+                               .n_during = 1};
   int dup = -1;
   /* Outside a transaction the call is refused: an ack must follow a commit. */
   ck_assert_int_eq(sw_store_put_attempt(s, &rec, &dup, &err), SW_ESTATE);
@@ -178,9 +187,13 @@ START_TEST(attempts_are_idempotent) {
                          "AND scene_sha256 = 'sc' AND config_sha256 = 'cf'"),
                    1);
   /* A crashed run without any result is stored too, with empty metric columns. */
-  struct sw_attempt_rec crash = {.run_id = 1, .attempt = 2, .worker_id = "w1",
-                                 .status = SW_ATTEMPT_FAILED, .exit_status = 3,
-                                 .result_json = "{not json", .error_text = "device lost"};
+  struct sw_attempt_rec crash = {.run_id = 1,
+                                 .attempt = 2,
+                                 .worker_id = "w1",
+                                 .status = SW_ATTEMPT_FAILED,
+                                 .exit_status = 3,
+                                 .result_json = "{not json",
+                                 .error_text = "device lost"};
   ck_assert_int_eq(sw_store_begin(s, &err), 0);
   ck_assert_int_eq(sw_store_put_attempt(s, &crash, &dup, &err), 0);
   ck_assert_int_eq(sw_store_event(s, 5, 1, "note", "crash stored", &err), 0);
@@ -207,8 +220,8 @@ START_TEST(full_disk_fails_cleanly_and_rolls_back) {
   memset(big, 'x', 199990);
   snprintf(big + 199990, 10, "\"}");
   memcpy(big, "{\"pad\":\"", 8);
-  struct sw_attempt_rec rec = {.run_id = 1, .attempt = 1, .worker_id = "w1",
-                               .status = SW_ATTEMPT_OK, .result_json = big};
+  struct sw_attempt_rec rec = {
+      .run_id = 1, .attempt = 1, .worker_id = "w1", .status = SW_ATTEMPT_OK, .result_json = big};
   int dup = 0;
   ck_assert_int_eq(sw_store_begin(s, &err), 0);
   int rc = sw_store_put_attempt(s, &rec, &dup, &err);
