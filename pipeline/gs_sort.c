@@ -9,6 +9,9 @@
 
 #define SCAN_LEVELS 4
 
+/* sort_scatter lets invocation i own digit i when it sets up a block. */
+_Static_assert(GS_RADIX == GS_SORT_WG, "one invocation per digit in sort_scatter");
+
 struct gs_scan {
   gs_vk_t *vk;
   gs_vk_kernel_t *block, *add;
@@ -136,20 +139,26 @@ int gs_sort_new(gs_vk_t *vk, enum gs_sort_scatter scatter, gs_sort_t **out, stru
   gs_sort_t *s = calloc(1, sizeof *s);
   if (!s) return sw_err_set(err, SW_ENOMEM, "out of memory");
   s->vk = vk;
-  /* The ballot scatter's table holds one row per subgroup: size it for the smallest subgroups the
-   * device may run, capped so that it fits in shared memory (the shader falls back to taking
-   * turns per subgroup when a workgroup has more subgroups than rows). */
+  /* Shared memory of the scatter: bases and digits always; the block staging area when it fits
+   * (GS_SORT_STAGED=0|1 overrides, for tests); then the ballot variant's table, one row per
+   * subgroup for the smallest subgroups the device may run, halved until it fits (the shader
+   * falls back to taking turns per subgroup when a workgroup has more subgroups than rows;
+   * GS_SORT_TABLE_ROWS overrides, for tests). */
+  uint64_t fixed = 4ull * (3 * GS_RADIX + GS_SORT_WG) + 256;
+  uint64_t staging = 4ull * (GS_RADIX + 3 * GS_SORT_BLOCK);
+  uint32_t staged = fixed + staging + 4ull * (GS_RADIX / 2) <= info->max_shared_memory;
+  const char *force_staged = getenv("GS_SORT_STAGED");
+  if (force_staged && *force_staged) staged = atoi(force_staged) != 0;
+  if (staged) fixed += staging;
   uint32_t sg = info->min_subgroup_size ? info->min_subgroup_size : 1;
   uint32_t rows = GS_SORT_WG / sg ? GS_SORT_WG / sg : 1;
-  uint32_t fixed = 4 * (2 * GS_RADIX + GS_SORT_WG) + 256;
   while (rows > 1 && fixed + 4ull * rows * (GS_RADIX / 2) > info->max_shared_memory) rows /= 2;
-  /* Tests force the turn-taking fallback with GS_SORT_TABLE_ROWS=1. */
   const char *force = getenv("GS_SORT_TABLE_ROWS");
   if (force && atoi(force) > 0) rows = (uint32_t)atoi(force);
-  uint32_t spec[2] = {scatter == GS_SORT_SCATTER_BALLOT, rows};
+  uint32_t spec[3] = {scatter == GS_SORT_SCATTER_BALLOT, rows, staged};
   int rc = make_kernel(vk, "sort_hist", 3, sizeof(struct gs_pc_sort), NULL, 0, &s->hist, err);
   if (!rc)
-    rc = make_kernel(vk, "sort_scatter", 6, sizeof(struct gs_pc_sort), spec, 2, &s->scatter, err);
+    rc = make_kernel(vk, "sort_scatter", 6, sizeof(struct gs_pc_sort), spec, 3, &s->scatter, err);
   if (!rc) rc = gs_scan_new(vk, &s->scan, err);
   if (!rc) rc = gs_vk_buf_new(vk, 16, 0, "sort_counters", &s->dummy, err);
   if (rc) {

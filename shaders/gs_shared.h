@@ -60,6 +60,7 @@
 #define GS_SPEC_ACCUM_F16 1    /* rasterize_fwd: 1 = accumulate colour rounded to half */
 #define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
 #define GS_SPEC_SUBGROUPS 1    /* sort_scatter: number of subgroups per workgroup (queried) */
+#define GS_SPEC_SCATTER_STAGED 2 /* sort_scatter: 1 = reorder a block in shared memory first */
 /* alpha <= 0.99 exp(-5.55) < 1/255: a splat this far out can never pass the alpha test. */
 #define GS_SIGMA_SKIP 5.55f
 

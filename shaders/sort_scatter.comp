@@ -10,6 +10,9 @@
 //    device runs more subgroups than the table was sized for (GS_SPEC_SUBGROUPS, from the
 //    smallest subgroup size the device reports), the subgroups take their turn on the per-digit
 //    counters one after another instead.
+// With GS_SPEC_SCATTER_STAGED (where shared memory allows), a block is first reordered by digit in
+// shared memory and then written out in that order, so that neighbouring invocations write
+// neighbouring addresses (runs of equal digits) instead of 256 scattered places.
 // Nothing assumes a subgroup size: lanes map to keys by gl_SubgroupID * gl_SubgroupSize +
 // gl_SubgroupInvocationID (lavapipe 8 lanes, NVIDIA and Apple 32).
 #extension GL_KHR_shader_subgroup_basic : require
@@ -19,6 +22,7 @@
 layout(local_size_x = GS_SORT_WG) in;
 layout(constant_id = GS_SPEC_SCATTER_BALLOT) const uint BALLOT = 0;
 layout(constant_id = GS_SPEC_SUBGROUPS) const uint NUM_SG = 32;
+layout(constant_id = GS_SPEC_SCATTER_STAGED) const uint STAGED = 0;
 
 layout(std430, binding = 0) readonly buffer KeysIn { uint keys_in[]; };
 layout(std430, binding = 1) readonly buffer ValsIn { uint vals_in[]; };
@@ -33,6 +37,10 @@ layout(push_constant, std430) uniform PC { gs_pc_sort pc; };
 shared uint s_base[2 * GS_RADIX]; // ping-pong: the chunk's bases, then the next chunk's
 shared uint s_digit[BALLOT != 0u ? 1 : GS_SORT_WG];
 shared uint s_tab[BALLOT != 0u ? NUM_SG * (GS_RADIX / 2) : 1];
+shared uint s_g[GS_RADIX];                               // block's global base per digit
+shared uint s_l[STAGED != 0u ? GS_RADIX : 1];             // block-local base per digit
+shared uint s_sk[STAGED != 0u ? 2 * GS_SORT_BLOCK : 1];   // staged keys
+shared uint s_sv[STAGED != 0u ? GS_SORT_BLOCK : 1];       // staged values
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -42,9 +50,25 @@ void main() {
   for (uint block = gl_WorkGroupID.x; block < pc.num_blocks; block += gl_NumWorkGroups.x) {
     uint base = block * GS_SORT_BLOCK;
     if (base >= n) break;
-    for (uint d = tid; d < GS_RADIX; d += GS_SORT_WG) {
-      uint h = d * pc.num_blocks + block;
-      s_base[d] = h == 0u ? 0u : hist[h - 1u];
+    // GS_RADIX == GS_SORT_WG: invocation tid owns digit tid here.
+    uint h = tid * pc.num_blocks + block;
+    uint g = h == 0u ? 0u : hist[h - 1u];
+    s_g[tid] = g;
+    if (STAGED != 0u) {
+      // Local bases: exclusive scan over the digits of this block's digit counts.
+      uint cnt = hist[h] - g;
+      s_l[tid] = cnt;
+      barrier();
+      for (uint off = 1u; off < uint(GS_RADIX); off <<= 1) {
+        uint add = tid >= off ? s_l[tid - off] : 0u;
+        barrier();
+        s_l[tid] += add;
+        barrier();
+      }
+      s_l[tid] -= cnt;
+      s_base[tid] = s_l[tid];
+    } else {
+      s_base[tid] = g;
     }
     uint par = 0u; // which half of s_base holds this chunk's bases
     barrier();
@@ -108,9 +132,27 @@ void main() {
         }
       }
       if (valid) {
-        keys_out[2u * pos] = keys_in[2u * i];
-        keys_out[2u * pos + 1u] = keys_in[2u * i + 1u];
-        vals_out[pos] = vals_in[i];
+        if (STAGED != 0u) {
+          s_sk[2u * pos] = keys_in[2u * i];
+          s_sk[2u * pos + 1u] = keys_in[2u * i + 1u];
+          s_sv[pos] = vals_in[i];
+        } else {
+          keys_out[2u * pos] = keys_in[2u * i];
+          keys_out[2u * pos + 1u] = keys_in[2u * i + 1u];
+          vals_out[pos] = vals_in[i];
+        }
+      }
+    }
+    if (STAGED != 0u) {
+      barrier();
+      uint count = min(n - base, uint(GS_SORT_BLOCK));
+      for (uint j = tid; j < count; j += GS_SORT_WG) {
+        uint lo = s_sk[2u * j], hi = s_sk[2u * j + 1u];
+        uint d = ((pc.shift < 32u ? lo : hi) >> (pc.shift & 31u)) & uint(GS_RADIX - 1);
+        uint gpos = s_g[d] + (j - s_l[d]);
+        keys_out[2u * gpos] = lo;
+        keys_out[2u * gpos + 1u] = hi;
+        vals_out[gpos] = s_sv[j];
       }
     }
     barrier();

@@ -423,6 +423,7 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("gpu_fwd");
   TCase *tc = tcase_create("lavapipe");
+  tcase_set_timeout(tc, 120); /* a CPU device is slow; ctest's CK_DEFAULT_TIMEOUT is larger */
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, constants_match_the_contract);
   tcase_add_loop_test(tc, forward_matches_reference, 0, 4);

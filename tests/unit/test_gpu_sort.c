@@ -94,12 +94,20 @@ START_TEST(sort_many_equal_keys) {
 }
 END_TEST
 
-START_TEST(ballot_fallback_when_table_too_small) {
-  /* One table row: every workgroup has more subgroups than rows on any device, so the scatter
-   * takes the subgroup-after-subgroup path; the order must be the same. */
-  setenv("GS_SORT_TABLE_ROWS", "1", 1);
-  check_sort(GS_SORT_SCATTER_BALLOT, 0, 1234, 2499, 0);
-  check_sort(GS_SORT_SCATTER_BALLOT, 1, 20000, 3, 1);
+/* The scatter's shared-memory layouts: the default depends on the device (on lavapipe: staged
+ * blocks, ballot ranks taking turns per subgroup); these force the others. _i: 0 unstaged (ballot
+ * uses the per-subgroup table), 1 unstaged with a one-row table (turn-taking), 2 staged with a
+ * one-row table. */
+START_TEST(scatter_layouts_agree) {
+  const char *staged[3] = {"0", "0", "1"}, *rows[3] = {NULL, "1", "1"};
+  setenv("GS_SORT_STAGED", staged[_i], 1);
+  if (rows[_i]) setenv("GS_SORT_TABLE_ROWS", rows[_i], 1);
+  for (int sc = 0; sc < 2; sc++) {
+    check_sort((enum gs_sort_scatter)sc, 0, 1234, 2499, 0);
+    check_sort((enum gs_sort_scatter)sc, 0, 5000, 3, 1);
+    check_sort((enum gs_sort_scatter)sc, 1, 30000, 2499, 0);
+  }
+  unsetenv("GS_SORT_STAGED");
   unsetenv("GS_SORT_TABLE_ROWS");
 }
 END_TEST
@@ -297,10 +305,11 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("gpu_sort");
   TCase *tc = tcase_create("lavapipe");
+  tcase_set_timeout(tc, 120); /* a CPU device is slow; ctest's CK_DEFAULT_TIMEOUT is larger */
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_loop_test(tc, sort_sizes, 0, 4);
   tcase_add_loop_test(tc, sort_many_equal_keys, 0, 4);
-  tcase_add_test(tc, ballot_fallback_when_table_too_small);
+  tcase_add_loop_test(tc, scatter_layouts_agree, 0, 3);
   tcase_add_test(tc, scan_matches_cpu);
   tcase_add_test(tc, timer_reports_sort_stage);
   tcase_add_test(tc, no_matching_device_is_a_clear_error);
