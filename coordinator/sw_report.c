@@ -283,6 +283,24 @@ static int gates_of(sw_store_t *s, int64_t sweep_id, const json_t *spec, json_t 
   return rc;
 }
 
+/* The sweep's history in words (submit, re-queues, replacements, extensions, verdicts). */
+static int events_of(sw_store_t *s, int64_t sweep_id, json_t *sweep, struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT t_ms, kind, text FROM events WHERE sweep_id = ?1 ORDER BY t_ms, id";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  json_t *arr = json_array();
+  json_object_set_new(sweep, "events", arr);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    json_array_append_new(arr, json_pack("{s:I,s:s,s:s}", "t_ms",
+                                         (json_int_t)sqlite3_column_int64(st, 0), "kind",
+                                         col_text(st, 1), "text", col_text(st, 2)));
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading events");
+}
+
 json_t *sw_report_json(sw_store_t *s, int64_t sweep_id, struct sw_err *err) {
   static const char *const SQL =
       "SELECT id, name, kind, status, priority, created_ms, finished_ms, spec_sha256, spec_json "
@@ -328,6 +346,7 @@ json_t *sw_report_json(sw_store_t *s, int64_t sweep_id, struct sw_err *err) {
     } else if (gates_of(s, id, json_array_get(specs, i), arr, err)) {
       goto fail;
     }
+    if (events_of(s, id, o, err)) goto fail;
   }
   json_decref(specs);
   return root;

@@ -177,6 +177,19 @@ START_TEST(json_has_the_design_shape) {
   ck_assert_int_eq(json_array_size(early), 1);
   ck_assert_str_eq(json_string_value(json_object_get(json_array_get(early, 0), "status")),
                    "abandoned");
+  /* The sweep's history: submitted, pair 3 re-queued after its lease expired, pair 1 replaced,
+   * the verdict. */
+  json_t *ev = json_object_get(sw, "events");
+  ck_assert_int_ge(json_array_size(ev), 5);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ev, 0), "kind")), "submit");
+  int seen_requeue = 0, seen_replace = 0, seen_verdict = 0;
+  json_array_foreach(ev, i, p) {
+    const char *kind = json_string_value(json_object_get(p, "kind"));
+    seen_requeue |= strcmp(kind, "requeue") == 0;
+    seen_replace |= strcmp(kind, "replace") == 0;
+    seen_verdict |= strcmp(kind, "verdict") == 0;
+  }
+  ck_assert(seen_requeue && seen_replace && seen_verdict);
   /* The grid lists its points with their single run. */
   json_t *grid = json_array_get(sweeps, 1);
   json_t *points = json_object_get(grid, "points");
