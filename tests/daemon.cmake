@@ -27,3 +27,4 @@ target_compile_definitions(test_worker PRIVATE FAKE_TRAINER="$<TARGET_FILE:fake_
 add_dependencies(test_worker fake_trainer)
 sw_it_add(it_cutoff cutoff.sh 17790)
 sw_it_add(it_coord_restart coord_restart.sh 17800)
+sw_it_add(it_placement placement.sh 17810)
