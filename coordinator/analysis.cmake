@@ -1,5 +1,9 @@
 # coordinator/analysis.cmake: library sw_analysis: Pareto data (sw_pareto.h), reproducibility
 # audits (sw_audit.h) and the read-only HTTP dashboard (sw_http.h), all reading only the store.
+if(NOT TARGET PkgConfig::MHD)
+  message(FATAL_ERROR "libmicrohttpd not found: install libmicrohttpd-dev (the HTTP dashboard, "
+                      "coordinator/sw_http.c, needs it)")
+endif()
 add_library(sw_analysis STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_pareto.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_audit.c
@@ -9,6 +13,11 @@ target_link_libraries(sw_analysis PUBLIC sw_coordcore sw_util PkgConfig::JANSSON
                       PkgConfig::SQLITE Threads::Threads m)
 
 # The `splatsweep` executable (cli.cmake, included after this file) dispatches `pareto`, `audit`
-# and `--http` to this library. Deferred to the end of the directory because target_link_libraries
-# needs the executable to exist already; this keeps the link line with the library it serves.
-cmake_language(DEFER CALL target_link_libraries splatsweep PRIVATE sw_analysis)
+# and `--http` to this library. target_link_libraries needs the executable to exist, so the
+# call is deferred to the end of this directory; this keeps the link line beside the library.
+function(_sw_analysis_link_cli)
+  if(TARGET splatsweep)
+    target_link_libraries(splatsweep PRIVATE sw_analysis)
+  endif()
+endfunction()
+cmake_language(DEFER CALL _sw_analysis_link_cli)
