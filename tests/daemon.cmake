@@ -28,3 +28,7 @@ add_dependencies(test_worker fake_trainer)
 sw_it_add(it_cutoff cutoff.sh 17790)
 sw_it_add(it_coord_restart coord_restart.sh 17800)
 sw_it_add(it_placement placement.sh 17810)
+# The builtin runner with the real trainer needs the pipeline (splat-train beside splatsweep).
+if(TARGET splat-train)
+  sw_it_add(it_builtin builtin.sh 17820)
+endif()
