@@ -430,15 +430,23 @@ static json_t *comparison(const struct collect *c, int a, int b) {
   int na = curve_of(c, a, ca), nb = curve_of(c, b, cb);
   json_t *o = json_pack("{s:s,s:s}", "a", c->cfg[a].id, "b", c->cfg[b].id);
   json_t *mi = json_array(), *mw = json_array(), *mp = json_array();
-  for (int i = 0; i < na; i++)
-    for (int j = 0; j < nb; j++) {
-      if (ca[i].iter != cb[j].iter) continue;
-      json_t *r = json_pack("{s:f,s:f,s:f,s:f,s:f}", "iter", ca[i].iter, "a_train_s",
-                            ca[i].train_s, "b_train_s", cb[j].train_s, "a_psnr_db", ca[i].psnr_db,
-                            "b_psnr_db", cb[j].psnr_db);
-      json_object_set_new(r, "time_ratio",
-                          ca[i].train_s > 0 ? num(cb[j].train_s / ca[i].train_s) : json_null());
-      json_object_set_new(r, "psnr_diff", num(cb[j].psnr_db - ca[i].psnr_db));
+  for (int i = 0; i < c->n_p; i++)
+    for (int j = 0; j < c->n_p; j++) {
+      const struct point *pa = &c->p[i], *pb = &c->p[j];
+      if (pa->cfg != a || pb->cfg != b || pa->iter != pb->iter) continue;
+      json_t *r = json_pack("{s:I,s:f,s:f,s:f,s:f,s:i,s:i}", "iter", (json_int_t)pa->iter,
+                            "a_train_s", pa->t_mean, "b_train_s", pb->t_mean, "a_psnr_db",
+                            pa->p_mean, "b_psnr_db", pb->p_mean, "a_n", pa->n, "b_n", pb->n);
+      double ratio = pa->t_mean > 0 ? pb->t_mean / pa->t_mean : NAN;
+      /* Standard errors from the repeats (NaN -> null when either side has n = 1): the lab's
+       * PSNR scatters 0.05-0.1 dB run to run, so a difference is read against its error. */
+      double sea = pa->t_sd / sqrt(pa->n), seb = pb->t_sd / sqrt(pb->n);
+      double ratio_se = ratio * sqrt(pow(sea / pa->t_mean, 2) + pow(seb / pb->t_mean, 2));
+      double diff_se = sqrt(pa->p_sd * pa->p_sd / pa->n + pb->p_sd * pb->p_sd / pb->n);
+      json_object_set_new(r, "time_ratio", num(ratio));
+      json_object_set_new(r, "time_ratio_se", num(ratio_se));
+      json_object_set_new(r, "psnr_diff", num(pb->p_mean - pa->p_mean));
+      json_object_set_new(r, "psnr_diff_se", num(diff_se));
       json_array_append_new(mi, r);
     }
   matched_rows("a", ca, na, cb, nb, mw, mp);
@@ -668,23 +676,27 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
   const char *a = json_string_value(json_object_get(cmp, "a"));
   const char *b = json_string_value(json_object_get(cmp, "b"));
   fprintf(out, md ? "\n### %s (A) vs %s (B)\n" : "\ncomparison A = %s vs B = %s\n", a, b);
-  fprintf(out, md ? "\nMatched iteration:\n\n| iterations | A s | B s | B/A time | A dB | B dB | "
-                    "B-A dB |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-                  : "  matched iteration:\n  %10s %11s %11s %9s %9s %9s %8s\n",
-          "iterations", "A s", "B s", "B/A time", "A dB", "B dB", "B-A dB");
+  fprintf(out, md ? "\nMatched iteration (se: standard error from the repeats):\n\n| iterations "
+                    "| A s | B s | B/A time | se | A dB | B dB | B-A dB | se |\n| ---: | ---: | "
+                    "---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+                  : "  matched iteration (se: standard error from the repeats):\n"
+                    "  %10s %11s %11s %9s %7s %9s %9s %8s %6s\n",
+          "iterations", "A s", "B s", "B/A time", "se", "A dB", "B dB", "B-A dB", "se");
   size_t i;
   const json_t *r;
   json_array_foreach(json_object_get(cmp, "matched_iteration"), i, r) {
-    char v[7][32];
+    char v[8][32];
     fmt(v[0], 32, jnum(r, "a_train_s"), 3);
     fmt(v[1], 32, jnum(r, "b_train_s"), 3);
     fmt(v[2], 32, jnum(r, "time_ratio"), 4);
-    fmt(v[3], 32, jnum(r, "a_psnr_db"), 3);
-    fmt(v[4], 32, jnum(r, "b_psnr_db"), 3);
-    fmt(v[5], 32, jnum(r, "psnr_diff"), 3);
-    fprintf(out, md ? "| %.0f | %s | %s | %s | %s | %s | %s |\n"
-                    : "  %10.0f %11s %11s %9s %9s %9s %8s\n",
-            jnum(r, "iter"), v[0], v[1], v[2], v[3], v[4], v[5]);
+    fmt(v[3], 32, jnum(r, "time_ratio_se"), 4);
+    fmt(v[4], 32, jnum(r, "a_psnr_db"), 3);
+    fmt(v[5], 32, jnum(r, "b_psnr_db"), 3);
+    fmt(v[6], 32, jnum(r, "psnr_diff"), 3);
+    fmt(v[7], 32, jnum(r, "psnr_diff_se"), 3);
+    fprintf(out, md ? "| %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n"
+                    : "  %10.0f %11s %11s %9s %7s %9s %9s %8s %6s\n",
+            jnum(r, "iter"), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
   }
   if (json_array_size(json_object_get(cmp, "matched_iteration")) == 0)
     fprintf(out, "  (no iteration budget in common)\n");

@@ -257,6 +257,11 @@ START_TEST(matched_comparisons) {
   ck_assert_double_eq_tol(num(row(mi, NULL, 1000), "time_ratio"), 1.6, 1e-9);
   ck_assert_double_eq_tol(num(row(mi, NULL, 1000), "psnr_diff"), 1.0, 1e-9);
   ck_assert_double_eq_tol(num(row(mi, NULL, 500), "psnr_diff"), -0.2, 1e-9);
+  /* Standard errors from the repeats: ours' time at 1000 has sd sqrt(2) over n = 2 (se 1 s of
+   * 50 s), theirs none: ratio se 1.6 x 1/50; PSNR sd sqrt(0.02) over 2: diff se 0.1. */
+  ck_assert_double_eq_tol(num(row(mi, NULL, 1000), "time_ratio_se"), 1.6 / 50, 1e-9);
+  ck_assert_double_eq_tol(num(row(mi, NULL, 1000), "psnr_diff_se"), 0.1, 1e-9);
+  ck_assert_int_eq(json_integer_value(json_object_get(row(mi, NULL, 500), "a_n")), 4);
   /* Matched wallclock: at ours' 50 s theirs is between (40, 30.8) and (80, 33.0): 31.35 dB. */
   const json_t *mw = json_object_get(c, "matched_wallclock");
   ck_assert_int_eq(json_array_size(mw), 6);
