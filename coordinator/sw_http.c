@@ -398,10 +398,11 @@ int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_er
     return sw_err_set(err, SW_ENOMEM, "http: out of memory");
   }
   /* One internal polling thread: every request (and so the store connection) is handled on
-   * that thread, one at a time. */
+   * that thread, one at a time. MHD_USE_AUTO picks epoll/poll, so a coordinator holding many
+   * descriptors is not limited by select()'s FD_SETSIZE. */
   h->daemon = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)opts->port, NULL, NULL,
-      on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR,
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, (uint16_t)opts->port,
+      NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR,
       (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
   if (!h->daemon) {
