@@ -10,7 +10,7 @@ wait_until 15 status_json || fail "coordinator did not answer status"
 start w1 "$SW" worker --coordinator "$WORK" --insecure --id w1 --work-dir "$T/w1" --heartbeat-ms 200
 gate_spec "$T/long.yaml" it-cancel 3 60
 id=$("$SW" submit "$T/long.yaml" --coordinator "$CTL") || fail "submit"
-trainer_running() { pgrep -f -- "$T/w1/runs/" >/dev/null; }
+trainer_running() { [ -n "$(trainer_pids "$T/w1/runs/")" ]; }
 wait_until 30 trainer_running || fail "the trainer never started"
 "$SW" cancel "$id" --coordinator "$CTL" || fail "cancel failed"
 trainer_gone() { ! trainer_running; }

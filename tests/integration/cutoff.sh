@@ -11,7 +11,7 @@ wait_until 15 status_json || fail "coordinator did not answer status"
 start w1 "$SW" worker --coordinator "$WORK" --insecure --id w1 --work-dir "$T/w1" --heartbeat-ms 200
 gate_spec "$T/gate.yaml" it-cutoff 1 4
 id=$("$SW" submit "$T/gate.yaml" --coordinator "$CTL") || fail "submit failed"
-trainer_running() { pgrep -f -- "$T/w1/runs/" >/dev/null; }
+trainer_running() { [ -n "$(trainer_pids "$T/w1/runs/")" ]; }
 wait_until 30 trainer_running || fail "the trainer never started"
 # Freeze the coordinator: the worker hears nothing for longer than the lease ttl.
 kill -STOP "$PID_coord"

@@ -98,4 +98,17 @@ start() {
   eval "PID_${name//-/_}=$!"
 }
 
+# trainer_pids DIR: pids of fake trainers whose command line names DIR (one grep, no pgrep; the
+# grep itself is excluded because its argv[0] is not the fake trainer).
+trainer_pids() {
+  local f arg0
+  for f in $(grep -lF -- "$1" /proc/[0-9]*/cmdline 2>/dev/null); do
+    IFS= read -r -d '' arg0 <"$f" 2>/dev/null || continue
+    if [ "$arg0" = "$FAKE" ]; then
+      f=${f#/proc/}
+      echo "${f%/cmdline}"
+    fi
+  done
+}
+
 status_json() { "$SW" status --coordinator "$CTL" --format json --timeout-ms 3000; }
