@@ -147,12 +147,14 @@ void main() {
   uint nk = (deg + 1u) * (deg + 1u);
   uint shb = uint(GS_SH_COEFFS_N) * 3u * i;
   gs_splat2d s;
-  for (int ch = 0; ch < 3; ch++) {
-    float v = 0.0;
-    for (uint k = 0u; k < nk; k++) v += b[k] * sh[shb + 3u * k + uint(ch)];
-    v += 0.5;
-    s.rgb[ch] = v < 0.0 ? 0.0 : v;
+  // Constant loop bounds let the compiler unroll and keep b[] in registers (a loop to nk would
+  // index it dynamically, from local memory); the sum keeps the reference's order.
+  vec3 v = vec3(0.0);
+  for (uint k = 0u; k < uint(GS_SH_COEFFS_N); k++) {
+    if (k < nk) v += b[k] * vec3(sh[shb + 3u * k], sh[shb + 3u * k + 1u], sh[shb + 3u * k + 2u]);
   }
+  v += 0.5;
+  for (int ch = 0; ch < 3; ch++) s.rgb[ch] = v[ch] < 0.0 ? 0.0 : v[ch];
   s.mean2d[0] = mx;
   s.mean2d[1] = my;
   s.cov2d[0] = cov0; s.cov2d[1] = cov1; s.cov2d[2] = cov2;
