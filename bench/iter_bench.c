@@ -11,7 +11,8 @@
  *
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
- *                   [--seed S] [--json]
+ *                   [--seed S] [--json] [--no-warp-skip] [--atomic-spread] [--direct-atomics]
+ *                   [--cas] [--adam-visible]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
 #include <stdio.h>
@@ -34,15 +35,27 @@ struct args {
   const char *device;
   uint64_t seed;
   int json;
+  struct gs_tk_opts tk; /* backward variants */
 };
 
 static int parse(int argc, char **argv, struct args *a) {
   *a = (struct args){.ns = {100000, 400000, 1000000}, .n_ns = 3, .size = 800, .focal = 1111.0f,
-                     .warmup = 30, .iters = 200, .seed = 42};
+                     .warmup = 30, .iters = 200, .seed = 42,
+                     .tk = {.sigma_skip = 1, .warp_skip = 1, .ssim_walk = 1}};
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
       a->json = 1;
+      continue;
+    }
+    /* Backward variants (defaults: the trainer's defaults). */
+    if (!strcmp(k, "--no-warp-skip") || !strcmp(k, "--atomic-spread") ||
+        !strcmp(k, "--direct-atomics") || !strcmp(k, "--cas") || !strcmp(k, "--adam-visible")) {
+      if (!strcmp(k, "--no-warp-skip")) a->tk.warp_skip = 0;
+      if (!strcmp(k, "--atomic-spread")) a->tk.atomic_spread = 1;
+      if (!strcmp(k, "--direct-atomics")) a->tk.direct_atomics = 1;
+      if (!strcmp(k, "--cas")) a->tk.force_cas = 1;
+      if (!strcmp(k, "--adam-visible")) a->tk.adam_visible = 1;
       continue;
     }
     if (!v) {
@@ -266,9 +279,8 @@ int main(int argc, char **argv) {
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
   struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1};
-  struct gs_tk_opts to = {.sigma_skip = 1, .warp_skip = 1, .ssim_walk = 1};
   if (!rc) rc = gs_fwd_new(b.vk, &fo, &b.fwd, &err);
-  if (!rc) rc = gs_tk_new(b.vk, &to, &b.tk, &err);
+  if (!rc) rc = gs_tk_new(b.vk, &a.tk, &b.tk, &err);
   if (!rc) rc = gs_vk_timer_new(b.vk, 32, &b.timer, &err);
   if (!rc) rc = gs_tk_img_reserve(b.vk, &b.im, a.size, a.size, &err);
   size_t px = (size_t)a.size * a.size;

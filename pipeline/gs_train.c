@@ -39,6 +39,7 @@ struct trainer {
   struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT];
   struct gs_vk_buf *moments, *grad2d, *dens;
   struct gs_vk_buf **gt; /* one per training view */
+  struct gs_vk_buf *staging; /* host-visible, grow-only: densification round trips */
   struct gs_tk_img im;
   float bg[3];
   double densify_ms;
@@ -59,6 +60,67 @@ static float *host_group(struct gs_model *m, int g) {
   case GS_P_OPACITY: return m->opacity;
   default: return m->sh;
   }
+}
+
+/* One piece of a batched transfer between host memory and a GPU buffer. */
+struct xfer {
+  struct gs_vk_buf *b;
+  VkDeviceSize off, bytes;
+  void *host;
+};
+
+/* Moves every piece in one submission through a persistent staging buffer (discrete GPUs), or
+ * by memcpy where buffers are mapped (unified memory). Each gs_vk_buf_upload would allocate its
+ * own staging buffer and wait on its own submission, which made densification cost ~50 ms at
+ * 60k splats on an H200. zero (may be NULL) is filled with zeros after an upload. */
+static int transfer(struct trainer *t, int upload, const struct xfer *x, int n,
+                    struct gs_vk_buf *zero, struct sw_err *err) {
+  int mapped = 1;
+  VkDeviceSize total = 0;
+  for (int i = 0; i < n; i++) {
+    if (!x[i].b->map) mapped = 0;
+    total += (x[i].bytes + 255) & ~(VkDeviceSize)255;
+  }
+  if (mapped) {
+    for (int i = 0; i < n; i++) {
+      char *dev = (char *)x[i].b->map + x[i].off;
+      if (upload) memcpy(dev, x[i].host, x[i].bytes);
+      else memcpy(x[i].host, dev, x[i].bytes);
+    }
+    return zero ? gs_vk_buf_fill(zero, 0, err) : 0;
+  }
+  int rc = t->staging ? gs_vk_buf_reserve(t->staging, total, NULL, err)
+                      : gs_vk_buf_new(t->vk, total, GS_VK_BUF_HOST, "staging", &t->staging, err);
+  if (rc) return rc;
+  VkDeviceSize o = 0;
+  if (upload)
+    for (int i = 0; i < n; i++) {
+      memcpy((char *)t->staging->map + o, x[i].host, x[i].bytes);
+      o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
+    }
+  VkCommandBuffer cmd;
+  rc = gs_vk_cmd_begin(t->vk, &cmd, err);
+  if (rc) return rc;
+  o = 0;
+  for (int i = 0; i < n; i++) {
+    if (x[i].bytes) {
+      VkBufferCopy c = {.srcOffset = upload ? o : x[i].off, .dstOffset = upload ? x[i].off : o,
+                        .size = x[i].bytes};
+      vkCmdCopyBuffer(cmd, upload ? t->staging->buf : x[i].b->buf,
+                      upload ? x[i].b->buf : t->staging->buf, 1, &c);
+    }
+    o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
+  }
+  if (zero) vkCmdFillBuffer(cmd, zero->buf, 0, VK_WHOLE_SIZE, 0);
+  rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
+  if (!rc && !upload) {
+    o = 0;
+    for (int i = 0; i < n; i++) {
+      memcpy(x[i].host, (char *)t->staging->map + o, x[i].bytes);
+      o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
+    }
+  }
+  return rc;
 }
 
 static int buf(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, const char *label,
@@ -87,37 +149,41 @@ static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
 }
 
 /* Host model + moments -> GPU; densification statistics zeroed when zero_dens (always when the
- * arrays had to grow). */
+ * arrays had to grow). One batched transfer. */
 static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   struct gs_model *m = t->model;
   uint32_t old_cap = t->cap;
   int rc = reserve_gpu(t, m->count, err);
+  if (rc) return rc;
   if (t->cap != old_cap) zero_dens = 1;
   uint32_t off[GS_P_COUNT];
   gs_tk_moment_offsets(t->cap, off);
-  for (int g = 0; g < GS_P_COUNT && !rc && m->count; g++) {
+  struct xfer x[2 * GS_P_COUNT];
+  int n = 0;
+  for (int g = 0; g < GS_P_COUNT && m->count; g++) {
     VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
-    rc = gs_vk_buf_upload(t->params[g], 0, host_group(m, g), 4 * floats, err);
-    if (!rc) rc = gs_vk_buf_upload(t->moments, 4ull * off[g], t->mo.g[g], 8 * floats, err);
+    x[n++] = (struct xfer){t->params[g], 0, 4 * floats, host_group(m, g)};
+    x[n++] = (struct xfer){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
   }
-  if (!rc && zero_dens) rc = gs_vk_buf_fill(t->dens, 0, err);
-  return rc;
+  return transfer(t, 1, x, n, zero_dens ? t->dens : NULL, err);
 }
 
-/* GPU -> host model (+ moments and densification statistics when wanted). */
+/* GPU -> host model (+ moments and densification statistics when wanted). One batched
+ * transfer. */
 static int download_state(struct trainer *t, int with_moments, float *dens, struct sw_err *err) {
   struct gs_model *m = t->model;
+  if (!m->count) return 0;
   uint32_t off[GS_P_COUNT];
   gs_tk_moment_offsets(t->cap, off);
-  int rc = 0;
-  for (int g = 0; g < GS_P_COUNT && !rc && m->count; g++) {
+  struct xfer x[2 * GS_P_COUNT + 1];
+  int n = 0;
+  for (int g = 0; g < GS_P_COUNT; g++) {
     VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
-    rc = gs_vk_buf_download(t->params[g], 0, host_group(m, g), 4 * floats, err);
-    if (!rc && with_moments)
-      rc = gs_vk_buf_download(t->moments, 4ull * off[g], t->mo.g[g], 8 * floats, err);
+    x[n++] = (struct xfer){t->params[g], 0, 4 * floats, host_group(m, g)};
+    if (with_moments) x[n++] = (struct xfer){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
   }
-  if (!rc && dens && m->count) rc = gs_vk_buf_download(t->dens, 0, dens, 12ull * m->count, err);
-  return rc;
+  if (dens) x[n++] = (struct xfer){t->dens, 0, 12ull * m->count, dens};
+  return transfer(t, 0, x, n, NULL, err);
 }
 
 /* ---- one iteration ----------------------------------------------------------------------------- */
@@ -314,6 +380,7 @@ static void trainer_free(struct trainer *t) {
     gs_vk_buf_destroy(&t->grads[g]);
   }
   gs_vk_buf_destroy(&t->moments);
+  gs_vk_buf_destroy(&t->staging);
   gs_vk_buf_destroy(&t->grad2d);
   gs_vk_buf_destroy(&t->dens);
   gs_tk_img_free(&t->im);
@@ -550,7 +617,9 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       break;
     }
     splat_sum += n;
-    if (is_densify_iter(cfg, iter)) {
+    /* Nothing trains after the last iteration, so densifying or resetting opacities there would
+     * only spoil the final model (a reset at iteration 3000 of a 3000-iteration run). */
+    if (iter < iters && is_densify_iter(cfg, iter)) {
       rc = densify_step(t, iter, &rng, err);
       if (rc) break;
     }

@@ -32,8 +32,8 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   if (opts) tk->opts = *opts;
   tk->cas = tk->opts.force_cas || !gs_vk_info(vk)->float_atomic_add;
   uint32_t walk = (uint32_t)tk->opts.ssim_walk;
-  uint32_t rb[3] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
-                    tk->opts.atomic_spread ? 1u : 0u};
+  uint32_t rb[4] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
+                    tk->opts.atomic_spread ? 1u : 0u, tk->opts.direct_atomics ? 0u : 1u};
   uint32_t av = tk->opts.adam_visible ? 1u : 0u;
   uint32_t ls = sizeof(struct gs_pc_loss);
   int rc = kernel(vk, "loss_l1", "loss_l1", 4, ls, NULL, 0, &tk->loss_l1, err);
@@ -43,7 +43,7 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   if (!rc) rc = kernel(vk, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk, 1, &tk->ssim_bwd_v, err);
   if (!rc)
     rc = kernel(vk, tk->cas ? "rasterize_bwd_cas" : "rasterize_bwd", "rasterize_bwd", 7,
-                sizeof(struct gs_pc_raster), rb, 3, &tk->raster_bwd, err);
+                sizeof(struct gs_pc_raster), rb, 4, &tk->raster_bwd, err);
   if (!rc)
     rc = kernel(vk, "project_bwd", "project_bwd", 13, sizeof(struct gs_pc_project_bwd), NULL, 0,
                 &tk->project_bwd, err);

@@ -28,6 +28,8 @@ struct gs_tk_opts {
   int atomic_spread; /* atomics from several lanes instead of one */
   int adam_visible;  /* Adam only over splats with tiles_touched > 0 */
   int force_cas;     /* use the compare-and-swap build even when float atomics exist (tests) */
+  int direct_atomics; /* rasterize backward: subgroup sums straight to global memory, no shared
+                         memory stage */
 };
 
 struct gs_tk {

@@ -26,6 +26,9 @@ layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
 layout(constant_id = 0) const uint SIGMA_SKIP = 1u;
 layout(constant_id = 1) const uint WARP_SKIP = 1u;
 layout(constant_id = 2) const uint SPREAD = 0u;
+// 1: subgroup sums go to shared memory and each splat's batch total to global memory once per
+// workgroup; 0: each subgroup adds its sums to global memory directly (as gsplat does).
+layout(constant_id = 3) const uint SHARED_ACC = 1u;
 
 layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
 layout(std430, binding = 1) readonly buffer Values { uint values[]; };
@@ -109,7 +112,8 @@ void main() {
       s_rgbo[tid] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2],
                          splats[id].opacity);
     }
-    for (uint k = 0u; k < GS_G2D; k++) shared_zero(GS_G2D * tid + k);
+    if (SHARED_ACC != 0u)
+      for (uint k = 0u; k < GS_G2D; k++) shared_zero(GS_G2D * tid + k);
     barrier();
     uint bsize = min(uint(GS_RASTER_WG), count - b * GS_RASTER_WG);
     for (uint j = 0u; j < bsize; j++) {
@@ -152,15 +156,24 @@ void main() {
       uint base = GS_G2D * j;
       // Without the warp skip, a subgroup with no contributing lane still adds its zero sums
       // (exact: x + 0 = x), which is the cost the skip removes.
-      if (SPREAD != 0u) {
-        for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize) shared_add(base + k, g[k]);
-      } else if (subgroupElect()) {
-        for (uint k = 0u; k < 9u; k++) shared_add(base + k, g[k]);
+      if (SHARED_ACC != 0u) {
+        if (SPREAD != 0u) {
+          for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize) shared_add(base + k, g[k]);
+        } else if (subgroupElect()) {
+          for (uint k = 0u; k < 9u; k++) shared_add(base + k, g[k]);
+        }
+      } else {
+        uint gb = GS_G2D * s_id[j];
+        if (SPREAD != 0u) {
+          for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize) grad_add(gb + k, g[k]);
+        } else if (subgroupElect()) {
+          for (uint k = 0u; k < 9u; k++) grad_add(gb + k, g[k]);
+        }
       }
     }
     barrier();
     // Flush: each thread adds the sums of the splat it staged (zeros are skipped: x + 0 = x).
-    if (off < count) {
+    if (SHARED_ACC != 0u && off < count) {
       uint gbase = GS_G2D * s_id[tid];
       for (uint k = 0u; k < GS_G2D; k++) {
         float v = shared_get(GS_G2D * tid + k);

@@ -177,7 +177,7 @@ static void free_frame(struct gpu_frame *g) {
   gs_vk_buf_destroy(&g->dl);
 }
 
-/* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread. */
+/* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics. */
 static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo) {
   struct fixture fx;
   make_fixture(&fx, n, 47, 35, 3, seed, 0.2f);
@@ -190,7 +190,8 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo) {
   struct gs_ref_splat_grad *ref = calloc(n, sizeof *ref);
   ck_assert_int_eq(gs_ref_rasterize_backward(fx.f, fx.dl, ref, &err), 0);
   struct gs_tk_opts o = {.force_cas = variant & 1, .warp_skip = (variant & 2) != 0,
-                         .sigma_skip = (variant & 4) != 0, .atomic_spread = (variant & 8) != 0};
+                         .sigma_skip = (variant & 4) != 0, .atomic_spread = (variant & 8) != 0,
+                         .direct_atomics = (variant & 16) != 0};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
   if (variant & 1) ck_assert(tk->cas);
@@ -238,8 +239,9 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo) {
 
 START_TEST(raster_bwd_matches_reference) { raster_case(2 | 4, 60, 3, 0); }
 END_TEST
-/* No skip; CAS; CAS with every switch on; atomics spread over lanes. */
-static const int variants[] = {0, 1, 1 | 2 | 4 | 8, 2 | 4 | 8};
+/* No skip; CAS; CAS with every switch on; atomics spread over lanes; direct global atomics
+ * (float and CAS). */
+static const int variants[] = {0, 1, 1 | 2 | 4 | 8, 2 | 4 | 8, 2 | 4 | 16, 1 | 2 | 16 | 8};
 START_TEST(raster_bwd_variants_match_reference) {
   raster_case(variants[_i], 50, 5 + (uint64_t)_i, 0);
 }
@@ -407,7 +409,9 @@ START_TEST(adam_matches_reference) {
     for (size_t j = 0; j < cnt; j++) {
       uint32_t splat = (uint32_t)(j / per);
       float want = (_i && splat % 2) ? orig[k][j] : refs[k][j];
-      ck_assert_msg(fabsf(gpu[j] - want) <= 1e-6f * fabsf(want) + 1e-9f,
+      /* Devices may fuse multiply-adds and round sqrt / division differently (seen on NVIDIA:
+       * 1.4e-5 relative after 3 steps), so the bound is relative, not bit-exact. */
+      ck_assert_msg(fabsf(gpu[j] - want) <= 1e-4f * fabsf(want) + 1e-8f,
                     "group %d float %zu: gpu %.9g want %.9g", k, j, gpu[j], want);
     }
     free(gpu);
@@ -438,7 +442,7 @@ int main(void) {
   tcase_add_test(tc, loss_l1_matches_reference);
   tcase_add_loop_test(tc, loss_ssim_matches_reference, 0, 3); /* scalar, float4, float4_recip */
   tcase_add_test(tc, raster_bwd_matches_reference);
-  tcase_add_loop_test(tc, raster_bwd_variants_match_reference, 0, 4);
+  tcase_add_loop_test(tc, raster_bwd_variants_match_reference, 0, 6);
   tcase_add_test(tc, raster_bwd_opaque_matches_reference);
   tcase_add_test(tc, project_bwd_matches_reference);
   tcase_add_loop_test(tc, project_bwd_masks_sh_degree, 0, 3);
