@@ -62,6 +62,7 @@ struct gs_config {
   int32_t prune_screen;     /* prune radius in pixels after the first opacity reset (0 = off) */
   double prune_world;       /* prune max scale > prune_world * extent after the first reset */
   int32_t opacity_reset_every;
+  int32_t white_reset;      /* 1: reset at densify_from on white backgrounds (Inria) */
   int32_t max_splats;       /* densification stops growing beyond this (0 = no limit) */
   /* evaluation */
   int32_t test_every;       /* hold out every Nth view when a scene has no test split */

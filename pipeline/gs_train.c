@@ -495,11 +495,12 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
       sw_log_debug("densify at %u: %u -> %u (cloned %u, split %u, pruned %u)", iter, rep.before,
                    rep.after, rep.cloned, rep.split, rep.pruned);
   }
-  /* Opacity reset (also once at densify_from on white backgrounds, as the 3DGS reference does,
-   * so that floaters in front of the white do not survive). */
+  /* Opacity reset (with white_reset, also once at densify_from on white backgrounds, as the
+   * Inria code does, so that floaters in front of the white do not survive). */
   int reset = cfg->opacity_reset_every > 0 && (int32_t)iter < cfg->densify_until &&
               iter % (uint32_t)cfg->opacity_reset_every == 0;
-  if (cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from) reset = 1;
+  if (cfg->white_reset && cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from)
+    reset = 1;
   if (!rc && reset) gs_densify_reset_opacity(m, &t->mo);
   if (!rc) rc = gs_moments_reserve(&t->mo, m->capacity, err);
   /* Statistics restart after each densification (a reset alone keeps them, as in 3DGS). */
@@ -517,7 +518,8 @@ static int is_densify_iter(const struct gs_config *cfg, uint32_t iter) {
   if (cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
       iter % (uint32_t)cfg->opacity_reset_every == 0)
     return 1;
-  return cfg->background == GS_BG_WHITE && i == cfg->densify_from && i < cfg->densify_until;
+  return cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
+         i < cfg->densify_until;
 }
 
 static void fill_kernels(struct trainer *t, struct gs_result *res, double *busy_ms) {
@@ -579,7 +581,8 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       rc = GS_TRAIN_STOPPED;
       break;
     }
-    deg = iter / (uint32_t)cfg->sh_every;
+    /* gsplat's schedule: degree (step / sh_every) with 0-based steps. */
+    deg = (iter - 1) / (uint32_t)cfg->sh_every;
     if (deg > (uint32_t)cfg->sh_degree) deg = (uint32_t)cfg->sh_degree;
     if (pos >= sc->n_train) {
       shuffle(order, sc->n_train, &rng);
@@ -617,6 +620,19 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       break;
     }
     splat_sum += n;
+    if (next_cp < cfg->n_checkpoints && cfg->checkpoints[next_cp] == (int32_t)iter) {
+      /* Checkpoint evaluations are not training time: the clock stops around them. The model is
+       * evaluated after `iter` steps, before this iteration's densification or reset. */
+      train_ns += (double)(sw_clock_mono_ns() - seg);
+      double p, s;
+      rc = evaluate(t, deg, &p, &s, err);
+      if (rc) break;
+      if (res->n_checkpoints < GS_RESULT_MAX_CHECKPOINTS)
+        res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){
+            .iter = iter, .train_s = train_ns / 1e9, .psnr_db = p, .splats = t->model->count};
+      next_cp++;
+      seg = sw_clock_mono_ns();
+    }
     /* Nothing trains after the last iteration, so densifying or resetting opacities there would
      * only spoil the final model (a reset at iteration 3000 of a 3000-iteration run). */
     if (iter < iters && is_densify_iter(cfg, iter)) {
@@ -628,18 +644,6 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       fprintf(io->progress, "{\"iter\":%u,\"train_s\":%.3f,\"loss\":%.6g,\"splats\":%u}\n", iter,
               now / 1e9, loss, t->model->count);
       fflush(io->progress);
-    }
-    if (next_cp < cfg->n_checkpoints && cfg->checkpoints[next_cp] == (int32_t)iter) {
-      /* Checkpoint evaluations are not training time: the clock stops around them. */
-      train_ns += (double)(sw_clock_mono_ns() - seg);
-      double p, s;
-      rc = evaluate(t, deg, &p, &s, err);
-      if (rc) break;
-      if (res->n_checkpoints < GS_RESULT_MAX_CHECKPOINTS)
-        res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){
-            .iter = iter, .train_s = train_ns / 1e9, .psnr_db = p, .splats = t->model->count};
-      next_cp++;
-      seg = sw_clock_mono_ns();
     }
     while (next_cp < cfg->n_checkpoints && cfg->checkpoints[next_cp] <= (int32_t)iter) next_cp++;
   }
