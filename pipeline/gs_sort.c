@@ -21,9 +21,8 @@ struct gs_scan {
 
 struct gs_sort {
   gs_vk_t *vk;
-  gs_vk_kernel_t *hist, *scatter;
-  gs_scan_t *scan;
-  struct gs_vk_buf *keys_tmp, *vals_tmp, *hist_buf, *dummy;
+  gs_vk_kernel_t *hist, *row_scan, *scatter;
+  struct gs_vk_buf *keys_tmp, *vals_tmp, *hist_buf, *totals, *dummy;
   uint32_t capacity;
   gs_vk_timer_t *step_timer;
 };
@@ -158,9 +157,11 @@ int gs_sort_new(gs_vk_t *vk, enum gs_sort_scatter scatter, gs_sort_t **out, stru
   uint32_t spec[3] = {scatter == GS_SORT_SCATTER_BALLOT, rows, staged};
   int rc = make_kernel(vk, "sort_hist", 3, sizeof(struct gs_pc_sort), NULL, 0, &s->hist, err);
   if (!rc)
-    rc = make_kernel(vk, "sort_scatter", 6, sizeof(struct gs_pc_sort), spec, 3, &s->scatter, err);
-  if (!rc) rc = gs_scan_new(vk, &s->scan, err);
+    rc = make_kernel(vk, "sort_scan", 2, sizeof(struct gs_pc_sort), NULL, 0, &s->row_scan, err);
+  if (!rc)
+    rc = make_kernel(vk, "sort_scatter", 7, sizeof(struct gs_pc_sort), spec, 3, &s->scatter, err);
   if (!rc) rc = gs_vk_buf_new(vk, 16, 0, "sort_counters", &s->dummy, err);
+  if (!rc) rc = gs_vk_buf_new(vk, 4 * GS_RADIX, 0, "sort_digit_totals", &s->totals, err);
   if (rc) {
     gs_sort_destroy(&s);
     return rc;
@@ -173,17 +174,17 @@ void gs_sort_release(gs_sort_t *s) {
   gs_vk_buf_destroy(&s->keys_tmp);
   gs_vk_buf_destroy(&s->vals_tmp);
   gs_vk_buf_destroy(&s->hist_buf);
-  gs_scan_release(s->scan);
   s->capacity = 0;
 }
 
 void gs_sort_destroy(gs_sort_t **sp) {
   if (!sp || !*sp) return;
   gs_sort_t *s = *sp;
-  if (s->scan) gs_sort_release(s);
-  gs_scan_destroy(&s->scan);
+  gs_sort_release(s);
   gs_vk_buf_destroy(&s->dummy);
+  gs_vk_buf_destroy(&s->totals);
   gs_vk_kernel_destroy(&s->hist);
+  gs_vk_kernel_destroy(&s->row_scan);
   gs_vk_kernel_destroy(&s->scatter);
   free(s);
   *sp = NULL;
@@ -204,7 +205,6 @@ int gs_sort_reserve(gs_sort_t *s, uint32_t capacity, struct sw_err *err) {
   int rc = ensure(s->vk, &s->keys_tmp, 8ull * capacity, "sort_keys_tmp", err);
   if (!rc) rc = ensure(s->vk, &s->vals_tmp, 4ull * capacity, "sort_values_tmp", err);
   if (!rc) rc = ensure(s->vk, &s->hist_buf, 4ull * nb * GS_RADIX, "sort_hist", err);
-  if (!rc) rc = gs_scan_reserve(s->scan, nb * GS_RADIX, err);
   if (rc) return rc;
   s->capacity = capacity;
   return 0;
@@ -241,11 +241,12 @@ int gs_sort_record(gs_sort_t *s, VkCommandBuffer cmd, const struct gs_sort_io *i
     gs_vk_barrier(cmd);
     if (t) gs_vk_timer_end(t, cmd);
     if (t) gs_vk_timer_begin(t, cmd, "radix_scan");
-    gs_scan_record(s->scan, cmd, s->hist_buf, nb * GS_RADIX);
+    struct gs_vk_buf *rb[2] = {s->hist_buf, s->totals};
+    gs_vk_dispatch(cmd, s->row_scan, rb, &pc, GS_RADIX, 1, 1);
     gs_vk_barrier(cmd);
     if (t) gs_vk_timer_end(t, cmd);
     if (t) gs_vk_timer_begin(t, cmd, "radix_scatter");
-    struct gs_vk_buf *sb[6] = {kin, vin, kout, vout, s->hist_buf, ctr};
+    struct gs_vk_buf *sb[7] = {kin, vin, kout, vout, s->hist_buf, ctr, s->totals};
     gs_vk_dispatch(cmd, s->scatter, sb, &pc, groups, 1, 1);
     gs_vk_barrier(cmd);
     if (t) gs_vk_timer_end(t, cmd);

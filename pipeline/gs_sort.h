@@ -2,7 +2,8 @@
  * uint32 values, and the multi-level inclusive prefix scan it (and the forward pass) is built on.
  *
  * Sort: 8-bit digits, one pass per digit from the least significant; each pass is a per-block
- * histogram (sort_hist), one scan of the digit-major histogram, and a stable scatter
+ * histogram (sort_hist), a scan of each digit's row of it over the blocks (sort_scan), and a stable
+ * scatter
  * (sort_scatter, variant `radix_scatter: serial|ballot` as a specialization constant). The number
  * of passes follows the key width: `radix_passes: full` sorts all 64 bits (8 passes);
  * `radix_passes: skip` sorts only 32 + bits(max high word) bits, since forward keys have

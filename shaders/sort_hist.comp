@@ -1,8 +1,8 @@
 #version 450
-// sort_hist.comp: radix sort pass, step 1: per block of GS_SORT_BLOCK keys, the count of each
-// digit, written digit-major (hist[digit * num_blocks + block]) so that one inclusive scan of the
-// whole histogram gives every (digit, block) its place in the output. Blocks past the key count
-// write zeros (the scan covers a fixed, host-known number of blocks).
+// sort_hist.comp: radix sort pass, step 1 of 3: per block of GS_SORT_BLOCK keys, the count of
+// each digit, written digit-major (hist[digit * num_blocks + block]) so that sort_scan can scan
+// each digit's row over the blocks. Blocks past the key count write zeros (the work covers a
+// fixed, host-known number of blocks).
 #include "gs_common.glsl"
 
 layout(local_size_x = GS_SORT_WG) in;

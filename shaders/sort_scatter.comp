@@ -1,5 +1,5 @@
 #version 450
-// sort_scatter.comp: radix sort pass, step 2: moves every key/value of a block to its place. A
+// sort_scatter.comp: radix sort pass, step 3 of 3: moves every key/value of a block to its place. A
 // block's keys are walked in chunks of GS_SORT_WG in index order; each key's rank among equal
 // digits before it in the chunk comes from one of two variants (specialization constant
 // GS_SPEC_SCATTER_BALLOT), both stable and bit-identical:
@@ -30,6 +30,7 @@ layout(std430, binding = 2) writeonly buffer KeysOut { uint keys_out[]; };
 layout(std430, binding = 3) writeonly buffer ValsOut { uint vals_out[]; };
 layout(std430, binding = 4) readonly buffer Hist { uint hist[]; };
 layout(std430, binding = 5) readonly buffer Counters { uint counters[]; };
+layout(std430, binding = 6) readonly buffer Totals { uint totals[]; };
 layout(push_constant, std430) uniform PC { gs_pc_sort pc; };
 
 #include "sort_common.glsl"
@@ -47,16 +48,31 @@ void main() {
   uint n = sort_count(pc.n, pc.count_index, pc.capacity);
   uint lane = BALLOT != 0u ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : tid;
   bool table = BALLOT != 0u && gl_NumSubgroups <= NUM_SG;
+  // Where each digit starts in the output: exclusive scan of the digit totals (sort_scan), once
+  // per workgroup; invocation tid owns digit tid (GS_RADIX == GS_SORT_WG).
+  uint tot = totals[tid];
+  s_g[tid] = tot;
+  barrier();
+  for (uint off = 1u; off < uint(GS_RADIX); off <<= 1) {
+    uint add = tid >= off ? s_g[tid - off] : 0u;
+    barrier();
+    s_g[tid] += add;
+    barrier();
+  }
+  uint digit_start = s_g[tid] - tot;
+  barrier();
   for (uint block = gl_WorkGroupID.x; block < pc.num_blocks; block += gl_NumWorkGroups.x) {
     uint base = block * GS_SORT_BLOCK;
     if (base >= n) break;
     // GS_RADIX == GS_SORT_WG: invocation tid owns digit tid here.
+    // hist rows hold inclusive prefixes over the blocks (sort_scan).
     uint h = tid * pc.num_blocks + block;
-    uint g = h == 0u ? 0u : hist[h - 1u];
+    uint before = block == 0u ? 0u : hist[h - 1u];
+    uint g = digit_start + before;
     s_g[tid] = g;
     if (STAGED != 0u) {
       // Local bases: exclusive scan over the digits of this block's digit counts.
-      uint cnt = hist[h] - g;
+      uint cnt = hist[h] - before;
       s_l[tid] = cnt;
       barrier();
       for (uint off = 1u; off < uint(GS_RADIX); off <<= 1) {
