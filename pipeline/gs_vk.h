@@ -122,7 +122,7 @@ struct gs_vk_buf {
  * destination and indirect-dispatch arguments. Contents are undefined. */
 int gs_vk_buf_new(gs_vk_t *vk, VkDeviceSize size, unsigned flags, const char *label,
                   struct gs_vk_buf **out, struct sw_err *err);
-/* Waits for nothing: the caller must make sure no submitted work still uses the buffer. */
+/* Frees the buffer at once (no wait): the caller makes sure no submitted work still uses it. */
 void gs_vk_buf_destroy(struct gs_vk_buf **buf);
 /* Grow-only: when size exceeds the capacity, replaces the buffer by one of max(size, 1.5x old)
  * bytes (contents lost; *grown set to 1); otherwise does nothing. grown may be NULL. The caller
@@ -135,7 +135,7 @@ int gs_vk_buf_upload(struct gs_vk_buf *buf, VkDeviceSize offset, const void *dat
                      VkDeviceSize size, struct sw_err *err);
 int gs_vk_buf_download(struct gs_vk_buf *buf, VkDeviceSize offset, void *data, VkDeviceSize size,
                        struct sw_err *err);
-/* Fills `size` bytes (VK_WHOLE_SIZE: to the end) with a 32-bit pattern, synchronously. */
+/* Fills the whole buffer with a 32-bit pattern, synchronously. */
 int gs_vk_buf_fill(struct gs_vk_buf *buf, uint32_t value, struct sw_err *err);
 
 /* ---- command buffers and synchronisation ---- */
@@ -198,7 +198,8 @@ void gs_vk_timer_reset(gs_vk_timer_t *t, VkCommandBuffer cmd);
 /* Marks a stage; label is copied. Stages beyond max_stages are not timed (counted as dropped). */
 void gs_vk_timer_begin(gs_vk_timer_t *t, VkCommandBuffer cmd, const char *label);
 void gs_vk_timer_end(gs_vk_timer_t *t, VkCommandBuffer cmd);
-/* After the command buffer completed: reads the timestamps and adds them to the totals. */
+/* After the command buffer completed (and before the timer is reset for the next one): reads the
+ * timestamps and adds them to the totals. */
 int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err);
 /* Totals since creation or the last clear, in order of first appearance. *stages points into the
  * timer (valid until the next collect/clear). busy_ms: union of all stage intervals. */
