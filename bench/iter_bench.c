@@ -11,7 +11,7 @@
  *
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
- *                   [--seed S] [--json] [--no-warp-skip] [--atomic-spread] [--direct-atomics]
+ *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
  *                   [--cas] [--adam-visible]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
@@ -41,7 +41,8 @@ struct args {
 static int parse(int argc, char **argv, struct args *a) {
   *a = (struct args){.ns = {100000, 400000, 1000000}, .n_ns = 3, .size = 800, .focal = 1111.0f,
                      .warmup = 30, .iters = 200, .seed = 42,
-                     .tk = {.sigma_skip = 1, .warp_skip = 1, .ssim_walk = 1}};
+                     .tk = {.sigma_skip = 1, .warp_skip = 1, .ssim_walk = 1,
+                            .atomic_spread = 1}}; /* the trainer's defaults */
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -49,10 +50,10 @@ static int parse(int argc, char **argv, struct args *a) {
       continue;
     }
     /* Backward variants (defaults: the trainer's defaults). */
-    if (!strcmp(k, "--no-warp-skip") || !strcmp(k, "--atomic-spread") ||
+    if (!strcmp(k, "--no-warp-skip") || !strcmp(k, "--lane0-atomics") ||
         !strcmp(k, "--direct-atomics") || !strcmp(k, "--cas") || !strcmp(k, "--adam-visible")) {
       if (!strcmp(k, "--no-warp-skip")) a->tk.warp_skip = 0;
-      if (!strcmp(k, "--atomic-spread")) a->tk.atomic_spread = 1;
+      if (!strcmp(k, "--lane0-atomics")) a->tk.atomic_spread = 0;
       if (!strcmp(k, "--direct-atomics")) a->tk.direct_atomics = 1;
       if (!strcmp(k, "--cas")) a->tk.force_cas = 1;
       if (!strcmp(k, "--adam-visible")) a->tk.adam_visible = 1;

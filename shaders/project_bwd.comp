@@ -87,7 +87,7 @@ void main() {
   vec3 dir = vnorm > 0.0 ? dv / vnorm : vec3(0.0);
 
   float ga2[9];
-  for (uint k = 0u; k < 9u; k++) ga2[k] = g2[GS_G2D * i + k];
+  for (uint k = 0u; k < 9u; k++) ga2[k] = g2[GS_G2D * i + k];  // constant indices once unrolled
   vec3 gmean = vec3(0.0);
 
   // ---- opacity through the sigmoid ----
@@ -99,24 +99,28 @@ void main() {
   vec3 db[16];
   sh_basis_grad(dir, pc.sh_degree, b, db);
   uint nk = (pc.sh_degree + 1u) * (pc.sh_degree + 1u);
-  vec3 gc;
-  for (uint ch = 0u; ch < 3u; ch++) {
-    float v = 0.0;
-    for (uint k = 0u; k < nk; k++) v += b[k] * sh[48u * i + 3u * k + ch];
-    v += 0.5;
-    gc[ch] = v < 0.0 ? 0.0 : ga2[GS_G2D_RGB + ch];
-  }
+  // Constant loop bounds (the active degree masks inside) keep b[] and db[] in registers; a loop
+  // to nk would index them dynamically and put them in local memory.
+  vec3 col = vec3(0.0);
+  for (uint k = 0u; k < 16u; k++)
+    if (k < nk) col += b[k] * vec3(sh[48u * i + 3u * k], sh[48u * i + 3u * k + 1u],
+                                   sh[48u * i + 3u * k + 2u]);
+  col += 0.5;
+  vec3 gc = vec3(col.x < 0.0 ? 0.0 : ga2[GS_G2D_RGB], col.y < 0.0 ? 0.0 : ga2[GS_G2D_RGB + 1],
+                 col.z < 0.0 ? 0.0 : ga2[GS_G2D_RGB + 2]);
   vec3 gdir = vec3(0.0);
   for (uint k = 0u; k < 16u; k++) {
+    uint o = 48u * i + 3u * k;
     if (k < nk) {
-      float wsum = 0.0;
-      for (uint ch = 0u; ch < 3u; ch++) {
-        g_sh[48u * i + 3u * k + ch] = b[k] * gc[ch];
-        wsum += sh[48u * i + 3u * k + ch] * gc[ch];
-      }
-      gdir += wsum * db[k];
+      vec3 shk = vec3(sh[o], sh[o + 1u], sh[o + 2u]);
+      g_sh[o] = b[k] * gc.x;
+      g_sh[o + 1u] = b[k] * gc.y;
+      g_sh[o + 2u] = b[k] * gc.z;
+      gdir += (shk.x * gc.x + shk.y * gc.y + shk.z * gc.z) * db[k];
     } else {
-      for (uint ch = 0u; ch < 3u; ch++) g_sh[48u * i + 3u * k + ch] = 0.0;
+      g_sh[o] = 0.0;
+      g_sh[o + 1u] = 0.0;
+      g_sh[o + 2u] = 0.0;
     }
   }
   if (vnorm > 0.0) {

@@ -1,7 +1,8 @@
 // rasterize_bwd.glsl: body of the rasterize backward (rasterize_bwd.comp with float atomic add,
 // rasterize_bwd_cas.comp with a compare-and-swap loop for devices without it).
 //
-// One workgroup per 16x16 tile, one thread per pixel. The tile's sorted splats are walked back to
+// One workgroup per 16x16 tile, one thread per two pixels (rows y and y + 8): the subgroup
+// reductions, the costly part, are then shared by two pixels. The tile's sorted splats are walked back to
 // front in batches staged in shared memory; each pixel starts from its last contributor and
 // undoes the front-to-back compositing (T / (1 - alpha)), accumulating the colour behind each
 // splat so that dL/dalpha is exact. Per splat, the subgroup sums its lanes' gradients
@@ -21,7 +22,9 @@
 #define GS_GLSL 1
 #include "gs_train_shared.h"
 
-layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
+#define BWD_ROWS (GS_RASTER_TILE / 2)
+#define BWD_WG (GS_RASTER_TILE * BWD_ROWS)
+layout(local_size_x = GS_RASTER_TILE, local_size_y = BWD_ROWS) in;
 
 layout(constant_id = 0) const uint SIGMA_SKIP = 1u;
 layout(constant_id = 1) const uint WARP_SKIP = 1u;
@@ -38,7 +41,7 @@ layout(std430, binding = 4) readonly buffer Last { uint last[]; };
 layout(std430, binding = 5) readonly buffer Dl { float dl[]; };
 #ifdef GS_CAS
 layout(std430, binding = 6) buffer Grad { uint grad[]; };
-shared uint s_grad[GS_RASTER_WG * GS_G2D];
+shared uint s_grad[BWD_WG * GS_G2D];
 void grad_add(uint i, float v) {
   uint cur = grad[i];
   for (;;) {
@@ -59,7 +62,7 @@ float shared_get(uint i) { return uintBitsToFloat(s_grad[i]); }
 void shared_zero(uint i) { s_grad[i] = 0u; }
 #else
 layout(std430, binding = 6) buffer Grad { float grad[]; };
-shared float s_grad[GS_RASTER_WG * GS_G2D];
+shared float s_grad[BWD_WG * GS_G2D];
 void grad_add(uint i, float v) { atomicAdd(grad[i], v); }
 void shared_add(uint i, float v) { atomicAdd(s_grad[i], v); }
 float shared_get(uint i) { return s_grad[i]; }
@@ -67,43 +70,61 @@ void shared_zero(uint i) { s_grad[i] = 0.0; }
 #endif
 layout(push_constant) uniform PC { gs_pc_raster pc; };
 
-shared uint s_id[GS_RASTER_WG];
-shared vec2 s_mean[GS_RASTER_WG];
-shared vec3 s_conic[GS_RASTER_WG];
-shared vec4 s_rgbo[GS_RASTER_WG];
+shared uint s_id[BWD_WG];
+shared vec2 s_mean[BWD_WG];
+shared vec3 s_conic[BWD_WG];
+shared vec4 s_rgbo[BWD_WG];
 shared uint s_maxlast;
+
+// g[k] for a lane-dependent k without indexing the array dynamically (which would move it to
+// local memory).
+float pick(float g[9], uint k) {
+  float v = g[0];
+  for (uint i = 1u; i < 9u; i++) v = k == i ? g[i] : v;
+  return v;
+}
 
 void main() {
   uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
-  uvec2 pix = gl_GlobalInvocationID.xy;
-  bool inside = pix.x < pc.width && pix.y < pc.height;
-  uint pidx = inside ? pix.y * pc.width + pix.x : 0u;
+  uint tid = gl_LocalInvocationIndex;
   uint start = ranges[2u * tile], end = ranges[2u * tile + 1u];
   uint count = end > start ? end - start : 0u;
-  uint tid = gl_LocalInvocationIndex;
 
-  float T = inside ? final_t[pidx] : 1.0;
-  uint my_last = inside ? last[pidx] : 0u;
-  vec3 dpix = inside ? vec3(dl[3u * pidx], dl[3u * pidx + 1u], dl[3u * pidx + 2u]) : vec3(0.0);
-  // Colour of everything behind the current splat, background included, normalised by the
+  // The two pixels of this thread and their state. T: transmittance in front of the current
+  // splat; acc: colour of everything behind it, background included, normalised by the
   // transmittance behind it (the background term of dL/dalpha folds into it).
-  vec3 acc = vec3(pc.background[0], pc.background[1], pc.background[2]);
-  vec2 pc_xy = vec2(pix) + 0.5;
+  bool inside[2];
+  uint my_last[2];
+  float T[2];
+  vec3 dpix[2], acc[2];
+  vec2 pxy[2];
+  vec3 bg = vec3(pc.background[0], pc.background[1], pc.background[2]);
+  for (int q = 0; q < 2; q++) {
+    uvec2 pix = uvec2(gl_WorkGroupID.x * GS_RASTER_TILE + gl_LocalInvocationID.x,
+                      gl_WorkGroupID.y * GS_RASTER_TILE + gl_LocalInvocationID.y + uint(q) * BWD_ROWS);
+    inside[q] = pix.x < pc.width && pix.y < pc.height;
+    uint pidx = inside[q] ? pix.y * pc.width + pix.x : 0u;
+    T[q] = inside[q] ? final_t[pidx] : 1.0;
+    my_last[q] = inside[q] ? last[pidx] : 0u;
+    dpix[q] = inside[q] ? vec3(dl[3u * pidx], dl[3u * pidx + 1u], dl[3u * pidx + 2u]) : vec3(0.0);
+    acc[q] = bg;
+    pxy[q] = vec2(pix) + 0.5;
+  }
 
   // Splats behind every pixel's last contributor touch nothing: the walk starts at the tile's
   // largest last contributor (uniform across the workgroup, so barriers stay uniform).
   if (tid == 0u) s_maxlast = 0u;
   barrier();
-  uint sg_max = subgroupMax(my_last);
+  uint sg_max = subgroupMax(max(my_last[0], my_last[1]));
   if (subgroupElect()) atomicMax(s_maxlast, sg_max);
   barrier();
   count = min(count, s_maxlast);
 
-  uint nbatch = (count + GS_RASTER_WG - 1u) / GS_RASTER_WG;
+  uint nbatch = (count + BWD_WG - 1u) / BWD_WG;
   for (uint b = 0u; b < nbatch; b++) {
     barrier();
     // Stage batch b: positions count-1-b*WG-tid (back to front).
-    uint off = b * GS_RASTER_WG + tid;
+    uint off = b * BWD_WG + tid;
     if (off < count) {
       uint id = values[start + count - 1u - off];
       s_id[tid] = id;
@@ -115,57 +136,64 @@ void main() {
     if (SHARED_ACC != 0u)
       for (uint k = 0u; k < GS_G2D; k++) shared_zero(GS_G2D * tid + k);
     barrier();
-    uint bsize = min(uint(GS_RASTER_WG), count - b * GS_RASTER_WG);
+    uint bsize = min(uint(BWD_WG), count - b * BWD_WG);
     for (uint j = 0u; j < bsize; j++) {
-      uint pos = count - 1u - (b * GS_RASTER_WG + j);  // position in the tile's range
-      bool valid = inside && pos < my_last;
-      vec2 d = s_mean[j] - pc_xy;
+      uint pos = count - 1u - (b * BWD_WG + j);  // position in the tile's range
+      vec2 mean = s_mean[j];
       vec3 cn = s_conic[j];
-      float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
-      valid = valid && sigma >= 0.0;
-      if (SIGMA_SKIP != 0u) valid = valid && sigma < GS_SIGMA_SKIP;
-      float G = 0.0, alpha = 0.0, raw = 0.0;
-      if (valid) {
-        G = exp(-sigma);
-        raw = s_rgbo[j].w * G;
-        alpha = min(GS_ALPHA_MAX_F, raw);
-        valid = alpha >= GS_ALPHA_MIN_F;
-      }
-      if (WARP_SKIP != 0u && !subgroupAny(valid)) continue;
+      vec4 rgbo = s_rgbo[j];
       float g[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-      if (valid) {
-        T = T / (1.0 - alpha);
-        float fac = alpha * T;
-        vec3 rgb = s_rgbo[j].xyz;
-        g[GS_G2D_RGB] = fac * dpix.x;
-        g[GS_G2D_RGB + 1] = fac * dpix.y;
-        g[GS_G2D_RGB + 2] = fac * dpix.z;
-        float dalpha = dot(rgb - acc, dpix) * T;
-        acc = rgb * alpha + (1.0 - alpha) * acc;
-        if (raw < GS_ALPHA_MAX_F) {  // where the 0.99 clamp is active alpha is flat
-          g[GS_G2D_OPACITY] = G * dalpha;
-          float dsig = -s_rgbo[j].w * G * dalpha;
-          g[GS_G2D_MEAN] = dsig * (cn.x * d.x + cn.y * d.y);
-          g[GS_G2D_MEAN + 1] = dsig * (cn.y * d.x + cn.z * d.y);
-          g[GS_G2D_CONIC] = dsig * 0.5 * d.x * d.x;
-          g[GS_G2D_CONIC + 1] = dsig * d.x * d.y;
-          g[GS_G2D_CONIC + 2] = dsig * 0.5 * d.y * d.y;
+      bool any_valid = false;
+      for (int q = 0; q < 2; q++) {
+        bool valid = inside[q] && pos < my_last[q];
+        vec2 d = mean - pxy[q];
+        float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
+        valid = valid && sigma >= 0.0;
+        if (SIGMA_SKIP != 0u) valid = valid && sigma < GS_SIGMA_SKIP;
+        float G = 0.0, alpha = 0.0, raw = 0.0;
+        if (valid) {
+          G = exp(-sigma);
+          raw = rgbo.w * G;
+          alpha = min(GS_ALPHA_MAX_F, raw);
+          valid = alpha >= GS_ALPHA_MIN_F;
+        }
+        if (valid) {
+          any_valid = true;
+          T[q] = T[q] / (1.0 - alpha);
+          float fac = alpha * T[q];
+          g[GS_G2D_RGB] += fac * dpix[q].x;
+          g[GS_G2D_RGB + 1] += fac * dpix[q].y;
+          g[GS_G2D_RGB + 2] += fac * dpix[q].z;
+          float dalpha = dot(rgbo.xyz - acc[q], dpix[q]) * T[q];
+          acc[q] = rgbo.xyz * alpha + (1.0 - alpha) * acc[q];
+          if (raw < GS_ALPHA_MAX_F) {  // where the 0.99 clamp is active alpha is flat
+            g[GS_G2D_OPACITY] += G * dalpha;
+            float dsig = -rgbo.w * G * dalpha;
+            g[GS_G2D_MEAN] += dsig * (cn.x * d.x + cn.y * d.y);
+            g[GS_G2D_MEAN + 1] += dsig * (cn.y * d.x + cn.z * d.y);
+            g[GS_G2D_CONIC] += dsig * 0.5 * d.x * d.x;
+            g[GS_G2D_CONIC + 1] += dsig * d.x * d.y;
+            g[GS_G2D_CONIC + 2] += dsig * 0.5 * d.y * d.y;
+          }
         }
       }
+      // Without the warp skip, a subgroup with no contributing lane still reduces and adds its
+      // zero sums (exact: x + 0 = x), which is the cost the skip removes.
+      if (WARP_SKIP != 0u && !subgroupAny(any_valid)) continue;
       for (int k = 0; k < 9; k++) g[k] = subgroupAdd(g[k]);
-      uint base = GS_G2D * j;
-      // Without the warp skip, a subgroup with no contributing lane still adds its zero sums
-      // (exact: x + 0 = x), which is the cost the skip removes.
       if (SHARED_ACC != 0u) {
+        uint base = GS_G2D * j;
         if (SPREAD != 0u) {
-          for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize) shared_add(base + k, g[k]);
+          for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize)
+            shared_add(base + k, pick(g, k));
         } else if (subgroupElect()) {
           for (uint k = 0u; k < 9u; k++) shared_add(base + k, g[k]);
         }
       } else {
         uint gb = GS_G2D * s_id[j];
         if (SPREAD != 0u) {
-          for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize) grad_add(gb + k, g[k]);
+          for (uint k = gl_SubgroupInvocationID; k < 9u; k += gl_SubgroupSize)
+            grad_add(gb + k, pick(g, k));
         } else if (subgroupElect()) {
           for (uint k = 0u; k < 9u; k++) grad_add(gb + k, g[k]);
         }
