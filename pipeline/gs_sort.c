@@ -138,28 +138,28 @@ int gs_sort_new(gs_vk_t *vk, enum gs_sort_scatter scatter, gs_sort_t **out, stru
   gs_sort_t *s = calloc(1, sizeof *s);
   if (!s) return sw_err_set(err, SW_ENOMEM, "out of memory");
   s->vk = vk;
-  /* Shared memory of the scatter: bases and digits always; the block staging area when it fits
-   * (GS_SORT_STAGED=0|1 overrides, for tests); then the ballot variant's table, one row per
-   * subgroup for the smallest subgroups the device may run, halved until it fits (the shader
-   * falls back to taking turns per subgroup when a workgroup has more subgroups than rows;
-   * GS_SORT_TABLE_ROWS overrides, for tests). */
-  uint64_t fixed = 4ull * (3 * GS_RADIX + GS_SORT_WG) + 256;
-  uint64_t staging = 4ull * (GS_RADIX + 3 * GS_SORT_BLOCK);
-  uint32_t staged = fixed + staging + 4ull * (GS_RADIX / 2) <= info->max_shared_memory;
+  /* The scatter module: blocks staged in shared memory where it fits (GS_SORT_STAGED=0|1
+   * overrides, for tests). The ballot table is used when a workgroup has at most as many subgroups
+   * as the module's table rows and as GS_SPEC_SUBGROUPS allows (GS_SORT_TABLE_ROWS overrides it,
+   * for tests of the turn-taking path). */
+  int staged = GS_SCATTER_STAGED_SHARED <= info->max_shared_memory;
   const char *force_staged = getenv("GS_SORT_STAGED");
   if (force_staged && *force_staged) staged = atoi(force_staged) != 0;
-  if (staged) fixed += staging;
-  uint32_t sg = info->min_subgroup_size ? info->min_subgroup_size : 1;
-  uint32_t rows = GS_SORT_WG / sg ? GS_SORT_WG / sg : 1;
-  while (rows > 1 && fixed + 4ull * rows * (GS_RADIX / 2) > info->max_shared_memory) rows /= 2;
+  if (!staged && GS_SCATTER_FLAT_SHARED > info->max_shared_memory) {
+    free(s);
+    return sw_err_set(err, SW_EDEVICE, "device '%s' has %u bytes of shared memory; the sort needs "
+                      "%d", info->name, info->max_shared_memory, GS_SCATTER_FLAT_SHARED);
+  }
+  uint32_t rows = GS_SORT_WG;
   const char *force = getenv("GS_SORT_TABLE_ROWS");
   if (force && atoi(force) > 0) rows = (uint32_t)atoi(force);
-  uint32_t spec[3] = {scatter == GS_SORT_SCATTER_BALLOT, rows, staged};
+  uint32_t spec[2] = {scatter == GS_SORT_SCATTER_BALLOT, rows};
   int rc = make_kernel(vk, "sort_hist", 3, sizeof(struct gs_pc_sort), NULL, 0, &s->hist, err);
   if (!rc)
     rc = make_kernel(vk, "sort_scan", 2, sizeof(struct gs_pc_sort), NULL, 0, &s->row_scan, err);
   if (!rc)
-    rc = make_kernel(vk, "sort_scatter", 7, sizeof(struct gs_pc_sort), spec, 3, &s->scatter, err);
+    rc = make_kernel(vk, staged ? "sort_scatter" : "sort_scatter_flat", 7,
+                     sizeof(struct gs_pc_sort), spec, 2, &s->scatter, err);
   if (!rc) rc = gs_vk_buf_new(vk, 16, 0, "sort_counters", &s->dummy, err);
   if (!rc) rc = gs_vk_buf_new(vk, 4 * GS_RADIX, 0, "sort_digit_totals", &s->totals, err);
   if (rc) {

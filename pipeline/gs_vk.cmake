@@ -2,7 +2,7 @@
 # they run embedded as SPIR-V (library gs_shaders, see cmake/shaders.cmake).
 include(${CMAKE_SOURCE_DIR}/cmake/shaders.cmake)
 set(_gs_vk_shaders
-  project_fwd tile_count scan_block scan_add emit_pairs sort_hist sort_scan sort_scatter tile_ranges
+  project_fwd tile_count scan_block scan_add emit_pairs sort_hist sort_scan sort_scatter sort_scatter_flat tile_ranges
   rasterize_fwd)
 set(_gs_vk_shader_srcs "")
 foreach(_s IN LISTS _gs_vk_shaders)

@@ -94,10 +94,10 @@ START_TEST(sort_many_equal_keys) {
 }
 END_TEST
 
-/* The scatter's shared-memory layouts: the default depends on the device (on lavapipe: staged
- * blocks, ballot ranks taking turns per subgroup); these force the others. _i: 0 unstaged (ballot
- * uses the per-subgroup table), 1 unstaged with a one-row table (turn-taking), 2 staged with a
- * one-row table. */
+/* The scatter's modules and paths: the default depends on the device (lavapipe, 32 subgroups of
+ * 8 lanes: staged blocks, ballot ranks taking turns per subgroup; NVIDIA: staged, table); these
+ * force the others. _i: 0 flat module (the ballot table has 32 rows: used on lavapipe), 1 flat with
+ * the table limited to one row (turn-taking), 2 staged with one row. */
 START_TEST(scatter_layouts_agree) {
   const char *staged[3] = {"0", "0", "1"}, *rows[3] = {NULL, "1", "1"};
   setenv("GS_SORT_STAGED", staged[_i], 1);
