@@ -575,7 +575,8 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
                       int *max_given) {
   int rc = want_map(L, y);
   if (rc) return rc;
-  char path[256];
+  char path[256], max_path[256];
+  struct yn max_y = {0};
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
     long long seed;
@@ -584,6 +585,8 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
     else if (!strcmp(k, "max")) {
       rc = get_u32(L, &v, 1, 1000, &pr->max);
       *max_given = 1;
+      snprintf(max_path, sizeof max_path, "%s", v.path);
+      max_y = (struct yn){v.n, v.key, max_path};
     } else if (!strcmp(k, "order")) {
       rc = get_enum(L, &v, order_names, &e);
       if (!rc) pr->order = (enum sw_spec_order)e;
@@ -592,10 +595,10 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
       if (!rc) pr->seed = (uint64_t)seed;
     } else if (!strcmp(k, "sequential")) rc = get_bool(L, &v, &pr->sequential);
     else return unknown_key(L, p, y, k, "n, max, order, seed, sequential");
-    if (!rc && !strcmp(k, "max") && pr->max < pr->n)
-      return fail(L, &v, "pairs.max: %u is less than pairs.n %u", pr->max, pr->n);
   }
-  if (!rc && *max_given && pr->max < pr->n) return fail(L, y, "pairs: max is less than n");
+  /* Checked after the loop: n may come after max in the mapping. */
+  if (!rc && *max_given && pr->max < pr->n)
+    return fail(L, &max_y, "pairs.max: %u is less than pairs.n %u", pr->max, pr->n);
   return rc;
 }
 

@@ -251,6 +251,15 @@ START_TEST(defaults_filled) {
               "pairs: {n: 12}\narms: {off: {x: 1}, on: {x: 2}}\n");
   ck_assert_uint_eq(s->pairs.max, 12);
   sw_spec_destroy(&s);
+  /* max before n in the mapping is judged against the given n, not the default. */
+  s = load_ok("name: d\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+              "pairs: {max: 3, n: 2}\narms: {off: {x: 1}, on: {x: 2}}\n");
+  ck_assert_uint_eq(s->pairs.n, 2);
+  ck_assert_uint_eq(s->pairs.max, 3);
+  sw_spec_destroy(&s);
+  load_bad("name: d\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+           "pairs: {max: 3, n: 4}\n",
+           "t.yaml:5:14: pairs.max: 3 is less than pairs.n 4");
 }
 END_TEST
 
