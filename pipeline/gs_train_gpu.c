@@ -184,8 +184,10 @@ void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
                              params[GS_P_SH],    splats,              grad2d,
                              grads[GS_P_MEANS],  grads[GS_P_SCALES],  grads[GS_P_QUATS],
                              grads[GS_P_OPACITY], grads[GS_P_SH],     dens, counters};
-  uint32_t groups = (pc->n + GS_WG - 1) / GS_WG;
-  if (groups) gs_vk_dispatch(cmd, tk->project_bwd, b, pc, groups, 1, 1);
+  uint32_t groups = (pc->n + GS_PB_WG - 1) / GS_PB_WG;
+  if (!groups) return;
+  uint32_t gx = groups > 65535 ? 65535 : groups;
+  gs_vk_dispatch(cmd, tk->project_bwd, b, pc, gx, (groups + gx - 1) / gx, 1);
 }
 
 void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_adam *pc,

@@ -38,6 +38,8 @@
 
 /* Workgroup of the image kernels: 16 x 16 pixels. */
 #define GS_IMG_WG 16
+/* Workgroup of project_bwd (its SH staging in shared memory is 128 x 49 floats). */
+#define GS_PB_WG 128
 
 /* Specialization constants of the training kernels (constant_id). */
 #define GS_SPEC_SSIM_WALK 0   /* ssim/loss kernels: 0 scalar, 1 float4, 2 float4 + shared recip */

@@ -11,7 +11,7 @@
 #include "gs_train_shared.h"
 #include "sh_common.glsl"
 
-layout(local_size_x = GS_WG) in;
+layout(local_size_x = GS_PB_WG) in;
 layout(std430, binding = 0) readonly buffer Means { float means[]; };
 layout(std430, binding = 1) readonly buffer Scales { float log_scales[]; };
 layout(std430, binding = 2) readonly buffer Quats { float quats[]; };
@@ -27,18 +27,41 @@ layout(std430, binding = 11) buffer Dens { float dens[]; };
 layout(std430, binding = 12) readonly buffer Ctr { uint counters[]; };
 layout(push_constant) uniform PC { gs_pc_project_bwd pc; };
 
-void zero(uint i) {
+// The workgroup's SH coefficients (48 floats per splat) are read and written through shared
+// memory with coalesced loads and stores: a thread's own 192 contiguous bytes, read directly,
+// would make each warp-wide load touch 32 cache lines. The row stride is odd so that threads
+// reading their own rows hit different banks.
+#define SH_STRIDE 49u
+shared float s_sh[GS_PB_WG * SH_STRIDE];
+
+void zero(uint i, uint l) {
   for (uint k = 0u; k < 3u; k++) { g_means[3u * i + k] = 0.0; g_scales[3u * i + k] = 0.0; }
   for (uint k = 0u; k < 4u; k++) g_quats[4u * i + k] = 0.0;
   g_opacity[i] = 0.0;
-  for (uint k = 0u; k < 48u; k++) g_sh[48u * i + k] = 0.0;
+  for (uint k = 0u; k < 48u; k++) s_sh[SH_STRIDE * l + k] = 0.0;
 }
 
+void splat_bwd(uint i, uint l);
+
 void main() {
-  uint i = gl_GlobalInvocationID.x;
-  // An overflowed frame is recorded again: leave everything as it is.
-  if (i >= pc.n || counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY]) return;
-  if (splats[i].radius == 0u) { zero(i); return; }
+  // An overflowed frame is recorded again: leave everything as it is (uniform: no barrier
+  // is skipped by part of the workgroup).
+  if (counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY]) return;
+  uint l = gl_LocalInvocationID.x;
+  // A 2-D grid of workgroups: one dimension is limited to 65535 on common devices.
+  uint base = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * GS_PB_WG;
+  if (base >= pc.n) return;  // uniform across the workgroup
+  uint nb = min(uint(GS_PB_WG), pc.n - base);
+  for (uint e = l; e < 48u * nb; e += GS_PB_WG) s_sh[SH_STRIDE * (e / 48u) + e % 48u] = sh[48u * base + e];
+  barrier();
+  if (l < nb) splat_bwd(base + l, l);
+  barrier();
+  for (uint e = l; e < 48u * nb; e += GS_PB_WG) g_sh[48u * base + e] = s_sh[SH_STRIDE * (e / 48u) + e % 48u];
+}
+
+// One splat; its SH coefficients are s_sh[SH_STRIDE * l ...], replaced by their gradients.
+void splat_bwd(uint i, uint l) {
+  if (splats[i].radius == 0u) { zero(i, l); return; }
 
   // ---- forward quantities (recomputed) ----
   vec3 p = vec3(means[3u * i], means[3u * i + 1u], means[3u * i + 2u]);
@@ -51,7 +74,7 @@ void main() {
   }
   vec4 qr = vec4(quats[4u * i], quats[4u * i + 1u], quats[4u * i + 2u], quats[4u * i + 3u]);
   float qnorm = sqrt(qr.x * qr.x + qr.y * qr.y + qr.z * qr.z + qr.w * qr.w);
-  if (!(t[2] > GS_NEAR_Z_F) || !(qnorm > 0.0)) { zero(i); return; }
+  if (!(t[2] > GS_NEAR_Z_F) || !(qnorm > 0.0)) { zero(i, l); return; }
   float q[4] = float[4](qr.x / qnorm, qr.y / qnorm, qr.z / qnorm, qr.w / qnorm);
   float qw = q[0], qx = q[1], qy = q[2], qz = q[3];
   float rot[3][3];
@@ -101,26 +124,26 @@ void main() {
   uint nk = (pc.sh_degree + 1u) * (pc.sh_degree + 1u);
   // Constant loop bounds (the active degree masks inside) keep b[] and db[] in registers; a loop
   // to nk would index them dynamically and put them in local memory.
+  uint so = SH_STRIDE * l;
   vec3 col = vec3(0.0);
   for (uint k = 0u; k < 16u; k++)
-    if (k < nk) col += b[k] * vec3(sh[48u * i + 3u * k], sh[48u * i + 3u * k + 1u],
-                                   sh[48u * i + 3u * k + 2u]);
+    if (k < nk) col += b[k] * vec3(s_sh[so + 3u * k], s_sh[so + 3u * k + 1u], s_sh[so + 3u * k + 2u]);
   col += 0.5;
   vec3 gc = vec3(col.x < 0.0 ? 0.0 : ga2[GS_G2D_RGB], col.y < 0.0 ? 0.0 : ga2[GS_G2D_RGB + 1],
                  col.z < 0.0 ? 0.0 : ga2[GS_G2D_RGB + 2]);
   vec3 gdir = vec3(0.0);
   for (uint k = 0u; k < 16u; k++) {
-    uint o = 48u * i + 3u * k;
+    uint o = so + 3u * k;
     if (k < nk) {
-      vec3 shk = vec3(sh[o], sh[o + 1u], sh[o + 2u]);
-      g_sh[o] = b[k] * gc.x;
-      g_sh[o + 1u] = b[k] * gc.y;
-      g_sh[o + 2u] = b[k] * gc.z;
+      vec3 shk = vec3(s_sh[o], s_sh[o + 1u], s_sh[o + 2u]);
+      s_sh[o] = b[k] * gc.x;
+      s_sh[o + 1u] = b[k] * gc.y;
+      s_sh[o + 2u] = b[k] * gc.z;
       gdir += (shk.x * gc.x + shk.y * gc.y + shk.z * gc.z) * db[k];
     } else {
-      g_sh[o] = 0.0;
-      g_sh[o + 1u] = 0.0;
-      g_sh[o + 2u] = 0.0;
+      s_sh[o] = 0.0;
+      s_sh[o + 1u] = 0.0;
+      s_sh[o + 2u] = 0.0;
     }
   }
   if (vnorm > 0.0) {
