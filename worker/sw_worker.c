@@ -780,7 +780,8 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
   int rc = setup(w, err);
   int64_t reconnect_at = 0;
   int64_t t = now_ms();
-  take_sample(w, NULL, t); /* primes the CPU counters */
+  if (!rc)
+    take_sample(w, NULL, t); /* primes the CPU counters */
   while (!rc && !(opts->stop && *opts->stop)) {
     t = now_ms();
     if (w->state == S_DISCONNECTED && t >= reconnect_at) {
