@@ -124,6 +124,9 @@ static int write_result(const char *out, json_t *cfg, const char *scene, double 
     fprintf(stderr, "fake_trainer: cannot build result JSON\n");
     return 2;
   }
+  /* Echo of the environment the runner set (exec.env), so tests can see it arrived. */
+  if (getenv("FAKE_ECHO"))
+    json_object_set_new(root, "fake_echo", json_string(getenv("FAKE_ECHO")));
   char *text = json_dumps(root, JSON_INDENT(2));
   json_decref(root);
   char path[4096];

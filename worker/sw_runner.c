@@ -349,8 +349,9 @@ int sw_runner_start(const struct sw_runner_opts *o, int64_t now_ms, sw_runner_t 
       const char *k;
       json_t *v;
       json_object_foreach(env, k, v) {
-        if (json_is_string(v))
-          setenv(k, json_string_value(v), 1);
+        char *val = value_text(v); /* numbers and booleans as their text, like {set} */
+        if (val)
+          setenv(k, val, 1);
       }
     }
     execvp(argv[0], argv);

@@ -329,7 +329,7 @@ START_TEST(exec_runner_maps_foreign_results) {
   char *dir = tmpdir();
   char out[512];
   snprintf(out, sizeof out, "%s/foreign", dir);
-  char *trainer = exec_trainer(",\"result\":\"{out}/result.json\","
+  char *trainer = exec_trainer(",\"result\":\"{out}/result.json\",\"env\":{\"FAKE_ECHO\":7},"
                                "\"map\":{\"train_s\":\"/timing/seconds\",\"psnr_db\":\"/quality/psnr\"}");
   struct sw_runner_opts o = {.trainer_json = trainer,
                              .config_json = "{\"fake_foreign\":1,\"fake_base\":42,\"fake_cv\":0}",
@@ -345,6 +345,9 @@ START_TEST(exec_runner_maps_foreign_results) {
   ck_assert_double_eq_tol(json_number_value(json_object_get(json_object_get(j, "metrics"), "train_s")),
                           42.0, 1e-9);
   ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "foreign"), "timing"));
+  /* exec.env reached the trainer, a number as its text. */
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "foreign"), "fake_echo")),
+                   "7");
   json_decref(j);
   free(result);
   free(trainer);
