@@ -283,8 +283,8 @@ int main(int argc, char **argv) {
   if (control_call(ctx, control, &req, &rep) == 0 && rep.type == SW_MSG_STATUS_REP) {
     json_t *st = json_loads(rep.u.status_rep.body, 0, NULL);
     json_t *co = json_object_get(st, "coordinator");
-    json_t *l = json_object_get(co, "ready_to_assign");
-    printf("coordinator: Ready->Assign p50 %.3f ms, p99 %.3f ms (n=%" JSON_INTEGER_FORMAT
+    json_t *l = json_object_get(co, "ready_to_assign_immediate");
+    printf("coordinator (Readys answered at once): Ready->Assign p50 %.3f ms, p99 %.3f ms (n=%" JSON_INTEGER_FORMAT
            "), VmRSS %" JSON_INTEGER_FORMAT " kB\n",
            json_number_value(json_object_get(l, "p50_ms")),
            json_number_value(json_object_get(l, "p99_ms")),

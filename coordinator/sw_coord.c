@@ -41,6 +41,12 @@ struct session {
   uint64_t runs_finished;
 };
 
+/* The last LAT_MAX Ready->Assign latencies (microseconds), for percentiles in status. */
+struct lat_ring {
+  double *us;
+  size_t n, pos;
+};
+
 struct endpoint_stats {
   uint64_t frames, dropped, bad_protocol, disconnects, auth_denied;
 };
@@ -70,8 +76,8 @@ struct sw_coord {
   int64_t last_tick_ms;
   struct endpoint_stats st_work, st_control;
   uint64_t assigns, results, acks, stale, runs_failed_store;
-  double *lat_us; /* ring of Ready->Assign latencies */
-  size_t lat_n, lat_pos;
+  struct lat_ring lat_all;  /* every Ready->Assign, waits for free work included */
+  struct lat_ring lat_now;  /* only Readys answered at once: the coordinator's service time */
   int need_assign; /* something changed that may let waiting workers start */
 };
 
@@ -321,20 +327,20 @@ static void contamination_from_json(const char *text, struct sw_msg_contaminatio
   json_decref(j);
 }
 
-static void record_latency(sw_coord_t *c, double us) {
-  if (!c->lat_us) {
-    c->lat_us = malloc(LAT_MAX * sizeof *c->lat_us);
-    if (!c->lat_us)
+static void record_latency(struct lat_ring *r, double us) {
+  if (!r->us) {
+    r->us = malloc(LAT_MAX * sizeof *r->us);
+    if (!r->us)
       return;
   }
-  c->lat_us[c->lat_pos] = us;
-  c->lat_pos = (c->lat_pos + 1) % LAT_MAX;
-  if (c->lat_n < LAT_MAX)
-    c->lat_n++;
+  r->us[r->pos] = us;
+  r->pos = (r->pos + 1) % LAT_MAX;
+  if (r->n < LAT_MAX)
+    r->n++;
 }
 
 /* Gives work to one waiting worker if the scheduler has any. Returns 1 when assigned. */
-static int try_assign(sw_coord_t *c, struct session *s, int64_t t) {
+static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate) {
   struct sw_lease lease;
   memset(&lease, 0, sizeof lease);
   struct sw_err err = {0};
@@ -369,7 +375,10 @@ static int try_assign(sw_coord_t *c, struct session *s, int64_t t) {
   contamination_from_json(lease.contamination_json, &a->contamination);
   int sent = send_to(c, c->work, s->rid, s->rid_len, &m);
   if (sent == 0) {
-    record_latency(c, (double)(sw_clock_mono_ns() / 1000 - s->ready_us));
+    double us = (double)(sw_clock_mono_ns() / 1000 - s->ready_us);
+    record_latency(&c->lat_all, us);
+    if (immediate)
+      record_latency(&c->lat_now, us);
     s->waiting = 0;
     s->lease_id = lease.lease_id;
     s->epoch = lease.epoch;
@@ -402,7 +411,7 @@ static void assign_waiting(sw_coord_t *c, int64_t t) {
   qsort(w, n, sizeof *w, cmp_ready);
   /* A worker that gets nothing does not stop the loop: others may match other placement rules. */
   for (size_t i = 0; i < n; i++)
-    try_assign(c, w[i], t);
+    try_assign(c, w[i], t, 0);
   free(w);
   c->need_assign = 0;
 }
@@ -565,7 +574,7 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
       s->ready_us = sw_clock_mono_ns() / 1000;
     }
     s->lease_id = 0;
-    try_assign(c, s, t);
+    try_assign(c, s, t, 1);
     break;
   case SW_MSG_RUN_STARTED:
     s->run_id = m->u.run_started.run_id;
@@ -921,6 +930,24 @@ static long rss_kb(void) {
   return kb;
 }
 
+/* {n, p50_ms, p99_ms, max_ms} of a latency ring (only n when empty). */
+static json_t *lat_json(const struct lat_ring *r) {
+  json_t *o = json_object();
+  json_object_set_new(o, "n", json_integer((json_int_t)r->n));
+  if (!r->n)
+    return o;
+  double *v = malloc(r->n * sizeof *v);
+  if (!v)
+    return o;
+  memcpy(v, r->us, r->n * sizeof *v);
+  qsort(v, r->n, sizeof *v, cmp_double);
+  json_object_set_new(o, "p50_ms", json_real(v[(r->n - 1) / 2] / 1000.0));
+  json_object_set_new(o, "p99_ms", json_real(v[(size_t)((double)(r->n - 1) * 0.99)] / 1000.0));
+  json_object_set_new(o, "max_ms", json_real(v[r->n - 1] / 1000.0));
+  free(v);
+  return o;
+}
+
 static json_t *stats_json(const struct endpoint_stats *s) {
   return json_pack("{s:I,s:I,s:I,s:I,s:I}", "frames", (json_int_t)s->frames, "dropped",
                    (json_int_t)s->dropped, "bad_protocol", (json_int_t)s->bad_protocol,
@@ -944,22 +971,11 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, struct sw_err *err
                             (json_int_t)s->runs_finished, "silent_ms",
                             (json_int_t)(t - s->last_recv_ms)));
   }
-  json_t *lat = json_object();
-  json_object_set_new(lat, "n", json_integer((json_int_t)c->lat_n));
-  if (c->lat_n) {
-    double *v = malloc(c->lat_n * sizeof *v);
-    if (v) {
-      memcpy(v, c->lat_us, c->lat_n * sizeof *v);
-      qsort(v, c->lat_n, sizeof *v, cmp_double);
-      json_object_set_new(lat, "p50_ms", json_real(v[(c->lat_n - 1) / 2] / 1000.0));
-      json_object_set_new(lat, "p99_ms", json_real(v[(size_t)((double)(c->lat_n - 1) * 0.99)] / 1000.0));
-      json_object_set_new(lat, "max_ms", json_real(v[c->lat_n - 1] / 1000.0));
-      free(v);
-    }
-  }
+  json_t *lat = lat_json(&c->lat_all), *lat_now = lat_json(&c->lat_now);
   json_t *co = json_pack(
-      "{s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work", stats_json(&c->st_work),
-      "control", stats_json(&c->st_control), "sessions", sessions, "ready_to_assign", lat,
+      "{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
+      stats_json(&c->st_work), "control", stats_json(&c->st_control), "sessions", sessions,
+      "ready_to_assign", lat, "ready_to_assign_immediate", lat_now,
       "assigns", (json_int_t)c->assigns, "results", (json_int_t)c->results, "acks",
       (json_int_t)c->acks, "stale", (json_int_t)c->stale, "zap_denied",
       (json_int_t)(c->zap ? atomic_load(&c->zap->denied) : 0), "zap_allowed",
@@ -1135,7 +1151,8 @@ void sw_coord_destroy(sw_coord_t **self_p) {
   for (size_t i = 0; i < c->n_sessions; i++)
     free(c->sessions[i]);
   free(c->sessions);
-  free(c->lat_us);
+  free(c->lat_all.us);
+  free(c->lat_now.us);
   free(c);
   *self_p = NULL;
 }
