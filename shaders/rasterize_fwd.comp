@@ -21,11 +21,12 @@ layout(std430, binding = 4) writeonly buffer FinalT { float out_t[]; };
 layout(std430, binding = 5) writeonly buffer Last { uint out_last[]; };
 layout(push_constant, std430) uniform PC { gs_pc_raster pc; };
 
-shared vec2 s_xy[GS_RASTER_WG];
-shared vec3 s_conic[GS_RASTER_WG];
-shared float s_op[GS_RASTER_WG];
-shared vec3 s_rgb[GS_RASTER_WG];
-shared uint s_done;
+// A batch of splats: (mean x, mean y, opacity, -), (conic a, b, c, -), (r, g, b, -) as vec4 so that
+// each is one 16-byte shared-memory read, broadcast to the whole workgroup.
+shared vec4 s_xyo[GS_RASTER_WG];
+shared vec4 s_conic[GS_RASTER_WG];
+shared vec4 s_rgb[GS_RASTER_WG];
+shared uint s_done[2]; // finished pixels, ping-pong between batches
 
 // Rounds to the nearest half-precision value (ties to even), in integer arithmetic so that no
 // compiler can fold it away (a packHalf2x16/unpackHalf2x16 round trip was removed as an identity
@@ -59,40 +60,42 @@ void main() {
   float T = 1.0;
   vec3 C = vec3(0.0);
   uint last = 0u;
+  if (tid < 2u) s_done[tid] = 0u;
+  uint par = 0u;
   for (uint batch = start; batch < end; batch += GS_RASTER_WG) {
-    // Stop once every pixel of the tile is finished.
-    if (tid == 0u) s_done = 0u;
-    barrier();
-    if (done) atomicAdd(s_done, 1u);
-    barrier();
-    if (s_done == uint(GS_RASTER_WG)) break;
     uint k = batch + tid;
     if (k < end) {
       uint id = vals[k];
-      s_xy[tid] = vec2(splats[id].mean2d[0], splats[id].mean2d[1]);
-      s_conic[tid] = vec3(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2]);
-      s_op[tid] = splats[id].opacity;
-      s_rgb[tid] = vec3(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2]);
+      s_xyo[tid] = vec4(splats[id].mean2d[0], splats[id].mean2d[1], splats[id].opacity, 0.0);
+      s_conic[tid] = vec4(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2], 0.0);
+      s_rgb[tid] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], 0.0);
     }
     barrier();
     uint cnt = min(uint(GS_RASTER_WG), end - batch);
     for (uint j = 0u; j < cnt && !done; j++) {
-      float dx = s_xy[j].x - pxc, dy = s_xy[j].y - pyc;
-      vec3 cn = s_conic[j];
+      vec4 xyo = s_xyo[j];
+      float dx = xyo.x - pxc, dy = xyo.y - pyc;
+      vec3 cn = s_conic[j].xyz;
       float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
       if (sigma < 0.0) continue;
       if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
-      float a = s_op[j] * exp(-sigma);
+      float a = xyo.z * exp(-sigma);
       float alpha = a < GS_K_ALPHA_MAX ? a : GS_K_ALPHA_MAX;
       if (!(alpha >= GS_K_ALPHA_MIN)) continue;
       float nt = T * (1.0 - alpha);
       if (nt < GS_K_T_MIN) { done = true; break; }
-      C += s_rgb[j] * alpha * T;
+      C += s_rgb[j].xyz * alpha * T;
       if (ACCUM_F16 != 0u) C = round_half(C);
       T = nt;
       last = batch + j - start + 1u;
     }
+    // Stop once every pixel of the tile is finished. The counter of this batch was cleared during
+    // the previous one, so one barrier both publishes the count and ends the batch's reads.
+    if (done) atomicAdd(s_done[par], 1u);
     barrier();
+    if (s_done[par] == uint(GS_RASTER_WG)) break;
+    if (tid == 0u) s_done[par ^ 1u] = 0u;
+    par ^= 1u;
   }
   if (inside) {
     uint p = py * pc.width + px;
