@@ -17,6 +17,7 @@ struct gs_fwd {
   struct gs_fwd_bufs b;
   struct gs_vk_buf *keys, *values; /* the arena's own pair buffers (b.keys may be sort scratch) */
   uint32_t reserved_count;
+  int prepared; /* the last prepare succeeded: every buffer exists (a failed grow leaves holes) */
   uint32_t pending_growth; /* capacity wanted at the next prepare (transient regime) */
 };
 
@@ -109,7 +110,12 @@ static int reserve_arena(gs_fwd_t *f, uint32_t capacity, struct sw_err *err) {
   int rc = ensure(f->vk, &f->keys, 8ull * capacity, "pair_keys", err);
   if (!rc) rc = ensure(f->vk, &f->values, 4ull * capacity, "pair_values", err);
   if (!rc) rc = gs_sort_reserve(f->sort, capacity, err);
-  if (rc) return rc;
+  if (rc) {
+    /* A failed grow may leave a buffer empty: the next prepare sizes the arena afresh. */
+    f->prepared = 0;
+    f->b.capacity = 0;
+    return rc;
+  }
   f->b.capacity = capacity;
   f->b.keys = f->keys;
   f->b.values = f->values;
@@ -141,6 +147,7 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
     if (cap > UINT32_MAX / 2) cap = UINT32_MAX / 2;
     if (!f->keys || cap > f->b.capacity) rc = reserve_arena(f, (uint32_t)cap, err);
   }
+  f->prepared = rc == 0;
   if (rc) {
     sw_err_prefix(err, "forward pass buffers for %u splats at %ux%u", count, width, height);
     return rc;
@@ -174,7 +181,7 @@ static void record_project(gs_fwd_t *f, VkCommandBuffer cmd, const struct gs_fwd
 int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                         enum gs_fwd_stage stage, const struct gs_fwd_input *in,
                         struct sw_err *err) {
-  if (!f->keys || in->model.count != f->b.count || in->cam.width != f->b.width ||
+  if (!f->prepared || !f->keys || in->model.count != f->b.count || in->cam.width != f->b.width ||
       in->cam.height != f->b.height)
     return sw_err_set(err, SW_ESTATE, "forward pass: %s recorded for %u splats at %ux%u, "
                       "prepared for %u at %ux%u", gs_fwd_stage_name(stage), in->model.count,

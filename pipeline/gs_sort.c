@@ -86,7 +86,10 @@ int gs_scan_reserve(gs_scan_t *s, uint32_t n, struct sw_err *err) {
       rc = gs_vk_buf_new(s->vk, 4ull * nb, 0, "scan_sums", &s->sums[l], err);
     else
       rc = gs_vk_buf_reserve(s->sums[l], 4ull * nb, NULL, err);
-    if (rc) return rc;
+    if (rc) {
+      s->reserved = 0; /* a failed grow may leave a level empty: check them all next time */
+      return rc;
+    }
     if (nb == 1) break;
     if (l == SCAN_LEVELS - 1)
       return sw_err_set(err, SW_EINVAL, "scan of %u elements needs more than %d levels", n,
@@ -205,7 +208,10 @@ int gs_sort_reserve(gs_sort_t *s, uint32_t capacity, struct sw_err *err) {
   int rc = ensure(s->vk, &s->keys_tmp, 8ull * capacity, "sort_keys_tmp", err);
   if (!rc) rc = ensure(s->vk, &s->vals_tmp, 4ull * capacity, "sort_values_tmp", err);
   if (!rc) rc = ensure(s->vk, &s->hist_buf, 4ull * nb * GS_RADIX, "sort_hist", err);
-  if (rc) return rc;
+  if (rc) {
+    s->capacity = 0; /* a failed grow may leave a buffer empty: check them all next time */
+    return rc;
+  }
   s->capacity = capacity;
   return 0;
 }
