@@ -9,6 +9,7 @@ BIN=${1:?bin dir}
 PORT=${2:?base port}
 SW="$BIN/splatsweep"
 FAKE="$BIN/fake_trainer"
+command -v jq >/dev/null || { echo "FAIL: these tests need jq (apt-get install jq)" >&2; exit 1; }
 T=$(mktemp -d "/tmp/sw-it-$(basename "$0" .sh)-XXXXXX")
 PIDS=()
 export SW_LOG=${SW_LOG:-info}
