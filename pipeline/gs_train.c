@@ -35,9 +35,15 @@ struct trainer {
   gs_vk_timer_t *timer;
   struct gs_model *model; /* host copy: initial upload, densification, final.ply */
   struct gs_moments mo;   /* host copy of the moments during densification */
-  uint32_t cap;           /* splats the GPU arrays hold */
-  struct gs_vk_buf *params[GS_P_COUNT], *grads[GS_P_COUNT];
-  struct gs_vk_buf *moments, *grad2d, *dens;
+  /* The model and its Adam moments on the GPU, in two sets: densification gathers from the
+   * current set into the other and swaps them. */
+  uint32_t cap;           /* splats the current set holds */
+  struct gs_vk_buf *params[GS_P_COUNT], *moments;
+  uint32_t alt_cap;
+  struct gs_vk_buf *alt_params[GS_P_COUNT], *alt_moments;
+  uint32_t work_cap;      /* splats the per-iteration arrays below hold */
+  struct gs_vk_buf *grads[GS_P_COUNT], *grad2d, *dens;
+  struct gs_vk_buf *plan_src, *plan_off; /* densification plan */
   struct gs_vk_buf **gt; /* one per training view */
   struct gs_vk_buf *staging; /* host-visible, grow-only: densification round trips */
   struct gs_tk_img im;
@@ -129,22 +135,45 @@ static int buf(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, const char 
   return gs_vk_buf_new(vk, size, 0, label, b, err);
 }
 
-/* Makes the GPU arrays hold at least n splats (contents lost when they grow). */
-static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
-  if (n <= t->cap && t->moments) return 0;
-  uint32_t cap = t->cap + t->cap / 2;
-  if (cap < n) cap = n;
+static uint32_t grown(uint32_t cap, uint32_t n) {
+  uint32_t c = cap + cap / 2;
+  return c < n ? n : c;
+}
+
+/* Makes a parameter set hold at least n splats (contents lost when it grows). */
+static int reserve_set(struct trainer *t, struct gs_vk_buf **params, struct gs_vk_buf **moments,
+                       uint32_t *cap, uint32_t n, struct sw_err *err) {
+  if (n <= *cap && *moments) return 0;
+  uint32_t c = grown(*cap, n), off[GS_P_COUNT];
   int rc = 0;
-  for (int g = 0; g < GS_P_COUNT && !rc; g++) {
-    VkDeviceSize bytes = 4ull * gs_pgroup_floats[g] * cap;
-    rc = buf(t->vk, &t->params[g], bytes, "params", err);
-    if (!rc) rc = buf(t->vk, &t->grads[g], bytes, "grads", err);
+  for (int g = 0; g < GS_P_COUNT && !rc; g++)
+    rc = buf(t->vk, &params[g], 4ull * gs_pgroup_floats[g] * c, "params", err);
+  if (!rc) rc = buf(t->vk, moments, 4 * gs_tk_moment_offsets(c, off), "moments", err);
+  if (!rc) *cap = c;
+  return rc;
+}
+
+/* Makes the per-iteration arrays (gradients, 2D gradients, densification statistics) hold at
+ * least n splats; *grew_out (may be NULL) says whether they were reallocated (contents lost). */
+static int reserve_work(struct trainer *t, uint32_t n, int *grew_out, struct sw_err *err) {
+  if (grew_out) *grew_out = 0;
+  if (n <= t->work_cap && t->dens) return 0;
+  uint32_t c = grown(t->work_cap, n);
+  int rc = 0;
+  for (int g = 0; g < GS_P_COUNT && !rc; g++)
+    rc = buf(t->vk, &t->grads[g], 4ull * gs_pgroup_floats[g] * c, "grads", err);
+  if (!rc) rc = buf(t->vk, &t->grad2d, 4ull * GS_G2D * c, "grad2d", err);
+  if (!rc) rc = buf(t->vk, &t->dens, 12ull * c, "dens", err);
+  if (!rc) {
+    t->work_cap = c;
+    if (grew_out) *grew_out = 1;
   }
-  uint32_t off[GS_P_COUNT];
-  if (!rc) rc = buf(t->vk, &t->moments, 4 * gs_tk_moment_offsets(cap, off), "moments", err);
-  if (!rc) rc = buf(t->vk, &t->grad2d, 4ull * GS_G2D * cap, "grad2d", err);
-  if (!rc) rc = buf(t->vk, &t->dens, 12ull * cap, "dens", err);
-  if (!rc) t->cap = cap;
+  return rc;
+}
+
+static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
+  int rc = reserve_set(t, t->params, &t->moments, &t->cap, n, err);
+  if (!rc) rc = reserve_work(t, n, NULL, err);
   return rc;
 }
 
@@ -152,10 +181,8 @@ static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
  * arrays had to grow). One batched transfer. */
 static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   struct gs_model *m = t->model;
-  uint32_t old_cap = t->cap;
   int rc = reserve_gpu(t, m->count, err);
   if (rc) return rc;
-  if (t->cap != old_cap) zero_dens = 1;
   uint32_t off[GS_P_COUNT];
   gs_tk_moment_offsets(t->cap, off);
   struct xfer x[2 * GS_P_COUNT];
@@ -380,6 +407,10 @@ static void trainer_free(struct trainer *t) {
     gs_vk_buf_destroy(&t->grads[g]);
   }
   gs_vk_buf_destroy(&t->moments);
+  for (int g = 0; g < GS_P_COUNT; g++) gs_vk_buf_destroy(&t->alt_params[g]);
+  gs_vk_buf_destroy(&t->alt_moments);
+  gs_vk_buf_destroy(&t->plan_src);
+  gs_vk_buf_destroy(&t->plan_off);
   gs_vk_buf_destroy(&t->staging);
   gs_vk_buf_destroy(&t->grad2d);
   gs_vk_buf_destroy(&t->dens);
@@ -468,18 +499,36 @@ static void shuffle(uint32_t *a, uint32_t n, struct gs_rng *rng) {
   }
 }
 
+/* One densification step on the GPU: the statistics and the few parameters the decisions need
+ * come to the host, the plan (gs_densify_plan) goes back, and densify_gather builds the new set
+ * of parameters and moments from the current one; the sets swap. A reset-only step is the
+ * identity plan with the reset flag. Timed as the `densify` kernel (its whole wallclock). */
 static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
                         struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   int64_t t0 = sw_clock_mono_ns();
   struct gs_model *m = t->model;
-  float *dens = malloc(12 * (size_t)(m->count ? m->count : 1));
-  if (!dens) return sw_err_set(err, SW_ENOMEM, "densify: out of memory");
-  int rc = gs_moments_reserve(&t->mo, m->capacity, err);
-  if (!rc) rc = download_state(t, 1, dens, err);
+  uint32_t n = m->count;
   int in_window = (int32_t)iter > cfg->densify_from && (int32_t)iter < cfg->densify_until &&
                   iter % (uint32_t)cfg->densify_every == 0;
-  if (!rc && in_window) {
+  /* Opacity reset (with white_reset, also once at densify_from on white backgrounds, as the
+   * Inria code does, so that floaters in front of the white do not survive). */
+  int reset = cfg->opacity_reset_every > 0 && (int32_t)iter < cfg->densify_until &&
+              iter % (uint32_t)cfg->opacity_reset_every == 0;
+  if (cfg->white_reset && cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from)
+    reset = 1;
+  size_t nn = n ? n : 1;
+  float *h = malloc(sizeof(float) * 11 * nn);
+  struct gs_densify_plan plan = {0};
+  if (!h) return sw_err_set(err, SW_ENOMEM, "densify: out of memory");
+  float *dens = h, *ls = h + 3 * nn, *q = h + 6 * nn, *op = h + 10 * nn;
+  int rc = 0;
+  if (in_window && n) {
+    struct xfer x[4] = {{t->dens, 0, 12ull * n, dens},
+                        {t->params[GS_P_SCALES], 0, 12ull * n, ls},
+                        {t->params[GS_P_QUATS], 0, 16ull * n, q},
+                        {t->params[GS_P_OPACITY], 0, 4ull * n, op}};
+    rc = transfer(t, 0, x, 4, NULL, err);
     struct gs_densify_opts o = {.grad_threshold = (float)cfg->grad_threshold,
                                 .percent_dense = (float)cfg->percent_dense,
                                 .extent = t->sc->extent,
@@ -490,22 +539,62 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
                                 .prune_world = (float)cfg->prune_world,
                                 .max_splats = (uint32_t)cfg->max_splats};
     struct gs_densify_report rep;
-    rc = gs_densify(m, &t->mo, dens, &o, rng, &rep, err);
+    if (!rc) rc = gs_densify_plan(n, dens, ls, q, op, &o, rng, &plan, &rep, err);
     if (!rc)
       sw_log_debug("densify at %u: %u -> %u (cloned %u, split %u, pruned %u)", iter, rep.before,
                    rep.after, rep.cloned, rep.split, rep.pruned);
+  } else {
+    plan.src = malloc(sizeof(uint32_t) * nn);
+    plan.off = calloc(3 * nn, sizeof(float));
+    if (!plan.src || !plan.off) rc = sw_err_set(err, SW_ENOMEM, "densify: out of memory");
+    for (uint32_t i = 0; i < n && !rc; i++) plan.src[i] = i; /* GS_DENSIFY_KEEP */
+    plan.count = plan.capacity = n;
   }
-  /* Opacity reset (with white_reset, also once at densify_from on white backgrounds, as the
-   * Inria code does, so that floaters in front of the white do not survive). */
-  int reset = cfg->opacity_reset_every > 0 && (int32_t)iter < cfg->densify_until &&
-              iter % (uint32_t)cfg->opacity_reset_every == 0;
-  if (cfg->white_reset && cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from)
-    reset = 1;
-  if (!rc && reset) gs_densify_reset_opacity(m, &t->mo);
-  if (!rc) rc = gs_moments_reserve(&t->mo, m->capacity, err);
-  /* Statistics restart after each densification (a reset alone keeps them, as in 3DGS). */
-  if (!rc) rc = upload_state(t, in_window, err);
-  free(dens);
+  uint32_t nn_new = plan.count ? plan.count : 1;
+  int work_grew = 0;
+  if (!rc) rc = reserve_set(t, t->alt_params, &t->alt_moments, &t->alt_cap, nn_new, err);
+  if (!rc) rc = reserve_work(t, nn_new, &work_grew, err);
+  if (!rc) rc = t->plan_src ? gs_vk_buf_reserve(t->plan_src, 4ull * nn_new, NULL, err)
+                            : gs_vk_buf_new(t->vk, 4ull * nn_new, 0, "plan", &t->plan_src, err);
+  if (!rc) rc = t->plan_off ? gs_vk_buf_reserve(t->plan_off, 12ull * nn_new, NULL, err)
+                            : gs_vk_buf_new(t->vk, 12ull * nn_new, 0, "plan", &t->plan_off, err);
+  if (!rc && plan.count) {
+    struct xfer x[2] = {{t->plan_src, 0, 4ull * plan.count, plan.src},
+                        {t->plan_off, 0, 12ull * plan.count, plan.off}};
+    rc = transfer(t, 1, x, 2, NULL, err);
+  }
+  if (!rc) {
+    struct gs_pc_densify pc = {.n_new = plan.count, .reset = reset ? 1u : 0u,
+                               .opacity_cap = gs_logit(0.01f), .ln16 = logf(1.6f)};
+    gs_tk_moment_offsets(t->cap, pc.old_off);
+    gs_tk_moment_offsets(t->alt_cap, pc.new_off);
+    VkCommandBuffer cmd;
+    rc = gs_vk_cmd_begin(t->vk, &cmd, err);
+    if (!rc) {
+      gs_tk_record_densify(t->tk, cmd, &pc, t->params, t->alt_params, t->moments,
+                           t->alt_moments, t->plan_src, t->plan_off);
+      /* Statistics restart after each densification (a reset alone keeps them, as in 3DGS). */
+      if (in_window || work_grew) vkCmdFillBuffer(cmd, t->dens->buf, 0, VK_WHOLE_SIZE, 0);
+      rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
+    }
+  }
+  if (!rc) {
+    for (int g = 0; g < GS_P_COUNT; g++) {
+      struct gs_vk_buf *x = t->params[g];
+      t->params[g] = t->alt_params[g];
+      t->alt_params[g] = x;
+    }
+    struct gs_vk_buf *x = t->moments;
+    t->moments = t->alt_moments;
+    t->alt_moments = x;
+    uint32_t c = t->cap;
+    t->cap = t->alt_cap;
+    t->alt_cap = c;
+    rc = gs_model_reserve(m, plan.count, err);
+    if (!rc) m->count = plan.count;
+  }
+  gs_densify_plan_free(&plan);
+  free(h);
   t->densify_ms += (double)(sw_clock_mono_ns() - t0) / 1e6;
   t->densify_calls++;
   return rc;

@@ -1,6 +1,6 @@
-/* gs_train_densify.c: clone / split / prune and the opacity reset on the host (see
- * gs_train_densify.h). The survivors are compacted in place first (so no splat is copied twice),
- * then the clones and split children are appended, then the prune pass compacts again. */
+/* gs_train_densify.c: clone / split / prune decisions as a gather plan, its application on the
+ * host, and the opacity reset on the host (see gs_train_densify.h); the GPU applies the same plan
+ * with densify_gather.comp. */
 #include "gs_train_densify.h"
 
 #include <math.h>
@@ -37,21 +37,7 @@ static float *group(struct gs_model *m, int g) {
   }
 }
 
-/* Copies splat `from` to slot `to` (parameters and moments, or zero moments). */
-static void move_splat(struct gs_model *m, struct gs_moments *mo, uint32_t to, uint32_t from,
-                       int zero_moments) {
-  for (int g = 0; g < GS_P_COUNT; g++) {
-    size_t per = gs_pgroup_floats[g];
-    float *p = group(m, g);
-    if (to != from) memmove(p + per * to, p + per * from, per * sizeof(float));
-    float *mm = mo->g[g];
-    if (zero_moments) memset(mm + 2 * per * to, 0, 2 * per * sizeof(float));
-    else if (to != from) memmove(mm + 2 * per * to, mm + 2 * per * from, 2 * per * sizeof(float));
-  }
-}
-
-static float max_scale(const struct gs_model *m, uint32_t i) {
-  const float *s = m->log_scales + 3 * (size_t)i;
+static float max_scale3(const float *s) {
   float x = s[0] > s[1] ? s[0] : s[1];
   return expf(x > s[2] ? x : s[2]);
 }
@@ -76,11 +62,36 @@ static void quat_rot(const float *qr, float r[3][3]) {
   r[2][2] = 1 - 2 * (x * x + y * y);
 }
 
-int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
-               const struct gs_densify_opts *o, struct gs_rng *rng,
-               struct gs_densify_report *rep, struct sw_err *err) {
-  uint32_t n0 = m->count;
+void gs_densify_plan_free(struct gs_densify_plan *p) {
+  free(p->src);
+  free(p->off);
+  memset(p, 0, sizeof *p);
+}
+
+static int plan_push(struct gs_densify_plan *p, uint32_t src, int kind, const float off[3]) {
+  if (p->count == p->capacity) {
+    uint32_t cap = p->capacity ? p->capacity * 2 : 1024;
+    uint32_t *s2 = realloc(p->src, sizeof *s2 * cap);
+    if (!s2) return -1;
+    p->src = s2;
+    float *o2 = realloc(p->off, sizeof *o2 * 3 * cap);
+    if (!o2) return -1;
+    p->off = o2;
+    p->capacity = cap;
+  }
+  p->src[p->count] = src | (uint32_t)kind << 30;
+  for (int a = 0; a < 3; a++) p->off[3 * (size_t)p->count + a] = off ? off[a] : 0.0f;
+  p->count++;
+  return 0;
+}
+
+int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, const float *quats,
+                    const float *opacity, const struct gs_densify_opts *o, struct gs_rng *rng,
+                    struct gs_densify_plan *plan, struct gs_densify_report *rep,
+                    struct sw_err *err) {
   struct gs_densify_report r = {.before = n0};
+  plan->count = 0;
+  if (n0 >= (1u << 30)) return sw_err_set(err, SW_EINVAL, "densify: %u splats is too many", n0);
   uint8_t *act = calloc(n0 ? n0 : 1, 1); /* 0 keep, 1 clone, 2 split */
   if (!act) return sw_err_set(err, SW_ENOMEM, "densify: out of memory for %u splats", n0);
   uint64_t budget = o->max_splats ? (o->max_splats > n0 ? o->max_splats - n0 : 0) : UINT64_MAX;
@@ -89,7 +100,7 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
     float cnt = dens[3 * (size_t)i + 1];
     float avg = cnt > 0 ? dens[3 * (size_t)i] / cnt : 0.0f;
     if (!(avg >= o->grad_threshold) || grow >= budget) continue;
-    if (max_scale(m, i) <= o->percent_dense * o->extent) {
+    if (max_scale3(log_scales + 3 * (size_t)i) <= o->percent_dense * o->extent) {
       act[i] = 1;
       r.cloned++;
     } else {
@@ -98,58 +109,97 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
     }
     grow++;
   }
-  uint32_t total = n0 + r.cloned + 2 * r.split;
-  int rc = gs_model_reserve(m, total, err);
-  if (!rc) rc = gs_moments_reserve(mo, m->capacity, err);
-  if (rc) {
-    free(act);
-    return rc;
-  }
-  /* Phase 1: append clones and split children after the originals, which stay intact. */
-  uint32_t t = n0;
+  /* Pruning applies to every splat of the step's result, new ones included (their screen
+   * radius is unknown: 0). */
+  float world = o->prune_world * o->extent;
   const float ln16 = logf(1.6f);
-  for (uint32_t i = 0; i < n0; i++) {
+#define PRUNED(op, maxs, radius)                                                                  \
+  (gs_sigmoid(op) < o->prune_opacity ||                                                          \
+   (o->prune_big && ((o->prune_screen > 0 && (radius) > o->prune_screen) ||                      \
+                     (world > 0 && (maxs) > world))))
+  int rc = 0;
+  for (uint32_t i = 0; i < n0 && !rc; i++) {
+    if (act[i] == 2) continue;
+    if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), dens[3 * (size_t)i + 2]))
+      r.pruned++;
+    else if (plan_push(plan, i, GS_DENSIFY_KEEP, NULL))
+      rc = -1;
+  }
+  for (uint32_t i = 0; i < n0 && !rc; i++) {
     if (act[i] == 1) {
-      move_splat(m, mo, t++, i, 1);
+      if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), 0.0f)) r.pruned++;
+      else if (plan_push(plan, i, GS_DENSIFY_CLONE, NULL)) rc = -1;
     } else if (act[i] == 2) {
-      float rot[3][3], sc[3];
-      quat_rot(m->quats + 4 * (size_t)i, rot);
-      for (int a = 0; a < 3; a++) sc[a] = expf(m->log_scales[3 * (size_t)i + a]);
-      for (int c = 0; c < 2; c++) {
-        move_splat(m, mo, t, i, 1);
-        float nrm[3];
+      float rot[3][3], sc[3], ls[3];
+      quat_rot(quats + 4 * (size_t)i, rot);
+      for (int a = 0; a < 3; a++) {
+        sc[a] = expf(log_scales[3 * (size_t)i + a]);
+        ls[a] = log_scales[3 * (size_t)i + a] - ln16;
+      }
+      for (int c = 0; c < 2 && !rc; c++) {
+        float nrm[3], off[3];
         for (int a = 0; a < 3; a++) nrm[a] = gs_rng_normal(rng) * sc[a];
-        for (int a = 0; a < 3; a++) {
-          m->means[3 * (size_t)t + a] += rot[a][0] * nrm[0] + rot[a][1] * nrm[1] +
-                                         rot[a][2] * nrm[2];
-          m->log_scales[3 * (size_t)t + a] -= ln16;
-        }
-        t++;
+        for (int a = 0; a < 3; a++)
+          off[a] = rot[a][0] * nrm[0] + rot[a][1] * nrm[1] + rot[a][2] * nrm[2];
+        if (PRUNED(opacity[i], max_scale3(ls), 0.0f)) r.pruned++;
+        else if (plan_push(plan, i, GS_DENSIFY_CHILD, off)) rc = -1;
       }
     }
   }
-  m->count = total;
-  /* Phase 2: drop split parents and pruned splats, compacting in place (order kept). */
-  float world = o->prune_world * o->extent;
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < total; i++) {
-    if (i < n0 && act[i] == 2) continue;
-    int prune = gs_sigmoid(m->opacity[i]) < o->prune_opacity;
-    if (!prune && o->prune_big) {
-      float radius = i < n0 ? dens[3 * (size_t)i + 2] : 0.0f;
-      if (o->prune_screen > 0 && radius > o->prune_screen) prune = 1;
-      if (world > 0 && max_scale(m, i) > world) prune = 1;
-    }
-    if (prune) {
-      r.pruned++;
-      continue;
-    }
-    move_splat(m, mo, k++, i, 0);
-  }
-  m->count = k;
-  r.after = k;
+#undef PRUNED
   free(act);
+  if (rc) return sw_err_set(err, SW_ENOMEM, "densify: out of memory for the plan");
+  r.after = plan->count;
   if (rep) *rep = r;
+  return 0;
+}
+
+int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
+               const struct gs_densify_opts *o, struct gs_rng *rng,
+               struct gs_densify_report *rep, struct sw_err *err) {
+  struct gs_densify_plan plan = {0};
+  int rc = gs_densify_plan(m->count, dens, m->log_scales, m->quats, m->opacity, o, rng, &plan,
+                           rep, err);
+  if (rc) return rc;
+  /* Apply the gather into fresh arrays (a splat may feed several new ones). */
+  struct gs_model *nm = NULL;
+  struct gs_moments nmo = {0};
+  rc = gs_model_new(plan.count ? plan.count : 1, &nm, err);
+  if (!rc) rc = gs_moments_reserve(&nmo, nm->capacity, err);
+  if (!rc) rc = gs_model_reserve(m, plan.count, err);
+  if (!rc) rc = gs_moments_reserve(mo, m->capacity, err);
+  if (rc) {
+    gs_model_destroy(&nm);
+    gs_moments_free(&nmo);
+    gs_densify_plan_free(&plan);
+    return rc;
+  }
+  const float ln16 = logf(1.6f);
+  for (uint32_t k = 0; k < plan.count; k++) {
+    uint32_t src = plan.src[k] & 0x3fffffffu, kind = plan.src[k] >> 30;
+    for (int g = 0; g < GS_P_COUNT; g++) {
+      size_t per = gs_pgroup_floats[g];
+      memcpy(group(nm, g) + per * k, group(m, g) + per * src, per * sizeof(float));
+      if (kind == GS_DENSIFY_KEEP)
+        memcpy(nmo.g[g] + 2 * per * k, mo->g[g] + 2 * per * src, 2 * per * sizeof(float));
+      else
+        memset(nmo.g[g] + 2 * per * k, 0, 2 * per * sizeof(float));
+    }
+    if (kind == GS_DENSIFY_CHILD)
+      for (int a = 0; a < 3; a++) {
+        nm->means[3 * (size_t)k + a] += plan.off[3 * (size_t)k + a];
+        nm->log_scales[3 * (size_t)k + a] -= ln16;
+      }
+  }
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    size_t per = gs_pgroup_floats[g];
+    memcpy(group(m, g), group(nm, g), per * plan.count * sizeof(float));
+    memcpy(mo->g[g], nmo.g[g], 2 * per * plan.count * sizeof(float));
+  }
+  m->count = plan.count;
+  gs_model_destroy(&nm);
+  gs_moments_free(&nmo);
+  gs_densify_plan_free(&plan);
   return 0;
 }
 

@@ -41,6 +41,28 @@ struct gs_densify_report {
   uint32_t before, cloned, split, pruned, after;
 };
 
+/* The outcome of one densification step as a gather: new splat k comes from old splat src[k],
+ * as kind[k]: GS_DENSIFY_KEEP (parameters and moments), GS_DENSIFY_CLONE (parameters, zero
+ * moments) or GS_DENSIFY_CHILD (parameters with the mean moved by off[3k..3k+2] and the scales
+ * divided by 1.6, zero moments). Survivors come first in their order, then clones and children in
+ * the order of their parents. Both the host (gs_densify) and the GPU (densify_gather.comp) apply
+ * it, so the decisions are made once, in one place. */
+enum gs_densify_kind { GS_DENSIFY_KEEP = 0, GS_DENSIFY_CLONE = 1, GS_DENSIFY_CHILD = 2 };
+
+struct gs_densify_plan {
+  uint32_t count, capacity;
+  uint32_t *src;  /* count: old index | kind << 30 */
+  float *off;     /* 3 * count: mean offsets of children (0 otherwise) */
+};
+void gs_densify_plan_free(struct gs_densify_plan *p);
+
+/* Plans one step from the statistics and the few parameters the decisions need (n splats:
+ * dens 3n, log_scales 3n, quats 4n, opacity n). */
+int gs_densify_plan(uint32_t n, const float *dens, const float *log_scales, const float *quats,
+                    const float *opacity, const struct gs_densify_opts *opts, struct gs_rng *rng,
+                    struct gs_densify_plan *plan, struct gs_densify_report *rep,
+                    struct sw_err *err);
+
 /* One densification step. dens: 3 floats per splat (sum of 2D gradient norms, visible count,
  * max radius) for the model's count splats. Grows model and moments as needed. */
 int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,

@@ -12,6 +12,7 @@ _Static_assert(sizeof(struct gs_pc_loss) == 16, "gs_pc_loss layout");
 _Static_assert(sizeof(struct gs_pc_adam) == 72, "gs_pc_adam layout");
 _Static_assert(sizeof(struct gs_pc_project_bwd) == 112, "gs_pc_project_bwd layout");
 _Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
+_Static_assert(sizeof(struct gs_pc_densify) == 56, "gs_pc_densify layout");
 
 const uint32_t gs_pgroup_floats[GS_P_COUNT] = {3, 3, 4, 1, 48};
 
@@ -48,6 +49,9 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
     rc = kernel(vk, "project_bwd", "project_bwd", 13, sizeof(struct gs_pc_project_bwd), NULL, 0,
                 &tk->project_bwd, err);
   if (!rc) rc = kernel(vk, "adam", "adam", 13, sizeof(struct gs_pc_adam), &av, 1, &tk->adam, err);
+  if (!rc)
+    rc = kernel(vk, "densify_gather", "densify", 14, sizeof(struct gs_pc_densify), NULL, 0,
+                &tk->densify, err);
   if (rc) {
     gs_tk_destroy(&tk);
     return rc;
@@ -67,6 +71,7 @@ void gs_tk_destroy(struct gs_tk **tkp) {
   gs_vk_kernel_destroy(&tk->raster_bwd);
   gs_vk_kernel_destroy(&tk->project_bwd);
   gs_vk_kernel_destroy(&tk->adam);
+  gs_vk_kernel_destroy(&tk->densify);
   free(tk);
   *tkp = NULL;
 }
@@ -209,6 +214,26 @@ void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc
   uint32_t gx = groups > 65535 ? 65535 : (uint32_t)groups;
   uint32_t gy = (uint32_t)((groups + gx - 1) / gx);
   gs_vk_dispatch(cmd, tk->adam, b, pc, gx, gy, 1);
+}
+
+void gs_tk_record_densify(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_densify *pc,
+                          struct gs_vk_buf *const old_params[GS_P_COUNT],
+                          struct gs_vk_buf *const new_params[GS_P_COUNT],
+                          struct gs_vk_buf *old_moments, struct gs_vk_buf *new_moments,
+                          struct gs_vk_buf *src, struct gs_vk_buf *off) {
+  struct gs_vk_buf *b[14];
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    b[g] = old_params[g];
+    b[5 + g] = new_params[g];
+  }
+  b[10] = old_moments;
+  b[11] = new_moments;
+  b[12] = src;
+  b[13] = off;
+  uint32_t groups = (pc->n_new + GS_WG - 1) / GS_WG;
+  if (!groups) return;
+  uint32_t gx = groups > 65535 ? 65535 : groups;
+  gs_vk_dispatch(cmd, tk->densify, b, pc, gx, (groups + gx - 1) / gx, 1);
 }
 
 uint64_t gs_tk_moment_offsets(uint32_t capacity, uint32_t off[GS_P_COUNT]) {

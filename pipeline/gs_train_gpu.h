@@ -37,7 +37,7 @@ struct gs_tk {
   struct gs_tk_opts opts;
   int cas; /* the compare-and-swap build is in use */
   gs_vk_kernel_t *loss_l1, *ssim_h, *loss_ssim, *ssim_bwd_h, *ssim_bwd_v;
-  gs_vk_kernel_t *raster_bwd, *project_bwd, *adam;
+  gs_vk_kernel_t *raster_bwd, *project_bwd, *adam, *densify;
 };
 
 int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err);
@@ -87,6 +87,14 @@ void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc
                        struct gs_vk_buf *const params[GS_P_COUNT],
                        struct gs_vk_buf *const grads[GS_P_COUNT], struct gs_vk_buf *moments,
                        struct gs_vk_buf *tiles_touched, struct gs_vk_buf *counters);
+
+/* Densification on the GPU: applies a plan (gs_train_densify.h; src: uint per new splat, off: 3
+ * floats per new splat) from the old parameter/moment buffers into new ones (distinct buffers). */
+void gs_tk_record_densify(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_densify *pc,
+                          struct gs_vk_buf *const old_params[GS_P_COUNT],
+                          struct gs_vk_buf *const new_params[GS_P_COUNT],
+                          struct gs_vk_buf *old_moments, struct gs_vk_buf *new_moments,
+                          struct gs_vk_buf *src, struct gs_vk_buf *off);
 
 /* Float offsets of each group's moments in the shared moments buffer for `capacity` splats;
  * returns the total floats (2 * 59 * capacity). */

@@ -16,6 +16,7 @@
  *   moments: one buffer, Adam (m, v) interleaved per parameter float, group g from mom_off[g]
  *   counters: the forward's (gs_shared.h): a frame whose pairs overflowed the arena is recorded
  *            again, so project_bwd and adam do nothing when counters[PAIRS] > counters[CAPACITY]
+ *   plan:    uint[new n] (old index | kind << 30) and float[3 * new n] offsets: densify_gather
  *   dens:    float[3 * n]                 densification statistics per splat: sum of the 2D
  *                                        gradient norm, visible count, max screen radius */
 #ifndef GS_TRAIN_SHARED_H
@@ -77,6 +78,16 @@ struct gs_pc_project_bwd {
   GS_U32 sh_degree;
   GS_U32 accumulate; /* 1: add the 2D gradient norm / visibility / radius to dens */
   GS_U32 pad[2];
+};
+
+/* densify_gather: new splats from a plan (see densify_gather.comp). */
+struct gs_pc_densify {
+  GS_U32 n_new;
+  GS_U32 old_off[5]; /* moment offsets (floats) of each group in the old moments buffer */
+  GS_U32 new_off[5];
+  GS_U32 reset;      /* 1: cap opacities at opacity_cap and zero their moments */
+  float opacity_cap; /* logit(0.01) */
+  float ln16;        /* log(1.6): split children's scales are divided by 1.6 */
 };
 
 #endif

@@ -12,4 +12,5 @@ gs_embed_shaders(TARGET gs_train_shaders
     ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_cas.comp
     ${CMAKE_CURRENT_LIST_DIR}/project_bwd.comp
     ${CMAKE_CURRENT_LIST_DIR}/adam.comp
+    ${CMAKE_CURRENT_LIST_DIR}/densify_gather.comp
   INCLUDES ${CMAKE_CURRENT_LIST_DIR})

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gs_model.h"
 #include "gs_ref.h"
+#include "gs_train_densify.h"
 #include "gs_train_gpu.h"
 #include "gs_vk.h"
 #include "test_ref_scene.h"
@@ -434,6 +436,104 @@ START_TEST(adam_matches_reference) {
 }
 END_TEST
 
+/* The GPU gather of a densification plan equals the host application (gs_densify), bit for bit:
+ * both only copy, add the same offsets and subtract the same log(1.6). With _i = 1 the opacity
+ * reset is folded in (host: gs_densify_reset_opacity afterwards). */
+START_TEST(densify_gather_matches_host) {
+  uint32_t n = 300;
+  struct sw_err err = {0};
+  struct gs_model *m = NULL, *h = NULL;
+  ck_assert_int_eq(gs_model_new(n, &m, &err), 0);
+  m->count = n;
+  tr_fill_scene(m, 17, 1.0f, 0.005f, 0.3f, -6.0f, 2.0f);
+  float *dens = malloc(12 * (size_t)n);
+  struct tr_rng r = {99};
+  for (uint32_t i = 0; i < n; i++) {
+    dens[3 * i] = (float)tr_uniform(&r) * 8e-4f;
+    dens[3 * i + 1] = (float)(1 + i % 3);
+    dens[3 * i + 2] = (float)(i % 40);
+  }
+  struct gs_moments mo = {0};
+  ck_assert_int_eq(gs_moments_reserve(&mo, n, &err), 0);
+  for (int g = 0; g < GS_P_COUNT; g++)
+    for (size_t k = 0; k < 2ull * gs_pgroup_floats[g] * n; k++) mo.g[g][k] = (float)tr_normal(&r);
+  struct gs_densify_opts o = {.grad_threshold = 2e-4f, .percent_dense = 0.1f, .extent = 1.0f,
+                              .prune_opacity = 0.005f, .prune_big = 1, .prune_screen = 30,
+                              .prune_world = 0.25f};
+  /* GPU: plan from the original arrays, then gather. */
+  struct gs_rng rng;
+  gs_rng_seed(&rng, 5);
+  struct gs_densify_plan plan = {0};
+  struct gs_densify_report rep;
+  ck_assert_int_eq(gs_densify_plan(n, dens, m->log_scales, m->quats, m->opacity, &o, &rng, &plan,
+                                   &rep, &err), 0);
+  ck_assert_uint_gt(rep.cloned, 0);
+  ck_assert_uint_gt(rep.split, 0);
+  ck_assert_uint_gt(rep.pruned, 0);
+  uint32_t cap_old = n, cap_new = plan.count + 7, off_old[GS_P_COUNT], off_new[GS_P_COUNT];
+  size_t mf_old = gs_tk_moment_offsets(cap_old, off_old);
+  size_t mf_new = gs_tk_moment_offsets(cap_new, off_new);
+  float *mall = calloc(mf_old, 4);
+  for (int g = 0; g < GS_P_COUNT; g++)
+    memcpy(mall + off_old[g], mo.g[g], 8ull * gs_pgroup_floats[g] * n);
+  struct gs_vk_buf *op[GS_P_COUNT], *np[GS_P_COUNT];
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    op[g] = up_group(m, g, "old");
+    np[g] = upload(NULL, 4ull * gs_pgroup_floats[g] * cap_new, "new");
+  }
+  struct gs_vk_buf *om = upload(mall, 4 * mf_old, "old moments");
+  struct gs_vk_buf *nm = upload(NULL, 4 * mf_new, "new moments");
+  struct gs_vk_buf *src = upload(plan.src, 4ull * plan.count, "src");
+  struct gs_vk_buf *off = upload(plan.off, 12ull * plan.count, "off");
+  struct gs_tk *tk = NULL;
+  ck_assert_msg(gs_tk_new(vk, NULL, &tk, &err) == 0, "%s", err.msg);
+  struct gs_pc_densify pc = {.n_new = plan.count, .reset = (uint32_t)_i,
+                             .opacity_cap = gs_logit(0.01f), .ln16 = logf(1.6f)};
+  memcpy(pc.old_off, off_old, sizeof off_old);
+  memcpy(pc.new_off, off_new, sizeof off_new);
+  VkCommandBuffer cmd;
+  ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+  gs_tk_record_densify(tk, cmd, &pc, op, np, om, nm, src, off);
+  ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+  /* Host: the same plan (same seed) applied by gs_densify. */
+  ck_assert_int_eq(gs_model_clone(m, &h, &err), 0);
+  gs_rng_seed(&rng, 5);
+  ck_assert_int_eq(gs_densify(h, &mo, dens, &o, &rng, NULL, &err), 0);
+  if (_i) gs_densify_reset_opacity(h, &mo);
+  ck_assert_uint_eq(h->count, plan.count);
+  const float *hp[GS_P_COUNT] = {h->means, h->log_scales, h->quats, h->opacity, h->sh};
+  float *mg = malloc(4 * mf_new);
+  download(nm, mg, 4 * mf_new);
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    size_t cnt = (size_t)gs_pgroup_floats[g] * plan.count;
+    float *gpu = malloc(4 * cnt);
+    download(np[g], gpu, 4 * cnt);
+    for (size_t k = 0; k < cnt; k++)
+      ck_assert_msg(gpu[k] == hp[g][k], "group %d float %zu: %.9g vs %.9g", g, k, gpu[k],
+                    hp[g][k]);
+    for (size_t k = 0; k < 2 * cnt; k++)
+      ck_assert_msg(mg[off_new[g] + k] == mo.g[g][k], "moments %d float %zu", g, k);
+    free(gpu);
+  }
+  free(mg);
+  for (int g = 0; g < GS_P_COUNT; g++) {
+    gs_vk_buf_destroy(&op[g]);
+    gs_vk_buf_destroy(&np[g]);
+  }
+  gs_vk_buf_destroy(&om);
+  gs_vk_buf_destroy(&nm);
+  gs_vk_buf_destroy(&src);
+  gs_vk_buf_destroy(&off);
+  gs_tk_destroy(&tk);
+  gs_densify_plan_free(&plan);
+  gs_moments_free(&mo);
+  free(mall);
+  free(dens);
+  gs_model_destroy(&h);
+  gs_model_destroy(&m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("gpu_bwd");
   TCase *tc = tcase_create("kernels");
@@ -447,6 +547,7 @@ int main(void) {
   tcase_add_test(tc, project_bwd_matches_reference);
   tcase_add_loop_test(tc, project_bwd_masks_sh_degree, 0, 3);
   tcase_add_loop_test(tc, adam_matches_reference, 0, 2);
+  tcase_add_loop_test(tc, densify_gather_matches_host, 0, 2);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
