@@ -2,7 +2,8 @@
  *
  * Delivery of results is at-least-once (DESIGN.md section 4): each finished run is written to
  * the spool (atomically: temporary file, fsync, rename) before it is sent, resent after every
- * reconnect until the coordinator's Ack arrives, and deleted then. A worker restarted with the
+ * reconnect (and periodically while connected) until the coordinator's Ack arrives, and deleted
+ * then. A worker restarted with the
  * same spool directory resends what it had not delivered.
  *
  * On disk: one file per run attempt, named r<RUN>-a<ATTEMPT>-l<LEASE>.msg, holding the encoded

@@ -26,6 +26,7 @@
 #include "sw_spool.h"
 
 #define MAX_SAMPLES 20000 /* per window; a 5-hour run sampled every second */
+#define RESEND_EVERY_HB 15 /* heartbeat intervals between resends of unacknowledged results */
 
 enum session_state { S_DISCONNECTED, S_HELLO_SENT, S_CONNECTED };
 enum run_phase { P_NONE, P_PREP, P_QUIET, P_RUN };
@@ -43,7 +44,7 @@ struct worker {
   enum session_state state;
   uint64_t seq;
   int64_t hb_ms, liveness, lease_ttl_ms;
-  int64_t last_recv_ms, last_send_ms, hello_ms;
+  int64_t last_recv_ms, last_send_ms, hello_ms, last_resend_ms;
   int ready_sent;
   struct sw_msg hello; /* built once; its lists are malloc'd */
   sw_spool_t *spool;
@@ -624,6 +625,7 @@ static int handle(struct worker *w, struct sw_msg *m) {
                 " ms)",
                 m->u.welcome.session_id, w->hb_ms, w->liveness, w->lease_ttl_ms);
     sw_spool_foreach(w->spool, resend_one, w);
+    w->last_resend_ms = now_ms();
     w->ready_sent = 0;
     send_ready(w);
     break;
@@ -831,6 +833,12 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
       take_sample(w, NULL, t); /* keeps the counters fresh for the next quiet wait */
     if (w->state == S_CONNECTED && t - w->last_send_ms >= w->hb_ms)
       send_heartbeat(w);
+    /* Until acknowledged, results are resent now and then even without a reconnect: an Ack can
+     * be lost, or the coordinator may have failed to commit (it then does not acknowledge). */
+    if (w->state == S_CONNECTED && t - w->last_resend_ms >= RESEND_EVERY_HB * w->hb_ms) {
+      w->last_resend_ms = t;
+      sw_spool_foreach(w->spool, resend_one, w);
+    }
     /* Liveness: the coordinator silent too long -> reconnect (the trainer keeps running). */
     int64_t silent = t - w->last_recv_ms;
     if (w->sock && ((w->state == S_CONNECTED && silent > w->hb_ms * w->liveness) ||

@@ -6,7 +6,8 @@
  *
  *   connect -> Hello -> Welcome (heartbeat, liveness, lease ttl) -> resend the spool -> Ready
  *   Assign -> per run: prepare scene (child process) -> quiet wait (sampler) -> RunStarted ->
- *             Progress* -> RunFinished (spooled first, resent until Ack) -> ... -> LeaseDone -> Ready
+ *             Progress* -> RunFinished (spooled first; resent after every Welcome and every 15
+ *             heartbeat intervals until its Ack) -> ... -> LeaseDone -> Ready
  *   Heartbeat both ways every interval, carrying the lease id and epoch (renews the lease).
  *   Silence from the coordinator for `liveness` intervals: reconnect (new socket, Hello again);
  *   the trainer keeps running. Silence longer than the lease ttl: the trainer is killed and the
