@@ -177,8 +177,8 @@ static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
   return rc;
 }
 
-/* Host model + moments -> GPU; densification statistics zeroed when zero_dens (always when the
- * arrays had to grow). One batched transfer. */
+/* Host model + moments -> GPU (the initial state); densification statistics zeroed when
+ * zero_dens. One batched transfer. */
 static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   struct gs_model *m = t->model;
   int rc = reserve_gpu(t, m->count, err);
@@ -195,22 +195,15 @@ static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   return transfer(t, 1, x, n, zero_dens ? t->dens : NULL, err);
 }
 
-/* GPU -> host model (+ moments and densification statistics when wanted). One batched
- * transfer. */
-static int download_state(struct trainer *t, int with_moments, float *dens, struct sw_err *err) {
+/* GPU -> host parameters of the current set (final.ply and the final NaN check). */
+static int download_params(struct trainer *t, struct sw_err *err) {
   struct gs_model *m = t->model;
   if (!m->count) return 0;
-  uint32_t off[GS_P_COUNT];
-  gs_tk_moment_offsets(t->cap, off);
-  struct xfer x[2 * GS_P_COUNT + 1];
-  int n = 0;
-  for (int g = 0; g < GS_P_COUNT; g++) {
-    VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
-    x[n++] = (struct xfer){t->params[g], 0, 4 * floats, host_group(m, g)};
-    if (with_moments) x[n++] = (struct xfer){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
-  }
-  if (dens) x[n++] = (struct xfer){t->dens, 0, 12ull * m->count, dens};
-  return transfer(t, 0, x, n, NULL, err);
+  struct xfer x[GS_P_COUNT];
+  for (int g = 0; g < GS_P_COUNT; g++)
+    x[g] = (struct xfer){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count,
+                         host_group(m, g)};
+  return transfer(t, 0, x, GS_P_COUNT, NULL, err);
 }
 
 /* ---- one iteration ----------------------------------------------------------------------------- */
@@ -744,7 +737,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
   res->splats_mean = done ? splat_sum / done : t->model->count;
   if (rc) return rc;
   /* Final parameters, checked for NaN: a diverged model must not be reported as a result. */
-  rc = download_state(t, 0, NULL, err);
+  rc = download_params(t, err);
   if (rc) return rc;
   struct gs_model *m = t->model;
   static const char *gname[GS_P_COUNT] = {"means", "log-scales", "quaternions", "opacity logits",
