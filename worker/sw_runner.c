@@ -503,9 +503,11 @@ static char *log_tail(const char *path) {
   char *start = len > keep ? data + len - keep : data;
   char *r = strdup(start);
   free(data);
-  for (char *p = r; p && *p; p++)
-    if (*p == '\n' || *p == '\r' || *p == '\t')
-      *p = ' ';
+  /* One line of plain ASCII: the wire wants valid UTF-8, and a cut through a multi-byte
+   * character (or a trainer printing binary) must not make the whole result unsendable. */
+  for (unsigned char *p = (unsigned char *)r; p && *p; p++)
+    if (*p < 0x20 || *p >= 0x7f)
+      *p = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : '?';
   return r;
 }
 

@@ -387,8 +387,9 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   size_t len = 0;
   struct sw_err err = {0};
   int rc = sw_codec_encode(&m, &buf, &len, &err);
-  if (rc && result_json) {
-    /* A result the codec refuses (too large, not an object) is delivered as a failure. */
+  if (rc) {
+    /* A result the codec refuses (too large, not an object, bad text) is delivered as a
+     * failure with the codec's reason, so the coordinator always hears about the run. */
     sw_log_error("run %" PRIu64 ": result not sendable: %s", run->run_id, err.msg);
     char why[SW_ERR_MSG_MAX + 64];
     snprintf(why, sizeof why, "result not sendable: %s", err.msg);
