@@ -191,6 +191,8 @@ static int set_value(struct gs_config *cfg, const struct key *k, const char *val
   case K_INT:
   case K_I64: {
     int64_t x;
+    if (k->lo == 0 && k->hi == 1 && (!strcmp(v, "true") || !strcmp(v, "false")))
+      v = !strcmp(v, "true") ? "1" : "0"; /* 0/1 switches (save_ply, white_reset) */
     int rc = parse_int(k, v, &x, err);
     if (rc) return rc;
     if (k->type == K_INT) *(int32_t *)base = (int32_t)x;
@@ -210,6 +212,11 @@ static int set_value(struct gs_config *cfg, const struct key *k, const char *val
   }
   case K_ENUM: {
     int idx = enum_index(k->enums, v);
+    /* Specs written as YAML 1.2 carry switches as true/false; accept them for off|on keys. */
+    if (idx < 0 && !strcmp(k->enums, "off|on")) {
+      if (!strcmp(v, "true") || !strcmp(v, "1")) idx = 1;
+      if (!strcmp(v, "false") || !strcmp(v, "0")) idx = 0;
+    }
     if (idx < 0)
       return sw_err_set(err, SW_EINVAL, "config key '%s': '%s' is not one of %s", k->name, v,
                         k->enums);

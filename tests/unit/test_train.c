@@ -67,6 +67,13 @@ START_TEST(config_set_parses_every_type) {
   ck_assert_int_eq(c.checkpoints[0], 100);
   ck_assert_int_eq(c.checkpoints[1], 300);
   ck_assert_str_eq(c.device, "llvmpipe");
+  /* Switches also take the YAML 1.2 booleans a sweep spec may carry. */
+  ck_assert_int_eq(gs_config_set_kv(&c, "sigma_skip=false", &err), 0);
+  ck_assert_int_eq(c.sigma_skip, GS_OFF);
+  ck_assert_int_eq(gs_config_set_kv(&c, "bwd_warp_skip=true", &err), 0);
+  ck_assert_int_eq(c.bwd_warp_skip, GS_ON);
+  ck_assert_int_eq(gs_config_set_kv(&c, "save_ply=false", &err), 0);
+  ck_assert_int_eq(c.save_ply, 0);
   ck_assert_str_eq(gs_config_enum_name("adam", GS_ADAM_VISIBLE), "visible");
 }
 END_TEST
