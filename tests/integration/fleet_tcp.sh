@@ -31,4 +31,12 @@ jq -e '[.sweeps[0].gates[0].pairs[]] | length == 4' "$T/report.json" >/dev/null 
 n=$(jq -r '[.sweeps[0].gates[0].pairs[].worker] | unique | length' "$T/report.json")
 [ "$n" = 2 ] || fail "pairs were not spread over both workers ($n)"
 echo "verdict: $(jq -r '.sweeps[0].gates[0].verdict' "$T/report.json")"
+# The other formats through the control endpoint, and the terminal status.
+"$SW" report "$id" --coordinator "$CTL" --format html -o "$T/report.html" || fail "html report"
+grep -qi "<html" "$T/report.html" || fail "html report has no page"
+"$SW" report "$id" --coordinator "$CTL" --format md >"$T/report.md" || fail "md report"
+grep -q "it-fleet" "$T/report.md" || fail "md report lacks the gate"
+"$SW" status --coordinator "$CTL" >"$T/status.txt" || fail "text status"
+grep -q "sweep $id it-fleet" "$T/status.txt" || fail "text status: $(cat "$T/status.txt")"
+grep -q "^worker w1" "$T/status.txt" || fail "text status lacks the workers"
 echo PASS
