@@ -183,7 +183,12 @@ int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_clo
     if ((rc = sched_lease_close_db(s, s->leases[i].id, "done", now, err))) return rc;
     *lease_closed = 1;
   }
-  if (c[2] > 0) return sched_pair_requeue(s, pair_id, now, "a run failed", err);
+  if (c[2] > 0) {
+    /* A failed run re-queues the pair, or fails it for good (poison): then the sweep may be
+     * over, so it is checked like after a completed pair. */
+    rc = sched_pair_requeue(s, pair_id, now, "a run failed", err);
+    return rc ? rc : sched_sweep_check(s, sweep_id, now, err);
+  }
   if ((rc = sw_store_stmt(s->store, SQL_DONE, &st, err))) return rc;
   sqlite3_bind_int64(st, 1, pair_id);
   sqlite3_bind_int64(st, 2, now);
