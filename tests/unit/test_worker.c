@@ -299,6 +299,15 @@ START_TEST(exec_runner_reports_failures) {
   ck_assert_int_eq(run_to_end(&o, &pr, 200, &result, &error, &wall), 128 + 9);
   ck_assert(wall >= 0.6); /* 200 ms + 500 ms grace */
   free(error);
+  /* exec.timeout_s stops a trainer that runs too long (SIGTERM honoured: 143). */
+  free(trainer);
+  trainer = exec_trainer(",\"timeout_s\":0.3");
+  o.trainer_json = trainer;
+  snprintf(out, sizeof out, "%s/timeout", dir);
+  o.config_json = "{\"fake_hang\":1}";
+  ck_assert_int_eq(run_to_end(&o, &pr, -1, &result, &error, &wall), 143);
+  ck_assert(wall >= 0.3);
+  free(error);
   /* A program that does not exist: 127 with the reason. */
   free(trainer);
   trainer = strdup("{\"exec\":{\"command\":[\"/nonexistent/trainer\",\"{out}\"]}}");
