@@ -141,11 +141,16 @@ int main(int argc, char **argv) {
                                        {0, 0, 0, 0}};
   int c;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 'w') work = optarg;
-    else if (c == 'c') control = optarg;
-    else if (c == 'n') nworkers = atoi(optarg);
-    else if (c == 'r') runs = atol(optarg);
-    else return 2;
+    if (c == 'w')
+      work = optarg;
+    else if (c == 'c')
+      control = optarg;
+    else if (c == 'n')
+      nworkers = atoi(optarg);
+    else if (c == 'r')
+      runs = atol(optarg);
+    else
+      return 2;
   }
   if (nworkers < 1 || nworkers > 5000 || runs < 1 || runs > 10000) {
     fprintf(stderr, "coord_load: --workers 1..5000, --runs 1..10000\n");
@@ -274,8 +279,8 @@ int main(int argc, char **argv) {
   if (nlat)
     printf("Ready->Assign at the workers: p50 %.3f ms, p99 %.3f ms (n=%ld; includes waits "
            "when no work was free)\n",
-           (double)lat[(nlat - 1) / 2] / 1000.0, (double)lat[(long)((double)(nlat - 1) * 0.99)] / 1000.0,
-           nlat);
+           (double)lat[(nlat - 1) / 2] / 1000.0,
+           (double)lat[(long)((double)(nlat - 1) * 0.99)] / 1000.0, nlat);
   printf("results/s: %.1f (first to last Ack, %.2f s)\n", secs > 0 ? (double)acks / secs : 0, secs);
   sw_msg_init(&req, SW_MSG_STATUS_REQ);
   req.u.status_req.sweep_id = sweep;
@@ -284,8 +289,8 @@ int main(int argc, char **argv) {
     json_t *st = json_loads(rep.u.status_rep.body, 0, NULL);
     json_t *co = json_object_get(st, "coordinator");
     json_t *l = json_object_get(co, "ready_to_assign_immediate");
-    printf("coordinator (Readys answered at once): Ready->Assign p50 %.3f ms, p99 %.3f ms (n=%" JSON_INTEGER_FORMAT
-           "), VmRSS %" JSON_INTEGER_FORMAT " kB\n",
+    printf("coordinator (Readys answered at once): Ready->Assign p50 %.3f ms, p99 %.3f ms "
+           "(n=%" JSON_INTEGER_FORMAT "), VmRSS %" JSON_INTEGER_FORMAT " kB\n",
            json_number_value(json_object_get(l, "p50_ms")),
            json_number_value(json_object_get(l, "p99_ms")),
            json_integer_value(json_object_get(l, "n")),

@@ -18,19 +18,19 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "sw_audit.h"
 #include "sw_clock.h"
 #include "sw_codec.h"
 #include "sw_coord.h"
 #include "sw_fs.h"
 #include "sw_gate.h"
+#include "sw_http.h"
 #include "sw_log.h"
+#include "sw_pareto.h"
 #include "sw_report.h"
 #include "sw_spec.h"
 #include "sw_store.h"
 #include "sw_worker.h"
-#include "sw_audit.h"
-#include "sw_http.h"
-#include "sw_pareto.h"
 
 #define EXIT_USAGE 2
 #define DEFAULT_CONTROL "tcp://127.0.0.1:7711"
@@ -52,26 +52,27 @@ static void install_signals(void) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: splatsweep COMMAND ...\n"
-          "  local SPEC [--workers N] [--db PATH]          run a sweep on this machine\n"
-          "  coordinator [--bind-work EP] [--bind-control EP] [--db PATH] [--keys DIR | --insecure]\n"
-          "              [--heartbeat-ms N] [--liveness N] [--lease-ttl-ms N] [--max-attempts N]\n"
-          "  worker --coordinator EP [--id ID] [--label k=v]... [--keys DIR | --insecure]\n"
-          "         [--work-dir DIR] [--trainer PATH]\n"
-          "  submit SPEC [--coordinator EP] [--keys DIR]     prints the sweep id\n"
-          "  status [SWEEP] [--coordinator EP] [--format text|json]\n"
-          "  report [SWEEP] [--db PATH | --coordinator EP] [--format text|md|json|html] [-o FILE]\n"
-          "  cancel SWEEP [--coordinator EP]\n"
-          "  check SPEC                                      validate a spec (exit 2 when bad)\n"
-          "  gate eval FILE.json                             the gate engine on given pairs\n"
-          "  keygen DIR                                      CurveZMQ key pair for a daemon\n"
-          "  pareto [SWEEP] [--db PATH] [--format text|md|json|csv|html] [-o FILE]\n"
-          "         [--compare CONFIG --against CONFIG]   Pareto points, front, matched comparisons\n"
-          "  audit [SWEEP] [--db PATH] [--format text|json] [--reference SWEEP [--gate NAME]\n"
-          "        [--tolerance 0.005]]                     reproducibility audit (exit 1: problems)\n"
-          "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard\n"
-          "docs/cli.md has the details.\n");
+  fprintf(
+      f,
+      "usage: splatsweep COMMAND ...\n"
+      "  local SPEC [--workers N] [--db PATH]          run a sweep on this machine\n"
+      "  coordinator [--bind-work EP] [--bind-control EP] [--db PATH] [--keys DIR | --insecure]\n"
+      "              [--heartbeat-ms N] [--liveness N] [--lease-ttl-ms N] [--max-attempts N]\n"
+      "  worker --coordinator EP [--id ID] [--label k=v]... [--keys DIR | --insecure]\n"
+      "         [--work-dir DIR] [--trainer PATH]\n"
+      "  submit SPEC [--coordinator EP] [--keys DIR]     prints the sweep id\n"
+      "  status [SWEEP] [--coordinator EP] [--format text|json]\n"
+      "  report [SWEEP] [--db PATH | --coordinator EP] [--format text|md|json|html] [-o FILE]\n"
+      "  cancel SWEEP [--coordinator EP]\n"
+      "  check SPEC                                      validate a spec (exit 2 when bad)\n"
+      "  gate eval FILE.json                             the gate engine on given pairs\n"
+      "  keygen DIR                                      CurveZMQ key pair for a daemon\n"
+      "  pareto [SWEEP] [--db PATH] [--format text|md|json|csv|html] [-o FILE]\n"
+      "         [--compare CONFIG --against CONFIG]   Pareto points, front, matched comparisons\n"
+      "  audit [SWEEP] [--db PATH] [--format text|json] [--reference SWEEP [--gate NAME]\n"
+      "        [--tolerance 0.005]]                     reproducibility audit (exit 1: problems)\n"
+      "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard\n"
+      "docs/cli.md has the details.\n");
 }
 
 /* ---- helpers ------------------------------------------------------------------------------- */
@@ -227,39 +228,54 @@ static int client_call(struct client *cl, struct sw_msg *req, struct sw_msg *rep
 /* ---- commands ------------------------------------------------------------------------------ */
 
 enum {
-  OPT_WORKERS = 1000, OPT_DB, OPT_BIND_WORK, OPT_BIND_CONTROL, OPT_KEYS, OPT_INSECURE,
-  OPT_HEARTBEAT, OPT_LIVENESS, OPT_LEASE_TTL, OPT_MAX_ATTEMPTS, OPT_COORD, OPT_ID, OPT_LABEL,
-  OPT_WORK_DIR, OPT_TRAINER, OPT_FORMAT, OPT_KEEP_RUNS, OPT_TIMEOUT, OPT_LOG
+  OPT_WORKERS = 1000,
+  OPT_DB,
+  OPT_BIND_WORK,
+  OPT_BIND_CONTROL,
+  OPT_KEYS,
+  OPT_INSECURE,
+  OPT_HEARTBEAT,
+  OPT_LIVENESS,
+  OPT_LEASE_TTL,
+  OPT_MAX_ATTEMPTS,
+  OPT_COORD,
+  OPT_ID,
+  OPT_LABEL,
+  OPT_WORK_DIR,
+  OPT_TRAINER,
+  OPT_FORMAT,
+  OPT_KEEP_RUNS,
+  OPT_TIMEOUT,
+  OPT_LOG
 };
 
-static const struct option long_opts[] = {
-    {"workers", required_argument, 0, OPT_WORKERS},
-    {"db", required_argument, 0, OPT_DB},
-    {"bind-work", required_argument, 0, OPT_BIND_WORK},
-    {"bind-control", required_argument, 0, OPT_BIND_CONTROL},
-    {"keys", required_argument, 0, OPT_KEYS},
-    {"insecure", no_argument, 0, OPT_INSECURE},
-    {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT},
-    {"liveness", required_argument, 0, OPT_LIVENESS},
-    {"lease-ttl-ms", required_argument, 0, OPT_LEASE_TTL},
-    {"max-attempts", required_argument, 0, OPT_MAX_ATTEMPTS},
-    {"coordinator", required_argument, 0, OPT_COORD},
-    {"id", required_argument, 0, OPT_ID},
-    {"label", required_argument, 0, OPT_LABEL},
-    {"work-dir", required_argument, 0, OPT_WORK_DIR},
-    {"trainer", required_argument, 0, OPT_TRAINER},
-    {"format", required_argument, 0, OPT_FORMAT},
-    {"keep-runs", no_argument, 0, OPT_KEEP_RUNS},
-    {"timeout-ms", required_argument, 0, OPT_TIMEOUT},
-    {"log", required_argument, 0, OPT_LOG},
-    {"output", required_argument, 0, 'o'},
-    {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0}};
+static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_WORKERS},
+                                          {"db", required_argument, 0, OPT_DB},
+                                          {"bind-work", required_argument, 0, OPT_BIND_WORK},
+                                          {"bind-control", required_argument, 0, OPT_BIND_CONTROL},
+                                          {"keys", required_argument, 0, OPT_KEYS},
+                                          {"insecure", no_argument, 0, OPT_INSECURE},
+                                          {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT},
+                                          {"liveness", required_argument, 0, OPT_LIVENESS},
+                                          {"lease-ttl-ms", required_argument, 0, OPT_LEASE_TTL},
+                                          {"max-attempts", required_argument, 0, OPT_MAX_ATTEMPTS},
+                                          {"coordinator", required_argument, 0, OPT_COORD},
+                                          {"id", required_argument, 0, OPT_ID},
+                                          {"label", required_argument, 0, OPT_LABEL},
+                                          {"work-dir", required_argument, 0, OPT_WORK_DIR},
+                                          {"trainer", required_argument, 0, OPT_TRAINER},
+                                          {"format", required_argument, 0, OPT_FORMAT},
+                                          {"keep-runs", no_argument, 0, OPT_KEEP_RUNS},
+                                          {"timeout-ms", required_argument, 0, OPT_TIMEOUT},
+                                          {"log", required_argument, 0, OPT_LOG},
+                                          {"output", required_argument, 0, 'o'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
 
 struct args {
   int64_t workers, heartbeat_ms, liveness, lease_ttl_ms, max_attempts, timeout_ms;
-  const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer,
-      *output, *format;
+  const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer, *output,
+      *format;
   int insecure, keep_runs;
   struct sw_msg_kv *labels;
   size_t n_labels;
@@ -287,31 +303,65 @@ static int parse_args(int argc, char **argv, struct args *a) {
                 long_opts[c - OPT_WORKERS].name, optarg);
         return -1;
       }
-      if (c == OPT_WORKERS) a->workers = v;
-      if (c == OPT_HEARTBEAT) a->heartbeat_ms = v;
-      if (c == OPT_LIVENESS) a->liveness = v;
-      if (c == OPT_LEASE_TTL) a->lease_ttl_ms = v;
-      if (c == OPT_MAX_ATTEMPTS) a->max_attempts = v;
-      if (c == OPT_TIMEOUT) a->timeout_ms = v;
+      if (c == OPT_WORKERS)
+        a->workers = v;
+      if (c == OPT_HEARTBEAT)
+        a->heartbeat_ms = v;
+      if (c == OPT_LIVENESS)
+        a->liveness = v;
+      if (c == OPT_LEASE_TTL)
+        a->lease_ttl_ms = v;
+      if (c == OPT_MAX_ATTEMPTS)
+        a->max_attempts = v;
+      if (c == OPT_TIMEOUT)
+        a->timeout_ms = v;
       break;
-    case OPT_DB: a->db = optarg; break;
-    case OPT_BIND_WORK: a->bind_work = optarg; break;
-    case OPT_BIND_CONTROL: a->bind_control = optarg; break;
-    case OPT_KEYS: a->keys = optarg; break;
-    case OPT_INSECURE: a->insecure = 1; break;
-    case OPT_COORD: a->coordinator = optarg; break;
-    case OPT_ID: a->id = optarg; break;
-    case OPT_WORK_DIR: a->work_dir = optarg; break;
-    case OPT_TRAINER: a->trainer = optarg; break;
-    case OPT_FORMAT: a->format = optarg; break;
-    case OPT_KEEP_RUNS: a->keep_runs = 1; break;
+    case OPT_DB:
+      a->db = optarg;
+      break;
+    case OPT_BIND_WORK:
+      a->bind_work = optarg;
+      break;
+    case OPT_BIND_CONTROL:
+      a->bind_control = optarg;
+      break;
+    case OPT_KEYS:
+      a->keys = optarg;
+      break;
+    case OPT_INSECURE:
+      a->insecure = 1;
+      break;
+    case OPT_COORD:
+      a->coordinator = optarg;
+      break;
+    case OPT_ID:
+      a->id = optarg;
+      break;
+    case OPT_WORK_DIR:
+      a->work_dir = optarg;
+      break;
+    case OPT_TRAINER:
+      a->trainer = optarg;
+      break;
+    case OPT_FORMAT:
+      a->format = optarg;
+      break;
+    case OPT_KEEP_RUNS:
+      a->keep_runs = 1;
+      break;
     case OPT_LOG:
-      if (!strcmp(optarg, "debug")) sw_log_set_level(SW_LOG_DEBUG);
-      else if (!strcmp(optarg, "warn")) sw_log_set_level(SW_LOG_WARN);
-      else if (!strcmp(optarg, "error")) sw_log_set_level(SW_LOG_ERROR);
-      else sw_log_set_level(SW_LOG_INFO);
+      if (!strcmp(optarg, "debug"))
+        sw_log_set_level(SW_LOG_DEBUG);
+      else if (!strcmp(optarg, "warn"))
+        sw_log_set_level(SW_LOG_WARN);
+      else if (!strcmp(optarg, "error"))
+        sw_log_set_level(SW_LOG_ERROR);
+      else
+        sw_log_set_level(SW_LOG_INFO);
       break;
-    case 'o': a->output = optarg; break;
+    case 'o':
+      a->output = optarg;
+      break;
     case OPT_LABEL: {
       const char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg) {
@@ -326,8 +376,11 @@ static int parse_args(int argc, char **argv, struct args *a) {
       }
       break;
     }
-    case 'h': usage(stdout); exit(0);
-    default: return -1;
+    case 'h':
+      usage(stdout);
+      exit(0);
+    default:
+      return -1;
     }
   }
   for (int i = optind; i < argc; i++) {
@@ -368,8 +421,7 @@ static int cmd_keygen(struct args *a) {
   }
   char pub[41], sec[41];
   if (zmq_curve_keypair(pub, sec) != 0) {
-    fprintf(stderr, "splatsweep keygen: %s (libzmq built without CURVE?)\n",
-            zmq_strerror(errno));
+    fprintf(stderr, "splatsweep keygen: %s (libzmq built without CURVE?)\n", zmq_strerror(errno));
     return 1;
   }
   struct sw_err err = {0};
@@ -419,9 +471,9 @@ static int cmd_coordinator(struct args *a) {
   struct sw_err err = {0};
   int rc = sw_coord_new(ctx, &o, &c, &err);
   if (!rc) {
-    sw_log_info("serving workers on %s, control on %s%s", a->bind_work ? a->bind_work : "tcp://*:7710",
-                a->bind_control ? a->bind_control : "tcp://*:7711",
-                a->insecure ? " (insecure)" : "");
+    sw_log_info(
+        "serving workers on %s, control on %s%s", a->bind_work ? a->bind_work : "tcp://*:7710",
+        a->bind_control ? a->bind_control : "tcp://*:7711", a->insecure ? " (insecure)" : "");
     rc = sw_coord_run(c, &err);
   }
   sw_coord_destroy(&c);
@@ -648,8 +700,8 @@ static int cmd_cancel(struct args *a) {
     fprintf(stderr, "splatsweep cancel: %s\n", rc ? err.msg : "unexpected reply");
     code = 1;
   } else {
-    printf("sweep %" PRIu64 " cancelled (%u active lease(s) stopped)\n",
-           rep.u.cancel_rep.sweep_id, rep.u.cancel_rep.runs_cancelled);
+    printf("sweep %" PRIu64 " cancelled (%u active lease(s) stopped)\n", rep.u.cancel_rep.sweep_id,
+           rep.u.cancel_rep.runs_cancelled);
   }
   sw_msg_clear(&rep);
   client_close(&cl);
@@ -778,8 +830,10 @@ static int cmd_local(struct args *a) {
     zmq_ctx_term(ctx);
     return rc == SW_EINVAL ? EXIT_USAGE : 1;
   }
-  fprintf(stderr, "splatsweep local: sweep %" PRId64 " with %d worker(s); status: splatsweep "
-                  "status --coordinator %s\n", sweep, n, ctl_ep);
+  fprintf(stderr,
+          "splatsweep local: sweep %" PRId64 " with %d worker(s); status: splatsweep "
+          "status --coordinator %s\n",
+          sweep, n, ctl_ep);
   pid_t *pids = calloc((size_t)n, sizeof *pids);
   for (int k = 0; k < n && pids; k++)
     pids[k] = spawn_worker(self, work_ep, k + 1, work_root, a);
@@ -851,8 +905,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   /* pareto, audit and the dashboard live in sw_analysis (sw_pareto.h, sw_audit.h, sw_http.h). */
-  if (!strcmp(cmd, "pareto")) return sw_pareto_cli(argc - 1, argv + 1);
-  if (!strcmp(cmd, "audit")) return sw_audit_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "pareto"))
+    return sw_pareto_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "audit"))
+    return sw_audit_cli(argc - 1, argv + 1);
   sw_http_t *http = NULL;
   if (!strcmp(cmd, "coordinator") || !strcmp(cmd, "local")) {
     struct sw_err herr = {0};
@@ -868,16 +924,26 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int rc;
-  if (!strcmp(cmd, "check")) rc = cmd_check(&a);
-  else if (!strcmp(cmd, "gate")) rc = cmd_gate(&a);
-  else if (!strcmp(cmd, "keygen")) rc = cmd_keygen(&a);
-  else if (!strcmp(cmd, "coordinator")) rc = cmd_coordinator(&a);
-  else if (!strcmp(cmd, "worker")) rc = cmd_worker(&a);
-  else if (!strcmp(cmd, "submit")) rc = cmd_submit(&a);
-  else if (!strcmp(cmd, "status")) rc = cmd_status(&a);
-  else if (!strcmp(cmd, "report")) rc = cmd_report(&a);
-  else if (!strcmp(cmd, "cancel")) rc = cmd_cancel(&a);
-  else if (!strcmp(cmd, "local")) rc = cmd_local(&a);
+  if (!strcmp(cmd, "check"))
+    rc = cmd_check(&a);
+  else if (!strcmp(cmd, "gate"))
+    rc = cmd_gate(&a);
+  else if (!strcmp(cmd, "keygen"))
+    rc = cmd_keygen(&a);
+  else if (!strcmp(cmd, "coordinator"))
+    rc = cmd_coordinator(&a);
+  else if (!strcmp(cmd, "worker"))
+    rc = cmd_worker(&a);
+  else if (!strcmp(cmd, "submit"))
+    rc = cmd_submit(&a);
+  else if (!strcmp(cmd, "status"))
+    rc = cmd_status(&a);
+  else if (!strcmp(cmd, "report"))
+    rc = cmd_report(&a);
+  else if (!strcmp(cmd, "cancel"))
+    rc = cmd_cancel(&a);
+  else if (!strcmp(cmd, "local"))
+    rc = cmd_local(&a);
   else {
     fprintf(stderr, "splatsweep: unknown command '%s'\n", cmd);
     usage(stderr);

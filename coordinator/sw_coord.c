@@ -31,12 +31,12 @@ struct session {
   char worker_id[SW_MSG_ID_MAX + 1];
   char session_id[SW_MSG_ID_MAX + 1];
   int64_t last_recv_ms, created_ms;
-  int waiting;          /* sent Ready, no Assign yet */
-  int64_t ready_us;     /* when that Ready arrived (monotonic microseconds) */
+  int waiting;      /* sent Ready, no Assign yet */
+  int64_t ready_us; /* when that Ready arrived (monotonic microseconds) */
   int64_t lease_id;
   uint32_t epoch;
-  uint64_t run_id;      /* run in progress (RunStarted) */
-  uint64_t iter;        /* last Progress */
+  uint64_t run_id; /* run in progress (RunStarted) */
+  uint64_t iter;   /* last Progress */
   double train_s;
   uint64_t runs_finished;
 };
@@ -76,9 +76,9 @@ struct sw_coord {
   int64_t last_tick_ms;
   struct endpoint_stats st_work, st_control;
   uint64_t assigns, results, acks, stale, runs_failed_store;
-  struct lat_ring lat_all;  /* every Ready->Assign, waits for free work included */
-  struct lat_ring lat_now;  /* only Readys answered at once: the coordinator's service time */
-  int need_assign; /* something changed that may let waiting workers start */
+  struct lat_ring lat_all; /* every Ready->Assign, waits for free work included */
+  struct lat_ring lat_now; /* only Readys answered at once: the coordinator's service time */
+  int need_assign;         /* something changed that may let waiting workers start */
 };
 
 static int64_t now_ms(void) { return sw_clock_mono_ms(); }
@@ -311,8 +311,8 @@ static void contamination_from_json(const char *text, struct sw_msg_contaminatio
     return;
   }
   json_t *v;
-#define NUM(k)                                                                                    \
-  if (json_is_number(v = json_object_get(j, #k)) && json_number_value(v) >= 0)                    \
+#define NUM(k)                                                                                     \
+  if (json_is_number(v = json_object_get(j, #k)) && json_number_value(v) >= 0)                     \
   out->k = json_number_value(v)
   NUM(load1_max);
   NUM(cpu_other_max);
@@ -420,12 +420,12 @@ static void assign_waiting(sw_coord_t *c, int64_t t) {
 
 static char *fingerprint_json(const struct sw_msg_hello *h) {
   const struct sw_msg_fingerprint *f = &h->fp;
-  json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:s}", "worker_id",
-                        h->worker_id, "hostname", f->hostname, "os", f->os, "arch", f->arch,
-                        "cpu_model", f->cpu_model, "cores", (json_int_t)f->cores, "mem_bytes",
-                        (json_int_t)f->mem_bytes, "gpu_name", f->gpu_name, "gpu_driver",
-                        f->gpu_driver, "gpu_api", f->gpu_api, "gpu_kind",
-                        sw_gpu_kind_name(f->gpu_kind), "trainer_sha256", h->trainer_sha256);
+  json_t *o =
+      json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:s}", "worker_id", h->worker_id,
+                "hostname", f->hostname, "os", f->os, "arch", f->arch, "cpu_model", f->cpu_model,
+                "cores", (json_int_t)f->cores, "mem_bytes", (json_int_t)f->mem_bytes, "gpu_name",
+                f->gpu_name, "gpu_driver", f->gpu_driver, "gpu_api", f->gpu_api, "gpu_kind",
+                sw_gpu_kind_name(f->gpu_kind), "trainer_sha256", h->trainer_sha256);
   if (!o)
     return NULL;
   for (size_t i = 0; i < f->n_extra; i++)
@@ -476,8 +476,7 @@ static void on_hello(sw_coord_t *c, const void *rid, size_t len, struct session 
     return;
   }
   snprintf(s->worker_id, sizeof s->worker_id, "%s", h->worker_id);
-  snprintf(s->session_id, sizeof s->session_id, "%s.%" PRIu64, h->worker_id,
-           ++c->session_counter);
+  snprintf(s->session_id, sizeof s->session_id, "%s.%" PRIu64, h->worker_id, ++c->session_counter);
   s->created_ms = t;
   s->last_recv_ms = t;
   s->waiting = 0;
@@ -506,8 +505,7 @@ static struct sw_window_sample *conv_samples(const struct sw_msg_sample *in, siz
   return out;
 }
 
-static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_msg *m,
-                            int64_t t) {
+static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_msg *m, int64_t t) {
   const struct sw_msg_run_finished *f = &m->u.run_finished;
   struct sw_window_sample *pre = conv_samples(f->pre_samples, f->n_pre_samples);
   struct sw_window_sample *dur = conv_samples(f->samples, f->n_samples);
@@ -603,8 +601,8 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
     break;
   case SW_MSG_HEARTBEAT:
     if (m->u.heartbeat.lease_id) {
-      if (sw_sched_renew(c->sched, (int64_t)m->u.heartbeat.lease_id,
-                         (uint32_t)m->u.heartbeat.epoch, s->worker_id, t, &err) == SW_ESTATE) {
+      if (sw_sched_renew(c->sched, (int64_t)m->u.heartbeat.lease_id, (uint32_t)m->u.heartbeat.epoch,
+                         s->worker_id, t, &err) == SW_ESTATE) {
         c->stale++;
         send_cancel(c, s, (int64_t)m->u.heartbeat.lease_id, "stale lease: abort it");
       }
@@ -655,14 +653,14 @@ static char *status_text(json_t *st) {
   json_t *sw;
   json_array_foreach(json_object_get(st, "sweeps"), i, sw) {
     fprintf(f, "sweep %" JSON_INTEGER_FORMAT " %s: %s\n",
-            json_integer_value(json_object_get(sw, "id")),
-            jstr(json_object_get(sw, "name"), "?"),
+            json_integer_value(json_object_get(sw, "id")), jstr(json_object_get(sw, "name"), "?"),
             jstr(json_object_get(sw, "status"), "?"));
     json_t *sp = json_object_get(sw, "pairs");
     if (json_is_object(sp))
-      fprintf(f, "  %s done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT " (leased %"
-                 JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT ", failed %"
-                 JSON_INTEGER_FORMAT ")\n",
+      fprintf(f,
+              "  %s done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+              " (leased %" JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT
+              ", failed %" JSON_INTEGER_FORMAT ")\n",
               json_is_string(json_object_get(sw, "kind")) &&
                       !strcmp(json_string_value(json_object_get(sw, "kind")), "grid")
                   ? "runs"
@@ -676,10 +674,10 @@ static char *status_text(json_t *st) {
     json_t *g;
     json_array_foreach(json_object_get(sw, "gates"), k, g) {
       json_t *p = json_object_get(g, "pairs");
-      fprintf(f, "  gate %s: %s%s%s  pairs done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
-                 " (leased %" JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT ")\n",
-              jstr(json_object_get(g, "name"), "?"),
-              jstr(json_object_get(g, "status"), "?"),
+      fprintf(f,
+              "  gate %s: %s%s%s  pairs done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+              " (leased %" JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT ")\n",
+              jstr(json_object_get(g, "name"), "?"), jstr(json_object_get(g, "status"), "?"),
               json_is_string(json_object_get(g, "verdict")) ? ", verdict " : "",
               jstr(json_object_get(g, "verdict"), ""),
               json_integer_value(json_object_get(p, "done")),
@@ -691,8 +689,9 @@ static char *status_text(json_t *st) {
   json_t *co = json_object_get(st, "coordinator");
   json_t *ss;
   json_array_foreach(json_object_get(co, "sessions"), i, ss) {
-    fprintf(f, "worker %s: %s lease %" JSON_INTEGER_FORMAT " run %" JSON_INTEGER_FORMAT
-               " iter %" JSON_INTEGER_FORMAT " runs finished %" JSON_INTEGER_FORMAT "\n",
+    fprintf(f,
+            "worker %s: %s lease %" JSON_INTEGER_FORMAT " run %" JSON_INTEGER_FORMAT
+            " iter %" JSON_INTEGER_FORMAT " runs finished %" JSON_INTEGER_FORMAT "\n",
             jstr(json_object_get(ss, "id"), "?"),
             json_is_true(json_object_get(ss, "waiting")) ? "waiting" : "busy",
             json_integer_value(json_object_get(ss, "lease")),
@@ -964,24 +963,22 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, struct sw_err *err
   for (size_t i = 0; i < c->n_sessions; i++) {
     struct session *s = c->sessions[i];
     json_array_append_new(
-        sessions, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id,
-                            "session", s->session_id, "waiting", s->waiting, "lease",
-                            (json_int_t)s->lease_id, "run", (json_int_t)s->run_id, "iter",
-                            (json_int_t)s->iter, "train_s", s->train_s, "runs_finished",
-                            (json_int_t)s->runs_finished, "silent_ms",
+        sessions, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id, "session",
+                            s->session_id, "waiting", s->waiting, "lease", (json_int_t)s->lease_id,
+                            "run", (json_int_t)s->run_id, "iter", (json_int_t)s->iter, "train_s",
+                            s->train_s, "runs_finished", (json_int_t)s->runs_finished, "silent_ms",
                             (json_int_t)(t - s->last_recv_ms)));
   }
   json_t *lat = lat_json(&c->lat_all), *lat_now = lat_json(&c->lat_now);
-  json_t *co = json_pack(
-      "{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
-      stats_json(&c->st_work), "control", stats_json(&c->st_control), "sessions", sessions,
-      "ready_to_assign", lat, "ready_to_assign_immediate", lat_now,
-      "assigns", (json_int_t)c->assigns, "results", (json_int_t)c->results, "acks",
-      (json_int_t)c->acks, "stale", (json_int_t)c->stale, "zap_denied",
-      (json_int_t)(c->zap ? atomic_load(&c->zap->denied) : 0), "zap_allowed",
-      (json_int_t)(c->zap ? atomic_load(&c->zap->allowed) : 0), "rss_kb", (json_int_t)rss_kb(),
-      "heartbeat_ms", c->hb_ms, "liveness", c->liveness, "lease_ttl_ms",
-      (json_int_t)c->lease_ttl_ms);
+  json_t *co = json_pack("{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
+                         stats_json(&c->st_work), "control", stats_json(&c->st_control), "sessions",
+                         sessions, "ready_to_assign", lat, "ready_to_assign_immediate", lat_now,
+                         "assigns", (json_int_t)c->assigns, "results", (json_int_t)c->results,
+                         "acks", (json_int_t)c->acks, "stale", (json_int_t)c->stale, "zap_denied",
+                         (json_int_t)(c->zap ? atomic_load(&c->zap->denied) : 0), "zap_allowed",
+                         (json_int_t)(c->zap ? atomic_load(&c->zap->allowed) : 0), "rss_kb",
+                         (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms, "liveness", c->liveness,
+                         "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
   json_object_set_new(st, "coordinator", co);
   return st;
 }
@@ -1047,8 +1044,9 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
   if (!o->insecure) {
     /* Fail closed: secure mode needs our key pair and a non-empty allow-list. */
     if (!o->keys_dir) {
-      rc = sw_err_set(err, SW_EINVAL, "coordinator: --keys DIR (CurveZMQ) or an explicit "
-                                      "--insecure is required");
+      rc = sw_err_set(err, SW_EINVAL,
+                      "coordinator: --keys DIR (CurveZMQ) or an explicit "
+                      "--insecure is required");
       goto fail;
     }
     char p[4200];

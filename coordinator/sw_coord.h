@@ -27,15 +27,15 @@
 typedef struct sw_coord sw_coord_t;
 
 struct sw_coord_opts {
-  const char *bind_work;    /* default tcp://0.0.0.0:7710 (all interfaces) */
-  const char *bind_control; /* default tcp://0.0.0.0:7711 */
-  const char *db_path;      /* default results/splatsweep.db */
-  const char *keys_dir;     /* public.key, secret.key, authorized/; NULL = none */
-  int insecure;             /* plain TCP; required when keys_dir is NULL */
-  int heartbeat_ms;         /* default 1000 */
-  int liveness;             /* default 5 */
-  int64_t lease_ttl_ms;     /* default 60000 */
-  int max_attempts;         /* default 3 */
+  const char *bind_work;             /* default tcp://0.0.0.0:7710 (all interfaces) */
+  const char *bind_control;          /* default tcp://0.0.0.0:7711 */
+  const char *db_path;               /* default results/splatsweep.db */
+  const char *keys_dir;              /* public.key, secret.key, authorized/; NULL = none */
+  int insecure;                      /* plain TCP; required when keys_dir is NULL */
+  int heartbeat_ms;                  /* default 1000 */
+  int liveness;                      /* default 5 */
+  int64_t lease_ttl_ms;              /* default 60000 */
+  int max_attempts;                  /* default 3 */
   const volatile sig_atomic_t *stop; /* non-zero ends sw_coord_run; may be NULL */
 };
 

@@ -77,8 +77,8 @@ static int fake_sleep(double seconds, int progress, int forever, double train_s)
       last = now;
       iter += 100;
       double frac = seconds > 0 ? (double)(now - start) / (seconds * 1000.0) : 0;
-      printf("{\"iter\":%ld,\"train_s\":%.3f,\"loss\":%.5f,\"splats\":%ld}\n", iter,
-             frac * train_s, 0.1 / (1.0 + (double)iter / 100.0), 1000 + iter);
+      printf("{\"iter\":%ld,\"train_s\":%.3f,\"loss\":%.5f,\"splats\":%ld}\n", iter, frac * train_s,
+             0.1 / (1.0 + (double)iter / 100.0), 1000 + iter);
       fflush(stdout);
     }
     struct timespec ts = {0, 20 * 1000 * 1000};
@@ -97,28 +97,28 @@ static int write_result(const char *out, json_t *cfg, const char *scene, double 
   sw_sha256_buf(cfg_text, strlen(cfg_text), cfg_sha);
   free(cfg_text);
   if (foreign) {
-    root = json_pack("{s:{s:f},s:{s:f,s:f},s:s}", "timing", "seconds", train_s, "quality",
-                     "psnr", psnr, "ssim", 0.98, "tool", "fake-foreign");
+    root = json_pack("{s:{s:f},s:{s:f,s:f},s:s}", "timing", "seconds", train_s, "quality", "psnr",
+                     psnr, "ssim", 0.98, "tool", "fake-foreign");
   } else {
     double share[3] = {0.5, 0.3, 0.2};
     const char *names[3] = {"rasterize_fwd", "rasterize_bwd", "adam"};
     json_t *kernels = json_array();
     for (int i = 0; i < 3; i++)
-      json_array_append_new(kernels, json_pack("{s:s,s:i,s:f,s:f}", "name", names[i], "calls",
-                                               1000, "gpu_ms", train_s * 1000.0 * share[i] * 0.7,
-                                               "share", share[i]));
+      json_array_append_new(kernels, json_pack("{s:s,s:i,s:f,s:f}", "name", names[i], "calls", 1000,
+                                               "gpu_ms", train_s * 1000.0 * share[i] * 0.7, "share",
+                                               share[i]));
     root = json_pack(
         "{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:O,s:s,s:{s:s,s:s,s:i,s:i,s:i,s:i},"
         "s:{s:s,s:s,s:s,s:s},s:{s:f,s:f,s:i,s:f,s:f,s:i,s:i,s:f},s:o,s:[{s:i,s:f,s:f,s:i}]}",
         "schema", "splatsweep.result/1", "status", "ok", "trainer", "name", "fake_trainer",
-        "version", "1", "binary_sha256", bin_sha,
-        "shaders_sha256", "0000000000000000000000000000000000000000000000000000000000000000",
-        "config", cfg, "config_sha256", cfg_sha, "scene", "path", scene, "sha256", "", "train_views",
-        0, "test_views", 0, "width", 0, "height", 0, "device", "name", "fake", "driver", "none",
-        "api", "none", "kind", "cpu", "metrics", "train_s", train_s, "wall_s", wall_s,
-        "iterations", 1000, "psnr_db", psnr, "ssim", 0.98, "splats_final", 5000, "splats_mean",
-        3000, "gpu_busy_frac", 0.7, "kernels", kernels, "checkpoints", "iter", 1000, "train_s",
-        train_s, "psnr_db", psnr, "splats", 5000);
+        "version", "1", "binary_sha256", bin_sha, "shaders_sha256",
+        "0000000000000000000000000000000000000000000000000000000000000000", "config", cfg,
+        "config_sha256", cfg_sha, "scene", "path", scene, "sha256", "", "train_views", 0,
+        "test_views", 0, "width", 0, "height", 0, "device", "name", "fake", "driver", "none", "api",
+        "none", "kind", "cpu", "metrics", "train_s", train_s, "wall_s", wall_s, "iterations", 1000,
+        "psnr_db", psnr, "ssim", 0.98, "splats_final", 5000, "splats_mean", 3000, "gpu_busy_frac",
+        0.7, "kernels", kernels, "checkpoints", "iter", 1000, "train_s", train_s, "psnr_db", psnr,
+        "splats", 5000);
   }
   if (!root) {
     fprintf(stderr, "fake_trainer: cannot build result JSON\n");
@@ -194,7 +194,8 @@ int main(int argc, char **argv) {
   const char *base_name = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
   char hex[SW_SHA256_HEX_LEN];
   sw_sha256_buf(base_name, strlen(base_name), hex);
-  unsigned long run_key = strtoul(get(cfg, "fake_run", NULL) ? get(cfg, "fake_run", "0") : "0", NULL, 10);
+  unsigned long run_key =
+      strtoul(get(cfg, "fake_run", NULL) ? get(cfg, "fake_run", "0") : "0", NULL, 10);
   if (!get(cfg, "fake_run", NULL)) {
     hex[8] = '\0';
     run_key = strtoul(hex, NULL, 16);

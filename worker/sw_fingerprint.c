@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void copy(char *dst, size_t cap, const char *src) { snprintf(dst, cap, "%s", src ? src : ""); }
+static void copy(char *dst, size_t cap, const char *src) {
+  snprintf(dst, cap, "%s", src ? src : "");
+}
 
 static void trim(char *s) {
   size_t n = strlen(s);
@@ -90,8 +92,7 @@ static void gpu_from_trainer(const char *splat_train, struct sw_msg_fingerprint 
                                     : json_array_get(json_object_get(root, "devices"), 0);
   if (json_is_object(dev)) {
     copy(fp->gpu_name, sizeof fp->gpu_name, json_string_value(json_object_get(dev, "name")));
-    copy(fp->gpu_driver, sizeof fp->gpu_driver,
-         json_string_value(json_object_get(dev, "driver")));
+    copy(fp->gpu_driver, sizeof fp->gpu_driver, json_string_value(json_object_get(dev, "driver")));
     json_t *api = json_object_get(dev, "api");
     if (!api)
       api = json_object_get(dev, "api_version");

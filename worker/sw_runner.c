@@ -17,10 +17,10 @@
 #define LINE_MAX_BYTES 65536
 
 struct sw_runner {
-  pid_t pid;         /* 0 once reaped */
+  pid_t pid; /* 0 once reaped */
   pid_t pgid;
-  int out_fd;        /* stdout pipe, -1 at EOF */
-  char *line;        /* partial stdout line */
+  int out_fd; /* stdout pipe, -1 at EOF */
+  char *line; /* partial stdout line */
   size_t line_len;
   int64_t start_ms, end_ms, stop_ms, timeout_ms, grace_ms;
   int stopping, killed, finished, status;
@@ -74,7 +74,8 @@ json_t *sw_json_pointer(json_t *root, const char *pointer) {
   return cur;
 }
 
-/* A config value as the text after `key=`: strings raw, numbers and booleans as JSON writes them. */
+/* A config value as the text after `key=`: strings raw, numbers and booleans as JSON writes them.
+ */
 static char *value_text(json_t *v) {
   if (json_is_string(v))
     return strdup(json_string_value(v));
@@ -200,8 +201,8 @@ static int build_argv(const struct sw_runner_opts *o, json_t *trainer, json_t *c
   size_t n = 0, cap = 0;
   json_t *exec = json_object_get(trainer, "exec");
   json_t *tmpl = NULL;
-  static const char *builtin[] = {"train", "--scene", "{scene}", "--out", "{out}",
-                                  "--config", "{config}", "{set}", "--progress"};
+  static const char *builtin[] = {"train",    "--scene",  "{scene}", "--out",     "{out}",
+                                  "--config", "{config}", "{set}",   "--progress"};
   *exec_out = exec;
   if (json_is_object(exec)) {
     tmpl = json_object_get(exec, "command");
@@ -209,8 +210,9 @@ static int build_argv(const struct sw_runner_opts *o, json_t *trainer, json_t *c
       return sw_err_set(err, SW_EINVAL, "trainer.exec.command: expected a non-empty list");
   } else if (json_object_get(trainer, "builtin")) {
     if (!o->splat_train || !*o->splat_train)
-      return sw_err_set(err, SW_EINVAL, "builtin trainer: splat-train not found beside "
-                                        "splatsweep or on PATH");
+      return sw_err_set(err, SW_EINVAL,
+                        "builtin trainer: splat-train not found beside "
+                        "splatsweep or on PATH");
     if (argv_push(&argv, &n, &cap, strdup(o->splat_train)))
       goto oom;
   } else {
@@ -416,8 +418,8 @@ static void handle_line(const char *line, void (*cb)(void *, const struct sw_run
     p.train_s = json_number_value(json_object_get(o, "train_s"));
     p.loss = json_number_value(json_object_get(o, "loss"));
     json_t *sp = json_object_get(o, "splats");
-    p.splats = json_is_integer(sp) && json_integer_value(sp) > 0 ? (uint64_t)json_integer_value(sp)
-                                                                : 0;
+    p.splats =
+        json_is_integer(sp) && json_integer_value(sp) > 0 ? (uint64_t)json_integer_value(sp) : 0;
     cb(ctx, &p);
   }
   json_decref(o);
@@ -519,15 +521,15 @@ static json_t *apply_map(json_t *foreign, json_t *map, char *why, size_t why_len
   json_object_foreach(map, metric, ptr) {
     json_t *v = json_is_string(ptr) ? sw_json_pointer(foreign, json_string_value(ptr)) : NULL;
     if (!json_is_number(v)) {
-      snprintf(why, why_len, "map.%s: JSON pointer %s does not name a number in the result",
-               metric, json_is_string(ptr) ? json_string_value(ptr) : "(not a string)");
+      snprintf(why, why_len, "map.%s: JSON pointer %s does not name a number in the result", metric,
+               json_is_string(ptr) ? json_string_value(ptr) : "(not a string)");
       json_decref(metrics);
       return NULL;
     }
     json_object_set_new(metrics, metric, json_real(json_number_value(v)));
   }
-  return json_pack("{s:s,s:s,s:o,s:O}", "schema", "splatsweep.result/1", "status", "ok",
-                   "metrics", metrics, "foreign", foreign);
+  return json_pack("{s:s,s:s,s:o,s:O}", "schema", "splatsweep.result/1", "status", "ok", "metrics",
+                   metrics, "foreign", foreign);
 }
 
 void sw_runner_outcome(sw_runner_t *self, int *exit_status, double *wall_s, char **result_json,

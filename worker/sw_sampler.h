@@ -40,7 +40,7 @@ int sw_sampler_cores(const sw_sampler_t *self);
 struct sw_quiet {
   double load1_max, cpu_other_max;
   int64_t settle_ms, max_wait_ms;
-  int64_t started_ms; /* when the wait began */
+  int64_t started_ms;     /* when the wait began */
   int64_t quiet_since_ms; /* -1 while not quiet */
 };
 enum sw_quiet_state { SW_QUIET_WAIT = 0, SW_QUIET_READY = 1, SW_QUIET_GAVE_UP = 2 };

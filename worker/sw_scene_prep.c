@@ -17,20 +17,33 @@
 #include "sw_fs.h"
 #include "sw_sha256.h"
 
-static int run_generator(const char *splat_train, json_t *g, const char *out,
-                         struct sw_err *err) {
+static int run_generator(const char *splat_train, json_t *g, const char *out, struct sw_err *err) {
   if (!splat_train || !*splat_train)
     return sw_err_set(err, SW_EINVAL, "scene.generate: splat-train not found to generate it");
   char views[32], tviews[32], res[32], seed[32];
   json_t *kind = json_object_get(g, "kind");
-  snprintf(views, sizeof views, "%lld", (long long)json_integer_value(json_object_get(g, "train_views")));
-  snprintf(tviews, sizeof tviews, "%lld", (long long)json_integer_value(json_object_get(g, "test_views")));
-  snprintf(res, sizeof res, "%lld", (long long)json_integer_value(json_object_get(g, "resolution")));
+  snprintf(views, sizeof views, "%lld",
+           (long long)json_integer_value(json_object_get(g, "train_views")));
+  snprintf(tviews, sizeof tviews, "%lld",
+           (long long)json_integer_value(json_object_get(g, "test_views")));
+  snprintf(res, sizeof res, "%lld",
+           (long long)json_integer_value(json_object_get(g, "resolution")));
   snprintf(seed, sizeof seed, "%lld", (long long)json_integer_value(json_object_get(g, "seed")));
-  char *argv[] = {(char *)splat_train, "scene", "--kind",
+  char *argv[] = {(char *)splat_train,
+                  "scene",
+                  "--kind",
                   (char *)(json_is_string(kind) ? json_string_value(kind) : "bricks"),
-                  "--out", (char *)out, "--train-views", views, "--test-views", tviews,
-                  "--resolution", res, "--seed", seed, NULL};
+                  "--out",
+                  (char *)out,
+                  "--train-views",
+                  views,
+                  "--test-views",
+                  tviews,
+                  "--resolution",
+                  res,
+                  "--seed",
+                  seed,
+                  NULL};
   pid_t pid = fork();
   if (pid < 0)
     return sw_err_set(err, SW_ECHILD, "scene.generate: fork: %s", strerror(errno));
@@ -77,7 +90,8 @@ static int download(const char *url, const char *path, struct sw_err *err) {
   int bad = fclose(f) != 0;
   if (cc != CURLE_OK) {
     unlink(tmp);
-    return sw_err_set(err, SW_ENET, "scene.url: %s: %s", url, ebuf[0] ? ebuf : curl_easy_strerror(cc));
+    return sw_err_set(err, SW_ENET, "scene.url: %s: %s", url,
+                      ebuf[0] ? ebuf : curl_easy_strerror(cc));
   }
   if (bad || rename(tmp, path) != 0) {
     unlink(tmp);

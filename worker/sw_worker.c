@@ -25,7 +25,7 @@
 #include "sw_sha256.h"
 #include "sw_spool.h"
 
-#define MAX_SAMPLES 20000 /* per window; a 5-hour run sampled every second */
+#define MAX_SAMPLES 20000  /* per window; a 5-hour run sampled every second */
 #define RESEND_EVERY_HB 15 /* heartbeat intervals between resends of unacknowledged results */
 
 enum session_state { S_DISCONNECTED, S_HELLO_SENT, S_CONNECTED };
@@ -208,8 +208,8 @@ static void resend_one(void *ctx, uint64_t run_id, uint32_t attempt, uint64_t le
                        const void *frame, size_t len) {
   struct worker *w = ctx;
   if (w->sock && zmq_send(w->sock, frame, len, ZMQ_DONTWAIT) >= 0)
-    sw_log_info("resent spooled result of run %" PRIu64 " attempt %u (lease %" PRIu64 ")",
-                run_id, attempt, lease);
+    sw_log_info("resent spooled result of run %" PRIu64 " attempt %u (lease %" PRIu64 ")", run_id,
+                attempt, lease);
 }
 
 /* ---- lease and run phases ------------------------------------------------------------------ */
@@ -292,8 +292,8 @@ static void start_prep(struct worker *w) {
   w->prep_len = 0;
   /* No scene, or a local path: nothing slow to do, so no child process is needed. */
   json_t *spec = json_loads(run->scene_json ? run->scene_json : "{}", 0, NULL);
-  int quick = json_is_object(spec) && !json_object_get(spec, "generate") &&
-              !json_object_get(spec, "url");
+  int quick =
+      json_is_object(spec) && !json_object_get(spec, "generate") && !json_object_get(spec, "url");
   json_decref(spec);
   if (quick) {
     char path[4096];
@@ -498,8 +498,8 @@ static void start_trainer(struct worker *w) {
   w->phase = P_RUN;
   w->last_sample_ms = 0;
   w->last_progress_ms = 0;
-  sw_log_info("run %" PRIu64 " (%s, attempt %u) started in %s", run->run_id, run->arm,
-              a->attempt, w->run_dir);
+  sw_log_info("run %" PRIu64 " (%s, attempt %u) started in %s", run->run_id, run->arm, a->attempt,
+              w->run_dir);
   take_sample(w, &w->during, t);
 }
 
@@ -510,8 +510,8 @@ static void step_lease(struct worker *w, int64_t t) {
   if (w->phase == P_PREP) {
     if (w->prep_fd >= 0) {
       for (;;) {
-        ssize_t n = read(w->prep_fd, w->prep_buf + w->prep_len,
-                         sizeof w->prep_buf - 1 - w->prep_len);
+        ssize_t n =
+            read(w->prep_fd, w->prep_buf + w->prep_len, sizeof w->prep_buf - 1 - w->prep_len);
         if (n > 0) {
           w->prep_len += (size_t)n;
           continue;

@@ -27,8 +27,8 @@
 #include "sw_msg.h"
 
 struct sw_worker_opts {
-  const char *endpoint;    /* coordinator worker endpoint, e.g. tcp://host:7710 */
-  const char *worker_id;   /* unique in the fleet; default: host name */
+  const char *endpoint;     /* coordinator worker endpoint, e.g. tcp://host:7710 */
+  const char *worker_id;    /* unique in the fleet; default: host name */
   struct sw_msg_kv *labels; /* borrowed */
   size_t n_labels;
   const char *keys_dir;    /* CurveZMQ: public.key, secret.key, coordinator.pub; NULL = none */

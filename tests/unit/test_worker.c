@@ -338,8 +338,9 @@ START_TEST(exec_runner_maps_foreign_results) {
   char *dir = tmpdir();
   char out[512];
   snprintf(out, sizeof out, "%s/foreign", dir);
-  char *trainer = exec_trainer(",\"result\":\"{out}/result.json\",\"env\":{\"FAKE_ECHO\":7},"
-                               "\"map\":{\"train_s\":\"/timing/seconds\",\"psnr_db\":\"/quality/psnr\"}");
+  char *trainer =
+      exec_trainer(",\"result\":\"{out}/result.json\",\"env\":{\"FAKE_ECHO\":7},"
+                   "\"map\":{\"train_s\":\"/timing/seconds\",\"psnr_db\":\"/quality/psnr\"}");
   struct sw_runner_opts o = {.trainer_json = trainer,
                              .config_json = "{\"fake_foreign\":1,\"fake_base\":42,\"fake_cv\":0}",
                              .scene_dir = "",
@@ -351,8 +352,8 @@ START_TEST(exec_runner_maps_foreign_results) {
   ck_assert_ptr_null(error);
   json_t *j = json_loads(result, 0, NULL);
   ck_assert_ptr_nonnull(j);
-  ck_assert_double_eq_tol(json_number_value(json_object_get(json_object_get(j, "metrics"), "train_s")),
-                          42.0, 1e-9);
+  ck_assert_double_eq_tol(
+      json_number_value(json_object_get(json_object_get(j, "metrics"), "train_s")), 42.0, 1e-9);
   ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "foreign"), "timing"));
   /* exec.env reached the trainer, a number as its text. */
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "foreign"), "fake_echo")),
@@ -401,9 +402,9 @@ START_TEST(scene_prep_path_url_and_errors) {
   ck_assert_str_eq(path, scene);
   ck_assert_int_eq(sw_scene_prepare("{}", cache, NULL, path, sizeof path, &err), 0);
   ck_assert_str_eq(path, "");
-  ck_assert_int_eq(sw_scene_prepare("{\"path\":\"/nonexistent/scene\"}", cache, NULL, path,
-                                    sizeof path, &err),
-                   SW_ENOTFOUND);
+  ck_assert_int_eq(
+      sw_scene_prepare("{\"path\":\"/nonexistent/scene\"}", cache, NULL, path, sizeof path, &err),
+      SW_ENOTFOUND);
   sw_err_clear(&err);
   /* A tar archive holding scene/transforms_train.json, fetched from a file:// URL. */
   char cmd[2048], tarpath[600], hex[SW_SHA256_HEX_LEN];
