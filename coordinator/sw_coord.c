@@ -1,10 +1,8 @@
-/* sw_coord.c: the coordinator's poll loop, worker sessions, control requests, ZAP handler. */
+/* sw_coord.c: the coordinator's poll loop, worker sessions, control requests. */
 #include "sw_coord.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +17,9 @@
 #include "sw_spec.h"
 #include "sw_store.h"
 #include "sw_worker.h" /* sw_curve_read_key */
-
-#include <dirent.h>
+#include "sw_zap.h"
 
 #define LAT_MAX 100000 /* Ready->Assign latencies kept for percentiles (a ring) */
-#define MAX_KEYS 4096
 
 struct session {
   uint8_t rid[256]; /* ZeroMQ routing id */
@@ -51,22 +47,12 @@ struct endpoint_stats {
   uint64_t frames, dropped, bad_protocol, disconnects, auth_denied;
 };
 
-struct zap {
-  pthread_t thread;
-  int started;
-  atomic_int stop;
-  atomic_ulong denied, allowed;
-  void *ctx;
-  uint8_t keys[MAX_KEYS][32];
-  int n_keys;
-};
-
 struct sw_coord {
   const struct sw_coord_opts *o;
   void *ctx, *work, *control, *mon_work, *mon_control;
   sw_store_t *store;
   sw_sched_t *sched;
-  struct zap *zap;
+  sw_zap_t *zap; /* CurveZMQ allow-list handler; NULL when insecure */
   int hb_ms, liveness;
   int64_t lease_ttl_ms;
   char public_key[41], secret_key[41];
@@ -83,7 +69,7 @@ struct sw_coord {
 
 static int64_t now_ms(void) { return sw_clock_mono_ms(); }
 
-/* ---- ZAP handler (CurveZMQ allow-list) ----------------------------------------------------- */
+/* ---- frames ------------------------------------------------------------------------------- */
 
 static int recv_frames(void *sock, zmq_msg_t *frames, int max, int flags) {
   int n = 0, more = 1;
@@ -114,102 +100,6 @@ static int recv_frames(void *sock, zmq_msg_t *frames, int max, int flags) {
 static void close_frames(zmq_msg_t *frames, int n) {
   for (int i = 0; i < n; i++)
     zmq_msg_close(&frames[i]);
-}
-
-static void zap_reply(void *rep, zmq_msg_t *req_id, const char *code, const char *text) {
-  zmq_send(rep, "1.0", 3, ZMQ_SNDMORE);
-  zmq_send(rep, zmq_msg_data(req_id), zmq_msg_size(req_id), ZMQ_SNDMORE);
-  zmq_send(rep, code, strlen(code), ZMQ_SNDMORE);
-  zmq_send(rep, text, strlen(text), ZMQ_SNDMORE);
-  zmq_send(rep, "", 0, ZMQ_SNDMORE);
-  zmq_send(rep, "", 0, 0);
-}
-
-static void *zap_main(void *arg) {
-  struct zap *z = arg;
-  void *rep = zmq_socket(z->ctx, ZMQ_REP);
-  int zero = 0;
-  zmq_setsockopt(rep, ZMQ_LINGER, &zero, sizeof zero);
-  /* Bound by sw_coord_new before this thread starts? No: bound here, and sw_coord_new waits
-   * for `started` before binding its own sockets, so no CURVE client is ever admitted unchecked. */
-  if (zmq_bind(rep, "inproc://zeromq.zap.01") != 0) {
-    sw_log_error("ZAP handler: bind inproc://zeromq.zap.01: %s", zmq_strerror(errno));
-    atomic_store(&z->stop, 2);
-    zmq_close(rep);
-    return NULL;
-  }
-  atomic_store(&z->stop, -1); /* bound: the coordinator may bind now */
-  while (atomic_load(&z->stop) <= 0) {
-    zmq_pollitem_t it = {rep, 0, ZMQ_POLLIN, 0};
-    if (zmq_poll(&it, 1, 100) <= 0)
-      continue;
-    zmq_msg_t f[8];
-    int n = recv_frames(rep, f, 7, 0);
-    if (n < 0)
-      continue;
-    if (n < 6 || n > 7) {
-      /* Not a ZAP request we understand; REP must still answer something. */
-      if (n >= 2)
-        zap_reply(rep, &f[1], "500", "malformed ZAP request");
-      else
-        zmq_send(rep, "", 0, 0);
-      close_frames(f, n > 7 ? 7 : n);
-      continue;
-    }
-    int ok = 0;
-    const char *why = "mechanism not allowed";
-    if (zmq_msg_size(&f[5]) == 5 && !memcmp(zmq_msg_data(&f[5]), "CURVE", 5) && n == 7 &&
-        zmq_msg_size(&f[6]) == 32) {
-      why = "public key not authorised";
-      for (int i = 0; i < z->n_keys; i++)
-        if (!memcmp(z->keys[i], zmq_msg_data(&f[6]), 32)) {
-          ok = 1;
-          break;
-        }
-    }
-    if (ok) {
-      atomic_fetch_add(&z->allowed, 1);
-      zap_reply(rep, &f[1], "200", "OK");
-    } else {
-      atomic_fetch_add(&z->denied, 1);
-      char addr[64] = "";
-      snprintf(addr, sizeof addr, "%.*s", (int)zmq_msg_size(&f[3]), (char *)zmq_msg_data(&f[3]));
-      sw_log_warn("ZAP: denied a client from %s: %s", addr, why);
-      zap_reply(rep, &f[1], "400", why);
-    }
-    close_frames(f, n);
-  }
-  zmq_close(rep);
-  return NULL;
-}
-
-static int load_allow_list(struct zap *z, const char *keys_dir, struct sw_err *err) {
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s/authorized", keys_dir);
-  DIR *d = opendir(dir);
-  if (!d)
-    return sw_err_set(err, SW_EINVAL, "%s: no allow-list directory of client public keys", dir);
-  struct dirent *e;
-  int rc = 0;
-  while ((e = readdir(d)) && !rc) {
-    if (e->d_name[0] == '.')
-      continue;
-    char path[4600], key[41];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    if (sw_curve_read_key(path, key, err)) {
-      rc = SW_EINVAL;
-      break;
-    }
-    if (z->n_keys == MAX_KEYS) {
-      rc = sw_err_set(err, SW_EINVAL, "%s: more than %d keys", dir, MAX_KEYS);
-      break;
-    }
-    zmq_z85_decode(z->keys[z->n_keys++], key);
-  }
-  closedir(d);
-  if (!rc && z->n_keys == 0)
-    rc = sw_err_set(err, SW_EINVAL, "%s: the allow-list is empty; refusing to start", dir);
-  return rc;
 }
 
 /* ---- sessions ------------------------------------------------------------------------------ */
@@ -970,15 +860,14 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, struct sw_err *err
                             (json_int_t)(t - s->last_recv_ms)));
   }
   json_t *lat = lat_json(&c->lat_all), *lat_now = lat_json(&c->lat_now);
-  json_t *co = json_pack("{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
-                         stats_json(&c->st_work), "control", stats_json(&c->st_control), "sessions",
-                         sessions, "ready_to_assign", lat, "ready_to_assign_immediate", lat_now,
-                         "assigns", (json_int_t)c->assigns, "results", (json_int_t)c->results,
-                         "acks", (json_int_t)c->acks, "stale", (json_int_t)c->stale, "zap_denied",
-                         (json_int_t)(c->zap ? atomic_load(&c->zap->denied) : 0), "zap_allowed",
-                         (json_int_t)(c->zap ? atomic_load(&c->zap->allowed) : 0), "rss_kb",
-                         (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms, "liveness", c->liveness,
-                         "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
+  json_t *co = json_pack(
+      "{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
+      stats_json(&c->st_work), "control", stats_json(&c->st_control), "sessions", sessions,
+      "ready_to_assign", lat, "ready_to_assign_immediate", lat_now, "assigns",
+      (json_int_t)c->assigns, "results", (json_int_t)c->results, "acks", (json_int_t)c->acks,
+      "stale", (json_int_t)c->stale, "zap_denied", (json_int_t)sw_zap_denied(c->zap), "zap_allowed",
+      (json_int_t)sw_zap_allowed(c->zap), "rss_kb", (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms,
+      "liveness", c->liveness, "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
   json_object_set_new(st, "coordinator", co);
   return st;
 }
@@ -1056,29 +945,10 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
     if ((rc = sw_curve_read_key(p, c->public_key, err)))
       goto fail;
-    c->zap = calloc(1, sizeof *c->zap);
-    if (!c->zap) {
-      rc = sw_err_set(err, SW_ENOMEM, "coordinator: out of memory");
+    /* The handler is bound before either socket binds: libzmq admits every CURVE client
+     * while no ZAP handler runs. */
+    if ((rc = sw_zap_start(zmq_ctx, o->keys_dir, &c->zap, err)))
       goto fail;
-    }
-    c->zap->ctx = zmq_ctx;
-    if ((rc = load_allow_list(c->zap, o->keys_dir, err)))
-      goto fail;
-    if (pthread_create(&c->zap->thread, NULL, zap_main, c->zap) != 0) {
-      rc = sw_err_set(err, SW_ENOMEM, "coordinator: cannot start the ZAP thread");
-      goto fail;
-    }
-    c->zap->started = 1;
-    /* Wait until the handler is bound: binding before would admit every CURVE client. */
-    for (int i = 0; i < 500 && atomic_load(&c->zap->stop) == 0; i++) {
-      struct timespec ts = {0, 10 * 1000000L};
-      nanosleep(&ts, NULL);
-    }
-    if (atomic_load(&c->zap->stop) != -1) {
-      rc = sw_err_set(err, SW_ENET, "coordinator: the ZAP handler did not start");
-      goto fail;
-    }
-    sw_log_info("CurveZMQ on, %d authorised client key(s)", c->zap->n_keys);
   }
   const char *db = o->db_path ? o->db_path : "results/splatsweep.db";
   {
@@ -1137,13 +1007,7 @@ void sw_coord_destroy(sw_coord_t **self_p) {
     zmq_close(c->mon_work);
   if (c->mon_control)
     zmq_close(c->mon_control);
-  if (c->zap) {
-    if (c->zap->started) {
-      atomic_store(&c->zap->stop, 1);
-      pthread_join(c->zap->thread, NULL);
-    }
-    free(c->zap);
-  }
+  sw_zap_stop(&c->zap);
   sw_sched_destroy(&c->sched);
   sw_store_close(&c->store);
   for (size_t i = 0; i < c->n_sessions; i++)
