@@ -4,6 +4,10 @@
  * process and N worker processes (this same executable) over ipc. Clients of the control
  * endpoint: submit, status, report (or report --db straight from the file), cancel. Offline
  * tools: check, gate eval, keygen. Exit codes: 0 ok, 1 failure, 2 bad usage or bad spec. */
+#ifdef __APPLE__
+/* The build defines _POSIX_C_SOURCE, which hides getloadavg, sysctlbyname and friends. */
+#define _DARWIN_C_SOURCE 1
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
 
 #include "sw_audit.h"
 #include "sw_clock.h"
@@ -79,11 +86,21 @@ static void usage(FILE *f) {
 
 /* The directory of this executable (for splat-train beside it and for spawning workers). */
 static int self_path(char *buf, size_t cap) {
+#ifdef __APPLE__
+  /* No /proc on macOS: dyld knows the path; realpath resolves links like readlink would. */
+  char raw[PATH_MAX];
+  uint32_t size = sizeof raw;
+  if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, buf))
+    return -1;
+  (void)cap;
+  return 0;
+#else
   ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
   if (n <= 0)
     return -1;
   buf[n] = '\0';
   return 0;
+#endif
 }
 
 /* splat-train next to splatsweep, else on PATH; NULL when neither exists. Caller frees. */

@@ -1,4 +1,8 @@
 /* sw_fingerprint.c: machine fingerprint from uname, sysconf, /proc and `splat-train devices`. */
+#ifdef __APPLE__
+/* The build defines _POSIX_C_SOURCE, which hides getloadavg, sysctlbyname and friends. */
+#define _DARWIN_C_SOURCE 1
+#endif
 #include "sw_fingerprint.h"
 
 #include <jansson.h>
@@ -6,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +27,13 @@ static void trim(char *s) {
 }
 
 static void cpu_model(char *dst, size_t cap) {
+#ifdef __APPLE__
+  /* "Apple M4 Max" on Apple Silicon; no /proc/cpuinfo on macOS. */
+  size_t len = cap;
+  if (sysctlbyname("machdep.cpu.brand_string", dst, &len, NULL, 0) != 0)
+    dst[0] = '\0';
+  return;
+#endif
   FILE *f = fopen("/proc/cpuinfo", "r");
   char line[512];
   dst[0] = '\0';
@@ -45,6 +59,12 @@ static void cpu_model(char *dst, size_t cap) {
 }
 
 static unsigned long long mem_total(void) {
+#ifdef __APPLE__
+  uint64_t mem = 0;
+  size_t len = sizeof mem;
+  if (sysctlbyname("hw.memsize", &mem, &len, NULL, 0) == 0)
+    return mem;
+#endif
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
   if (pages > 0 && psize > 0)
     return (unsigned long long)pages * (unsigned long long)psize;
