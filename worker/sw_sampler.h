@@ -4,7 +4,8 @@
  * /proc/PID/stat of every process in the trainer's process group, so it can say how many cores
  * were busy outside the trainer since the previous sample. That number, not the load average,
  * is what separates "the trainer is busy" from "something else is stealing the machine".
- * The /proc root is a parameter so tests can feed prepared files. */
+ * The /proc root is a parameter so tests can feed prepared files. On macOS (no /proc) the same
+ * numbers come from Mach host statistics, getloadavg and libproc (see sw_sampler.c). */
 #ifndef SW_SAMPLER_H
 #define SW_SAMPLER_H
 
