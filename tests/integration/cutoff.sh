@@ -9,7 +9,7 @@ start coord "$SW" coordinator --bind-work "$WORK" --bind-control "$CTL" --db "$T
   --heartbeat-ms 200 --liveness 3 --lease-ttl-ms 1500
 wait_until 15 status_json || fail "coordinator did not answer status"
 start w1 "$SW" worker --coordinator "$WORK" --insecure --id w1 --work-dir "$T/w1" --heartbeat-ms 200
-gate_spec "$T/gate.yaml" it-cutoff 1 4
+gate_spec "$T/gate.yaml" it-cutoff 1 6
 id=$("$SW" submit "$T/gate.yaml" --coordinator "$CTL") || fail "submit failed"
 trainer_running() { [ -n "$(trainer_pids "$T/w1/runs/")" ]; }
 wait_until 30 trainer_running || fail "the trainer never started"
