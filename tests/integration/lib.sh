@@ -7,6 +7,22 @@
 set -euo pipefail
 BIN=${1:?bin dir}
 PORT=${2:?base port}
+# A test uses the ten ports from PORT. When another program (another checkout's test run, a
+# daemon) already listens on one of them, move the whole block up by a multiple of 1000 so a
+# collision cannot fail the test for a reason that has nothing to do with it.
+port_block_free() {
+  local p
+  for p in $(seq "$1" $(($1 + 9))); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && return 1
+  done
+  return 0
+}
+for shift_by in 0 1000 2000 3000 4000 5000 6000 7000; do
+  if port_block_free $((PORT + shift_by)); then
+    PORT=$((PORT + shift_by))
+    break
+  fi
+done
 SW="$BIN/splatsweep"
 FAKE="$BIN/fake_trainer"
 command -v jq >/dev/null || { echo "FAIL: these tests need jq (apt-get install jq)" >&2; exit 1; }
