@@ -261,10 +261,11 @@ static int skip_binary(const char *path, const struct element *e, const unsigned
       if (p->type == T_LIST) {
         double n = load_bin(d + *pos, p->count_type, swap);
         *pos += type_size(p->count_type);
-        size_t need = (size_t)n * type_size(p->item_type);
-        if (n < 0 || len - *pos < need)
+        /* The count is checked before it becomes a size: a negative double converted to size_t
+         * is undefined behaviour. */
+        if (n < 0 || n > (double)((len - *pos) / type_size(p->item_type)))
           return sw_err_set(err, SW_EINVAL, "%s: truncated data in element '%s'", path, e->name);
-        *pos += need;
+        *pos += (size_t)n * type_size(p->item_type);
       } else {
         *pos += type_size(t);
       }
@@ -372,7 +373,9 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
   float row[FLOATS_PER];
   if (h.fmt == PLY_ASCII) {
     /* Elements before the vertex element are skipped token by token (ascii lists carry counts). */
-    for (int e = 0; e < vi; e++)
+    for (int e = 0; e < vi; e++) {
+      /* An element without properties has no data, whatever count its header claims. */
+      if (h.el[e].nprops == 0) continue;
       for (unsigned long long r = 0; r < h.el[e].count; r++)
         for (int k = 0; k < h.el[e].nprops; k++) {
           double v;
@@ -381,14 +384,23 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
                             path, h.el[e].name);
             goto done;
           }
-          if (h.el[e].props[k].type == T_LIST)
-            for (long c = 0; c < (long)v; c++)
-              if (next_ascii(data, len, &pos, &v)) {
-                rc = sw_err_set(err, SW_EINVAL, "%s: truncated ascii list in element '%s'", path,
-                                h.el[e].name);
-                goto done;
-              }
+          if (h.el[e].props[k].type != T_LIST) continue;
+          /* The list's length is kept apart from v, which each item read overwrites; a length
+           * that is negative, NaN or beyond the remaining bytes is refused before it is converted. */
+          if (!(v >= 0 && v <= (double)(len - pos))) {
+            rc = sw_err_set(err, SW_EINVAL, "%s: bad ascii list length in element '%s'", path,
+                            h.el[e].name);
+            goto done;
+          }
+          size_t items = (size_t)v;
+          for (size_t c = 0; c < items; c++)
+            if (next_ascii(data, len, &pos, &v)) {
+              rc = sw_err_set(err, SW_EINVAL, "%s: truncated ascii list in element '%s'", path,
+                              h.el[e].name);
+              goto done;
+            }
         }
+    }
     for (uint32_t i = 0; i < n; i++) {
       memset(row, 0, sizeof row);
       for (int k = 0; k < ve->nprops; k++) {

@@ -267,6 +267,40 @@ START_TEST(count_beyond_file_refused_before_allocating) {
 }
 END_TEST
 
+/* A list element before the vertex element in an ascii file: the list's length, not the value of
+ * its last item, says how many tokens to skip (a length of 3 whose first item is 0 used to stop
+ * the skip early and shift every vertex). */
+START_TEST(ascii_list_before_vertex) {
+  char p[128];
+  snprintf(p, sizeof p, "%s/l.ply", tmpdir);
+  write_text(p, "ply\nformat ascii 1.0\nelement face 2\nproperty list uchar int idx\n"
+                "element vertex 1\nproperty float x\nproperty float y\nproperty float z\n"
+                "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\n"
+                "property float opacity\nproperty float scale_0\nproperty float scale_1\n"
+                "property float scale_2\nproperty float rot_0\nproperty float rot_1\n"
+                "property float rot_2\nproperty float rot_3\nend_header\n"
+                "3 0 1 2\n2 9 9\n1 2 3 4 5 6 7 8 9 10 11 12 13 14\n");
+  struct gs_model *m = NULL;
+  struct sw_err err = {0};
+  ck_assert_msg(gs_ply_read(p, &m, NULL, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(m->count, 1);
+  ck_assert_float_eq(m->means[0], 1.0f);
+  ck_assert_float_eq(m->means[2], 3.0f);
+  ck_assert_float_eq(m->opacity[0], 7.0f);
+  ck_assert_float_eq(m->quats[3], 14.0f);
+  gs_model_destroy(&m);
+  /* A negative list length is an error, not a conversion of -1 to a size. */
+  write_text(p, "ply\nformat ascii 1.0\nelement face 1\nproperty list uchar int idx\n"
+                "element vertex 1\nproperty float x\nproperty float y\nproperty float z\n"
+                "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\n"
+                "property float opacity\nproperty float scale_0\nproperty float scale_1\n"
+                "property float scale_2\nproperty float rot_0\nproperty float rot_1\n"
+                "property float rot_2\nproperty float rot_3\nend_header\n"
+                "-1\n1 2 3 4 5 6 7 8 9 10 11 12 13 14\n");
+  expect_error(p, SW_EINVAL, "list length");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("gs_ply");
   TCase *tc = tcase_create("ply");
@@ -279,6 +313,7 @@ int main(void) {
   tcase_add_test(tc, wrong_headers);
   tcase_add_test(tc, truncated_data);
   tcase_add_test(tc, count_beyond_file_refused_before_allocating);
+  tcase_add_test(tc, ascii_list_before_vertex);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
