@@ -190,15 +190,6 @@ fail:
 
 /* ---- / --------------------------------------------------------------------------------------- */
 
-static void esc(FILE *out, const char *s) {
-  for (; s && *s; s++) switch (*s) {
-    case '<': fputs("&lt;", out); break;
-    case '>': fputs("&gt;", out); break;
-    case '&': fputs("&amp;", out); break;
-    case '"': fputs("&quot;", out); break;
-    default: fputc(*s, out);
-    }
-}
 
 static char *index_html(const json_t *st) {
   char *buf = NULL;
@@ -222,7 +213,7 @@ static char *index_html(const json_t *st) {
     long long id = (long long)json_integer_value(json_object_get(o, "id"));
     const json_t *pairs = json_object_get(o, "pairs");
     fprintf(out, "<tr><td>%lld</td><td>", id);
-    esc(out, json_string_value(json_object_get(o, "name")));
+    sw_report_html_escape(out, json_string_value(json_object_get(o, "name")));
     fprintf(out, "</td><td>%s</td><td>%s</td><td>%lld / %lld</td><td>",
             json_string_value(json_object_get(o, "kind")),
             json_string_value(json_object_get(o, "status")),
@@ -230,7 +221,7 @@ static char *index_html(const json_t *st) {
             (long long)json_integer_value(json_object_get(pairs, "total")));
     json_array_foreach(json_object_get(o, "gates"), j, g) {
       const char *v = json_string_value(json_object_get(g, "verdict"));
-      esc(out, json_string_value(json_object_get(g, "name")));
+      sw_report_html_escape(out, json_string_value(json_object_get(g, "name")));
       fprintf(out, ": %s<br>", v ? v : "(running)");
     }
     fprintf(out, "</td><td><a href=\"/sweep/%lld\">report</a> <a href=\"/pareto/%lld\">pareto"
@@ -246,7 +237,7 @@ static char *index_html(const json_t *st) {
     fputs("<table><tr><th>id</th><th>state</th><th>lease</th><th>pairs done</th></tr>\n", out);
     json_array_foreach(workers, i, o) {
       fputs("<tr><td>", out);
-      esc(out, json_string_value(json_object_get(o, "id")));
+      sw_report_html_escape(out, json_string_value(json_object_get(o, "id")));
       const json_t *l = json_object_get(o, "lease");
       fprintf(out, "</td><td>%s</td><td>", json_string_value(json_object_get(o, "state")));
       if (json_is_integer(l)) fprintf(out, "%lld", (long long)json_integer_value(l));

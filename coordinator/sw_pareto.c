@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sw_fs.h"
+#include "sw_report.h"
 
 #define CHARTJS_DEFAULT "/usr/share/javascript/chart.js/chart.min.js"
 #define DEFAULT_DB "results/splatsweep.db"
@@ -804,15 +805,6 @@ static void render_csv(FILE *out, const json_t *root) {
   }
 }
 
-static void html_escape(FILE *out, const char *s) {
-  for (; s && *s; s++) switch (*s) {
-    case '<': fputs("&lt;", out); break;
-    case '>': fputs("&gt;", out); break;
-    case '&': fputs("&amp;", out); break;
-    case '"': fputs("&quot;", out); break;
-    default: fputc(*s, out);
-    }
-}
 
 /* Draws one scatter: a line per configuration through its points in iteration order, and the
  * front as a dashed line over it. The data is the page's embedded JSON. */
@@ -853,7 +845,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
   fputs("</head><body>\n<h1>Pareto data</h1>\n", out);
   if (!chartjs) {
     fputs("<p class=\"notice\">Chart.js was not found at ", out);
-    html_escape(out, chart_path);
+    sw_report_html_escape(out, chart_path);
     fputs(": install libjs-chart.js or set SW_CHARTJS. The tables hold every number.</p>\n", out);
   }
   fputs("<div id=\"wrap\"><canvas id=\"pareto-chart\"></canvas></div>\n", out);
@@ -871,7 +863,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
       fmt(v[2], 32, jstat(p, "psnr_db", "mean"), 3);
       fmt(v[3], 32, jstat(p, "psnr_db", "sd"), 3);
       fputs("<tr><td class=\"l\">", out);
-      html_escape(out, json_string_value(json_object_get(cj, "id")));
+      sw_report_html_escape(out, json_string_value(json_object_get(cj, "id")));
       fprintf(out, "</td><td>%lld</td><td class=\"l\">%s</td><td>%lld</td><td>%s</td><td>%s</td>"
                    "<td>%s</td><td>%s</td><td>%s</td></tr>\n",
               (long long)json_integer_value(json_object_get(p, "iter")),
@@ -892,7 +884,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
       json_array_foreach(cmps, i, cmp) print_comparison(m, cmp, 0);
       fclose(m);
       fputs("<h2>Comparisons</h2>\n<pre>", out);
-      html_escape(out, txt);
+      sw_report_html_escape(out, txt);
       fputs("</pre>\n", out);
     }
     free(txt);
@@ -903,10 +895,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
     return sw_err_set(err, SW_ENOMEM, "pareto: out of memory");
   }
   fputs("<script type=\"application/json\" id=\"pareto-data\">", out);
-  for (const char *s = data; *s; s++) {
-    if (s[0] == '<' && s[1] == '/') fputs("<\\", out); /* no "</" may close the element */
-    else fputc(*s, out);
-  }
+  sw_report_html_json(out, data);
   fputs("</script>\n<script>\n", out);
   fputs(CHART_SCRIPT, out);
   fputs("</script>\n</body></html>\n", out);

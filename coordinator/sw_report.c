@@ -508,7 +508,7 @@ static void render_text(FILE *out, const json_t *root, int md) {
 
 /* ---- HTML ----------------------------------------------------------------------------------- */
 
-static void html_escape(FILE *out, const char *s) {
+void sw_report_html_escape(FILE *out, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
     case '<': fputs("&lt;", out); break;
@@ -517,6 +517,13 @@ static void html_escape(FILE *out, const char *s) {
     case '"': fputs("&quot;", out); break;
     default: fputc(*s, out);
     }
+  }
+}
+
+void sw_report_html_json(FILE *out, const char *json) {
+  for (const char *s = json; s && *s; s++) {
+    if (s[0] == '<' && s[1] == '/') fputs("<\\", out); /* "<\/" is "</" to a JSON parser */
+    else fputc(*s, out);
   }
 }
 
@@ -588,7 +595,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
   fputs("</head><body>\n<h1>splatsweep report</h1>\n", out);
   if (!chartjs) {
     fputs("<p class=\"warn\">Charts are not shown: Chart.js could not be inlined (", out);
-    html_escape(out, cerr.msg);
+    sw_report_html_escape(out, cerr.msg);
     fputs("). Install libjs-chart.js or set SW_CHARTJS to chart.min.js. The tables below are "
           "complete.</p>\n",
           out);
@@ -598,26 +605,26 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
   json_array_foreach(json_object_get(root, "sweeps"), i, sw) {
     long long id = (long long)num(sw, "id");
     fprintf(out, "<h2>Sweep %lld: ", id);
-    html_escape(out, str(sw, "name", ""));
+    sw_report_html_escape(out, str(sw, "name", ""));
     fprintf(out, " (%s, %s)</h2>\n", str(sw, "kind", ""), str(sw, "status", ""));
     size_t j;
     const json_t *g;
     json_array_foreach(json_object_get(sw, "gates"), j, g) {
       const char *v = str(g, "verdict", "inconclusive");
       fputs("<h3>Gate ", out);
-      html_escape(out, str(g, "name", ""));
+      sw_report_html_escape(out, str(g, "name", ""));
       fprintf(out, ": <span class=\"%s\">%s</span>%s</h3>\n<ul>\n", v, v,
               json_is_true(json_object_get(g, "final")) ? "" : " (not final)");
       size_t k;
       const json_t *r;
       json_array_foreach(json_object_get(g, "reasons"), k, r) {
         fputs("<li>", out);
-        html_escape(out, json_string_value(r));
+        sw_report_html_escape(out, json_string_value(r));
         fputs("</li>\n", out);
       }
       json_array_foreach(json_object_get(g, "warnings"), k, r) {
         fputs("<li class=\"warn\">", out);
-        html_escape(out, json_string_value(r));
+        sw_report_html_escape(out, json_string_value(r));
         fputs("</li>\n", out);
       }
       const char *metric = str(g, "metric", "train_s"), *gm = str(g, "guard_metric", "psnr_db");
@@ -637,7 +644,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         fmt_num(e, sizeof e, run_metric(on, gm), 3);
         fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "index")));
-        html_escape(out, str(p, "worker", "-"));
+        sw_report_html_escape(out, str(p, "worker", "-"));
         fprintf(out,
                 "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
                 "<td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
@@ -662,10 +669,10 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         fmt_num(c, sizeof c, run_metric(run, "psnr_db"), 3);
         fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "index")));
-        html_escape(out, str(p, "label", ""));
+        sw_report_html_escape(out, str(p, "label", ""));
         fprintf(out, "</td><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "repeat")));
-        html_escape(out, str(p, "worker", "-"));
+        sw_report_html_escape(out, str(p, "worker", "-"));
         fprintf(out, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
                 str(run, "status", str(p, "status", "")), a, b, c);
       }
@@ -679,7 +686,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
     return sw_err_set(err, SW_ENOMEM, "report: out of memory");
   }
   fputs("<script type=\"application/json\" id=\"report-data\">", out);
-  fputs(data, out);
+  sw_report_html_json(out, data);
   fputs("</script>\n<script>\n", out);
   fputs(CHART_SCRIPT, out);
   fputs("</script>\n</body></html>\n", out);

@@ -35,4 +35,12 @@ int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format 
 int sw_report_render_string(sw_store_t *store, int64_t sweep_id, enum sw_report_format format,
                             char **text_out, struct sw_err *err);
 
+/* HTML helpers shared by every page the coordinator renders (report, Pareto, dashboard). */
+/* Writes s (NULL: nothing) with <, >, & and " escaped, for element text and attribute values. */
+void sw_report_html_escape(FILE *out, const char *s);
+/* Writes JSON text for the inside of a <script type="application/json"> element: every "</"
+ * becomes "<\/" (the same JSON value), so no string in the data, such as a sweep name, can
+ * close the element early. */
+void sw_report_html_json(FILE *out, const char *json);
+
 #endif

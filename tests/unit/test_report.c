@@ -281,6 +281,33 @@ START_TEST(html_inlines_chartjs_or_says_why_not) {
 }
 END_TEST
 
+/* Data embedded in a page's JSON script element cannot close it, and stays the same JSON value;
+ * escaped text keeps markup out of the page. */
+START_TEST(html_helpers_keep_data_inside_its_element) {
+  const char *json = "{\"name\":\"x</script><script>alert(1)</script>\",\"n\":\"a<b\"}";
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(out);
+  sw_report_html_json(out, json);
+  ck_assert_int_eq(fclose(out), 0);
+  ck_assert_ptr_null(strstr(buf, "</"));
+  json_t *a = json_loads(json, 0, NULL), *b = json_loads(buf, 0, NULL);
+  ck_assert_ptr_nonnull(b);
+  ck_assert(json_equal(a, b));
+  json_decref(a);
+  json_decref(b);
+  free(buf);
+  out = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(out);
+  sw_report_html_escape(out, "<a href=\"x\">&</a>");
+  sw_report_html_escape(out, NULL);
+  ck_assert_int_eq(fclose(out), 0);
+  ck_assert_str_eq(buf, "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;");
+  free(buf);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("report");
   TCase *tc = tcase_create("core");
@@ -288,6 +315,7 @@ int main(void) {
   tcase_add_test(tc, json_has_the_design_shape);
   tcase_add_test(tc, text_markdown_and_json_render);
   tcase_add_test(tc, html_inlines_chartjs_or_says_why_not);
+  tcase_add_test(tc, html_helpers_keep_data_inside_its_element);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
