@@ -753,6 +753,16 @@ static pid_t spawn_worker(const char *self, const char *ep, int k, const char *w
       argv[n++] = (char *)a->trainer;
     }
     argv[n] = NULL;
+    /* Local workers share one machine: on a CPU Vulkan device (lavapipe) each trainer would use
+     * every core and the workers' runs would slow each other down unevenly. Give each worker its
+     * share of the cores unless the user chose a thread count. */
+    int n_workers = a->workers > 0 ? (int)a->workers : 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n_workers > 1 && cores > 0 && !getenv("LP_NUM_THREADS")) {
+      char threads[16];
+      snprintf(threads, sizeof threads, "%ld", cores / n_workers > 0 ? cores / n_workers : 1);
+      setenv("LP_NUM_THREADS", threads, 1);
+    }
     execv(self, argv);
     fprintf(stderr, "splatsweep local: cannot start a worker: %s\n", strerror(errno));
     _exit(127);
