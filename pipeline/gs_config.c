@@ -39,8 +39,12 @@ static const struct key keys[] = {
     {"init_points", K_INT, OFF(init_points), "100000", NULL, 1, 1e8,
      "random initial Gaussians (synthetic scenes have no point cloud)"},
     {"init_extent", K_FLOAT, OFF(init_extent), "1", NULL, 1e-3, 10,
-     "size of the random init box relative to the scene's content bounds ([-1.3, 1.3]^3 "
-     "unless the scene gives an aabb)"},
+     "size of the random init box: times the scene's content bounds (init_box aabb: [-1.3, "
+     "1.3]^3 unless the scene gives an aabb) or half-size times the scene extent (init_box "
+     "extent; gsplat's random init is extent with 3)"},
+    {"init_box", K_ENUM, OFF(init_box), "aabb", "aabb|extent", 0, 0,
+     "random init box: the content bounds (the Inria synthetic recipe) or a cube of half-size "
+     "init_extent x scene extent around the origin (gsplat)"},
     {"lambda_dssim", K_FLOAT, OFF(lambda_dssim), "0.2", NULL, 0, 1,
      "loss = (1 - lambda) L1 + lambda (1 - SSIM); 0 = L1 only"},
     {"lr_means", K_FLOAT, OFF(lr_means), "0.00016", NULL, 0, 10,
@@ -71,12 +75,19 @@ static const struct key keys[] = {
     {"prune_opacity", K_FLOAT, OFF(prune_opacity), "0.005", NULL, 0, 1,
      "prune Gaussians whose opacity falls below this"},
     {"prune_screen", K_INT, OFF(prune_screen), "0", NULL, 0, 1e6,
-     "prune screen radius above this many pixels after the first opacity reset (0 = off, as "
-     "gsplat; the Inria code uses 20)"},
+     "prune screen radius above this many pixels after prune_big_after (0 = off, as gsplat; "
+     "the Inria code uses 20)"},
     {"prune_world", K_FLOAT, OFF(prune_world), "0.1", NULL, 0, BIG,
-     "prune largest scale above this times the extent, after the first opacity reset (0 = off)"},
-    {"opacity_reset_every", K_INT, OFF(opacity_reset_every), "3000", NULL, 0, 1e9,
-     "reset opacities to 0.01 every N iterations while densifying (0 = never)"},
+     "prune largest scale above this times the extent, after prune_big_after (0 = off)"},
+    {"prune_big_after", K_INT, OFF(prune_big_after), "3000", NULL, 0, 1e9,
+     "world- and screen-size pruning only after this iteration (gsplat and Inria: the opacity "
+     "reset period, 3000)"},
+    {"opacity_reset_every", K_INT, OFF(opacity_reset_every), "0", NULL, 0, 1e9,
+     "reset opacities to 0.01 every N iterations while densifying (0 = never: gsplat 1.5.3, "
+     "whose reset condition is always false; the Inria code uses 3000)"},
+    {"densify_visible", K_ENUM, OFF(densify_visible), "radii", "radii|tiles", 0, 0,
+     "views that count in the densification statistics: gsplat's radii > 0 (opacity >= 1/255 "
+     "and the opacity-aware box meets the image) or any view where the splat touches a tile"},
     {"white_reset", K_INT, OFF(white_reset), "0", NULL, 0, 1,
      "1: also reset opacities at densify_from on white backgrounds (the Inria code; gsplat: 0)"},
     {"max_splats", K_INT, OFF(max_splats), "0", NULL, 0, 1e9,

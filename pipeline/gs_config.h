@@ -26,6 +26,9 @@ enum gs_fwd_accum { GS_FWD_ACCUM_F32 = 0, GS_FWD_ACCUM_F16 = 1 };
 enum gs_ssim_walk { GS_SSIM_WALK_SCALAR = 0, GS_SSIM_WALK_FLOAT4 = 1, GS_SSIM_WALK_FLOAT4_RECIP = 2 };
 enum gs_atomic_spread { GS_ATOMIC_SPREAD_LANE0 = 0, GS_ATOMIC_SPREAD_LANES = 1 };
 enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
+/* Recipe switches. */
+enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
+enum gs_densify_visible { GS_DENSIFY_VISIBLE_RADII = 0, GS_DENSIFY_VISIBLE_TILES = 1 };
 
 /* The fully resolved configuration. Plain data: copy it freely. */
 struct gs_config {
@@ -37,7 +40,8 @@ struct gs_config {
   int32_t resolution_scale; /* integer downscale factor of the images (1 = full) */
   int32_t background;       /* enum gs_background of gs_scene.h: 0 white, 1 black */
   int32_t init_points;
-  double init_extent; /* random init box relative to the scene's content bounds */
+  double init_extent; /* random init box: times the content bounds (aabb) or the extent */
+  int32_t init_box;   /* enum gs_init_box */
   /* loss */
   double lambda_dssim;
   /* optimiser */
@@ -59,9 +63,11 @@ struct gs_config {
   double grad_threshold;
   double percent_dense;     /* clone when max scale <= percent_dense * extent, else split */
   double prune_opacity;
-  int32_t prune_screen;     /* prune radius in pixels after the first opacity reset (0 = off) */
-  double prune_world;       /* prune max scale > prune_world * extent after the first reset */
-  int32_t opacity_reset_every;
+  int32_t prune_screen;     /* prune radius in pixels after prune_big_after (0 = off) */
+  double prune_world;       /* prune max scale > prune_world * extent after prune_big_after */
+  int32_t prune_big_after;  /* world/screen-size pruning only after this iteration */
+  int32_t opacity_reset_every; /* 0 = never (gsplat 1.5.3) */
+  int32_t densify_visible;  /* enum gs_densify_visible: which views count in the statistics */
   int32_t white_reset;      /* 1: reset at densify_from on white backgrounds (Inria) */
   int32_t max_splats;       /* densification stops growing beyond this (0 = no limit) */
   /* evaluation */

@@ -453,7 +453,8 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
     if (!rc) rc = gs_vk_buf_upload(t->gt[v], 0, t->sc->train[v].rgb, img_bytes, err);
   }
   if (rc) return rc;
-  /* Random initialisation inside the scene's content bounds (the 3DGS synthetic recipe). */
+  /* Random initialisation inside the scene's content bounds (the 3DGS synthetic recipe), or, as
+   * gsplat's random init, in a cube of half-size init_extent x scene extent around the origin. */
   struct gs_init_opts io;
   gs_init_opts_default(&io);
   io.count = (uint32_t)cfg->init_points;
@@ -461,6 +462,10 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
   for (int k = 0; k < 3; k++) {
     float c = 0.5f * (t->sc->aabb_min[k] + t->sc->aabb_max[k]);
     float h = 0.5f * (t->sc->aabb_max[k] - t->sc->aabb_min[k]) * (float)cfg->init_extent;
+    if (cfg->init_box == GS_INIT_BOX_EXTENT) {
+      c = 0.0f;
+      h = t->sc->extent * (float)cfg->init_extent;
+    }
     io.box_min[k] = c - h;
     io.box_max[k] = c + h;
   }
@@ -526,8 +531,7 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
                                 .percent_dense = (float)cfg->percent_dense,
                                 .extent = t->sc->extent,
                                 .prune_opacity = (float)cfg->prune_opacity,
-                                .prune_big = cfg->opacity_reset_every > 0 &&
-                                             (int32_t)iter > cfg->opacity_reset_every,
+                                .prune_big = (int32_t)iter > cfg->prune_big_after,
                                 .prune_screen = (float)cfg->prune_screen,
                                 .prune_world = (float)cfg->prune_world,
                                 .max_splats = (uint32_t)cfg->max_splats};
@@ -680,7 +684,9 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     a.pb = (struct gs_pc_project_bwd){.fx = cam->fx, .fy = cam->fy, .cx = cam->cx, .cy = cam->cy,
                                       .n = n, .width = cam->width, .height = cam->height,
                                       .sh_degree = deg,
-                                      .accumulate = (int32_t)iter < cfg->densify_until};
+                                      .accumulate = (int32_t)iter < cfg->densify_until,
+                                      .count_radii =
+                                          cfg->densify_visible == GS_DENSIFY_VISIBLE_RADII};
     memcpy(a.pb.viewmat, cam->viewmat, sizeof a.pb.viewmat);
     memcpy(a.pb.campos, cam->campos, sizeof a.pb.campos);
     float lr[6] = {(float)position_lr(cfg, iter, sc->extent), lr_rest[0], lr_rest[1], lr_rest[2],

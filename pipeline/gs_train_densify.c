@@ -99,7 +99,7 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
   for (uint32_t i = 0; i < n0; i++) {
     float cnt = dens[3 * (size_t)i + 1];
     float avg = cnt > 0 ? dens[3 * (size_t)i] / cnt : 0.0f;
-    if (!(avg >= o->grad_threshold) || grow >= budget) continue;
+    if (!(avg > o->grad_threshold) || grow >= budget) continue; /* gsplat: strictly above */
     if (max_scale3(log_scales + 3 * (size_t)i) <= o->percent_dense * o->extent) {
       act[i] = 1;
       r.cloned++;

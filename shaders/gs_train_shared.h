@@ -77,7 +77,8 @@ struct gs_pc_project_bwd {
   GS_U32 width, height, tiles_x, tiles_y;
   GS_U32 sh_degree;
   GS_U32 accumulate; /* 1: add the 2D gradient norm / visibility / radius to dens */
-  GS_U32 pad[2];
+  GS_U32 count_radii; /* 1: count a view only where gsplat's radii > 0 (see project_bwd.comp) */
+  GS_U32 pad;
 };
 
 /* densify_gather: new splats from a plan (see densify_gather.comp). */

@@ -5,7 +5,8 @@
 // (higher ones get zero: degree masking while SH is being unlocked). Culled splats get zero.
 // The math is the C reference's (pipeline/gs_ref_tmpl.c), written out in the same order.
 // While densification statistics are collected (pc.accumulate), a visible splat adds its 2D
-// gradient norm sqrt((g.x w/2)^2 + (g.y h/2)^2), one visibility and its radius (max) to dens.
+// gradient norm sqrt((g.x w/2)^2 + (g.y h/2)^2), one visibility and its radius (max) to dens;
+// with pc.count_radii the norm and the visibility only where gsplat's radii > 0.
 #version 450
 #define GS_GLSL 1
 #include "gs_train_shared.h"
@@ -57,6 +58,20 @@ void main() {
   if (l < nb) splat_bwd(base + l, l);
   barrier();
   for (uint e = l; e < 48u * nb; e += GS_PB_WG) g_sh[48u * base + e] = s_sh[SH_STRIDE * (e / 48u) + e % 48u];
+}
+
+// gsplat's radii > 0 (the views its densifier counts): opacity at least 1/255, and the
+// opacity-aware box, extend = min(3.33, sqrt(2 ln(255 opacity))) standard deviations per axis
+// (the region where alpha can reach 1/255), meets the image. Our 3-sigma tile rectangle is wider,
+// so the tile rule also counts views where the splat cannot contribute a pixel, which lowers the
+// mean gradient and holds back densification.
+bool gsplat_visible(gs_splat2d s) {
+  if (!(s.opacity >= GS_K_ALPHA_MIN)) return false;
+  float extend = min(3.33, sqrt(2.0 * log(s.opacity / GS_K_ALPHA_MIN)));
+  float rx = ceil(extend * sqrt(s.cov2d[0])), ry = ceil(extend * sqrt(s.cov2d[2]));
+  if (rx <= 0.0 && ry <= 0.0) return false;
+  return !(s.mean2d[0] + rx <= 0.0 || s.mean2d[0] - rx >= float(pc.width) ||
+           s.mean2d[1] + ry <= 0.0 || s.mean2d[1] - ry >= float(pc.height));
 }
 
 // One splat; its SH coefficients are s_sh[SH_STRIDE * l ...], replaced by their gradients.
@@ -218,9 +233,11 @@ void splat_bwd(uint i, uint l) {
   for (uint d = 0u; d < 3u; d++) g_means[3u * i + d] = gmean[d];
 
   if (pc.accumulate != 0u) {
-    float nx = gmx * 0.5 * float(pc.width), ny = gmy * 0.5 * float(pc.height);
-    dens[3u * i] += sqrt(nx * nx + ny * ny);
-    dens[3u * i + 1u] += 1.0;
+    if (pc.count_radii == 0u || gsplat_visible(splats[i])) {
+      float nx = gmx * 0.5 * float(pc.width), ny = gmy * 0.5 * float(pc.height);
+      dens[3u * i] += sqrt(nx * nx + ny * ny);
+      dens[3u * i + 1u] += 1.0;
+    }
     dens[3u * i + 2u] = max(dens[3u * i + 2u], float(splats[i].radius));
   }
 }

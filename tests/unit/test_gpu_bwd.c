@@ -264,10 +264,31 @@ static struct gs_vk_buf *up_group(const struct gs_model *m, int g, const char *l
   return upload(p, 4 * (size_t)gs_pgroup_floats[g] * m->count, label);
 }
 
-static void project_case(uint32_t degree, uint32_t n) {
+/* gsplat's radii > 0, the views its densifier counts (project_bwd.comp's gsplat_visible). */
+static int gsplat_visible(const struct gs_ref_splat *s, uint32_t w, uint32_t h) {
+  if (s->radius <= 0 || !(s->opacity >= 1.0f / 255.0f)) return 0;
+  float extend = fminf(3.33f, sqrtf(2.0f * logf(s->opacity / (1.0f / 255.0f))));
+  float rx = ceilf(extend * sqrtf(s->cov2d[0])), ry = ceilf(extend * sqrtf(s->cov2d[2]));
+  if (rx <= 0 && ry <= 0) return 0;
+  return !(s->mean2d[0] + rx <= 0 || s->mean2d[0] - rx >= (float)w || s->mean2d[1] + ry <= 0 ||
+           s->mean2d[1] - ry >= (float)h);
+}
+
+/* count_radii: the densification statistics count gsplat's visible views (1) or every splat
+ * with a tile (0). */
+static void project_case(uint32_t degree, uint32_t n, uint32_t count_radii) {
   struct fixture fx;
   make_fixture(&fx, n, 41, 39, degree, 21 + degree, 0.2f);
   struct sw_err err = {0};
+  if (count_radii) {
+    /* Every 9th splat below 1/255 opacity: it has tiles but gsplat does not count it. The frame
+     * and the loss derivative are made again for the changed model. */
+    for (uint32_t i = 0; i < n; i += 9) fx.m.opacity[i] = -6.5f;
+    gs_ref_frame_destroy(&fx.f);
+    ck_assert_msg(gs_ref_forward(&fx.m, &fx.cam, &fx.ro, &fx.f, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(gs_ref_loss(fx.f->rgb, fx.target, fx.cam.width, fx.cam.height, 0.2f,
+                                 &fx.loss, fx.dl, &err), 0);
+  }
   struct gs_ref_splat_grad *sg = calloc(n, sizeof *sg);
   ck_assert_int_eq(gs_ref_rasterize_backward(fx.f, fx.dl, sg, &err), 0);
   struct gs_model ref;
@@ -299,7 +320,8 @@ static void project_case(uint32_t degree, uint32_t n) {
   struct gs_pc_project_bwd pc = {.fx = fx.cam.fx, .fy = fx.cam.fy, .cx = fx.cam.cx,
                                  .cy = fx.cam.cy, .n = n, .width = fx.cam.width,
                                  .height = fx.cam.height, .tiles_x = fx.f->tiles_x,
-                                 .tiles_y = fx.f->tiles_y, .sh_degree = degree, .accumulate = 1};
+                                 .tiles_y = fx.f->tiles_y, .sh_degree = degree, .accumulate = 1,
+                                 .count_radii = count_radii};
   memcpy(pc.viewmat, fx.cam.viewmat, sizeof pc.viewmat);
   memcpy(pc.campos, fx.cam.campos, sizeof pc.campos);
   VkCommandBuffer cmd;
@@ -319,17 +341,23 @@ static void project_case(uint32_t degree, uint32_t n) {
           for (int ch = 0; ch < 3; ch++) ck_assert_float_eq(gpu[48 * i + 3 * c + ch], 0.0f);
     free(gpu);
   }
-  /* Densification statistics: the gsplat 2D norm, one visibility per visible splat. */
+  /* Densification statistics: the gsplat 2D norm, one visibility per visible splat (by the
+   * chosen rule); the radius of every splat that has one. */
   float *d = malloc(12 * (size_t)n);
   download(dens, d, 12 * (size_t)n);
+  uint32_t differ = 0;
   for (uint32_t i = 0; i < n; i++) {
     float norm = gs_ref_grad2d_norm(&sg[i], fx.cam.width, fx.cam.height);
-    int vis = fx.f->splats[i].radius > 0;
+    int gv = gsplat_visible(&fx.f->splats[i], fx.cam.width, fx.cam.height);
+    differ += (fx.f->splats[i].radius > 0) != gv;
+    int vis = count_radii ? gv : fx.f->splats[i].radius > 0;
     ck_assert_float_eq(d[3 * i + 1], vis ? 1.0f : 0.0f);
     ck_assert_msg(fabsf(d[3 * i] - (vis ? norm : 0.0f)) <= 1e-4f * norm + 1e-12f,
                   "grad2d norm %u: %g vs %g", i, d[3 * i], norm);
     ck_assert_float_eq(d[3 * i + 2], (float)fx.f->splats[i].radius);
   }
+  if (count_radii) /* the fixture must tell the two rules apart, or the check proves nothing */
+    ck_assert_msg(differ > 0, "no splat is visible by one rule only (of %u)", n);
   free(d);
   for (int k = 0; k < GS_P_COUNT; k++) {
     gs_vk_buf_destroy(&params[k]);
@@ -348,9 +376,9 @@ static void project_case(uint32_t degree, uint32_t n) {
 }
 
 /* 300 splats: several workgroups of project_bwd, the last one partial. */
-START_TEST(project_bwd_matches_reference) { project_case(3, 300); }
+START_TEST(project_bwd_matches_reference) { project_case(3, 300, 1); }
 END_TEST
-START_TEST(project_bwd_masks_sh_degree) { project_case(_i, 50); }
+START_TEST(project_bwd_masks_sh_degree) { project_case(_i, 50, 0); }
 END_TEST
 
 START_TEST(adam_matches_reference) {

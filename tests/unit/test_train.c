@@ -40,7 +40,12 @@ START_TEST(config_defaults_follow_the_recipe) {
   ck_assert_int_eq(c.densify_from, 500);
   ck_assert_int_eq(c.densify_until, 15000);
   ck_assert_int_eq(c.densify_every, 100);
-  ck_assert_int_eq(c.opacity_reset_every, 3000);
+  /* gsplat 1.5.3 never resets opacities (its condition is always false) but prunes world-big
+   * splats after its reset period; it counts only views where radii > 0. */
+  ck_assert_int_eq(c.opacity_reset_every, 0);
+  ck_assert_int_eq(c.prune_big_after, 3000);
+  ck_assert_int_eq(c.densify_visible, GS_DENSIFY_VISIBLE_RADII);
+  ck_assert_int_eq(c.init_box, GS_INIT_BOX_AABB);
   ck_assert_double_eq_tol(c.grad_threshold, 2e-4, 1e-12);
   ck_assert_double_eq_tol(c.lr_means, 1.6e-4, 1e-12);
   ck_assert_double_eq_tol(c.lr_sh_rest, c.lr_sh_dc / 20, 1e-12);
