@@ -100,15 +100,9 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
   *fp = NULL;
 }
 
-static int ensure(gs_vk_t *vk, struct gs_vk_buf **b, uint64_t bytes, const char *label,
-                  struct sw_err *err) {
-  if (!*b) return gs_vk_buf_new(vk, bytes, 0, label, b, err);
-  return gs_vk_buf_reserve(*b, bytes, NULL, err);
-}
-
 static int reserve_arena(gs_fwd_t *f, uint32_t capacity, struct sw_err *err) {
-  int rc = ensure(f->vk, &f->keys, 8ull * capacity, "pair_keys", err);
-  if (!rc) rc = ensure(f->vk, &f->values, 4ull * capacity, "pair_values", err);
+  int rc = gs_vk_buf_ensure(f->vk, &f->keys, 8ull * capacity, "pair_keys", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->values, 4ull * capacity, "pair_values", err);
   if (!rc) rc = gs_sort_reserve(f->sort, capacity, err);
   if (rc) {
     /* A failed grow may leave a buffer empty: the next prepare sizes the arena afresh. */
@@ -131,14 +125,15 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
   uint32_t n = count ? count : 1;
   uint32_t tx = div_up(width, GS_TILE), ty = div_up(height, GS_TILE);
   uint64_t px = (uint64_t)width * height;
-  int rc = ensure(vk, &f->b.splats, sizeof(struct gs_splat2d) * (uint64_t)n, "splats", err);
-  if (!rc) rc = ensure(vk, &f->b.tiles_touched, 4ull * n, "tiles_touched", err);
-  if (!rc) rc = ensure(vk, &f->b.offsets, 4ull * n, "offsets", err);
+  int rc =
+      gs_vk_buf_ensure(vk, &f->b.splats, sizeof(struct gs_splat2d) * (uint64_t)n, "splats", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.tiles_touched, 4ull * n, "tiles_touched", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.offsets, 4ull * n, "offsets", err);
   if (!rc) rc = gs_scan_reserve(f->scan, n, err);
-  if (!rc) rc = ensure(vk, &f->b.ranges, 8ull * tx * ty, "tile_ranges", err);
-  if (!rc) rc = ensure(vk, &f->b.rgb, 12 * px, "image_rgb", err);
-  if (!rc) rc = ensure(vk, &f->b.final_t, 4 * px, "final_t", err);
-  if (!rc) rc = ensure(vk, &f->b.last, 4 * px, "last_contributor", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.ranges, 8ull * tx * ty, "tile_ranges", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.rgb, 12 * px, "image_rgb", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.final_t, 4 * px, "final_t", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.last, 4 * px, "last_contributor", err);
   if (!rc) {
     uint64_t cap = f->b.capacity;
     if (f->pending_growth > cap) cap = f->pending_growth;

@@ -193,21 +193,15 @@ void gs_sort_destroy(gs_sort_t **sp) {
   *sp = NULL;
 }
 
-static int ensure(gs_vk_t *vk, struct gs_vk_buf **b, uint64_t bytes, const char *label,
-                  struct sw_err *err) {
-  if (!*b) return gs_vk_buf_new(vk, bytes, 0, label, b, err);
-  return gs_vk_buf_reserve(*b, bytes, NULL, err);
-}
-
 int gs_sort_reserve(gs_sort_t *s, uint32_t capacity, struct sw_err *err) {
   if (capacity < 1) capacity = 1;
   if (capacity <= s->capacity && s->keys_tmp) return 0;
   uint32_t nb = div_up(capacity, GS_SORT_BLOCK);
   if ((uint64_t)nb * GS_RADIX > UINT32_MAX)
     return sw_err_set(err, SW_EINVAL, "sort capacity %u is too large", capacity);
-  int rc = ensure(s->vk, &s->keys_tmp, 8ull * capacity, "sort_keys_tmp", err);
-  if (!rc) rc = ensure(s->vk, &s->vals_tmp, 4ull * capacity, "sort_values_tmp", err);
-  if (!rc) rc = ensure(s->vk, &s->hist_buf, 4ull * nb * GS_RADIX, "sort_hist", err);
+  int rc = gs_vk_buf_ensure(s->vk, &s->keys_tmp, 8ull * capacity, "sort_keys_tmp", err);
+  if (!rc) rc = gs_vk_buf_ensure(s->vk, &s->vals_tmp, 4ull * capacity, "sort_values_tmp", err);
+  if (!rc) rc = gs_vk_buf_ensure(s->vk, &s->hist_buf, 4ull * nb * GS_RADIX, "sort_hist", err);
   if (rc) {
     s->capacity = 0; /* a failed grow may leave a buffer empty: check them all next time */
     return rc;

@@ -662,6 +662,12 @@ int gs_vk_buf_reserve(struct gs_vk_buf *b, VkDeviceSize size, int *grown, struct
   return 0;
 }
 
+int gs_vk_buf_ensure(gs_vk_t *vk, struct gs_vk_buf **buf, VkDeviceSize size, const char *label,
+                     struct sw_err *err) {
+  if (!*buf) return gs_vk_buf_new(vk, size, 0, label, buf, err);
+  return gs_vk_buf_reserve(*buf, size, NULL, err);
+}
+
 int gs_vk_cmd_begin(gs_vk_t *vk, VkCommandBuffer *out, struct sw_err *err) {
   *out = VK_NULL_HANDLE;
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,

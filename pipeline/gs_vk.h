@@ -128,6 +128,9 @@ void gs_vk_buf_destroy(struct gs_vk_buf **buf);
  * bytes (contents lost; *grown set to 1); otherwise does nothing. grown may be NULL. The caller
  * must make sure no submitted work still uses the buffer. */
 int gs_vk_buf_reserve(struct gs_vk_buf *buf, VkDeviceSize size, int *grown, struct sw_err *err);
+/* Arena slot: creates *buf (default flags) when NULL, otherwise gs_vk_buf_reserve()s it to size. */
+int gs_vk_buf_ensure(gs_vk_t *vk, struct gs_vk_buf **buf, VkDeviceSize size, const char *label,
+                     struct sw_err *err);
 /* Synchronous copies between host memory and the buffer (staging on device-local memory; the
  * queue is used and waited on, so do not call these while recording into a pending submission
  * that writes the same buffer). */
