@@ -16,9 +16,12 @@ static int spng_fail(struct sw_err *err, const char *path, const char *what, int
   return sw_err_set(err, SW_EINVAL, "%s: corrupt PNG (%s: %s)", path, what, spng_strerror(rc));
 }
 
-int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32_t *height,
-                     int *bit_depth_out, struct sw_err *err) {
-  *rgba_out = NULL;
+/* Reads the whole file and starts a decoder on it, up to its header. On success the caller
+ * frees *data_out and *ctx_out (the decoder reads from the buffer); on failure both are NULL. */
+static int decoder_open(const char *path, char **data_out, spng_ctx **ctx_out,
+                        struct spng_ihdr *ihdr, struct sw_err *err) {
+  *data_out = NULL;
+  *ctx_out = NULL;
   char *data = NULL;
   size_t len = 0;
   int rc = sw_fs_read_all(path, &data, &len, err);
@@ -28,15 +31,30 @@ int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32
     free(data);
     return sw_err_set(err, SW_ENOMEM, "%s: out of memory for the PNG decoder", path);
   }
-  float *out = NULL;
-  void *raw = NULL;
-  struct spng_ihdr ihdr;
   int src = spng_set_png_buffer(ctx, data, len);
-  if (!src) src = spng_get_ihdr(ctx, &ihdr);
+  if (!src) src = spng_get_ihdr(ctx, ihdr);
   if (src) {
     rc = spng_fail(err, path, "header", src);
-    goto done;
+    spng_ctx_free(ctx);
+    free(data);
+    return rc;
   }
+  *data_out = data;
+  *ctx_out = ctx;
+  return 0;
+}
+
+int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32_t *height,
+                     int *bit_depth_out, struct sw_err *err) {
+  *rgba_out = NULL;
+  char *data = NULL;
+  spng_ctx *ctx = NULL;
+  struct spng_ihdr ihdr;
+  int rc = decoder_open(path, &data, &ctx, &ihdr, err);
+  if (rc) return rc;
+  float *out = NULL;
+  void *raw = NULL;
+  int src;
   /* A header claiming a gigantic image is refused before allocating for it. */
   if ((uint64_t)ihdr.width * ihdr.height > ((uint64_t)1 << 28)) {
     rc = sw_err_set(err, SW_EINVAL, "%s: PNG claims %ux%u pixels, more than this loader accepts",
@@ -148,24 +166,13 @@ int gs_png_write_float(const char *path, const float *pixels, uint32_t width, ui
 
 int gs_png_read_size(const char *path, uint32_t *width, uint32_t *height, struct sw_err *err) {
   char *data = NULL;
-  size_t len = 0;
-  int rc = sw_fs_read_all(path, &data, &len, err);
-  if (rc) return rc;
-  spng_ctx *ctx = spng_ctx_new(0);
-  if (!ctx) {
-    free(data);
-    return sw_err_set(err, SW_ENOMEM, "%s: out of memory for the PNG decoder", path);
-  }
+  spng_ctx *ctx = NULL;
   struct spng_ihdr ihdr;
-  int src = spng_set_png_buffer(ctx, data, len);
-  if (!src) src = spng_get_ihdr(ctx, &ihdr);
-  if (src) {
-    rc = spng_fail(err, path, "header", src);
-  } else {
-    *width = ihdr.width;
-    *height = ihdr.height;
-  }
+  int rc = decoder_open(path, &data, &ctx, &ihdr, err);
+  if (rc) return rc;
+  *width = ihdr.width;
+  *height = ihdr.height;
   spng_ctx_free(ctx);
   free(data);
-  return rc;
+  return 0;
 }
