@@ -3,6 +3,7 @@
 #include "sw_store.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,11 +479,15 @@ static int put_checkpoints(sw_store_t *store, int64_t attempt_id, const json_t *
   json_array_foreach(cps, i, c) {
     const json_t *iter = json_object_get(c, "iter");
     if (!json_is_number(iter)) continue;
+    /* The result comes from a worker (or an external trainer): a real iteration number must be a
+     * whole number in range before it is converted, as NaN or 1e300 cast to int64 is undefined. */
+    double it = json_number_value(iter);
+    if (!(it >= 0.0 && it <= 9007199254740992.0 && it == floor(it))) continue;
     sqlite3_stmt *st;
     int rc = sw_store_stmt(store, SQL, &st, err);
     if (rc) return rc;
     sqlite3_bind_int64(st, 1, attempt_id);
-    sqlite3_bind_int64(st, 2, (int64_t)json_number_value(iter));
+    sqlite3_bind_int64(st, 2, json_is_integer(iter) ? json_integer_value(iter) : (int64_t)it);
     bind_metric(st, 3, c, "train_s");
     bind_metric(st, 4, c, "psnr_db");
     bind_metric(st, 5, c, "splats");

@@ -154,7 +154,8 @@ START_TEST(attempts_are_idempotent) {
       "{\"status\":\"ok\",\"trainer\":{\"binary_sha256\":\"t1\",\"shaders_sha256\":\"s1\"},"
       "\"scene\":{\"sha256\":\"sc\"},\"config_sha256\":\"cf\",\"metrics\":{\"train_s\":12.5,"
       "\"psnr_db\":30.1,\"iterations\":100},\"kernels\":[{\"name\":\"adam\",\"calls\":3,"
-      "\"gpu_ms\":1.0,\"share\":0.5},{\"calls\":1}],\"checkpoints\":[{\"iter\":50,\"psnr_db\":20}]"
+      "\"gpu_ms\":1.0,\"share\":0.5},{\"calls\":1}],\"checkpoints\":[{\"iter\":50,\"psnr_db\":20},"
+      "{\"iter\":1e300},{\"iter\":-1},{\"iter\":2.5}]"
       "}";
   struct sw_attempt_rec rec = {.run_id = 1,
                                .attempt = 1,
@@ -182,6 +183,8 @@ START_TEST(attempts_are_idempotent) {
   ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM windows WHERE phase = 'during'"), 1);
   ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM kernels"), 1); /* the nameless entry is skipped */
   ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM checkpoints WHERE iter = 50"), 1);
+  /* Iterations that are not whole numbers in range are skipped, not converted. */
+  ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM checkpoints"), 1);
   ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM attempts WHERE train_s = 12.5 AND iterations = 100 "
                          "AND ssim IS NULL AND trainer_sha256 = 't1' AND shaders_sha256 = 's1' "
                          "AND scene_sha256 = 'sc' AND config_sha256 = 'cf'"),
