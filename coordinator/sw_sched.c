@@ -733,8 +733,14 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
                                .n_pre = res->n_pre,
                                .during = res->during,
                                .n_during = res->n_during};
-  if (res->n_during > 0) /* the window tells when the run started, relative to its end */
-    rec.started_ms = now - (res->during[res->n_during - 1].t_ms - res->during[0].t_ms);
+  if (res->n_during > 0) { /* the window tells when the run started, relative to its end */
+    /* Offsets come from the worker: a span that is negative or longer than the clock has run
+     * is ignored rather than computed with signed overflow. */
+    int64_t span;
+    if (!__builtin_sub_overflow(res->during[res->n_during - 1].t_ms, res->during[0].t_ms, &span) &&
+        span >= 0 && span <= now)
+      rec.started_ms = now - span;
+  }
   int dup = 0;
   rc = sw_store_put_attempt(s->store, &rec, &dup, err);
   json_decref(parsed);
