@@ -353,8 +353,10 @@ static int reference_gate(sw_store_t *store, int64_t sweep_id, const char *want,
   rc = sqlite3_step(st);
   int is_gate = rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), "gate") == 0;
   sqlite3_reset(st);
-  if (rc != SQLITE_ROW) return sw_err_set(err, SW_ENOTFOUND, "no reference sweep %lld",
-                                          (long long)sweep_id);
+  if (rc == SQLITE_DONE)
+    return sw_err_set(err, SW_ENOTFOUND, "no reference sweep %lld", (long long)sweep_id);
+  /* A busy or broken database is a database error, not a missing sweep. */
+  if (rc != SQLITE_ROW) return sw_store_fail(store, err, "reading the reference sweep");
   if (!is_gate)
     return sw_err_set(err, SW_EINVAL, "reference sweep %lld is not a gate sweep",
                       (long long)sweep_id);
