@@ -99,11 +99,13 @@ static void split_free(struct split *s) {
 }
 
 /* Joins the frame's file_path (without a leading "./") with ".png" when it has no extension. */
-static void frame_file(const char *fp, char *out, size_t cap) {
+/* Returns -1 when the path does not fit: a cut path could name another file. */
+static int frame_file(const char *fp, char *out, size_t cap) {
   while (fp[0] == '.' && fp[1] == '/') fp += 2;
   const char *slash = strrchr(fp, '/');
   const char *dot = strrchr(slash ? slash : fp, '.');
-  snprintf(out, cap, "%s%s", fp, dot ? "" : ".png");
+  int n = snprintf(out, cap, "%s%s", fp, dot ? "" : ".png");
+  return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 /* 1 when a relative path has a ".." component (it could leave the scene directory). */
@@ -189,7 +191,11 @@ static int read_split(const char *dir, const char *file, int required, struct sp
                       path, i, fps);
       goto done;
     }
-    frame_file(fps, s->frames[i].file, sizeof s->frames[i].file);
+    if (frame_file(fps, s->frames[i].file, sizeof s->frames[i].file)) {
+      rc = sw_err_set(err, SW_EINVAL, "%s: frame %zu: file_path is longer than %zu bytes", path, i,
+                      sizeof s->frames[i].file - 5);
+      goto done;
+    }
     int ok = json_is_array(tm) && json_array_size(tm) == 4;
     for (int r = 0; ok && r < 4; r++) {
       json_t *row = json_array_get(tm, r);

@@ -112,6 +112,16 @@ START_TEST(bad_json) {
   write_text(path, "{\"camera_angle_x\": 0.5, \"frames\": [{\"file_path\": \"../../etc/x\", "
                    "\"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}");
   expect_load_error(tmpdir, SW_EINVAL, "leaves the scene directory", NULL);
+  /* A file_path too long to hold is refused: cut short it could name another file. */
+  char *text = malloc(6000);
+  ck_assert_ptr_nonnull(text);
+  int off = snprintf(text, 6000, "{\"camera_angle_x\": 0.5, \"frames\": [{\"file_path\": \"");
+  for (int i = 0; i < 4100; i++) text[off++] = 'a';
+  snprintf(text + off, 6000 - off, "\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],"
+           "[0,0,0,1]]}]}");
+  write_text(path, text);
+  free(text);
+  expect_load_error(tmpdir, SW_EINVAL, "frame 0", "longer than");
 }
 END_TEST
 
