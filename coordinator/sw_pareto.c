@@ -805,7 +805,6 @@ static void render_csv(FILE *out, const json_t *root) {
   }
 }
 
-
 /* Draws one scatter: a line per configuration through its points in iteration order, and the
  * front as a dashed line over it. The data is the page's embedded JSON. */
 static const char CHART_SCRIPT[] =

@@ -522,8 +522,10 @@ void sw_report_html_escape(FILE *out, const char *s) {
 
 void sw_report_html_json(FILE *out, const char *json) {
   for (const char *s = json; s && *s; s++) {
-    if (s[0] == '<' && s[1] == '/') fputs("<\\", out); /* "<\/" is "</" to a JSON parser */
-    else fputc(*s, out);
+    if (s[0] == '<' && s[1] == '/')
+      fputs("<\\", out); /* "<\/" is "</" to a JSON parser */
+    else
+      fputc(*s, out);
   }
 }
 

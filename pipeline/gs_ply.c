@@ -386,7 +386,7 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
           }
           if (h.el[e].props[k].type != T_LIST) continue;
           /* The list's length is kept apart from v, which each item read overwrites; a length
-           * that is negative, NaN or beyond the remaining bytes is refused before it is converted. */
+           * that is negative, NaN or beyond the remaining bytes is refused before conversion. */
           if (!(v >= 0 && v <= (double)(len - pos))) {
             rc = sw_err_set(err, SW_EINVAL, "%s: bad ascii list length in element '%s'", path,
                             h.el[e].name);

@@ -117,7 +117,8 @@ START_TEST(bad_json) {
   ck_assert_ptr_nonnull(text);
   int off = snprintf(text, 6000, "{\"camera_angle_x\": 0.5, \"frames\": [{\"file_path\": \"");
   for (int i = 0; i < 4100; i++) text[off++] = 'a';
-  snprintf(text + off, 6000 - off, "\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],"
+  snprintf(text + off, 6000 - off,
+           "\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],"
            "[0,0,0,1]]}]}");
   write_text(path, text);
   free(text);
