@@ -74,20 +74,6 @@ static int ref_pair_cmp(const void *pa, const void *pb) {
 #define SGRAD struct gs_ref_splat_grad
 #define FRAME struct gs_ref_frame
 #include "gs_ref_tmpl.c"
-#undef REAL
-#undef K
-#undef EXP
-#undef SQRT
-#undef CEIL
-#undef FLOOR
-#undef FABS
-#undef FN
-#undef SFN
-#undef MODEL
-#undef CAMERA
-#undef SPLAT
-#undef SGRAD
-#undef FRAME
 
 /* ---- double instantiation ---- */
 #define REAL double
@@ -105,20 +91,6 @@ static int ref_pair_cmp(const void *pa, const void *pb) {
 #define SGRAD struct gs_ref_splat_grad_d
 #define FRAME struct gs_ref_frame_d
 #include "gs_ref_tmpl.c"
-#undef REAL
-#undef K
-#undef EXP
-#undef SQRT
-#undef CEIL
-#undef FLOOR
-#undef FABS
-#undef FN
-#undef SFN
-#undef MODEL
-#undef CAMERA
-#undef SPLAT
-#undef SGRAD
-#undef FRAME
 
 /* ---- Backward (float, both stages) ---------------------------------------------------------- */
 

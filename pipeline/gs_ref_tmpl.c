@@ -6,6 +6,7 @@
  *   EXP SQRT CEIL FLOOR FABS (the math functions of that precision),
  *   FN(name) (the public name of a function), SFN(name) (a file-local name),
  *   MODEL CAMERA SPLAT SGRAD FRAME (the struct types of that precision).
+ * It undefines them all at its end, so the next instantiation starts clean.
  * The conventions every function follows are written in gs_ref.h. */
 
 /* ---- Frame ---------------------------------------------------------------------------------- */
@@ -746,3 +747,19 @@ int FN(gs_ref_project_backward)(const MODEL *m, const CAMERA *cam, const FRAME *
     SFN(project_backward_one)(m, i, cam, f, &sg[i], grad);
   return 0;
 }
+
+/* The parameters of this instantiation end here. */
+#undef REAL
+#undef K
+#undef EXP
+#undef SQRT
+#undef CEIL
+#undef FLOOR
+#undef FABS
+#undef FN
+#undef SFN
+#undef MODEL
+#undef CAMERA
+#undef SPLAT
+#undef SGRAD
+#undef FRAME
