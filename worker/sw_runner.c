@@ -306,8 +306,12 @@ int sw_runner_start(const struct sw_runner_opts *o, int64_t now_ms, sw_runner_t 
     if (json_is_string(res))
       res_tmpl = json_string_value(res);
     json_t *t = json_object_get(exec, "timeout_s");
-    if (json_is_number(t) && json_number_value(t) > 0)
-      r->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);
+    /* The spec loader bounds timeout_s, but this JSON arrived over the network: clamp it to a
+     * year before the conversion, which is undefined for values out of int64 range. */
+    if (json_is_number(t) && json_number_value(t) > 0) {
+      double secs = json_number_value(t);
+      r->timeout_ms = (int64_t)((secs < 3.15e7 ? secs : 3.15e7) * 1000.0);
+    }
     json_t *map = json_object_get(exec, "map");
     if (json_is_object(map) && json_object_size(map) > 0)
       r->map = json_incref(map);
