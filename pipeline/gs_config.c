@@ -85,6 +85,8 @@ static const struct key keys[] = {
     {"opacity_reset_every", K_INT, OFF(opacity_reset_every), "0", NULL, 0, 1e9,
      "reset opacities to 0.01 every N iterations while densifying (0 = never: gsplat 1.5.3, "
      "whose reset condition is always false; the Inria code uses 3000)"},
+    {"opacity_reset_margin", K_INT, OFF(opacity_reset_margin), "0", NULL, 0, 1e9,
+     "skip opacity resets with fewer than this many iterations left to recover (0 = skip none)"},
     {"densify_visible", K_ENUM, OFF(densify_visible), "radii", "radii|tiles", 0, 0,
      "views that count in the densification statistics: gsplat's radii > 0 (opacity >= 1/255 "
      "and the opacity-aware box meets the image) or any view where the splat touches a tile"},

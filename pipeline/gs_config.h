@@ -67,6 +67,7 @@ struct gs_config {
   double prune_world;       /* prune max scale > prune_world * extent after prune_big_after */
   int32_t prune_big_after;  /* world/screen-size pruning only after this iteration */
   int32_t opacity_reset_every; /* 0 = never (gsplat 1.5.3) */
+  int32_t opacity_reset_margin; /* no reset with fewer iterations than this left */
   int32_t densify_visible;  /* enum gs_densify_visible: which views count in the statistics */
   int32_t white_reset;      /* 1: reset at densify_from on white backgrounds (Inria) */
   int32_t max_splats;       /* densification stops growing beyond this (0 = no limit) */

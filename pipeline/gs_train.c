@@ -512,7 +512,8 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
   /* Opacity reset (with white_reset, also once at densify_from on white backgrounds, as the
    * Inria code does, so that floaters in front of the white do not survive). */
   int reset = cfg->opacity_reset_every > 0 && (int32_t)iter < cfg->densify_until &&
-              iter % (uint32_t)cfg->opacity_reset_every == 0;
+              iter % (uint32_t)cfg->opacity_reset_every == 0 &&
+              (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin;
   if (cfg->white_reset && cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from)
     reset = 1;
   size_t nn = n ? n : 1;
@@ -602,7 +603,8 @@ static int is_densify_iter(const struct gs_config *cfg, uint32_t iter) {
   if (i < cfg->densify_until && i > cfg->densify_from && iter % (uint32_t)cfg->densify_every == 0)
     return 1;
   if (cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
-      iter % (uint32_t)cfg->opacity_reset_every == 0)
+      iter % (uint32_t)cfg->opacity_reset_every == 0 &&
+      (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin)
     return 1;
   return cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
          i < cfg->densify_until;

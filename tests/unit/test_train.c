@@ -44,6 +44,7 @@ START_TEST(config_defaults_follow_the_recipe) {
    * splats after its reset period; it counts only views where radii > 0. */
   ck_assert_int_eq(c.opacity_reset_every, 0);
   ck_assert_int_eq(c.prune_big_after, 3000);
+  ck_assert_int_eq(c.opacity_reset_margin, 0);
   ck_assert_int_eq(c.densify_visible, GS_DENSIFY_VISIBLE_RADII);
   ck_assert_int_eq(c.init_box, GS_INIT_BOX_AABB);
   ck_assert_double_eq_tol(c.grad_threshold, 2e-4, 1e-12);
