@@ -183,6 +183,11 @@ static int parse_int(const struct key *k, const char *v, int64_t *out, struct sw
     double d = strtod(v, &end);
     if (end == v || *end || d != floor(d) || !isfinite(d))
       return sw_err_set(err, SW_EINVAL, "config key '%s': '%s' is not an integer", k->name, v);
+    /* Range check before the conversion: casting a double beyond long long's range (1e300) is
+     * undefined behaviour. */
+    if (d < k->lo || d > k->hi)
+      return sw_err_set(err, SW_EINVAL, "config key '%s': %s is outside [%.17g, %.17g]", k->name, v,
+                        k->lo, k->hi);
     x = (long long)d;
   }
   if ((double)x < k->lo || (double)x > k->hi)

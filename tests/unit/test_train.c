@@ -99,6 +99,10 @@ START_TEST(config_errors_name_the_key) {
   sw_err_clear(&err);
   ck_assert_int_eq(gs_config_set_kv(&c, "lr_means=nan", &err), SW_EINVAL);
   sw_err_clear(&err);
+  /* An integral float far beyond long long's range is refused before any conversion. */
+  ck_assert_int_eq(gs_config_set_kv(&c, "iterations=1e300", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "outside"));
+  sw_err_clear(&err);
   ck_assert_int_eq(gs_config_set_kv(&c, "noequals", &err), SW_EINVAL);
   ck_assert_int_eq(c.iterations, 30000); /* failed sets change nothing */
   c.densify_from = 20000;
