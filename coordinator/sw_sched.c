@@ -190,6 +190,27 @@ static json_t *object_or_empty(const char *text) {
   return json_object();
 }
 
+/* The machine a worker runs on, for spreading: its fingerprint's hostname, else its id. */
+static const char *machine_name(const json_t *fingerprint, const char *id) {
+  const json_t *h = json_object_get(fingerprint, "hostname");
+  return json_is_string(h) && json_string_length(h) ? json_string_value(h) : id;
+}
+
+/* Sets worker w's machine to the first worker (lowest index, w itself at worst) with the same
+ * machine name. O(workers); called when a worker is added. */
+static void machine_assign(sw_sched_t *s, int w) {
+  const char *name = machine_name(s->workers[w].fingerprint, s->workers[w].id);
+  int x = 0;
+  while (x < w && strcmp(machine_name(s->workers[x].fingerprint, s->workers[x].id), name) != 0) x++;
+  s->workers[w].machine = x;
+}
+
+/* Recomputes every worker's machine: after a known worker's hostname changed, workers that
+ * pointed at it may need another first worker. O(workers^2), but only on such a change. */
+static void machine_assign_all(sw_sched_t *s) {
+  for (int w = 0; w < s->n_workers; w++) machine_assign(s, w);
+}
+
 /* Finds or adds a worker in memory; returns its index or -1 on out of memory. */
 static int ensure_worker(sw_sched_t *s, const char *id) {
   int w = find_worker(s, id);
@@ -200,6 +221,7 @@ static int ensure_worker(sw_sched_t *s, const char *id) {
   if (!(wm->id = strdup(id))) return -1;
   wm->labels = json_object();
   wm->fingerprint = json_object();
+  wm->machine = s->n_workers; /* its own until a fingerprint names a host (machine_assign) */
   s->n_workers++;
   if (s->n_workers * 2 > s->index_cap) {
     int cap = s->index_cap ? s->index_cap : 64;
@@ -226,13 +248,21 @@ int sw_sched_worker_hello(sw_sched_t *s, const char *worker_id, const char *fing
       "state) VALUES (?1, ?2, ?3, ?4, ?4, 'online') ON CONFLICT (id) DO UPDATE SET "
       "fingerprint_json = ?2, labels_json = ?3, last_seen_ms = ?4, state = 'online'";
   if (!worker_id || !worker_id[0]) return sw_err_set(err, SW_EINVAL, "worker hello without id");
+  int known = find_worker(s, worker_id) >= 0;
   int w = ensure_worker(s, worker_id);
   if (w < 0) return sw_err_set(err, SW_ENOMEM, "registering worker: out of memory");
   struct worker_mem *wm = &s->workers[w];
+  json_t *old_fp = wm->fingerprint;
   json_decref(wm->labels);
-  json_decref(wm->fingerprint);
   wm->labels = object_or_empty(labels_json);
   wm->fingerprint = object_or_empty(fingerprint_json);
+  /* A new worker is the last one, so only its own machine changes; a known worker that moved to
+   * another host may have been the first worker of its old machine. */
+  if (!known)
+    machine_assign(s, w);
+  else if (strcmp(machine_name(old_fp, wm->id), machine_name(wm->fingerprint, wm->id)) != 0)
+    machine_assign_all(s);
+  json_decref(old_fp);
   wm->online = 1;
   wm->last_seen = now;
   char *fp = json_dumps(wm->fingerprint, JSON_COMPACT), *lb = json_dumps(wm->labels, JSON_COMPACT);
@@ -438,7 +468,8 @@ static void sweep_order(const sw_sched_t *s, int *order) {
 }
 
 /* Per-worker pair counts of one gate (pairs leased or done), for the spread rule, into cnt
- * indexed like sched->workers (n_workers entries, zeroed here). */
+ * indexed like sched->workers (n_workers entries, zeroed here); spread_check sums them per
+ * machine. */
 static int gate_counts(sw_sched_t *s, int64_t gate_id, int *cnt, struct sw_err *err) {
   static const char *const SQL =
       "SELECT worker_id, COUNT(*) FROM pairs WHERE gate_id = ?1 AND worker_id IS NOT NULL AND "
@@ -456,24 +487,30 @@ static int gate_counts(sw_sched_t *s, int64_t gate_id, int *cnt, struct sw_err *
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "counting pairs per worker");
 }
 
-/* Spread: how many pairs of the gate this worker has, and whether an idle, online, eligible
- * peer has fewer (then this worker leaves the gate's next pair to that peer). O(workers). */
+/* Spread: how many pairs of the gate this worker's machine has, and whether an idle, online,
+ * eligible worker on a machine with fewer exists (then this worker leaves the gate's next pair
+ * to that one). Counting per machine keeps two GPUs of one host from taking two pairs while
+ * another host idles. O(workers). */
 static int spread_check(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id, int w,
                         int *mine, int *hold, struct sw_err *err) {
-  int *cnt = malloc((size_t)s->n_workers * sizeof *cnt);
+  int n = s->n_workers;
+  int *cnt = malloc(2 * (size_t)n * sizeof *cnt);
   if (!cnt) return sw_err_set(err, SW_ENOMEM, "spread counts: out of memory");
+  int *mcnt = cnt + n; /* per machine, indexed by the machine's first worker */
   int rc = gate_counts(s, gate_id, cnt, err);
   if (rc) {
     free(cnt);
     return rc;
   }
-  *mine = cnt[w];
+  memset(mcnt, 0, (size_t)n * sizeof *mcnt);
+  for (int x = 0; x < n; x++) mcnt[s->workers[x].machine] += cnt[x];
+  *mine = mcnt[s->workers[w].machine];
   *hold = 0;
   if (sw->spread && !sw->pin && *mine > 0) {
-    for (int x = 0; x < s->n_workers && !*hold; x++) {
+    for (int x = 0; x < n && !*hold; x++) {
       const struct worker_mem *p = &s->workers[x];
       if (x == w || !p->online || p->lease_id) continue;
-      if (cnt[x] < *mine && eligible(sw, p)) *hold = 1;
+      if (mcnt[p->machine] < *mine && eligible(sw, p)) *hold = 1;
     }
   }
   free(cnt);
@@ -900,6 +937,7 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
   }
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "loading workers");
+  machine_assign_all(s);
   if ((rc = sw_store_stmt(s->store, SQL_LEASES, &st, err))) return rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int w = find_worker(s, (const char *)sqlite3_column_text(st, 2));

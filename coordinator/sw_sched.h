@@ -16,8 +16,9 @@
  * Rules implemented here: a pair's runs go to one worker back to back under one lease, one lease
  * per worker; orders counterbalanced (alternate off-on, on-off, ...; fixed off-on; random seeded);
  * eligibility from placement.match (globs on labels and fingerprint keys) and placement.pin;
- * spread (a worker that already ran more pairs of a gate than an idle eligible peer leaves the
- * next pair to that peer); fairness (sweeps served round-robin, least recently served first, then
+ * spread by machine (a worker whose machine, the fingerprint's hostname or else the worker id,
+ * already ran more pairs of a gate than an idle eligible worker's machine leaves the next pair to
+ * that worker; workers sharing a host count as one machine); fairness (sweeps served round-robin, least recently served first, then
  * by priority); an expired lease re-queues the whole pair as attempt + 1 and keeps the finished
  * arms as abandoned; attempts per pair capped (poison pair -> failed); contamination rules applied
  * to the window samples with one replacement pair per affected pair; the gate engine decides after

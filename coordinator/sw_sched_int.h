@@ -38,6 +38,9 @@ struct worker_mem {
   char *id;
   json_t *labels;      /* object, owned, never NULL */
   json_t *fingerprint; /* object, owned, never NULL */
+  /* Index of the first worker on the same machine (fingerprint hostname, else the worker id):
+   * spread counts pairs per machine, so two GPUs of one host count as one. */
+  int machine;
   int online;
   int64_t lease_id; /* 0 when idle */
   int64_t last_seen;

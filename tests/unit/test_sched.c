@@ -73,10 +73,18 @@ static int64_t submit_gate(struct env *e, const char *name, int n, int max, cons
   return id;
 }
 
+/* A worker whose fingerprint names no hostname: the scheduler takes its id for its machine, so
+ * these workers spread as separate machines. */
 static void hello(struct env *e, const char *id, const char *labels, int64_t now) {
-  ck_assert_msg(sw_sched_worker_hello(e->sched, id, "{\"hostname\":\"h\",\"cores\":8}", labels, now,
-                                      &e->err) == 0,
+  ck_assert_msg(sw_sched_worker_hello(e->sched, id, "{\"cores\":8}", labels, now, &e->err) == 0,
                 "%s", e->err.msg);
+}
+
+/* A worker on machine host (several workers may share one, e.g. one per GPU). */
+static void hello_on(struct env *e, const char *id, const char *host, int64_t now) {
+  char fp[128];
+  snprintf(fp, sizeof fp, "{\"hostname\":\"%s\",\"cores\":8}", host);
+  ck_assert_msg(sw_sched_worker_hello(e->sched, id, fp, "{}", now, &e->err) == 0, "%s", e->err.msg);
 }
 
 /* Metrics of a fake run: the on arm is 5% faster, with a little deterministic noise. */
@@ -524,6 +532,46 @@ START_TEST(spread_leaves_next_pair_to_idle_peer) {
 }
 END_TEST
 
+/* Spread counts machines, not workers: three workers share host "ha" (three GPUs), one is alone on
+ * "hb". Each round every idle worker asks in the order a1 a2 a3 b1, then every busy one finishes.
+ * Counting per worker, a1 a2 a3 would each take a pair in the first round (3 on ha, 1 on hb);
+ * counting per machine, ha's second and third worker leave the pair to idle b1, and the gate's
+ * 4 pairs end 2 and 2. */
+START_TEST(spread_counts_machines_not_workers) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t sweep = submit_gate(&e, "g", 4, 4, NULL, 0);
+  const char *w[4] = {"a1", "a2", "a3", "b1"};
+  const char *host[4] = {"ha", "ha", "ha", "hb"};
+  for (int i = 0; i < 4; i++) hello_on(&e, w[i], host[i], 0);
+  struct sw_lease held[4];
+  memset(held, 0, sizeof held);
+  int busy[4] = {0}, k = 0, rounds = 0;
+  int64_t now = 10;
+  while (sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0) {
+    ck_assert_int_lt(rounds++, 10);
+    for (int i = 0; i < 4; i++) {
+      int rc = sw_sched_next(e.sched, w[i], now++, &held[i], &e.err);
+      ck_assert_msg(rc >= 0, "%s", e.err.msg);
+      busy[i] = rc == 1;
+    }
+    for (int i = 0; i < 4; i++) {
+      if (!busy[i]) continue;
+      run_lease(&e, &held[i], w[i], k++, 0.95, now++);
+      sw_lease_clear(&held[i]);
+      busy[i] = 0;
+    }
+  }
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 4);
+  ck_assert_int_eq(
+      q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done' AND worker_id IN ('a1','a2','a3')"),
+      2);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done' AND worker_id = 'b1'"),
+                   2);
+  env_close(&e);
+}
+END_TEST
+
 /* Runs a sequential gate (n 3, max 6) on one worker whose on arm is 1.5% faster with a per-pair
  * jitter of +-jitter; returns the pairs completed and the verdict's name in verdict. */
 static int64_t run_sequential(double jitter, char *verdict, size_t len) {
@@ -679,6 +727,7 @@ int main(void) {
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
   tcase_add_test(tc, spread_leaves_next_pair_to_idle_peer);
+  tcase_add_test(tc, spread_counts_machines_not_workers);
   tcase_add_test(tc, sequential_gate_extends_while_inconclusive);
   tcase_add_test(tc, grid_expands_and_completes);
   tcase_add_test(tc, restart_keeps_leases_and_cancel);
