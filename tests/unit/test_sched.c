@@ -572,6 +572,29 @@ START_TEST(spread_counts_machines_not_workers) {
 }
 END_TEST
 
+/* A worker that says Hello again from another host leaves its old machine: a1 and a2 share "ha"
+ * until a1 reappears on "hc". Were a2 still counted with a1, a2 would hold back for idle b1 once
+ * a1 took a pair; as its own machine with no pair it takes one at once. */
+START_TEST(spread_follows_a_worker_to_its_new_host) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  submit_gate(&e, "g", 4, 4, NULL, 0);
+  hello_on(&e, "a1", "ha", 0);
+  hello_on(&e, "a2", "ha", 0);
+  hello_on(&e, "b1", "hb", 0);
+  hello_on(&e, "a1", "hc", 1);
+  struct sw_lease l1, l2;
+  ck_assert_int_eq(sw_sched_next(e.sched, "a1", 2, &l1, &e.err), 1);
+  ck_assert_int_eq(sw_sched_next(e.sched, "a2", 3, &l2, &e.err), 1);
+  sw_lease_clear(&l2);
+  /* b1 is idle with no pair: a1's machine (one pair) now leaves the next pair to b1. */
+  run_lease(&e, &l1, "a1", 0, 0.95, 4);
+  sw_lease_clear(&l1);
+  ck_assert_int_eq(sw_sched_next(e.sched, "a1", 5, &l1, &e.err), 0);
+  env_close(&e);
+}
+END_TEST
+
 /* Runs a sequential gate (n 3, max 6) on one worker whose on arm is 1.5% faster with a per-pair
  * jitter of +-jitter; returns the pairs completed and the verdict's name in verdict. */
 static int64_t run_sequential(double jitter, char *verdict, size_t len) {
@@ -728,6 +751,7 @@ int main(void) {
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
   tcase_add_test(tc, spread_leaves_next_pair_to_idle_peer);
   tcase_add_test(tc, spread_counts_machines_not_workers);
+  tcase_add_test(tc, spread_follows_a_worker_to_its_new_host);
   tcase_add_test(tc, sequential_gate_extends_while_inconclusive);
   tcase_add_test(tc, grid_expands_and_completes);
   tcase_add_test(tc, restart_keeps_leases_and_cancel);
