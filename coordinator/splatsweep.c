@@ -545,24 +545,34 @@ static int cmd_worker(struct args *a) {
   return 0;
 }
 
+/* Validates the spec at path and reads its text into *yaml_out (caller frees). A bad spec is
+ * checked here, before anything leaves this process or reaches a store, and reported with its
+ * file:line:column. Returns 0, or -1 after printing the error. */
+static int read_checked_spec(const char *cmd, const char *path, char **yaml_out) {
+  struct sw_err err = {0};
+  struct sw_spec *spec = NULL;
+  *yaml_out = NULL;
+  if (sw_spec_load_file(path, &spec, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+  }
+  sw_spec_destroy(&spec);
+  if (sw_fs_read_all(path, yaml_out, NULL, &err)) {
+    fprintf(stderr, "splatsweep %s: %s\n", cmd, err.msg);
+    return -1;
+  }
+  return 0;
+}
+
 static int cmd_submit(struct args *a) {
   if (a->n_pos != 1) {
     fprintf(stderr, "usage: splatsweep submit SPEC [--coordinator EP]\n");
     return EXIT_USAGE;
   }
   struct sw_err err = {0};
-  /* Check locally first: a bad spec never leaves this machine, and the message is the same. */
-  struct sw_spec *spec = NULL;
-  if (sw_spec_load_file(a->pos[0], &spec, &err)) {
-    fprintf(stderr, "%s\n", err.msg);
-    return EXIT_USAGE;
-  }
-  sw_spec_destroy(&spec);
   char *yaml = NULL;
-  if (sw_fs_read_all(a->pos[0], &yaml, NULL, &err)) {
-    fprintf(stderr, "splatsweep submit: %s\n", err.msg);
+  if (read_checked_spec("submit", a->pos[0], &yaml))
     return EXIT_USAGE;
-  }
   const char *ep = a->coordinator ? a->coordinator : DEFAULT_CONTROL;
   struct client cl = {0};
   struct sw_msg req, rep;
@@ -800,17 +810,9 @@ static int cmd_local(struct args *a) {
     return EXIT_USAGE;
   }
   struct sw_err err = {0};
-  struct sw_spec *spec = NULL;
-  if (sw_spec_load_file(a->pos[0], &spec, &err)) {
-    fprintf(stderr, "%s\n", err.msg);
-    return EXIT_USAGE;
-  }
-  sw_spec_destroy(&spec);
   char *yaml = NULL;
-  if (sw_fs_read_all(a->pos[0], &yaml, NULL, &err)) {
-    fprintf(stderr, "splatsweep local: %s\n", err.msg);
+  if (read_checked_spec("local", a->pos[0], &yaml))
     return EXIT_USAGE;
-  }
   install_signals();
   sw_log_set_component("local");
   int n = a->workers > 0 ? (int)a->workers : 1;
