@@ -11,12 +11,3 @@ add_library(gs_core STATIC ${_gs_core_srcs})
 target_include_directories(gs_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(gs_core PUBLIC sw_util PkgConfig::JANSSON PkgConfig::SPNG PkgConfig::ARCHIVE
   Threads::Threads m)
-
-# `splat-train render` (gs_cmd_render.c, owned here) scores with gs_metrics and can render with
-# the C reference, so splat-train links gs_ref; deferred, as splat-train's fragment sorts later.
-function(_gs_core_link_render)
-  if(TARGET splat-train AND TARGET gs_ref)
-    target_link_libraries(splat-train PRIVATE gs_ref)
-  endif()
-endfunction()
-cmake_language(DEFER CALL _gs_core_link_render)
