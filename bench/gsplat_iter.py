@@ -12,7 +12,9 @@ carries a checkout to the GPU machine and puts it on PYTHONPATH.
 Prints one line per N: `gsplat N=... ms_per_iter=... (median of 200)`.
 """
 import argparse
+import importlib.util
 import math
+import sys
 import time
 
 import torch
@@ -71,7 +73,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--size", type=int, default=800)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ext", help="prebuilt gsplat_cuda*.so to load instead of compiling")
     a = ap.parse_args()
+    if a.ext:
+        spec = importlib.util.spec_from_file_location("gsplat_cuda", a.ext)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules["gsplat.csrc"] = mod  # gsplat imports gsplat.csrc before compiling one
     for n in a.n:
         t0 = time.time()
         med, mean = run(n, a.iters, a.warmup, a.size, a.size, a.seed)
