@@ -3,7 +3,8 @@
  * the ground truth (gs_metrics), plus OUT/metrics.json with the same figures.
  *
  * Renderers: `gpu` is the Vulkan forward pass (gs_fwd) when this build has it; `ref` is the C
- * reference (gs_ref), exact but slow, for checking and for machines without a Vulkan device. */
+ * reference (gs_ref), exact but slow, for checking and for machines without a Vulkan device.
+ * --alpha-max renders with the alpha clamp a model was trained with (the trainer's `alpha_max`). */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -36,20 +37,25 @@ struct render_args {
   uint32_t resolution_scale;
   int use_ref;
   int sh_degree; /* -1: the degree the PLY carries */
+  float alpha_max; /* the alpha clamp (GS_ALPHA_MAX unless --alpha-max) */
 };
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: splat-train render --ply FILE --scene DIR --out DIR [--split test|train]\n"
-             "         [--background white|black] [--resolution-scale N] [--renderer gpu|ref]\n"
-             "         [--sh-degree D]\n"
-             "  Renders the model into every view of the split, writes OUT/<split>/<view>.png and\n"
-             "  OUT/metrics.json, prints PSNR and SSIM per view and their means.\n");
+  fprintf(f,
+          "usage: splat-train render --ply FILE --scene DIR --out DIR [--split test|train]\n"
+          "         [--background white|black] [--resolution-scale N] [--renderer gpu|ref]\n"
+          "         [--sh-degree D] [--alpha-max A]\n"
+          "  Renders the model into every view of the split, writes OUT/<split>/<view>.png and\n"
+          "  OUT/metrics.json, prints PSNR and SSIM per view and their means. --alpha-max is the\n"
+          "  alpha clamp (default 0.99; give the value the model was trained with, the trainer's\n"
+          "  alpha_max key).\n");
 }
 
 static int parse_args(int argc, char **argv, struct render_args *a) {
   memset(a, 0, sizeof *a);
   a->test_split = 1;
   a->sh_degree = -1;
+  a->alpha_max = GS_ALPHA_MAX;
   a->use_ref = !HAVE_GPU_FWD;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i];
@@ -76,6 +82,17 @@ static int parse_args(int argc, char **argv, struct render_args *a) {
                         "--renderer ref\n");
         return -1;
       }
+    } else if (!strcmp(k, "--alpha-max")) {
+      char *end = NULL;
+      errno = 0;
+      double x = strtod(v, &end);
+      if (errno || !end || *end || end == v || !(x > 0.0) ||
+          gs_alpha_max_resolve((float)x) == 0.0f) {
+        fprintf(stderr, "splat-train render: --alpha-max wants a number in [%g, %g], got '%s'\n",
+                (double)GS_ALPHA_MAX_LO, (double)GS_ALPHA_MAX_HI, v);
+        return -1;
+      }
+      a->alpha_max = (float)x;
     } else if (!strcmp(k, "--resolution-scale") || !strcmp(k, "--sh-degree")) {
       char *end = NULL;
       errno = 0;
@@ -103,6 +120,7 @@ static int parse_args(int argc, char **argv, struct render_args *a) {
 /* The renderer behind one interface: the GPU forward pass or the C reference. */
 struct renderer {
   int use_ref;
+  float alpha_max;
 #if HAVE_GPU_FWD
   gs_vk_t *vk;
   gs_fwd_t *fwd;
@@ -112,14 +130,16 @@ struct renderer {
 };
 
 /* Opens the device (GPU) and uploads the model once for all views. */
-static int renderer_open(struct renderer *r, int use_ref, const struct gs_model *m,
+static int renderer_open(struct renderer *r, int use_ref, float alpha_max, const struct gs_model *m,
                          struct sw_err *err) {
   memset(r, 0, sizeof *r);
   r->use_ref = use_ref;
+  r->alpha_max = alpha_max;
 #if HAVE_GPU_FWD
   if (!use_ref) {
     int rc = gs_vk_open(&r->vk, NULL, err);
-    if (!rc) rc = gs_fwd_new(r->vk, NULL, &r->fwd, err);
+    struct gs_fwd_opts fo = {.alpha_max = alpha_max};
+    if (!rc) rc = gs_fwd_new(r->vk, &fo, &r->fwd, err);
     if (!rc) rc = gs_fwd_model_upload(r->vk, m, &r->model, err);
     if (!rc) r->uploaded = 1;
     if (!rc)
@@ -152,7 +172,8 @@ static int render_one(struct renderer *r, const struct gs_model *m, const struct
     return rc;
   }
 #endif
-  struct gs_ref_opts o = {.sh_degree = sh_degree, .background = {bg[0], bg[1], bg[2]}};
+  struct gs_ref_opts o = {
+      .sh_degree = sh_degree, .background = {bg[0], bg[1], bg[2]}, .alpha_max = r->alpha_max};
   struct gs_ref_frame *f = NULL;
   int rc = gs_ref_forward(m, cam, &o, &f, err);
   if (rc) return rc;
@@ -208,7 +229,7 @@ int gs_cmd_render(int argc, char **argv) {
     exit_code = GS_EXIT_USAGE;
     goto done;
   }
-  if (renderer_open(&rd, a.use_ref, m, &err)) {
+  if (renderer_open(&rd, a.use_ref, a.alpha_max, m, &err)) {
     fprintf(stderr, "splat-train render: %s\n", err.msg);
     exit_code = GS_EXIT_DEVICE;
     rd_open = 1; /* partly opened: close what was made */

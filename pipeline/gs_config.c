@@ -28,7 +28,8 @@ struct key {
 
 static const struct key keys[] = {
     {"iterations", K_INT, OFF(iterations), "30000", NULL, 0, 1e9, "training iterations"},
-    {"seed", K_I64, OFF(seed), "42", NULL, 0, 9.2e18, "seed of the random init and the camera order"},
+    {"seed", K_I64, OFF(seed), "42", NULL, 0, 9.2e18,
+     "seed of the random init and the camera order"},
     {"sh_degree", K_INT, OFF(sh_degree), "3", NULL, 0, 3, "maximum spherical-harmonics degree"},
     {"sh_every", K_INT, OFF(sh_every), "1000", NULL, 1, 1e9,
      "iterations per unlocked SH degree (degree 0 first)"},
@@ -47,6 +48,9 @@ static const struct key keys[] = {
      "init_extent x scene extent around the origin (gsplat)"},
     {"lambda_dssim", K_FLOAT, OFF(lambda_dssim), "0.2", NULL, 0, 1,
      "loss = (1 - lambda) L1 + lambda (1 - SSIM); 0 = L1 only"},
+    {"alpha_max", K_FLOAT, OFF(alpha_max), "0.99", NULL, 0.9, 0.9999,
+     "alpha clamp of the rasterizer, alpha = min(alpha_max, opacity exp(-sigma)), forward and "
+     "backward (the Inria code: 0.99; gsplat: 0.999)"},
     {"lr_means", K_FLOAT, OFF(lr_means), "0.00016", NULL, 0, 10,
      "initial position learning rate, times the scene extent"},
     {"lr_means_final", K_FLOAT, OFF(lr_means_final), "0.0000016", NULL, 0, 10,

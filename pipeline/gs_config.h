@@ -44,6 +44,8 @@ struct gs_config {
   int32_t init_box;   /* enum gs_init_box */
   /* loss */
   double lambda_dssim;
+  /* rendering */
+  double alpha_max; /* alpha = min(alpha_max, o exp(-sigma)), forward and backward */
   /* optimiser */
   double lr_means;       /* initial position lr, multiplied by the scene extent */
   double lr_means_final; /* final position lr, multiplied by the scene extent */

@@ -48,7 +48,18 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   f->vk = vk;
   if (opts) f->opts = *opts;
   if (!f->opts.initial_pairs_per_splat) f->opts.initial_pairs_per_splat = 8;
-  uint32_t raster_spec[2] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u};
+  float alpha_max = gs_alpha_max_resolve(f->opts.alpha_max);
+  if (alpha_max == 0.0f) {
+    int rc =
+        sw_err_set(err, SW_EINVAL, "forward pass: alpha_max %g outside [%g, %g]",
+                   (double)f->opts.alpha_max, (double)GS_ALPHA_MAX_LO, (double)GS_ALPHA_MAX_HI);
+    free(f);
+    return rc;
+  }
+  f->opts.alpha_max = alpha_max;
+  /* Specialization data are raw 32-bit words: the float clamp goes in by its bits. */
+  uint32_t raster_spec[3] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u};
+  memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
   int rc = make_kernel(vk, "project_fwd", 6, sizeof(struct gs_pc_project), NULL, 0, &f->project,
                        err);
   if (!rc)
@@ -57,7 +68,7 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   if (!rc)
     rc = make_kernel(vk, "tile_ranges", 3, sizeof(struct gs_pc_ranges), NULL, 0, &f->ranges, err);
   if (!rc)
-    rc = make_kernel(vk, "rasterize_fwd", 6, sizeof(struct gs_pc_raster), raster_spec, 2,
+    rc = make_kernel(vk, "rasterize_fwd", 6, sizeof(struct gs_pc_raster), raster_spec, 3,
                      &f->raster, err);
   if (!rc) rc = gs_scan_new(vk, &f->scan, err);
   if (!rc)

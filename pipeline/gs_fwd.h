@@ -36,6 +36,8 @@ struct gs_fwd_opts {
   int radix_full;     /* radix_passes: full (all 64 bits; else skip to the tile-id bits) */
   int transient;      /* binning: transient (else resident grow-only arena) */
   uint32_t initial_pairs_per_splat; /* first arena guess (0: 8 pairs per splat) */
+  float alpha_max;                  /* alpha_max: the alpha clamp (0: GS_ALPHA_MAX; else within
+                                       [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */
 };
 
 /* The model's parameters on the GPU (struct gs_model layout; borrowed). */

@@ -23,8 +23,9 @@
  *  - SH: direction = normalize(mean - campos), the 3DGS basis constants, coefficients above the
  *    active degree ignored; rgb = max(sh + 0.5, 0) per channel.
  *  - Rasterize: as in gs_types.h; last_contributor is (position in the tile's range) + 1.
- *  - Backward, alpha = min(0.99, o G): where o G > 0.99 the clamp is active and alpha's gradient
- *    to o and to sigma is zero (the true derivative). A channel clamped at 0 passes no gradient.
+ *  - Backward, alpha = min(alpha_max, o G): where o G >= alpha_max the clamp is active and
+ *    alpha's gradient to o and to sigma is zero (the true derivative). A channel clamped at 0
+ *    passes no gradient. alpha_max is an option (struct gs_ref_opts), 0.99 by default.
  *  - Gradient of the conic is with respect to (a, b, c) in
  *    sigma = 0.5 (a dx^2 + c dy^2) + b dx dy, with d = mean2d - pixel centre.
  *  - SSIM: per channel, 11x11 Gaussian window (sigma 1.5, normalised to sum 1), zero padding
@@ -34,8 +35,8 @@
  *  - Densifier 2D gradient norm (gsplat, absgrad off, one camera per step):
  *    sqrt((g.x * 0.5 * width)^2 + (g.y * 0.5 * height)^2) with g = dL/dmean2d in pixels.
  *
- *  - The double path uses the contract's float constants (0.3 dilation, 1/255, 0.99, 1e-4,
- *    near z) converted to double, so that both precisions take the same branches.
+ *  - The double path uses the contract's float constants (0.3 dilation, 1/255, the alpha clamp,
+ *    1e-4, near z) converted to double, so that both precisions take the same branches.
  *  - Culled splats (behind the near plane, zero quaternion, det <= 0, non-finite or absurd radius
  *    >= 2^24, no tile touched) are all-zero in frame->splats and get zero gradients.
  *
@@ -54,6 +55,8 @@
 struct gs_ref_opts {
   uint32_t sh_degree;  /* active SH degree 0..3 */
   float background[3]; /* composited where T remains */
+  float alpha_max;     /* the alpha clamp: 0 = GS_ALPHA_MAX (0.99); else within
+                          [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI] (gsplat: 0.999) */
 };
 
 /* One projected splat (the forward intermediates the GPU's project stage produces). */
@@ -84,6 +87,7 @@ struct gs_ref_frame {
   uint32_t count; /* splats */
   uint32_t sh_degree;
   float background[3];
+  float alpha_max;             /* the alpha clamp in use (resolved from the options) */
   struct gs_ref_splat *splats; /* count */
   uint32_t n_pairs;
   uint64_t *keys;   /* n_pairs, sorted: tile << 32 | depth bits */
@@ -97,7 +101,7 @@ struct gs_ref_frame {
 /* ---- Float API --------------------------------------------------------------------------------- */
 
 /* Allocates a frame for `count` splats and the camera's image size; splats zeroed, no pairs yet.
- * Returns 0, SW_EINVAL (bad size, sh_degree > 3) or SW_ENOMEM. */
+ * Returns 0, SW_EINVAL (bad size, sh_degree > 3, alpha_max out of range) or SW_ENOMEM. */
 int gs_ref_frame_new(uint32_t count, const struct gs_camera *cam, const struct gs_ref_opts *opts,
                      struct gs_ref_frame **out, struct sw_err *err);
 void gs_ref_frame_destroy(struct gs_ref_frame **frame);
@@ -202,6 +206,7 @@ struct gs_ref_frame_d {
   uint32_t count;
   uint32_t sh_degree;
   double background[3];
+  double alpha_max; /* the float clamp of the options, converted */
   struct gs_ref_splat_d *splats;
   uint32_t n_pairs;
   uint64_t *keys;

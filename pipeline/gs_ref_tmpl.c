@@ -21,6 +21,10 @@ int FN(gs_ref_frame_new)(uint32_t count, const CAMERA *cam, const struct gs_ref_
                       cam->width, cam->height);
   if (opts->sh_degree > 3)
     return sw_err_set(err, SW_EINVAL, "gs_ref: SH degree %u above 3", opts->sh_degree);
+  float alpha_max = gs_alpha_max_resolve(opts->alpha_max);
+  if (alpha_max == 0.0f)
+    return sw_err_set(err, SW_EINVAL, "gs_ref: alpha_max %g outside [%g, %g]",
+                      (double)opts->alpha_max, (double)GS_ALPHA_MAX_LO, (double)GS_ALPHA_MAX_HI);
   FRAME *f = calloc(1, sizeof *f);
   if (!f)
     return sw_err_set(err, SW_ENOMEM, "gs_ref: out of memory for a frame");
@@ -31,6 +35,7 @@ int FN(gs_ref_frame_new)(uint32_t count, const CAMERA *cam, const struct gs_ref_
   f->tiles_y = (cam->height + GS_TILE - 1) / GS_TILE;
   f->count = count;
   f->sh_degree = opts->sh_degree;
+  f->alpha_max = (REAL)alpha_max;
   for (int c = 0; c < 3; c++)
     f->background[c] = (REAL)opts->background[c];
   f->splats = calloc(count ? count : 1, sizeof *f->splats);
@@ -356,10 +361,11 @@ int FN(gs_ref_bin)(FRAME *f, struct sw_err *err) {
 
 /* ---- Rasterize ------------------------------------------------------------------------------ */
 
-/* Alpha of splat s at pixel centre (pxc, pyc), with the Gaussian falloff and offsets for
- * backward. Returns 0 when the splat is skipped at this pixel (sigma < 0 or alpha < 1/255). */
-static int SFN(splat_alpha)(const SPLAT *s, REAL pxc, REAL pyc, REAL *alpha, REAL *g, REAL *dx,
-                            REAL *dy) {
+/* Alpha of splat s at pixel centre (pxc, pyc) under the clamp alpha_max, with the Gaussian
+ * falloff and offsets for backward. Returns 0 when the splat is skipped at this pixel (sigma < 0
+ * or alpha < 1/255). */
+static int SFN(splat_alpha)(const SPLAT *s, REAL alpha_max, REAL pxc, REAL pyc, REAL *alpha,
+                            REAL *g, REAL *dx, REAL *dy) {
   *dx = s->mean2d[0] - pxc;
   *dy = s->mean2d[1] - pyc;
   REAL sigma = K(0.5) * (s->conic[0] * *dx * *dx + s->conic[2] * *dy * *dy) +
@@ -368,7 +374,7 @@ static int SFN(splat_alpha)(const SPLAT *s, REAL pxc, REAL pyc, REAL *alpha, REA
     return 0;
   *g = EXP(-sigma);
   REAL a = s->opacity * *g;
-  *alpha = a < K(GS_ALPHA_MAX) ? a : K(GS_ALPHA_MAX);
+  *alpha = a < alpha_max ? a : alpha_max;
   return *alpha >= K(GS_ALPHA_MIN);
 }
 
@@ -385,7 +391,7 @@ void FN(gs_ref_rasterize)(FRAME *f) {
           for (uint32_t k = start; k < end; k++) {
             const SPLAT *s = &f->splats[f->ids[k]];
             REAL alpha, g, dx, dy;
-            if (!SFN(splat_alpha)(s, pxc, pyc, &alpha, &g, &dx, &dy))
+            if (!SFN(splat_alpha)(s, f->alpha_max, pxc, pyc, &alpha, &g, &dx, &dy))
               continue;
             REAL next_t = t * (K(1.0) - alpha);
             if (next_t < K(GS_T_MIN))
@@ -581,7 +587,7 @@ int FN(gs_ref_rasterize_backward)(const FRAME *f, const REAL *dl_drgb, SGRAD *ou
             uint32_t id = f->ids[k];
             const SPLAT *s = &f->splats[id];
             REAL alpha, gauss, dx, dy;
-            if (!SFN(splat_alpha)(s, pxc, pyc, &alpha, &gauss, &dx, &dy))
+            if (!SFN(splat_alpha)(s, f->alpha_max, pxc, pyc, &alpha, &gauss, &dx, &dy))
               continue;
             t = t / (K(1.0) - alpha);
             REAL dalpha = K(0.0);
@@ -591,8 +597,8 @@ int FN(gs_ref_rasterize_backward)(const FRAME *f, const REAL *dl_drgb, SGRAD *ou
               acc[c] = s->rgb[c] * alpha + (K(1.0) - alpha) * acc[c];
             }
             dalpha *= t;
-            if (!(s->opacity * gauss < K(GS_ALPHA_MAX)))
-              continue; /* alpha is clamped at 0.99 here: flat in opacity and position */
+            if (!(s->opacity * gauss < f->alpha_max))
+              continue; /* alpha is clamped here: flat in opacity and position */
             out[id].opacity += gauss * dalpha;
             REAL dsigma = -s->opacity * gauss * dalpha;
             out[id].conic[0] += K(0.5) * dx * dx * dsigma;

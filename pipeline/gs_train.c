@@ -434,12 +434,15 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
                            .accum_f16 = cfg->fwd_accum == GS_FWD_ACCUM_F16,
                            .radix_ballot = cfg->radix_scatter == GS_RADIX_SCATTER_BALLOT,
                            .radix_full = cfg->radix_passes == GS_RADIX_PASSES_FULL,
-                           .transient = cfg->binning == GS_BINNING_TRANSIENT};
+                           .transient = cfg->binning == GS_BINNING_TRANSIENT,
+                           .alpha_max = (float)cfg->alpha_max};
   rc = gs_fwd_new(t->vk, &fo, &t->fwd, err);
-  struct gs_tk_opts to = {.ssim_walk = cfg->ssim_walk, .sigma_skip = cfg->sigma_skip == GS_ON,
+  struct gs_tk_opts to = {.ssim_walk = cfg->ssim_walk,
+                          .sigma_skip = cfg->sigma_skip == GS_ON,
                           .warp_skip = cfg->bwd_warp_skip == GS_ON,
                           .atomic_spread = cfg->atomic_spread == GS_ATOMIC_SPREAD_LANES,
-                          .adam_visible = cfg->adam == GS_ADAM_VISIBLE};
+                          .adam_visible = cfg->adam == GS_ADAM_VISIBLE,
+                          .alpha_max = (float)cfg->alpha_max};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
   if (!rc) rc = gs_vk_timer_new(t->vk, 32, &t->timer, err);
   if (!rc) rc = gs_tk_img_reserve(t->vk, &t->im, t->sc->width, t->sc->height, err);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gs_train_shaders.h"
+#include "gs_types.h"
 
 _Static_assert(sizeof(struct gs_pc_loss) == 16, "gs_pc_loss layout");
 _Static_assert(sizeof(struct gs_pc_adam) == 72, "gs_pc_adam layout");
@@ -27,14 +28,25 @@ static int kernel(gs_vk_t *vk, const char *stem, const char *label, uint32_t n_b
 }
 
 int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err) {
+  *out = NULL;
   struct gs_tk *tk = calloc(1, sizeof *tk);
   if (!tk) return sw_err_set(err, SW_ENOMEM, "training kernels: out of memory");
   tk->vk = vk;
   if (opts) tk->opts = *opts;
   tk->cas = tk->opts.force_cas || !gs_vk_info(vk)->float_atomic_add;
+  float alpha_max = gs_alpha_max_resolve(tk->opts.alpha_max);
+  if (alpha_max == 0.0f) {
+    int rc =
+        sw_err_set(err, SW_EINVAL, "training kernels: alpha_max %g outside [%g, %g]",
+                   (double)tk->opts.alpha_max, (double)GS_ALPHA_MAX_LO, (double)GS_ALPHA_MAX_HI);
+    free(tk);
+    return rc;
+  }
+  tk->opts.alpha_max = alpha_max;
   uint32_t walk = (uint32_t)tk->opts.ssim_walk;
-  uint32_t rb[4] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
-                    tk->opts.atomic_spread ? 1u : 0u, tk->opts.direct_atomics ? 0u : 1u};
+  uint32_t rb[5] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
+                    tk->opts.atomic_spread ? 1u : 0u, tk->opts.direct_atomics ? 0u : 1u, 0u};
+  memcpy(&rb[GS_SPEC_BWD_ALPHA_MAX], &alpha_max, sizeof alpha_max); /* a float by its bits */
   uint32_t av = tk->opts.adam_visible ? 1u : 0u;
   uint32_t ls = sizeof(struct gs_pc_loss);
   int rc = kernel(vk, "loss_l1", "loss_l1", 4, ls, NULL, 0, &tk->loss_l1, err);
@@ -44,7 +56,7 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   if (!rc) rc = kernel(vk, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk, 1, &tk->ssim_bwd_v, err);
   if (!rc)
     rc = kernel(vk, tk->cas ? "rasterize_bwd_cas" : "rasterize_bwd", "rasterize_bwd", 7,
-                sizeof(struct gs_pc_raster), rb, 4, &tk->raster_bwd, err);
+                sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);
   if (!rc)
     rc = kernel(vk, "project_bwd", "project_bwd", 13, sizeof(struct gs_pc_project_bwd), NULL, 0,
                 &tk->project_bwd, err);

@@ -30,6 +30,8 @@ struct gs_tk_opts {
   int force_cas;     /* use the compare-and-swap build even when float atomics exist (tests) */
   int direct_atomics; /* rasterize backward: subgroup sums straight to global memory, no shared
                          memory stage */
+  float alpha_max;    /* the alpha clamp, as the forward's (0: GS_ALPHA_MAX; else within
+                         [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */
 };
 
 struct gs_tk {

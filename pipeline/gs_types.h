@@ -17,7 +17,8 @@
  *    (IEEE bits of the positive view-space z), stable.
  *  - Rasterize per pixel, front to back: d = mean2d - pixel_centre;
  *    sigma = 0.5 (conic.a d.x^2 + conic.c d.y^2) + conic.b d.x d.y; skip sigma < 0;
- *    alpha = min(0.99, opacity * exp(-sigma)); skip alpha < 1/255; if T * (1 - alpha) < 1e-4 stop
+ *    alpha = min(alpha_max, opacity * exp(-sigma)) with alpha_max 0.99 by default (the
+ *    `alpha_max` key; gsplat uses 0.999); skip alpha < 1/255; if T * (1 - alpha) < 1e-4 stop
  *    before this splat; else C += colour * alpha * T, T *= 1 - alpha, last = index within the tile
  *    range + 1. Output colour = C + T * background; final_T = T; last_contributor = last
  *    (0 = none).
@@ -33,7 +34,12 @@
 #define GS_SH_COEFFS 16 /* degree 3 */
 #define GS_NEAR_Z 0.01f
 #define GS_ALPHA_MIN (1.0f / 255.0f)
-#define GS_ALPHA_MAX 0.99f
+#define GS_ALPHA_MAX 0.99f /* default alpha clamp */
+/* The range an alpha clamp may be set to. Below 1, so that 1 - alpha stays a usable divisor
+ * of the backward's T / (1 - alpha); the sigma skip (gs_shared.h) holds for any clamp because
+ * alpha <= opacity exp(-sigma) <= exp(-sigma) whatever the clamp. */
+#define GS_ALPHA_MAX_LO 0.9f
+#define GS_ALPHA_MAX_HI 0.9999f
 #define GS_T_MIN 1e-4f
 #define GS_DILATION 0.3f
 
@@ -63,5 +69,13 @@ struct gs_view {
   float *rgb;
   char name[128];
 };
+
+/* The alpha clamp an options struct asks for: 0 (a zeroed struct) selects GS_ALPHA_MAX. Returns
+ * the clamp to use, or 0 when a non-zero request lies outside [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI]
+ * (or is not a number). */
+static inline float gs_alpha_max_resolve(float requested) {
+  if (requested == 0.0f) return GS_ALPHA_MAX;
+  return requested >= GS_ALPHA_MAX_LO && requested <= GS_ALPHA_MAX_HI ? requested : 0.0f;
+}
 
 #endif

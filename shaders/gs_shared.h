@@ -58,12 +58,15 @@
 /* Specialization constant ids (constant_id) of the forward and sort kernels. */
 #define GS_SPEC_SIGMA_SKIP 0   /* rasterize_fwd: 1 = skip sigma >= GS_SIGMA_SKIP early */
 #define GS_SPEC_ACCUM_F16 1    /* rasterize_fwd: 1 = accumulate colour rounded to half */
+#define GS_SPEC_ALPHA_MAX 2    /* rasterize_fwd: the alpha clamp (float; GS_K_ALPHA_MAX) */
 #define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
 #define GS_SPEC_SUBGROUPS 1    /* sort_scatter: most subgroups per workgroup for the table path */
 /* Shared memory of the two scatter modules (sort_scatter.glsl), bytes. */
 #define GS_SCATTER_STAGED_SHARED (4 * (3 * GS_RADIX + 8 * (GS_RADIX / 2) + 3 * GS_SORT_BLOCK))
 #define GS_SCATTER_FLAT_SHARED (4 * (3 * GS_RADIX + 32 * (GS_RADIX / 2)))
-/* alpha <= 0.99 exp(-5.55) < 1/255: a splat this far out can never pass the alpha test. */
+/* alpha <= opacity exp(-sigma) <= exp(-5.55) = 0.003887 < 1/255 = 0.003922 (opacity is a
+ * sigmoid, at most 1): a splat this far out can never pass the alpha test, whatever the alpha
+ * clamp (GS_SPEC_ALPHA_MAX) is. */
 #define GS_SIGMA_SKIP 5.55f
 
 /* One projected splat (64 bytes). Culled splats have radius 0 and an empty rectangle. */

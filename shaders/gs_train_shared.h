@@ -31,7 +31,8 @@
 #define GS_G2D_OPACITY 8
 
 #ifdef GS_GLSL
-/* The alpha bounds of gs_types.h (GS_ALPHA_MIN, GS_ALPHA_MAX) as GLSL constants. */
+/* The alpha bounds of gs_types.h (GS_ALPHA_MIN, GS_ALPHA_MAX) as GLSL constants; the clamp is
+ * the default of the rasterize backward's GS_SPEC_BWD_ALPHA_MAX. */
 #define GS_ALPHA_MIN_F (1.0 / 255.0)
 #define GS_ALPHA_MAX_F 0.99
 #define GS_NEAR_Z_F 0.01 /* GS_NEAR_Z */
@@ -47,6 +48,8 @@
 #define GS_SPEC_BWD_SIGMA_SKIP 0 /* rasterize_bwd */
 #define GS_SPEC_BWD_WARP_SKIP 1  /* rasterize_bwd: skip a subgroup when no lane contributes */
 #define GS_SPEC_BWD_SPREAD 2     /* rasterize_bwd: atomics from several lanes */
+#define GS_SPEC_BWD_SHARED_ACC 3 /* rasterize_bwd: per-batch sums in shared memory */
+#define GS_SPEC_BWD_ALPHA_MAX 4  /* rasterize_bwd: the alpha clamp (float), as the forward's */
 #define GS_SPEC_ADAM_VISIBLE 0   /* adam: only splats with tiles_touched > 0 */
 
 /* loss_l1, ssim_h, loss_ssim, ssim_bwd_h, ssim_bwd_v */

@@ -9,11 +9,11 @@
 // (subgroupAdd; the subgroup size is whatever the device has) and one lane (or several, with
 // atomic_spread) adds the 9 sums to grad2d with float atomics.
 //
-// Per pixel and splat, with G = exp(-sigma), alpha = min(0.99, o G), T the transmittance in front
+// Per pixel and splat, with G = exp(-sigma), alpha = min(alpha_max, o G), T the transmittance in front
 // of the splat, acc the colour behind it normalised by the transmittance behind it:
 //   dL/drgb += alpha T dL/dpix
 //   dL/dalpha = T dot(rgb - acc, dL/dpix), acc <- rgb alpha + (1 - alpha) acc, acc starting at
-//   the background (zero when the 0.99 clamp is active), dL/do = G dL/dalpha, dL/dsigma = -o G dL/dalpha,
+//   the background (zero when the alpha clamp is active), dL/do = G dL/dalpha, dL/dsigma = -o G dL/dalpha,
 //   dL/dmean2d = dL/dsigma (a dx + b dy, c dy + b dx), dL/dconic = dL/dsigma (dx^2/2, dx dy, dy^2/2).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -32,6 +32,8 @@ layout(constant_id = 2) const uint SPREAD = 0u;
 // 1: subgroup sums go to shared memory and each splat's batch total to global memory once per
 // workgroup; 0: each subgroup adds its sums to global memory directly (as gsplat does).
 layout(constant_id = 3) const uint SHARED_ACC = 1u;
+// The alpha clamp: the forward's GS_SPEC_ALPHA_MAX value (the host builds both from one option).
+layout(constant_id = 4) const float ALPHA_MAX = GS_ALPHA_MAX_F;
 
 layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
 layout(std430, binding = 1) readonly buffer Values { uint values[]; };
@@ -154,7 +156,7 @@ void main() {
         if (valid) {
           G = exp(-sigma);
           raw = rgbo.w * G;
-          alpha = min(GS_ALPHA_MAX_F, raw);
+          alpha = min(ALPHA_MAX, raw);
           valid = alpha >= GS_ALPHA_MIN_F;
         }
         if (valid) {
@@ -166,7 +168,7 @@ void main() {
           g[GS_G2D_RGB + 2] += fac * dpix[q].z;
           float dalpha = dot(rgbo.xyz - acc[q], dpix[q]) * T[q];
           acc[q] = rgbo.xyz * alpha + (1.0 - alpha) * acc[q];
-          if (raw < GS_ALPHA_MAX_F) {  // where the 0.99 clamp is active alpha is flat
+          if (raw < ALPHA_MAX) {  // where the alpha clamp is active alpha is flat
             g[GS_G2D_OPACITY] += G * dalpha;
             float dsig = -rgbo.w * G * dalpha;
             g[GS_G2D_MEAN] += dsig * (cn.x * d.x + cn.y * d.y);

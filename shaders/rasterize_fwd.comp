@@ -1,17 +1,20 @@
 #version 450
 // rasterize_fwd.comp: forward stage 7: one workgroup per 16x16 tile, one invocation per pixel.
 // The tile's splats (sorted front to back) are staged in shared memory in batches of 256 and
-// composited per pixel exactly as the contract in gs_types.h says (alpha = min(0.99, o e^-sigma),
+// composited per pixel exactly as the contract in gs_types.h says (alpha = min(alpha_max, o e^-sigma),
 // skip alpha < 1/255, stop before T drops under 1e-4). Outputs: colour + T * background, final T
 // and the last contributor (position in the tile's range + 1, 0 = none).
 // Variants (specialization constants): GS_SPEC_SIGMA_SKIP skips sigma >= 5.55 before the exp
 // (bit-exact: such a splat always fails the alpha test); GS_SPEC_ACCUM_F16 rounds the colour
-// accumulator to half precision after every step (the lab's f16 accumulator experiment).
+// accumulator to half precision after every step (the lab's f16 accumulator experiment);
+// GS_SPEC_ALPHA_MAX is the alpha clamp (0.99 by default, gsplat's 0.999 for the recipe A/B), a
+// constant so that the backward (rasterize_bwd.glsl) is built with the same value.
 #include "gs_common.glsl"
 
 layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
 layout(constant_id = GS_SPEC_SIGMA_SKIP) const uint SIGMA_SKIP = 0;
 layout(constant_id = GS_SPEC_ACCUM_F16) const uint ACCUM_F16 = 0;
+layout(constant_id = GS_SPEC_ALPHA_MAX) const float ALPHA_MAX = GS_K_ALPHA_MAX;
 
 layout(std430, binding = 0) readonly buffer Splats { gs_splat2d splats[]; };
 layout(std430, binding = 1) readonly buffer Vals { uint vals[]; };
@@ -80,7 +83,7 @@ void main() {
       if (sigma < 0.0) continue;
       if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
       float a = xyo.z * exp(-sigma);
-      float alpha = a < GS_K_ALPHA_MAX ? a : GS_K_ALPHA_MAX;
+      float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
       if (!(alpha >= GS_K_ALPHA_MIN)) continue;
       float nt = T * (1.0 - alpha);
       if (nt < GS_K_T_MIN) { done = true; break; }

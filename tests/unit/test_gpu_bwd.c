@@ -1,7 +1,8 @@
 /* test_gpu_bwd.c: the GPU training kernels against the C reference (gs_ref) on tiny scenes, on
  * the default Vulkan device (lavapipe in CI): loss + SSIM backward (dL/dimage and the loss value),
  * rasterize backward (both the float-atomic and the compare-and-swap builds, and every variant
- * switch), projection backward (with SH degree masking) and Adam. Each stage gets the reference's
+ * switch, and gsplat's alpha clamp 0.999), projection backward (with SH degree masking) and Adam.
+ * Each stage gets the reference's
  * own inputs, so a mismatch points at one kernel. The forward inputs come from gs_ref_forward, so
  * these tests do not depend on the GPU forward. */
 #include <check.h>
@@ -179,21 +180,54 @@ static void free_frame(struct gpu_frame *g) {
   gs_vk_buf_destroy(&g->dl);
 }
 
-/* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics. */
-static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo) {
+/* Pixel-splat pairs of a reference frame, in front of each pixel's last contributor, whose
+ * o G is clamped (>= the frame's alpha_max) and whose o G lies in [0.99, alpha_max). */
+static void clamp_events(const struct gs_ref_frame *r, uint32_t *clamped, uint32_t *between) {
+  *clamped = *between = 0;
+  for (uint32_t py = 0; py < r->height; py++)
+    for (uint32_t px = 0; px < r->width; px++) {
+      uint32_t tile = (py / GS_TILE) * r->tiles_x + px / GS_TILE;
+      uint32_t start = r->ranges[2 * tile], last = r->last[(size_t)py * r->width + px];
+      for (uint32_t k = start; k < start + last; k++) {
+        const struct gs_ref_splat *s = &r->splats[r->ids[k]];
+        float dx = s->mean2d[0] - ((float)px + 0.5f), dy = s->mean2d[1] - ((float)py + 0.5f);
+        float sigma =
+            0.5f * (s->conic[0] * dx * dx + s->conic[2] * dy * dy) + s->conic[1] * dx * dy;
+        float a = s->opacity * expf(-sigma);
+        if (sigma < 0.0f) continue;
+        *clamped += a >= r->alpha_max;
+        *between += a >= GS_ALPHA_MAX && a < r->alpha_max;
+      }
+    }
+}
+
+/* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics.
+ * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). */
+static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max) {
   struct fixture fx;
   make_fixture(&fx, n, 47, 35, 3, seed, 0.2f);
-  if (opac_lo > 0) { /* opaque splats: the 0.99 clamp and early termination are exercised */
+  if (opac_lo > 0) { /* opaque splats: the alpha clamp and early termination are exercised */
     for (uint32_t i = 0; i < n; i++) fx.m.opacity[i] += opac_lo;
+    fx.ro.alpha_max = alpha_max;
     gs_ref_frame_destroy(&fx.f);
     ck_assert_int_eq(gs_ref_forward(&fx.m, &fx.cam, &fx.ro, &fx.f, NULL), 0);
+    uint32_t clamped, between;
+    clamp_events(fx.f, &clamped, &between);
+    printf("raster_bwd variant %d, alpha_max %g: %u clamped, %u in [0.99, alpha_max)\n", variant,
+           (double)fx.f->alpha_max, clamped, between);
+    ck_assert_uint_gt(clamped, 0);
+    if (alpha_max > GS_ALPHA_MAX) /* the range a 0.99 clamp would have cut is exercised */
+      ck_assert_uint_gt(between, 0);
   }
   struct sw_err err = {0};
   struct gs_ref_splat_grad *ref = calloc(n, sizeof *ref);
   ck_assert_int_eq(gs_ref_rasterize_backward(fx.f, fx.dl, ref, &err), 0);
-  struct gs_tk_opts o = {.force_cas = variant & 1, .warp_skip = (variant & 2) != 0,
-                         .sigma_skip = (variant & 4) != 0, .atomic_spread = (variant & 8) != 0,
-                         .direct_atomics = (variant & 16) != 0};
+  struct gs_tk_opts o = {.force_cas = variant & 1,
+                         .warp_skip = (variant & 2) != 0,
+                         .sigma_skip = (variant & 4) != 0,
+                         .atomic_spread = (variant & 8) != 0,
+                         .direct_atomics = (variant & 16) != 0,
+                         .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
   if (variant & 1) ck_assert(tk->cas);
@@ -239,16 +273,38 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo) {
   free_fixture(&fx);
 }
 
-START_TEST(raster_bwd_matches_reference) { raster_case(2 | 4, 60, 3, 0); }
+START_TEST(raster_bwd_matches_reference) { raster_case(2 | 4, 60, 3, 0, 0.0f); }
 END_TEST
 /* No skip; CAS; CAS with every switch on; atomics spread over lanes; direct global atomics
  * (float and CAS). */
 static const int variants[] = {0, 1, 1 | 2 | 4 | 8, 2 | 4 | 8, 2 | 4 | 16, 1 | 2 | 16 | 8};
 START_TEST(raster_bwd_variants_match_reference) {
-  raster_case(variants[_i], 50, 5 + (uint64_t)_i, 0);
+  raster_case(variants[_i], 50, 5 + (uint64_t)_i, 0, 0.0f);
 }
 END_TEST
-START_TEST(raster_bwd_opaque_matches_reference) { raster_case(2 | 4, 60, 9, 4.0f); }
+START_TEST(raster_bwd_opaque_matches_reference) { raster_case(2 | 4, 60, 9, 4.0f, 0.0f); }
+END_TEST
+/* gsplat's clamp 0.999 on opacities 0.99988..0.999994 (o G on both sides of 0.99 and of
+ * 0.999 near the centres), in the float-atomic (0) and the compare-and-swap (1) builds; and the
+ * lowest clamp, 0.9, where most of each opaque splat is clamped (2). */
+START_TEST(raster_bwd_alpha_max_matches_reference) {
+  if (_i < 2)
+    raster_case(_i ? 1 | 2 | 4 : 2 | 4, 60, 9, 10.0f, 0.999f);
+  else
+    raster_case(2 | 4, 60, 9, 4.0f, GS_ALPHA_MAX_LO);
+}
+END_TEST
+START_TEST(alpha_max_out_of_range_is_refused) {
+  const float bad[] = {0.5f, 1.0f, NAN};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct sw_err err = {0};
+    struct gs_tk_opts o = {.alpha_max = bad[i]};
+    struct gs_tk *tk = NULL;
+    ck_assert_int_eq(gs_tk_new(vk, &o, &tk, &err), SW_EINVAL);
+    ck_assert_ptr_null(tk);
+    ck_assert_msg(strstr(err.msg, "alpha_max") != NULL, "%s", err.msg);
+  }
+}
 END_TEST
 
 /* Forward counters of a frame that fit its arena (pairs <= capacity) / that overflowed it. */
@@ -572,6 +628,8 @@ int main(void) {
   tcase_add_test(tc, raster_bwd_matches_reference);
   tcase_add_loop_test(tc, raster_bwd_variants_match_reference, 0, 6);
   tcase_add_test(tc, raster_bwd_opaque_matches_reference);
+  tcase_add_loop_test(tc, raster_bwd_alpha_max_matches_reference, 0, 3);
+  tcase_add_test(tc, alpha_max_out_of_range_is_refused);
   tcase_add_test(tc, project_bwd_matches_reference);
   tcase_add_loop_test(tc, project_bwd_masks_sh_degree, 0, 3);
   tcase_add_loop_test(tc, adam_matches_reference, 0, 2);

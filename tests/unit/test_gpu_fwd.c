@@ -4,7 +4,8 @@
  * crossing the image edges. Projected splats, pair counts, sorted pairs, tile ranges, colours,
  * final T and last contributors are compared; the variants that must be bit-exact (sigma skip,
  * ballot scatter, full sort, transient arena, arena growth, per-kernel submission) are compared
- * with the baseline bit for bit. */
+ * with the baseline bit for bit. The alpha clamp (alpha_max) is checked at gsplat's 0.999 against
+ * the reference built with the same clamp. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -248,7 +249,103 @@ START_TEST(constants_match_the_contract) {
   ck_assert(GS_K_T_MIN == GS_T_MIN);
   ck_assert_int_eq(GS_TILE_PX, GS_TILE);
   ck_assert_int_eq(GS_SH_COEFFS_N, GS_SH_COEFFS);
-  ck_assert(0.99f * expf(-GS_SIGMA_SKIP) < GS_ALPHA_MIN);
+  /* The sigma skip is exact for every clamp: alpha <= opacity exp(-sigma) <= exp(-5.55). */
+  ck_assert(expf(-GS_SIGMA_SKIP) < GS_ALPHA_MIN);
+  ck_assert(GS_ALPHA_MAX_HI * expf(-GS_SIGMA_SKIP) < GS_ALPHA_MIN);
+  ck_assert(gs_alpha_max_resolve(0.0f) == GS_ALPHA_MAX);
+  ck_assert(gs_alpha_max_resolve(0.999f) == 0.999f);
+  ck_assert(gs_alpha_max_resolve(GS_ALPHA_MAX_LO) == GS_ALPHA_MAX_LO);
+  ck_assert(gs_alpha_max_resolve(GS_ALPHA_MAX_HI) == GS_ALPHA_MAX_HI);
+  ck_assert(gs_alpha_max_resolve(1.0f) == 0.0f);
+  ck_assert(gs_alpha_max_resolve(0.5f) == 0.0f);
+  ck_assert(gs_alpha_max_resolve(NAN) == 0.0f);
+}
+END_TEST
+
+/* Pixels of a reference frame where some splat in front of the walk's end has o G in
+ * [0.99, alpha_max) (a clamp of 0.99 would cut it) and where o G >= alpha_max (clamped). */
+static void clamp_events(const struct gs_ref_frame *r, uint32_t *between, uint32_t *clamped) {
+  *between = *clamped = 0;
+  for (uint32_t py = 0; py < r->height; py++)
+    for (uint32_t px = 0; px < r->width; px++) {
+      uint32_t tile = (py / GS_TILE) * r->tiles_x + px / GS_TILE;
+      uint32_t start = r->ranges[2 * tile], last = r->last[(size_t)py * r->width + px];
+      int b = 0, c = 0;
+      for (uint32_t k = start; k < start + last; k++) {
+        const struct gs_ref_splat *s = &r->splats[r->ids[k]];
+        float dx = s->mean2d[0] - ((float)px + 0.5f), dy = s->mean2d[1] - ((float)py + 0.5f);
+        float sigma =
+            0.5f * (s->conic[0] * dx * dx + s->conic[2] * dy * dy) + s->conic[1] * dx * dy;
+        float a = s->opacity * expf(-sigma);
+        if (sigma < 0.0f) continue;
+        b |= a >= GS_ALPHA_MAX && a < r->alpha_max;
+        c |= a >= r->alpha_max;
+      }
+      *between += (uint32_t)b;
+      *clamped += (uint32_t)c;
+    }
+}
+
+/* gsplat's clamp, 0.999, on opaque splats (opacities 0.99945..0.99999, so that o G lands on
+ * both sides of 0.99 and of 0.999 near their centres): the GPU matches the reference built with
+ * the same clamp, the sigma skip stays bit-exact, and the render differs from the default clamp's
+ * (the constant is applied). _i 0, 1: cameras at 0.999; 2: the lowest clamp, 0.9, where most of
+ * an opaque splat is clamped. */
+START_TEST(alpha_max_matches_reference) {
+  struct scene s;
+  make_scene(&s, 300, 91);
+  float amax = _i < 2 ? 0.999f : GS_ALPHA_MAX_LO;
+  for (uint32_t i = 0; i < s.m.count; i++) s.m.opacity[i] += _i < 2 ? 9.0f : 3.0f;
+  struct gs_camera cams[4];
+  cameras(cams);
+  const struct gs_camera *cam = &cams[_i % 2];
+  struct gs_ref_opts ro = {.sh_degree = 3, .background = {1, 1, 1}, .alpha_max = amax};
+  struct sw_err err = {0};
+  struct gs_ref_frame *r;
+  ck_assert_msg(gs_ref_forward(&s.m, cam, &ro, &r, &err) == 0, "%s", err.msg);
+  ck_assert(r->alpha_max == amax);
+  uint32_t between, clamped;
+  clamp_events(r, &between, &clamped);
+  printf("alpha_max %g, camera %d: %u pixels with 0.99 <= o G < alpha_max, %u clamped\n",
+         (double)amax, _i % 2, between, clamped);
+  ck_assert_uint_gt(clamped, 0);
+  if (amax > GS_ALPHA_MAX) ck_assert_uint_gt(between, 0);
+  struct gs_fwd_opts o = {.alpha_max = amax}, os = {.alpha_max = amax, .sigma_skip = 1};
+  struct gpu_frame g, gs, d;
+  render(&o, &s.m, cam, 3, ro.background, 0, &g);
+  compare_with_ref(&g, r);
+  render(&os, &s.m, cam, 3, ro.background, 0, &gs);
+  assert_same(&g, &gs, "sigma_skip with the clamp");
+  render(NULL, &s.m, cam, 3, ro.background, 0, &d);
+  size_t px = (size_t)g.w * g.h, differ = 0;
+  for (size_t p = 0; p < px; p++) differ += g.t[p] != d.t[p];
+  ck_assert_msg(differ > 0, "no pixel differs from the 0.99 render (of %zu)", px);
+  gpu_frame_free(&g);
+  gpu_frame_free(&gs);
+  gpu_frame_free(&d);
+  gs_ref_frame_destroy(&r);
+  free(s.store);
+}
+END_TEST
+
+START_TEST(alpha_max_out_of_range_is_refused) {
+  const float bad[] = {0.5f, 0.89f, 1.0f, 1.5f, -0.99f, NAN};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct sw_err err = {0};
+    struct gs_fwd_opts o = {.alpha_max = bad[i]};
+    gs_fwd_t *f = (gs_fwd_t *)&err; /* must be reset to NULL */
+    ck_assert_int_eq(gs_fwd_new(vk, &o, &f, &err), SW_EINVAL);
+    ck_assert_ptr_null(f);
+    ck_assert_msg(strstr(err.msg, "alpha_max") != NULL, "%s", err.msg);
+    struct gs_camera cams[4];
+    cameras(cams);
+    struct gs_ref_opts ro = {.alpha_max = bad[i]};
+    struct gs_ref_frame *r = NULL;
+    sw_err_clear(&err);
+    ck_assert_int_eq(gs_ref_frame_new(1, &cams[0], &ro, &r, &err), SW_EINVAL);
+    ck_assert_ptr_null(r);
+    ck_assert_msg(strstr(err.msg, "alpha_max") != NULL, "%s", err.msg);
+  }
 }
 END_TEST
 
@@ -434,6 +531,8 @@ int main(void) {
   tcase_add_test(tc, constants_match_the_contract);
   tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
   tcase_add_test(tc, variants_are_bit_exact);
+  tcase_add_loop_test(tc, alpha_max_matches_reference, 0, 3);
+  tcase_add_test(tc, alpha_max_out_of_range_is_refused);
   tcase_add_test(tc, f16_accumulator_stays_close);
   tcase_add_test(tc, timer_names_every_stage);
   tcase_add_test(tc, empty_model_renders_background);

@@ -8,6 +8,7 @@
  *  - the whole forward + loss w.r.t. every parameter group (means, log-scales, quaternions,
  *    opacity logits, SH at every degree, with masking above the active degree);
  *  - the float path against the double path, and sanity checks that a wrong gradient fails.
+ * Opaque scenes are checked with the default alpha clamp 0.99 and with gsplat's 0.999.
  * Errors are measured per group as ||g_fd - g|| / ||g_fd||; the tolerance is 1e-3. */
 #include <check.h>
 #include <math.h>
@@ -57,12 +58,17 @@ struct fixture {
 };
 
 /* Translucent scenes (opacity 0.38..0.73) keep every pixel far from the thresholds; opaque ones
- * (0.97..0.9999, packed closer) reach the 0.99 alpha clamp and the T < 1e-4 early stop, so the
- * gradients are also checked where those branches are taken. */
-static void fixture_init(struct fixture *fx, uint64_t seed, uint32_t sh_degree, int opaque) {
+ * (0.97..0.9999, packed closer) reach the alpha clamp (0.99, or alpha_max when not 0) and the
+ * T < 1e-4 early stop, so the gradients are also checked where those branches are taken. */
+static void fixture_init_clamp(struct fixture *fx, uint64_t seed, uint32_t sh_degree, int opaque,
+                               float alpha_max) {
   memset(fx, 0, sizeof *fx);
   ck_assert_int_eq(gs_ref_model_alloc(&fx->mf, N_SPLATS, NULL), 0);
-  if (opaque)
+  if (opaque && alpha_max > GS_ALPHA_MAX)
+    /* o G reaches 0.999 only within ~0.045 standard deviations of a splat's centre: larger and
+     * more opaque splats (0.9991..0.999994), so that pixel centres land there. */
+    tr_fill_scene(&fx->mf, seed, 0.3f, 0.9f, 1.6f, 7.0f, 12.0f);
+  else if (opaque)
     tr_fill_scene(&fx->mf, seed, 0.3f, 0.2f, 0.4f, 3.5f, 9.0f);
   else
     tr_fill_scene(&fx->mf, seed, 0.6f, 0.15f, 0.35f, -0.5f, 1.0f);
@@ -73,6 +79,7 @@ static void fixture_init(struct fixture *fx, uint64_t seed, uint32_t sh_degree, 
     gs_ref_camera_to_d(&fx->camf[c], &fx->cam[c]);
   }
   fx->opts.sh_degree = sh_degree;
+  fx->opts.alpha_max = alpha_max;
   fx->opts.background[0] = 1.0f;
   fx->opts.background[1] = 0.2f;
   fx->opts.background[2] = 0.0f;
@@ -80,6 +87,10 @@ static void fixture_init(struct fixture *fx, uint64_t seed, uint32_t sh_degree, 
   for (size_t k = 0; k < IMG * IMG * 3; k++)
     fx->target[k] = tr_uniform(&r);
   fx->lambda = 0.2;
+}
+
+static void fixture_init(struct fixture *fx, uint64_t seed, uint32_t sh_degree, int opaque) {
+  fixture_init_clamp(fx, seed, sh_degree, opaque, 0.0f);
 }
 
 static void fixture_fini(struct fixture *fx) {
@@ -152,10 +163,12 @@ static void full_fd(struct fixture *fx, int c, int g, double h, double *out) {
   }
 }
 
-/* What a frame exercises: splats on more than one tile, pixels where alpha is clamped at 0.99,
+/* What a frame exercises: splats on more than one tile, pixels where alpha is clamped (at the
+ * frame's alpha_max),
  * pixels whose walk stopped at T < 1e-4 (a later splat would have passed the alpha test). */
 struct events {
   int visible, straddling, clamped, stopped;
+  int between; /* 0.99 <= o G < alpha_max: alpha a 0.99 clamp would have cut */
 };
 
 static void count_events(const struct gs_ref_frame_d *f, struct events *ev) {
@@ -180,7 +193,8 @@ static void count_events(const struct gs_ref_frame_d *f, struct events *ev) {
           ev->stopped++;
           break;
         }
-        ev->clamped += a > GS_ALPHA_MAX;
+        ev->clamped += a >= f->alpha_max;
+        ev->between += a >= GS_ALPHA_MAX && a < f->alpha_max;
       }
     }
 }
@@ -193,14 +207,16 @@ static void frame_events(struct fixture *fx, int c, struct events *ev) {
 }
 
 /* Asserts the scene exercised what it is meant to; prints the counts. */
-static void check_events(const char *what, const struct events *ev, int opaque) {
-  printf("%s: %d visible, %d straddling tiles, %d clamped pixels, %d stopped pixels\n", what,
-         ev->visible, ev->straddling, ev->clamped, ev->stopped);
+static void check_events(const char *what, const struct events *ev, int opaque, double alpha_max) {
+  printf("%s: %d visible, %d straddling tiles, %d clamped, %d in [0.99, alpha_max), %d stopped "
+         "pixels\n",
+         what, ev->visible, ev->straddling, ev->clamped, ev->between, ev->stopped);
   ck_assert_int_ge(ev->visible, N_CAMS * N_SPLATS / 2);
   ck_assert_int_gt(ev->straddling, 0);
   if (opaque) {
     ck_assert_int_gt(ev->clamped, 0);
     ck_assert_int_gt(ev->stopped, 0);
+    if (alpha_max > GS_ALPHA_MAX) ck_assert_int_gt(ev->between, 0);
   }
 }
 
@@ -272,9 +288,10 @@ static double raster_loss(struct fixture *fx, struct gs_ref_frame_d *f) {
   return loss;
 }
 
+/* _i: 0 translucent, 1 opaque, 2 opaque with gsplat's clamp 0.999. */
 START_TEST(rasterize_backward_matches_fd) {
   struct fixture fx;
-  fixture_init(&fx, 5, 3, _i);
+  fixture_init_clamp(&fx, 5, 3, _i > 0, _i == 2 ? 0.999f : 0.0f);
   struct events ev = {0};
   for (int c = 0; c < N_CAMS; c++) {
     struct gs_ref_frame_d *f;
@@ -316,13 +333,19 @@ START_TEST(rasterize_backward_matches_fd) {
       }
       double e = rel_err(fd, an, len);
       printf("rasterize backward %s cam %d %-8s: rel err %.3g (|g| %.3g, %zu values)\n",
-             _i ? "opaque" : "translucent", c, names[fi], e, norm(an, len), len);
+             _i == 2 ? "opaque 0.999"
+             : _i    ? "opaque"
+                     : "translucent",
+             c, names[fi], e, norm(an, len), len);
       ck_assert_double_lt(e, TOL);
       ck_assert_double_gt(norm(an, len), 1e-8);
     }
     gs_ref_frame_destroy_d(&f);
   }
-  check_events(_i ? "rasterize scene, opaque" : "rasterize scene", &ev, _i);
+  check_events(_i == 2 ? "rasterize scene, opaque, alpha_max 0.999"
+               : _i    ? "rasterize scene, opaque"
+                       : "rasterize scene",
+               &ev, _i > 0, gs_alpha_max_resolve(fx.opts.alpha_max));
   fixture_fini(&fx);
 }
 END_TEST
@@ -410,9 +433,9 @@ END_TEST
 /* ---- Whole forward + loss ----------------------------------------------------------------- */
 
 /* Checks every parameter group of the whole pipeline at one SH degree. */
-static void check_full(uint64_t seed, uint32_t degree, int opaque) {
+static void check_full(uint64_t seed, uint32_t degree, int opaque, float alpha_max) {
   struct fixture fx;
-  fixture_init(&fx, seed, degree, opaque);
+  fixture_init_clamp(&fx, seed, degree, opaque, alpha_max);
   struct events ev = {0};
   struct gs_ref_model_d *grad;
   ck_assert_int_eq(gs_ref_model_d_new(N_SPLATS, &grad, NULL), 0);
@@ -426,8 +449,9 @@ static void check_full(uint64_t seed, uint32_t degree, int opaque) {
       double *an = group(grad, g, &len);
       full_fd(&fx, c, g, 1e-6, fd);
       double e = rel_err(fd, an, len);
-      printf("full backward %s deg %u cam %d %-10s: rel err %.3g (|g| %.3g)\n",
-             opaque ? "opaque" : "translucent", degree, c, group_name[g], e, norm(an, len));
+      printf("full backward %s (alpha_max %g) deg %u cam %d %-10s: rel err %.3g (|g| %.3g)\n",
+             opaque ? "opaque" : "translucent", (double)gs_alpha_max_resolve(fx.opts.alpha_max),
+             degree, c, group_name[g], e, norm(an, len));
       ck_assert_double_lt(e, TOL);
       ck_assert_double_gt(norm(an, len), 1e-7);
       if (g != G_SH)
@@ -442,18 +466,21 @@ static void check_full(uint64_t seed, uint32_t degree, int opaque) {
           }
     }
   }
-  check_events(opaque ? "full backward scene, opaque" : "full backward scene", &ev, opaque);
+  check_events(opaque ? "full backward scene, opaque" : "full backward scene", &ev, opaque,
+               gs_alpha_max_resolve(alpha_max));
   free(fd);
   gs_ref_model_d_destroy(&grad);
   fixture_fini(&fx);
 }
 
-/* Iterations 0..3: translucent scene at SH degree 0..3; 4: opaque scene at degree 3. */
+/* Iterations 0..3: translucent scene at SH degree 0..3; 4: opaque scene at degree 3; 5: an
+ * opaque scene of larger splats with gsplat's alpha clamp 0.999 (the seed of the rasterize
+ * check, whose pixel centres reach the clamp). */
 START_TEST(full_backward_matches_fd) {
   if (_i < 4)
-    check_full(21, (uint32_t)_i, 0);
+    check_full(21, (uint32_t)_i, 0, 0.0f);
   else
-    check_full(23, 3, 1);
+    check_full(_i == 5 ? 5 : 23, 3, 1, _i == 5 ? 0.999f : 0.0f);
 }
 END_TEST
 
@@ -549,9 +576,9 @@ int main(void) {
   TCase *tc = tcase_create("grad");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, loss_backward_matches_fd);
-  tcase_add_loop_test(tc, rasterize_backward_matches_fd, 0, 2);
+  tcase_add_loop_test(tc, rasterize_backward_matches_fd, 0, 3);
   tcase_add_test(tc, project_backward_matches_fd);
-  tcase_add_loop_test(tc, full_backward_matches_fd, 0, 5);
+  tcase_add_loop_test(tc, full_backward_matches_fd, 0, 6);
   tcase_add_test(tc, wrong_gradient_is_caught);
   tcase_add_test(tc, float_backward_matches_double);
   tcase_add_test(tc, grad2d_norm_convention);
