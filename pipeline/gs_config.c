@@ -48,6 +48,10 @@ static const struct key keys[] = {
      "init_extent x scene extent around the origin (gsplat)"},
     {"lambda_dssim", K_FLOAT, OFF(lambda_dssim), "0.2", NULL, 0, 1,
      "loss = (1 - lambda) L1 + lambda (1 - SSIM); 0 = L1 only"},
+    {"ssim_padding", K_ENUM, OFF(ssim_padding), "same", "same|valid", 0, 0,
+     "SSIM map of the loss: same = every pixel, zero-padded windows (the Inria code); valid = "
+     "only the (H-10) x (W-10) pixels whose 11x11 window lies inside the image, no gradient from "
+     "the border (gsplat's fused-ssim padding=\"valid\")"},
     {"alpha_max", K_FLOAT, OFF(alpha_max), "0.99", NULL, 0.9, 0.9999,
      "alpha clamp of the rasterizer, alpha = min(alpha_max, opacity exp(-sigma)), forward and "
      "backward (the Inria code: 0.99; gsplat: 0.999)"},

@@ -44,6 +44,7 @@ struct gs_config {
   int32_t init_box;   /* enum gs_init_box */
   /* loss */
   double lambda_dssim;
+  int32_t ssim_padding; /* enum gs_ssim_padding (gs_types.h): same | valid */
   /* rendering */
   double alpha_max; /* alpha = min(alpha_max, o exp(-sigma)), forward and backward */
   /* optimiser */

@@ -30,8 +30,10 @@
  *    sigma = 0.5 (a dx^2 + c dy^2) + b dx dy, with d = mean2d - pixel centre.
  *  - SSIM: per channel, 11x11 Gaussian window (sigma 1.5, normalised to sum 1), zero padding
  *    ("same" size, as the 3DGS reference's conv2d with padding 5), C1 = 0.01^2, C2 = 0.03^2,
- *    mean of the SSIM map over every pixel and channel. Loss L = (1 - lambda) L1 + lambda (1 -
- *    SSIM) with L1 the mean absolute difference over pixels and channels; d|x|/dx at 0 is 0.
+ *    mean of the SSIM map over every pixel and channel (GS_SSIM_SAME), or only over the pixels
+ *    whose window lies inside the image (GS_SSIM_VALID, gs_types.h; images of at least 11x11).
+ *    Loss L = (1 - lambda) L1 + lambda (1 - SSIM) with L1 the mean absolute difference over
+ *    every pixel and channel (whatever the SSIM padding); d|x|/dx at 0 is 0.
  *  - Densifier 2D gradient norm (gsplat, absgrad off, one camera per step):
  *    sqrt((g.x * 0.5 * width)^2 + (g.y * 0.5 * height)^2) with g = dL/dmean2d in pixels.
  *
@@ -118,13 +120,21 @@ void gs_ref_rasterize(struct gs_ref_frame *frame);
 int gs_ref_forward(const struct gs_model *m, const struct gs_camera *cam,
                    const struct gs_ref_opts *opts, struct gs_ref_frame **out, struct sw_err *err);
 
-/* Loss L = (1 - lambda) L1 + lambda (1 - SSIM) of img against target (w x h RGB). *loss gets
- * the value (accumulated in double); dl_dimg (3 w h, may be NULL) gets dL/dimg. */
+/* Loss L = (1 - lambda) L1 + lambda (1 - SSIM) of img against target (w x h RGB), SSIM with
+ * zero padding (GS_SSIM_SAME). *loss gets the value (accumulated in double); dl_dimg (3 w h, may
+ * be NULL) gets dL/dimg. */
 int gs_ref_loss(const float *img, const float *target, uint32_t w, uint32_t h, float lambda,
                 double *loss, float *dl_dimg, struct sw_err *err);
-/* SSIM of a against b (see above) and, when dssim_da != NULL, dSSIM/da. */
+/* The same with the SSIM padding given (enum gs_ssim_padding); GS_SSIM_VALID needs w, h >= 11
+ * (SW_EINVAL otherwise). */
+int gs_ref_loss_padded(const float *img, const float *target, uint32_t w, uint32_t h, float lambda,
+                       int padding, double *loss, float *dl_dimg, struct sw_err *err);
+/* SSIM of a against b (see above, GS_SSIM_SAME) and, when dssim_da != NULL, dSSIM/da. */
 int gs_ref_ssim(const float *a, const float *b, uint32_t w, uint32_t h, double *ssim,
                 float *dssim_da, struct sw_err *err);
+/* The same with the padding given. */
+int gs_ref_ssim_padded(const float *a, const float *b, uint32_t w, uint32_t h, int padding,
+                       double *ssim, float *dssim_da, struct sw_err *err);
 
 /* Backward stage 1: per-splat gradients (out: frame->count entries, overwritten) from dL/dimage
  * (3 per pixel), walking each pixel back to front from its last contributor. */
@@ -237,8 +247,13 @@ int gs_ref_forward_d(const struct gs_ref_model_d *m, const struct gs_ref_camera_
                      struct sw_err *err);
 int gs_ref_loss_d(const double *img, const double *target, uint32_t w, uint32_t h, double lambda,
                   double *loss, double *dl_dimg, struct sw_err *err);
+int gs_ref_loss_padded_d(const double *img, const double *target, uint32_t w, uint32_t h,
+                         double lambda, int padding, double *loss, double *dl_dimg,
+                         struct sw_err *err);
 int gs_ref_ssim_d(const double *a, const double *b, uint32_t w, uint32_t h, double *ssim,
                   double *dssim_da, struct sw_err *err);
+int gs_ref_ssim_padded_d(const double *a, const double *b, uint32_t w, uint32_t h, int padding,
+                         double *ssim, double *dssim_da, struct sw_err *err);
 int gs_ref_rasterize_backward_d(const struct gs_ref_frame_d *frame, const double *dl_drgb,
                                 struct gs_ref_splat_grad_d *out, struct sw_err *err);
 /* grad: a double model of m->count splats (overwritten). */

@@ -470,11 +470,22 @@ static void SFN(gauss_conv)(const REAL *in, REAL *out, REAL *tmp, uint32_t w, ui
   }
 }
 
-int FN(gs_ref_ssim)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, double *ssim,
-                    REAL *dssim_da, struct sw_err *err) {
+int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, int padding,
+                           double *ssim, REAL *dssim_da, struct sw_err *err) {
   if (!a || !b || !ssim || w == 0 || h == 0)
     return sw_err_set(err, SW_EINVAL, "gs_ref_ssim: empty image or missing buffer");
+  if (padding != GS_SSIM_SAME && padding != GS_SSIM_VALID)
+    return sw_err_set(err, SW_EINVAL, "gs_ref_ssim: unknown padding %d", padding);
+  /* VALID: the map covers only pixels whose window lies inside the image; the others add
+   * nothing to the mean and get zero derivatives, which the transposed blur below then spreads
+   * only from interior pixels. */
+  const uint32_t border = padding == GS_SSIM_VALID ? GS_SSIM_HALF : 0;
+  if (w <= 2 * border || h <= 2 * border)
+    return sw_err_set(err, SW_EINVAL,
+                      "gs_ref_ssim: padding valid needs images of at least 11x11, not %ux%u", w,
+                      h);
   size_t n = (size_t)w * h;
+  size_t n_map = (size_t)(w - 2 * border) * (h - 2 * border);
   enum { X, Y, MU1, MU2, S11, S22, S12, TMP, GA, GB, GC, NPLANES };
   REAL *buf = malloc(n * NPLANES * sizeof *buf);
   if (!buf)
@@ -483,7 +494,7 @@ int FN(gs_ref_ssim)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, double
   for (int k = 0; k < NPLANES; k++)
     pl[k] = buf + (size_t)k * n;
   const REAL c1 = K(SSIM_C1), c2 = K(SSIM_C2);
-  const REAL inv_n = K(1.0) / (REAL)(3 * n);
+  const REAL inv_n = K(1.0) / (REAL)(3 * n_map);
   double total = 0.0;
   for (int ch = 0; ch < 3; ch++) {
     for (size_t p = 0; p < n; p++) {
@@ -503,6 +514,11 @@ int FN(gs_ref_ssim)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, double
       pl[GA][p] = pl[X][p] * pl[Y][p];
     SFN(gauss_conv)(pl[GA], pl[S12], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) {
+      size_t px = p % w, py = p / w;
+      if (px < border || px >= w - border || py < border || py >= h - border) {
+        pl[GA][p] = pl[GB][p] = pl[GC][p] = K(0.0);
+        continue;
+      }
       REAL mu1 = pl[MU1][p], mu2 = pl[MU2][p];
       REAL s11 = pl[S11][p] - mu1 * mu1, s22 = pl[S22][p] - mu2 * mu2;
       REAL s12 = pl[S12][p] - mu1 * mu2;
@@ -531,12 +547,18 @@ int FN(gs_ref_ssim)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, double
           pl[S11][p] + K(2.0) * pl[X][p] * pl[S22][p] + pl[Y][p] * pl[S12][p];
   }
   free(buf);
-  *ssim = total / (double)(3 * n);
+  *ssim = total / (double)(3 * n_map);
   return 0;
 }
 
-int FN(gs_ref_loss)(const REAL *img, const REAL *target, uint32_t w, uint32_t h, REAL lambda,
-                    double *loss, REAL *dl_dimg, struct sw_err *err) {
+int FN(gs_ref_ssim)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, double *ssim,
+                    REAL *dssim_da, struct sw_err *err) {
+  return FN(gs_ref_ssim_padded)(a, b, w, h, GS_SSIM_SAME, ssim, dssim_da, err);
+}
+
+int FN(gs_ref_loss_padded)(const REAL *img, const REAL *target, uint32_t w, uint32_t h,
+                           REAL lambda, int padding, double *loss, REAL *dl_dimg,
+                           struct sw_err *err) {
   if (!img || !target || !loss || w == 0 || h == 0)
     return sw_err_set(err, SW_EINVAL, "gs_ref_loss: empty image or missing buffer");
   if (!(lambda >= K(0.0) && lambda <= K(1.0)))
@@ -544,7 +566,7 @@ int FN(gs_ref_loss)(const REAL *img, const REAL *target, uint32_t w, uint32_t h,
                       (double)lambda);
   size_t nv = (size_t)w * h * 3;
   double ssim;
-  int rc = FN(gs_ref_ssim)(img, target, w, h, &ssim, dl_dimg, err);
+  int rc = FN(gs_ref_ssim_padded)(img, target, w, h, padding, &ssim, dl_dimg, err);
   if (rc != 0)
     return rc;
   double l1 = 0.0;
@@ -560,6 +582,11 @@ int FN(gs_ref_loss)(const REAL *img, const REAL *target, uint32_t w, uint32_t h,
   l1 /= (double)nv;
   *loss = (1.0 - (double)lambda) * l1 + (double)lambda * (1.0 - ssim);
   return 0;
+}
+
+int FN(gs_ref_loss)(const REAL *img, const REAL *target, uint32_t w, uint32_t h, REAL lambda,
+                    double *loss, REAL *dl_dimg, struct sw_err *err) {
+  return FN(gs_ref_loss_padded)(img, target, w, h, lambda, GS_SSIM_SAME, loss, dl_dimg, err);
 }
 
 /* ---- Rasterize backward --------------------------------------------------------------------- */

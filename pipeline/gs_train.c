@@ -442,8 +442,14 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
                           .warp_skip = cfg->bwd_warp_skip == GS_ON,
                           .atomic_spread = cfg->atomic_spread == GS_ATOMIC_SPREAD_LANES,
                           .adam_visible = cfg->adam == GS_ADAM_VISIBLE,
-                          .alpha_max = (float)cfg->alpha_max};
+                          .alpha_max = (float)cfg->alpha_max,
+                          .ssim_padding = cfg->ssim_padding};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
+  if (!rc && cfg->lambda_dssim > 0 && !gs_tk_ssim_pixels(t->tk, t->sc->width, t->sc->height))
+    rc = sw_err_set(err, SW_EINVAL,
+                    "ssim_padding valid needs images of at least 11x11; scene "
+                    "'%s' has %ux%u",
+                    scene_path, t->sc->width, t->sc->height);
   if (!rc) rc = gs_vk_timer_new(t->vk, 32, &t->timer, err);
   if (!rc) rc = gs_tk_img_reserve(t->vk, &t->im, t->sc->width, t->sc->height, err);
   if (rc) return rc;
@@ -706,7 +712,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       rc = sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing", iter);
     if (rc) break;
     double l1, ss;
-    rc = gs_tk_loss_value(&t->im, a.lambda, &loss, &l1, &ss, err);
+    rc = gs_tk_loss_value(t->tk, &t->im, a.lambda, &loss, &l1, &ss, err);
     if (rc) break;
     if (!isfinite(loss)) {
       rc = diverged(t, iter, n, "the loss is not finite", err);

@@ -9,7 +9,7 @@
 #include "gs_train_shaders.h"
 #include "gs_types.h"
 
-_Static_assert(sizeof(struct gs_pc_loss) == 16, "gs_pc_loss layout");
+_Static_assert(sizeof(struct gs_pc_loss) == 32, "gs_pc_loss layout");
 _Static_assert(sizeof(struct gs_pc_adam) == 72, "gs_pc_adam layout");
 _Static_assert(sizeof(struct gs_pc_project_bwd) == 112, "gs_pc_project_bwd layout");
 _Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
@@ -43,7 +43,14 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
     return rc;
   }
   tk->opts.alpha_max = alpha_max;
+  if (tk->opts.ssim_padding != GS_SSIM_SAME && tk->opts.ssim_padding != GS_SSIM_VALID) {
+    int rc = sw_err_set(err, SW_EINVAL, "training kernels: unknown ssim_padding %d",
+                        tk->opts.ssim_padding);
+    free(tk);
+    return rc;
+  }
   uint32_t walk = (uint32_t)tk->opts.ssim_walk;
+  uint32_t lss[2] = {walk, tk->opts.ssim_padding == GS_SSIM_VALID ? 1u : 0u}; /* loss_ssim */
   uint32_t rb[5] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
                     tk->opts.atomic_spread ? 1u : 0u, tk->opts.direct_atomics ? 0u : 1u, 0u};
   memcpy(&rb[GS_SPEC_BWD_ALPHA_MAX], &alpha_max, sizeof alpha_max); /* a float by its bits */
@@ -51,7 +58,7 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   uint32_t ls = sizeof(struct gs_pc_loss);
   int rc = kernel(vk, "loss_l1", "loss_l1", 4, ls, NULL, 0, &tk->loss_l1, err);
   if (!rc) rc = kernel(vk, "ssim_h", "ssim_h", 3, ls, &walk, 1, &tk->ssim_h, err);
-  if (!rc) rc = kernel(vk, "loss_ssim", "loss_ssim", 5, ls, &walk, 1, &tk->loss_ssim, err);
+  if (!rc) rc = kernel(vk, "loss_ssim", "loss_ssim", 5, ls, lss, 2, &tk->loss_ssim, err);
   if (!rc) rc = kernel(vk, "ssim_bwd_h", "ssim_bwd_h", 2, ls, &walk, 1, &tk->ssim_bwd_h, err);
   if (!rc) rc = kernel(vk, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk, 1, &tk->ssim_bwd_v, err);
   if (!rc)
@@ -119,15 +126,32 @@ void gs_tk_img_free(struct gs_tk_img *im) {
   memset(im, 0, sizeof *im);
 }
 
-static struct gs_pc_loss loss_pc(const struct gs_tk_img *im, float lambda) {
-  struct gs_pc_loss pc = {.width = im->w, .height = im->h, .lambda = lambda,
-                          .inv_count = 1.0f / (3.0f * (float)im->w * (float)im->h)};
+uint64_t gs_tk_ssim_pixels(const struct gs_tk *tk, uint32_t w, uint32_t h) {
+  if (tk->opts.ssim_padding != GS_SSIM_VALID) return (uint64_t)w * h;
+  if (w <= 2 * GS_SSIM_HALF || h <= 2 * GS_SSIM_HALF) return 0;
+  return (uint64_t)(w - 2 * GS_SSIM_HALF) * (h - 2 * GS_SSIM_HALF);
+}
+
+static struct gs_pc_loss loss_pc(const struct gs_tk *tk, const struct gs_tk_img *im, float lambda) {
+  /* The same-padding divisor is computed exactly as the L1 one, so that mode's bits do not
+   * change; a map too small to exist (valid, under 11x11) gets 0: no SSIM gradient, and the
+   * trainer refuses such scenes before it gets here. */
+  uint64_t map = gs_tk_ssim_pixels(tk, im->w, im->h);
+  float inv = 1.0f / (3.0f * (float)im->w * (float)im->h);
+  float inv_map = tk->opts.ssim_padding != GS_SSIM_VALID ? inv
+                  : map                                  ? 1.0f / (3.0f * (float)map)
+                                                         : 0.0f;
+  struct gs_pc_loss pc = {.width = im->w,
+                          .height = im->h,
+                          .lambda = lambda,
+                          .inv_count = inv,
+                          .ssim_inv_count = inv_map};
   return pc;
 }
 
 void gs_tk_record_loss(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
                        struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda) {
-  struct gs_pc_loss pc = loss_pc(im, lambda);
+  struct gs_pc_loss pc = loss_pc(tk, im, lambda);
   if (lambda == 0.0f) {
     struct gs_vk_buf *b[4] = {img, gt, im->dl, im->loss_part};
     gs_vk_dispatch(cmd, tk->loss_l1, b, &pc, im->groups_x, im->groups_y, 1);
@@ -143,7 +167,7 @@ void gs_tk_record_loss(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *
 void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
                            struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda) {
   if (lambda == 0.0f) return;
-  struct gs_pc_loss pc = loss_pc(im, lambda);
+  struct gs_pc_loss pc = loss_pc(tk, im, lambda);
   struct gs_vk_buf *b1[2] = {im->ssim_p, im->ssim_q};
   gs_vk_dispatch(cmd, tk->ssim_bwd_h, b1, &pc, im->groups_x, im->groups_y, 1);
   gs_vk_barrier(cmd);
@@ -151,9 +175,15 @@ void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_i
   gs_vk_dispatch(cmd, tk->ssim_bwd_v, b2, &pc, im->groups_x, im->groups_y, 1);
 }
 
-int gs_tk_loss_value(struct gs_tk_img *im, float lambda, double *loss, double *l1, double *ssim,
-                     struct sw_err *err) {
+int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda, double *loss,
+                     double *l1, double *ssim, struct sw_err *err) {
   uint32_t groups = im->groups_x * im->groups_y;
+  uint64_t map = gs_tk_ssim_pixels(tk, im->w, im->h);
+  if (lambda != 0.0f && !map)
+    return sw_err_set(err, SW_EINVAL,
+                      "loss value: a %ux%u image has no valid SSIM window "
+                      "(ssim_padding valid needs 11x11)",
+                      im->w, im->h);
   const float *part = im->loss_part->map;
   float *tmp = NULL;
   if (!part) {
@@ -173,7 +203,7 @@ int gs_tk_loss_value(struct gs_tk_img *im, float lambda, double *loss, double *l
   }
   free(tmp);
   double n = 3.0 * (double)im->w * (double)im->h;
-  double ml1 = sl1 / n, mss = sss / n;
+  double ml1 = sl1 / n, mss = map ? sss / (3.0 * (double)map) : 0.0;
   if (l1) *l1 = ml1;
   if (ssim) *ssim = mss;
   if (loss) *loss = lambda == 0.0f ? ml1 : (1.0 - lambda) * ml1 + lambda * (1.0 - mss);

@@ -32,6 +32,7 @@ struct gs_tk_opts {
                          memory stage */
   float alpha_max;    /* the alpha clamp, as the forward's (0: GS_ALPHA_MAX; else within
                          [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */
+  int ssim_padding;   /* enum gs_ssim_padding (gs_types.h): which pixels the SSIM map covers */
 };
 
 struct gs_tk {
@@ -56,16 +57,21 @@ int gs_tk_img_reserve(gs_vk_t *vk, struct gs_tk_img *im, uint32_t w, uint32_t h,
 void gs_tk_img_free(struct gs_tk_img *im);
 
 /* Stage "loss": L1 (lambda == 0) or L1 + SSIM forward; fills im->dl when lambda == 0, else the
- * SSIM derivatives that gs_tk_record_ssim_bwd turns into im->dl. img and gt: 3 floats per pixel. */
+ * SSIM derivatives that gs_tk_record_ssim_bwd turns into im->dl. img and gt: 3 floats per pixel.
+ * With ssim_padding valid the image must be at least 11x11 (gs_tk_ssim_fits says). */
 void gs_tk_record_loss(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
                        struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda);
 /* Stage "ssim_bwd" (nothing when lambda == 0). */
 void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
                            struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda);
 /* The loss value of the last completed loss stage, from the partial sums; *l1 and *ssim (may be
- * NULL) get the means. Downloads when the partial buffer is not mapped. */
-int gs_tk_loss_value(struct gs_tk_img *im, float lambda, double *loss, double *l1, double *ssim,
-                     struct sw_err *err);
+ * NULL) get the means (SSIM over the map's pixels, as tk's padding says). Downloads when the
+ * partial buffer is not mapped. */
+int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda, double *loss,
+                     double *l1, double *ssim, struct sw_err *err);
+/* Pixels of tk's SSIM map for a w x h image: w h (same), (w - 10)(h - 10) (valid), 0 when the
+ * image is too small for a valid map. */
+uint64_t gs_tk_ssim_pixels(const struct gs_tk *tk, uint32_t w, uint32_t h);
 
 /* Stage "rasterize_bwd": zeroes grad2d (GS_G2D floats per splat, n splats) and accumulates the
  * per-splat gradients from dl. Buffers: the forward's tile ranges, sorted values, splats2d,

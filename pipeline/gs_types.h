@@ -70,6 +70,13 @@ struct gs_view {
   char name[128];
 };
 
+/* Which pixels the SSIM map of the loss averages over (the trainer's `ssim_padding`): SAME, every
+ * pixel of the zero-padded map (the 3DGS reference's conv2d with padding 5); VALID, only pixels
+ * whose 11x11 window lies inside the image, the (w - 10) x (h - 10) interior (gsplat's fused-ssim
+ * padding="valid"), the other pixels contributing neither to the mean nor to the gradient. */
+enum gs_ssim_padding { GS_SSIM_SAME = 0, GS_SSIM_VALID = 1 };
+#define GS_SSIM_HALF 5 /* half width of the SSIM window: the border VALID leaves out */
+
 /* The alpha clamp an options struct asks for: 0 (a zeroed struct) selects GS_ALPHA_MAX. Returns
  * the clamp to use, or 0 when a non-zero request lies outside [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI]
  * (or is not a number). */

@@ -9,7 +9,8 @@
  *                                        (x, y, x^2, y^2, x y) at [15 p + 5 c + q]
  *   ssim_p:  float[9 * w * h]            per pixel, per channel: dL/d(mu_x, E[x^2], E[xy]) at
  *                                        [9 p + 3 c + q]; ssim_q the same after the horizontal blur
- *   loss_part: float[2 * groups]         per workgroup: sum |x - y| and sum SSIM map
+ *   loss_part: float[2 * groups]         per workgroup: sum |x - y| and sum of the SSIM map (over
+ *                                        the map's pixels: all, or the interior with padding valid)
  *   grad2d:  float[GS_G2D * n]           per splat, summed over pixels: dL/d(mean2d.xy, conic.abc,
  *                                        rgb, opacity) at the GS_G2D_* offsets
  *   grads:   the model layout (means 3n, log_scales 3n, quats 4n, opacity n, sh 48n)
@@ -45,6 +46,8 @@
 
 /* Specialization constants of the training kernels (constant_id). */
 #define GS_SPEC_SSIM_WALK 0   /* ssim/loss kernels: 0 scalar, 1 float4, 2 float4 + shared recip */
+#define GS_SPEC_SSIM_VALID 1  /* loss_ssim: 1 = the SSIM map only where the window is inside the
+                                 image (padding valid), 0 = every pixel (zero padding) */
 #define GS_SPEC_BWD_SIGMA_SKIP 0 /* rasterize_bwd */
 #define GS_SPEC_BWD_WARP_SKIP 1  /* rasterize_bwd: skip a subgroup when no lane contributes */
 #define GS_SPEC_BWD_SPREAD 2     /* rasterize_bwd: atomics from several lanes */
@@ -55,8 +58,10 @@
 /* loss_l1, ssim_h, loss_ssim, ssim_bwd_h, ssim_bwd_v */
 struct gs_pc_loss {
   GS_U32 width, height;
-  float lambda;     /* weight of D-SSIM */
-  float inv_count;  /* 1 / (3 w h) */
+  float lambda;         /* weight of D-SSIM */
+  float inv_count;      /* 1 / (3 w h): the L1 mean */
+  float ssim_inv_count; /* 1 / (3 x pixels of the SSIM map): w h, or (w - 10)(h - 10) (valid) */
+  GS_U32 pad[3];
 };
 
 /* adam: one thread per parameter float over the concatenation of the groups. The moments of

@@ -2,7 +2,10 @@
 // the SSIM map S per pixel and channel, and the partial derivatives of the loss
 // L = (1 - lambda) mean|x - y| + lambda (1 - mean S) with respect to the blurred moments
 // mu_x, E[x^2], E[xy] (written to ssim_p; ssim_bwd_* turn them into dL/dx). Per workgroup the sums
-// of |x - y| and of S go to loss_part.
+// of |x - y| and of S go to loss_part. With GS_SPEC_SSIM_VALID (gsplat's fused-ssim
+// padding="valid") the map is only the pixels whose 11x11 window lies inside the image: the others
+// add nothing to the sum and get zero derivatives, so the transposed blur of ssim_bwd_* spreads
+// gradient only from interior pixels; the mean's divisor is pc.ssim_inv_count either way.
 //
 // With S = A1 A2 / (B1 B2), A1 = 2 mu_x mu_y + C1, A2 = 2 (E[xy] - mu_x mu_y) + C2,
 // B1 = mu_x^2 + mu_y^2 + C1, B2 = E[x^2] - mu_x^2 + E[y^2] - mu_y^2 + C2:
@@ -14,6 +17,7 @@
 #include "ssim_common.glsl"
 
 layout(local_size_x = GS_IMG_WG, local_size_y = GS_IMG_WG) in;
+layout(constant_id = GS_SPEC_SSIM_VALID) const uint SSIM_VALID = 0u;
 layout(std430, binding = 0) readonly buffer Img { float img[]; };
 layout(std430, binding = 1) readonly buffer Gt { float gt[]; };
 layout(std430, binding = 2) readonly buffer H { float hb[]; };
@@ -29,8 +33,18 @@ void main() {
   if (p.x < pc.width && p.y < pc.height) {
     int H_ = int(pc.height);
     uint pix = p.y * pc.width + p.x;
-    float kd = -pc.lambda * pc.inv_count;  // dL/dS for each map entry
+    float kd = -pc.lambda * pc.ssim_inv_count;  // dL/dS for each map entry
+    // Window inside the image (padding valid): 5 pixels from every edge.
+    bool in_map = SSIM_VALID == 0u || (p.x >= 5u && p.x + 5u < pc.width && p.y >= 5u &&
+                                       p.y + 5u < pc.height);
     for (uint c = 0u; c < 3u; c++) {
+      acc.x += abs(img[3u * pix + c] - gt[3u * pix + c]);
+      if (!in_map) {
+        pb[9u * pix + 3u * c] = 0.0;
+        pb[9u * pix + 3u * c + 1u] = 0.0;
+        pb[9u * pix + 3u * c + 2u] = 0.0;
+        continue;
+      }
       float mx = 0.0, my = 0.0, xx = 0.0, yy = 0.0, xy = 0.0;
       for (int k = 0; k < 11; k++) {
         int y = int(p.y) + k - 5;
@@ -60,7 +74,6 @@ void main() {
         dxy = (2.0 * a1) / den;
       }
       acc.y += s;
-      acc.x += abs(img[3u * pix + c] - gt[3u * pix + c]);
       pb[9u * pix + 3u * c] = kd * dmu;
       pb[9u * pix + 3u * c + 1u] = kd * dxx;
       pb[9u * pix + 3u * c + 2u] = kd * dxy;

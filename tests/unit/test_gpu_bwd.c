@@ -1,5 +1,6 @@
 /* test_gpu_bwd.c: the GPU training kernels against the C reference (gs_ref) on tiny scenes, on
- * the default Vulkan device (lavapipe in CI): loss + SSIM backward (dL/dimage and the loss value),
+ * the default Vulkan device (lavapipe in CI): loss + SSIM backward (dL/dimage and the loss value,
+ * with the zero-padded SSIM map and gsplat's padding valid),
  * rasterize backward (both the float-atomic and the compare-and-swap builds, and every variant
  * switch, and gsplat's alpha clamp 0.999), projection backward (with SH degree masking) and Adam.
  * Each stage gets the reference's
@@ -66,8 +67,8 @@ struct fixture {
   double loss;
 };
 
-static void make_fixture(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h, uint32_t degree,
-                         uint64_t seed, float lambda) {
+static void make_fixture_padded(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h,
+                                uint32_t degree, uint64_t seed, float lambda, int padding) {
   struct sw_err err = {0};
   memset(fx, 0, sizeof *fx);
   ck_assert_int_eq(gs_ref_model_alloc(&fx->m, n, &err), 0);
@@ -83,12 +84,18 @@ static void make_fixture(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h,
   fx->dl = malloc(3 * px * sizeof(float));
   struct tr_rng r = {seed * 31 + 7};
   for (size_t i = 0; i < 3 * px; i++) fx->target[i] = (float)tr_uniform(&r);
-  ck_assert_int_eq(gs_ref_loss(fx->f->rgb, fx->target, w, h, lambda, &fx->loss, fx->dl, &err),
-                   0);
+  ck_assert_msg(gs_ref_loss_padded(fx->f->rgb, fx->target, w, h, lambda, padding, &fx->loss, fx->dl,
+                                   &err) == 0,
+                "%s", err.msg);
   /* The scene must exercise the backward: some pixels covered, some splats visible. */
   uint32_t covered = 0;
   for (size_t i = 0; i < px; i++) covered += fx->f->last[i] > 0;
   ck_assert_uint_gt(covered, px / 4);
+}
+
+static void make_fixture(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h, uint32_t degree,
+                         uint64_t seed, float lambda) {
+  make_fixture_padded(fx, n, w, h, degree, seed, lambda, GS_SSIM_SAME);
 }
 
 static void free_fixture(struct fixture *fx) {
@@ -98,13 +105,12 @@ static void free_fixture(struct fixture *fx) {
   free(fx->dl);
 }
 
-static void loss_case(float lambda, int walk) {
+static void loss_case(float lambda, int walk, int padding, uint32_t w, uint32_t h) {
   struct fixture fx;
-  make_fixture(&fx, 40, 45, 37, 3, 11, lambda);
-  uint32_t w = fx.cam.width, h = fx.cam.height;
+  make_fixture_padded(&fx, 40, w, h, 3, 11, lambda, padding);
   size_t px = (size_t)w * h;
   struct sw_err err = {0};
-  struct gs_tk_opts o = {.ssim_walk = walk};
+  struct gs_tk_opts o = {.ssim_walk = walk, .ssim_padding = padding};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
   struct gs_tk_img im = {0};
@@ -121,9 +127,17 @@ static void loss_case(float lambda, int walk) {
   download(im.dl, dl, 12 * px);
   expect_close("dL/dimage", dl, fx.dl, 3 * px, 1e-3, 1e-4);
   double loss;
-  ck_assert_int_eq(gs_tk_loss_value(&im, lambda, &loss, NULL, NULL, &err), 0);
+  ck_assert_int_eq(gs_tk_loss_value(tk, &im, lambda, &loss, NULL, NULL, &err), 0);
   ck_assert_msg(fabs(loss - fx.loss) <= 1e-5 * fabs(fx.loss) + 1e-7, "loss gpu %.9g ref %.9g",
                 loss, fx.loss);
+  if (padding == GS_SSIM_VALID && lambda > 0) {
+    /* The valid loss is not the same-padded one: the comparison above tells them apart. */
+    double same;
+    ck_assert_int_eq(gs_ref_loss(fx.f->rgb, fx.target, w, h, lambda, &same, NULL, NULL), 0);
+    printf("loss %ux%u walk %d: valid %.9g (gpu %.9g), same %.9g\n", w, h, walk, fx.loss, loss,
+           same);
+    ck_assert_double_gt(fabs(same - fx.loss), 1e3 * (1e-5 * fabs(fx.loss) + 1e-7));
+  }
   free(dl);
   gs_vk_buf_destroy(&img);
   gs_vk_buf_destroy(&gt);
@@ -132,9 +146,43 @@ static void loss_case(float lambda, int walk) {
   free_fixture(&fx);
 }
 
-START_TEST(loss_l1_matches_reference) { loss_case(0.0f, 1); }
+START_TEST(loss_l1_matches_reference) { loss_case(0.0f, 1, GS_SSIM_SAME, 45, 37); }
 END_TEST
-START_TEST(loss_ssim_matches_reference) { loss_case(0.2f, _i); }
+START_TEST(loss_ssim_matches_reference) { loss_case(0.2f, _i, GS_SSIM_SAME, 45, 37); }
+END_TEST
+/* gsplat's padding valid: 24x20 (a 14x10 map, smaller than one 16x16 workgroup, whose pixels
+ * straddle two) for each walk, and 45x37 (several workgroups). */
+START_TEST(loss_ssim_valid_matches_reference) {
+  if (_i < 3)
+    loss_case(0.2f, _i, GS_SSIM_VALID, 24, 20);
+  else
+    loss_case(0.2f, 1, GS_SSIM_VALID, 45, 37);
+}
+END_TEST
+/* An image with no valid window: the reference refuses it; the loss value says why. */
+START_TEST(loss_ssim_valid_needs_11x11) {
+  float img[10 * 30 * 3] = {0};
+  double loss;
+  struct sw_err err = {0};
+  ck_assert_int_eq(gs_ref_loss_padded(img, img, 30, 10, 0.2f, GS_SSIM_VALID, &loss, NULL, &err),
+                   SW_EINVAL);
+  ck_assert_msg(strstr(err.msg, "11x11") != NULL, "%s", err.msg);
+  struct gs_tk_opts o = {.ssim_padding = GS_SSIM_VALID};
+  struct gs_tk *tk = NULL;
+  ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
+  ck_assert_uint_eq(gs_tk_ssim_pixels(tk, 30, 10), 0);
+  ck_assert_uint_eq(gs_tk_ssim_pixels(tk, 24, 20), 14 * 10);
+  ck_assert_uint_eq(gs_tk_ssim_pixels(tk, 11, 11), 1);
+  struct gs_tk_img im = {0};
+  ck_assert_int_eq(gs_tk_img_reserve(vk, &im, 30, 10, &err), 0);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_tk_loss_value(tk, &im, 0.2f, &loss, NULL, NULL, &err), SW_EINVAL);
+  ck_assert_msg(strstr(err.msg, "11x11") != NULL, "%s", err.msg);
+  gs_tk_img_free(&im);
+  gs_tk_destroy(&tk);
+  o.ssim_padding = 7;
+  ck_assert_int_eq(gs_tk_new(vk, &o, &tk, &err), SW_EINVAL);
+}
 END_TEST
 
 /* Uploads the reference frame in the GPU forward's layout (gs_shared.h). */
@@ -625,6 +673,8 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, loss_l1_matches_reference);
   tcase_add_loop_test(tc, loss_ssim_matches_reference, 0, 3); /* scalar, float4, float4_recip */
+  tcase_add_loop_test(tc, loss_ssim_valid_matches_reference, 0, 4);
+  tcase_add_test(tc, loss_ssim_valid_needs_11x11);
   tcase_add_test(tc, raster_bwd_matches_reference);
   tcase_add_loop_test(tc, raster_bwd_variants_match_reference, 0, 6);
   tcase_add_test(tc, raster_bwd_opaque_matches_reference);

@@ -400,16 +400,17 @@ START_TEST(ssim_identical_and_constant_images) {
 }
 END_TEST
 
-/* Direct 2D-window SSIM (no separable passes), an independent implementation. */
-static double ssim_direct(const double *a, const double *b, int w, int h) {
+/* Direct 2D-window SSIM (no separable passes), an independent implementation, averaged over the
+ * pixels at least `border` from every edge (0: all; 5: the windows inside the image). */
+static double ssim_direct(const double *a, const double *b, int w, int h, int border) {
   double g[11], sum = 0.0, total = 0.0;
   for (int k = 0; k < 11; k++)
     sum += g[k] = exp(-(double)((k - 5) * (k - 5)) / 4.5);
   for (int k = 0; k < 11; k++)
     g[k] /= sum;
   for (int ch = 0; ch < 3; ch++)
-    for (int y = 0; y < h; y++)
-      for (int x = 0; x < w; x++) {
+    for (int y = border; y < h - border; y++)
+      for (int x = border; x < w - border; x++) {
         double m1 = 0, m2 = 0, e11 = 0, e22 = 0, e12 = 0;
         for (int j = -5; j <= 5; j++)
           for (int i = -5; i <= 5; i++) {
@@ -428,7 +429,7 @@ static double ssim_direct(const double *a, const double *b, int w, int h) {
         total += ((2 * m1 * m2 + 1e-4) * (2 * s12 + 9e-4)) /
                  ((m1 * m1 + m2 * m2 + 1e-4) * (s11 + s22 + 9e-4));
       }
-  return total / (3.0 * w * h);
+  return total / (3.0 * (w - 2 * border) * (h - 2 * border));
 }
 
 START_TEST(ssim_matches_direct_window) {
@@ -443,12 +444,43 @@ START_TEST(ssim_matches_direct_window) {
   double s, sba;
   ck_assert_int_eq(gs_ref_ssim_d(a, b, w, h, &s, NULL, NULL), 0);
   ck_assert_int_eq(gs_ref_ssim_d(b, a, w, h, &sba, NULL, NULL), 0);
-  double direct = ssim_direct(a, b, w, h);
+  double direct = ssim_direct(a, b, w, h, 0);
   printf("ssim random pair: %.12f, direct window %.12f\n", s, direct);
   ck_assert_double_eq_tol(s, direct, 1e-12);
   ck_assert_double_eq_tol(s, sba, 1e-12); /* symmetric */
   ck_assert_double_lt(s, 0.9);
   ck_assert_double_gt(s, 0.1);
+  free(a);
+  free(b);
+}
+END_TEST
+
+/* gsplat's padding valid: the mean over the 13x3 pixels whose window is inside a 23x13 image,
+ * against the direct window; it differs from the zero-padded mean. Images under 11x11 have no
+ * such pixel and are refused. */
+START_TEST(ssim_valid_matches_direct_window) {
+  const int w = 23, h = 13;
+  size_t n = (size_t)w * h * 3;
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  struct tr_rng r = {9};
+  for (size_t k = 0; k < n; k++) {
+    b[k] = tr_uniform(&r);
+    a[k] = 0.5 * b[k] + 0.5 * tr_uniform(&r);
+  }
+  double s, same;
+  ck_assert_int_eq(gs_ref_ssim_padded_d(a, b, w, h, GS_SSIM_VALID, &s, NULL, NULL), 0);
+  ck_assert_int_eq(gs_ref_ssim_d(a, b, w, h, &same, NULL, NULL), 0);
+  double direct = ssim_direct(a, b, w, h, GS_SSIM_HALF);
+  printf("ssim valid: %.12f, direct window %.12f, same padding %.12f\n", s, direct, same);
+  ck_assert_double_eq_tol(s, direct, 1e-12);
+  ck_assert_double_gt(fabs(s - same), 1e-3);
+  float af[3 * 11 * 11] = {0}, bf[3 * 11 * 11] = {0};
+  struct sw_err err = {0};
+  ck_assert_int_eq(gs_ref_ssim_padded(af, bf, 11, 11, GS_SSIM_VALID, &s, NULL, &err), 0);
+  ck_assert_double_eq_tol(s, 1.0, 1e-6); /* one pixel, identical images */
+  ck_assert_int_eq(gs_ref_ssim_padded(af, bf, 10, 11, GS_SSIM_VALID, &s, NULL, &err), SW_EINVAL);
+  ck_assert_msg(strstr(err.msg, "11x11") != NULL, "%s", err.msg);
+  ck_assert_int_eq(gs_ref_ssim_padded(af, bf, 11, 11, 2, &s, NULL, NULL), SW_EINVAL);
   free(a);
   free(b);
 }
@@ -566,6 +598,7 @@ int main(void) {
   tcase_add_test(tc, bad_input_is_refused);
   tcase_add_test(tc, ssim_identical_and_constant_images);
   tcase_add_test(tc, ssim_matches_direct_window);
+  tcase_add_test(tc, ssim_valid_matches_direct_window);
   tcase_add_test(tc, psnr_known_values);
   tcase_add_test(tc, adam_matches_double_and_group_rates);
   tcase_add_test(tc, position_lr_schedule);

@@ -1,7 +1,8 @@
 /* test_ref_grad.c: gradient checks of the C reference (gs_ref): every backward stage against
  * central finite differences of the double-precision forward, on tiny scenes (8 splats, 24x24
  * images, so splats straddle the tile border at 16, several cameras):
- *  - loss backward (L1 + D-SSIM) w.r.t. the image;
+ *  - loss backward (L1 + D-SSIM) w.r.t. the image, with the zero-padded SSIM map and with
+ *    gsplat's padding valid;
  *  - rasterize backward w.r.t. each splat's mean2d, conic, colour and opacity;
  *  - projection backward w.r.t. the 3D parameters, through a random linear functional of the
  *    projected splats;
@@ -222,8 +223,11 @@ static void check_events(const char *what, const struct events *ev, int opaque, 
 
 /* ---- Loss backward ------------------------------------------------------------------------ */
 
+/* _i 0: the zero-padded map at 20x17 (not a multiple of the window; borders matter); 1: padding
+ * valid at 24x20 (a 14x10 map; border pixels still get gradient through interior windows). */
 START_TEST(loss_backward_matches_fd) {
-  const uint32_t w = 20, h = 17; /* not a multiple of the window; borders matter */
+  const int padding = _i ? GS_SSIM_VALID : GS_SSIM_SAME;
+  const uint32_t w = _i ? 24 : 20, h = _i ? 20 : 17;
   size_t n = (size_t)w * h * 3;
   double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *g = malloc(n * sizeof *g),
          *fd = malloc(n * sizeof *fd);
@@ -236,19 +240,20 @@ START_TEST(loss_backward_matches_fd) {
   const double lambdas[3] = {0.0, 0.2, 1.0};
   for (int li = 0; li < 3; li++) {
     double loss;
-    ck_assert_int_eq(gs_ref_loss_d(a, b, w, h, lambdas[li], &loss, g, NULL), 0);
+    ck_assert_int_eq(gs_ref_loss_padded_d(a, b, w, h, lambdas[li], padding, &loss, g, NULL), 0);
     const double step = 1e-6;
     for (size_t k = 0; k < n; k++) {
       double save = a[k], lp, lm;
       a[k] = save + step;
-      gs_ref_loss_d(a, b, w, h, lambdas[li], &lp, NULL, NULL);
+      gs_ref_loss_padded_d(a, b, w, h, lambdas[li], padding, &lp, NULL, NULL);
       a[k] = save - step;
-      gs_ref_loss_d(a, b, w, h, lambdas[li], &lm, NULL, NULL);
+      gs_ref_loss_padded_d(a, b, w, h, lambdas[li], padding, &lm, NULL, NULL);
       a[k] = save;
       fd[k] = (lp - lm) / (2.0 * step);
     }
     double e = rel_err(fd, g, n);
-    printf("loss backward lambda %.1f: rel err %.3g (|g| %.3g)\n", lambdas[li], e, norm(g, n));
+    printf("loss backward %s lambda %.1f: rel err %.3g (|g| %.3g)\n", _i ? "valid" : "same",
+           lambdas[li], e, norm(g, n));
     ck_assert_double_lt(e, TOL);
     ck_assert_double_gt(norm(g, n), 1e-6);
   }
@@ -261,8 +266,8 @@ START_TEST(loss_backward_matches_fd) {
     b[k] = bf[k];
   }
   double lf, ld;
-  ck_assert_int_eq(gs_ref_loss(af, bf, w, h, 0.2f, &lf, gf, NULL), 0);
-  ck_assert_int_eq(gs_ref_loss_d(a, b, w, h, 0.2, &ld, g, NULL), 0);
+  ck_assert_int_eq(gs_ref_loss_padded(af, bf, w, h, 0.2f, padding, &lf, gf, NULL), 0);
+  ck_assert_int_eq(gs_ref_loss_padded_d(a, b, w, h, 0.2, padding, &ld, g, NULL), 0);
   for (size_t k = 0; k < n; k++)
     fd[k] = gf[k];
   ck_assert_double_lt(fabs(lf - ld), 1e-6);
@@ -575,7 +580,7 @@ int main(void) {
   Suite *s = suite_create("ref_grad");
   TCase *tc = tcase_create("grad");
   tcase_set_timeout(tc, 120);
-  tcase_add_test(tc, loss_backward_matches_fd);
+  tcase_add_loop_test(tc, loss_backward_matches_fd, 0, 2);
   tcase_add_loop_test(tc, rasterize_backward_matches_fd, 0, 3);
   tcase_add_test(tc, project_backward_matches_fd);
   tcase_add_loop_test(tc, full_backward_matches_fd, 0, 6);

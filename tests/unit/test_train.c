@@ -51,6 +51,9 @@ START_TEST(config_defaults_follow_the_recipe) {
   ck_assert_double_eq_tol(c.lr_means, 1.6e-4, 1e-12);
   ck_assert_double_eq_tol(c.lr_sh_rest, c.lr_sh_dc / 20, 1e-12);
   ck_assert_double_eq_tol(c.lambda_dssim, 0.2, 1e-12);
+  /* Recipe keys for the A/B against gsplat keep the Inria values by default. */
+  ck_assert_double_eq_tol(c.alpha_max, 0.99, 1e-12);
+  ck_assert_int_eq(c.ssim_padding, GS_SSIM_SAME);
   ck_assert_int_eq(c.radix_scatter, GS_RADIX_SCATTER_BALLOT);
   ck_assert_int_eq(c.n_checkpoints, 0);
   ck_assert_int_eq(gs_config_validate(&c, NULL), 0);
@@ -81,6 +84,10 @@ START_TEST(config_set_parses_every_type) {
   ck_assert_int_eq(gs_config_set_kv(&c, "save_ply=false", &err), 0);
   ck_assert_int_eq(c.save_ply, 0);
   ck_assert_str_eq(gs_config_enum_name("adam", GS_ADAM_VISIBLE), "visible");
+  ck_assert_int_eq(gs_config_set_kv(&c, "alpha_max=0.999", &err), 0);
+  ck_assert_double_eq(c.alpha_max, 0.999);
+  ck_assert_int_eq(gs_config_set_kv(&c, "ssim_padding=valid", &err), 0);
+  ck_assert_int_eq(c.ssim_padding, GS_SSIM_VALID);
 }
 END_TEST
 
@@ -104,6 +111,12 @@ START_TEST(config_errors_name_the_key) {
   ck_assert_ptr_nonnull(strstr(err.msg, "outside"));
   sw_err_clear(&err);
   ck_assert_int_eq(gs_config_set_kv(&c, "noequals", &err), SW_EINVAL);
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_set_kv(&c, "alpha_max=1", &err), SW_EINVAL); /* 1 - alpha = 0 */
+  ck_assert_ptr_nonnull(strstr(err.msg, "alpha_max"));
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_set_kv(&c, "ssim_padding=full", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "same|valid"));
   ck_assert_int_eq(c.iterations, 30000); /* failed sets change nothing */
   c.densify_from = 20000;
   ck_assert_int_eq(gs_config_validate(&c, &err), SW_EINVAL);
