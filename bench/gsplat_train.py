@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--holdout-every", type=int, default=8)
     ap.add_argument("--ssim-lambda", type=float, default=0.2)
+    ap.add_argument("--scene-scale", type=float, default=0.0,
+                    help="override the scene scale (0: 1.1 x the largest camera distance from their mean)")
     ap.add_argument("--report-every", type=int, default=500)
     ap.add_argument("--ext", help="prebuilt gsplat_cuda*.so to load instead of compiling")
     args = ap.parse_args()
@@ -143,7 +145,7 @@ def main():
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
     sc = load_scene(args.scene, args.holdout_every, dev)
-    scale = sc["scene_scale"]
+    scale = args.scene_scale if args.scene_scale > 0 else sc["scene_scale"]
 
     n = args.init_points
     if args.init == "random":
