@@ -63,6 +63,7 @@ static int ref_pair_cmp(const void *pa, const void *pb) {
 #define K(x) ((float)(x))
 #define EXP expf
 #define SQRT sqrtf
+#define LOG logf
 #define CEIL ceilf
 #define FLOOR floorf
 #define FABS fabsf
@@ -80,6 +81,7 @@ static int ref_pair_cmp(const void *pa, const void *pb) {
 #define K(x) ((double)(x))
 #define EXP exp
 #define SQRT sqrt
+#define LOG log
 #define CEIL ceil
 #define FLOOR floor
 #define FABS fabs

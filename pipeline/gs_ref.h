@@ -10,14 +10,17 @@
  *
  * Forward contract: pipeline/gs_types.h. Choices the contract leaves open, which the GPU must
  * follow to compare number for number:
- *  - Projection: t = R mean + T (viewmat rows). No clamping of x/z, y/z in the EWA Jacobian
- *    J = [[fx/z, 0, -fx x/z^2], [0, fy/z, -fy y/z^2]]. cov2d = J R Sigma R^T J^T + 0.3 I stored
- *    as (xx, xy, yy); det = xx*yy - xy*xy; conic = (yy/det, -xy/det, xx/det) = (a, b, c).
- *    Radius: mid = 0.5 (xx + yy), lambda_max = mid + sqrt(max(0, mid^2 - det)),
- *    radius = (int)ceil(3 sqrt(lambda_max)).
- *  - Tile rectangle (x1, y1 exclusive), with m = mean2d and r = radius as float:
- *    x0 = clamp(floor((m.x - r) / 16), 0, tiles_x), x1 = clamp(floor((m.x + r) / 16) + 1, 0,
- *    tiles_x), same for y. tiles_touched = (x1 - x0) * (y1 - y0); 0 means culled (radius 0).
+ *  - Projection: t = R mean + T (viewmat rows). EWA Jacobian J = [[fx/z, 0, -fx x'/z^2],
+ *    [0, fy/z, -fy y'/z^2]] with x' = z clamp(x/z, -(cx/fx + 0.3 W/(2 fx)), (W - cx)/fx +
+ *    0.3 W/(2 fx)) and y' likewise (gsplat's and the Inria code's field-of-view clamp; outside it
+ *    J has no x, resp. y, derivative). cov2d = J R Sigma R^T J^T + 0.3 I stored as (xx, xy, yy);
+ *    det = xx*yy - xy*xy; conic = (yy/det, -xy/det, xx/det) = (a, b, c).
+ *    Box: o = sigmoid(logit); culled when o < 1/255; e = min(3.33, sqrt(2 ln(o / (1/255))));
+ *    rx = ceil(e sqrt(xx)), ry = ceil(e sqrt(yy)); radius = max(rx, ry).
+ *  - Tile rectangle (x1, y1 exclusive), with m = mean2d and rx, ry as float:
+ *    x0 = clamp(floor((m.x - rx) / 16), 0, tiles_x), x1 = clamp(floor((m.x + rx) / 16) + 1, 0,
+ *    tiles_x), same for y with ry. tiles_touched = (x1 - x0) * (y1 - y0); 0 means culled
+ *    (radius 0).
  *  - Pairs are emitted per splat in index order, tiles row-major inside its rectangle; the sort is
  *    stable on the 64-bit key (tile << 32 | float bits of depth), so ties keep splat order.
  *  - SH: direction = normalize(mean - campos), the 3DGS basis constants, coefficients above the
@@ -39,8 +42,8 @@
  *
  *  - The double path uses the contract's float constants (0.3 dilation, 1/255, the alpha clamp,
  *    1e-4, near z) converted to double, so that both precisions take the same branches.
- *  - Culled splats (behind the near plane, zero quaternion, det <= 0, non-finite or absurd radius
- *    >= 2^24, no tile touched) are all-zero in frame->splats and get zero gradients.
+ *  - Culled splats (behind the near plane, zero quaternion, opacity < 1/255, det <= 0, non-finite
+ *    or absurd box >= 2^24, no tile touched) are all-zero in frame->splats and get zero gradients.
  *
  * Images are row-major RGB, 3 values per pixel. All functions accept err == NULL. */
 #ifndef GS_REF_H

@@ -143,7 +143,9 @@ struct SFN(proj_ctx) {
   REAL m3[3][3];  /* rot * diag(s): Sigma = m3 m3^T */
   REAL w[3][3];   /* camera rotation (viewmat's upper left) */
   REAL ccam[3][3];
-  REAL j[2][3]; /* EWA Jacobian */
+  REAL j[2][3]; /* EWA Jacobian, at tj */
+  REAL tj[2];   /* camera x, y for the Jacobian: clamped to the widened field of view */
+  int free_[2]; /* 1 where tj is t (inside the clamp): J depends on x (y) there, not outside */
   REAL dir[3];  /* unit view direction mean - campos */
   REAL vnorm;   /* |mean - campos| */
 };
@@ -198,12 +200,25 @@ static int SFN(proj_setup)(const MODEL *m, uint32_t i, const CAMERA *cam,
     for (int k = 0; k < 3; k++)
       c->ccam[r][k] = ws[r][0] * c->w[k][0] + ws[r][1] * c->w[k][1] + ws[r][2] * c->w[k][2];
   REAL z = c->t[2], iz = K(1.0) / z;
+  /* The Jacobian is taken at x/z, y/z clamped to the field of view widened by 30% of its
+   * half-width on each side (as gsplat and the Inria code do): a splat near the camera plane but
+   * far off-screen would otherwise get a 2D covariance stretched across the whole image. */
+  REAL fov_x = K(0.5) * (REAL)cam->width / cam->fx, fov_y = K(0.5) * (REAL)cam->height / cam->fy;
+  REAL lim[2][2] = {{-(cam->cx / cam->fx + K(0.3) * fov_x),
+                     ((REAL)cam->width - cam->cx) / cam->fx + K(0.3) * fov_x},
+                    {-(cam->cy / cam->fy + K(0.3) * fov_y),
+                     ((REAL)cam->height - cam->cy) / cam->fy + K(0.3) * fov_y}};
+  for (int a = 0; a < 2; a++) {
+    REAL u = c->t[a] * iz;
+    c->free_[a] = u >= lim[a][0] && u <= lim[a][1];
+    c->tj[a] = z * (u < lim[a][0] ? lim[a][0] : u > lim[a][1] ? lim[a][1] : u);
+  }
   c->j[0][0] = cam->fx * iz;
   c->j[0][1] = K(0.0);
-  c->j[0][2] = -cam->fx * c->t[0] * iz * iz;
+  c->j[0][2] = -cam->fx * c->tj[0] * iz * iz;
   c->j[1][0] = K(0.0);
   c->j[1][1] = cam->fy * iz;
-  c->j[1][2] = -cam->fy * c->t[1] * iz * iz;
+  c->j[1][2] = -cam->fy * c->tj[1] * iz * iz;
   REAL dv[3];
   for (int k = 0; k < 3; k++)
     dv[k] = p[k] - cam->campos[k];
@@ -248,20 +263,27 @@ static void SFN(project_one)(const MODEL *m, uint32_t i, const CAMERA *cam, cons
   REAL det = cov[0] * cov[2] - cov[1] * cov[1];
   if (!(det > K(0.0)))
     return;
-  REAL mid = K(0.5) * (cov[0] + cov[2]);
-  REAL disc = mid * mid - det;
-  REAL lambda = mid + SQRT(disc > K(0.0) ? disc : K(0.0));
-  REAL rf = CEIL(K(3.0) * SQRT(lambda));
-  if (!(rf < K(16777216.0))) /* non-finite or absurd: the 2D Gaussian is degenerate */
+  /* The box where alpha can reach 1/255: o exp(-sigma) >= 1/255 inside the ellipse
+   * sigma <= e^2 / 2 with e = sqrt(2 ln(255 o)), whose bounding box is e sqrt(cov_xx) by
+   * e sqrt(cov_yy) (e at most 3.33, its value at o = 1). Splats with o < 1/255 can never pass the
+   * alpha test and are culled. */
+  REAL o = K(1.0) / (K(1.0) + EXP(-m->opacity[i]));
+  if (!(o >= K(GS_ALPHA_MIN)))
+    return;
+  REAL e = SQRT(K(2.0) * LOG(o / K(GS_ALPHA_MIN)));
+  e = e < K(3.33) ? e : K(3.33);
+  REAL rx = CEIL(e * SQRT(cov[0])), ry = CEIL(e * SQRT(cov[2]));
+  if (!(rx < K(16777216.0) && ry < K(16777216.0))) /* non-finite or absurd: degenerate */
     return;
   REAL iz = K(1.0) / c.t[2];
   REAL mx = cam->fx * c.t[0] * iz + cam->cx;
   REAL my = cam->fy * c.t[1] * iz + cam->cy;
   uint32_t x0, x1, y0, y1;
-  SFN(tile_span)(mx, rf, f->tiles_x, &x0, &x1);
-  SFN(tile_span)(my, rf, f->tiles_y, &y0, &y1);
+  SFN(tile_span)(mx, rx, f->tiles_x, &x0, &x1);
+  SFN(tile_span)(my, ry, f->tiles_y, &y0, &y1);
   if (x1 <= x0 || y1 <= y0)
     return;
+  REAL rf = rx > ry ? rx : ry;
   s->mean2d[0] = mx;
   s->mean2d[1] = my;
   memcpy(s->cov2d, cov, sizeof cov);
@@ -287,7 +309,7 @@ static void SFN(project_one)(const MODEL *m, uint32_t i, const CAMERA *cam, cons
     s->clamped[ch] = v < K(0.0);
     s->rgb[ch] = v < K(0.0) ? K(0.0) : v;
   }
-  s->opacity = K(1.0) / (K(1.0) + EXP(-m->opacity[i]));
+  s->opacity = o;
 }
 
 int FN(gs_ref_project)(const MODEL *m, const CAMERA *cam, FRAME *f, struct sw_err *err) {
@@ -749,15 +771,19 @@ static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *
   for (int k = 0; k < 4; k++)
     gquat[k] = (gq[k] - c.q[k] * qdot) / c.qnorm;
 
-  /* Camera-space mean t: through the 2D mean and through the Jacobian J(t). */
+  /* Camera-space mean t: through the 2D mean and through the Jacobian J(tj). Inside the clamp
+   * J02 = -fx x / z^2; outside it J02 = -fx L / z with L the limit, which has no x and half the
+   * z derivative. */
   REAL tx = c.t[0], ty = c.t[1], iz = K(1.0) / c.t[2];
   REAL iz2 = iz * iz, iz3 = iz2 * iz;
+  REAL jx = c.tj[0], jy = c.tj[1];
+  REAL kx = c.free_[0] ? K(2.0) : K(1.0), ky = c.free_[1] ? K(2.0) : K(1.0);
   REAL gt[3];
-  gt[0] = sg->mean2d[0] * cam->fx * iz - gj[0][2] * cam->fx * iz2;
-  gt[1] = sg->mean2d[1] * cam->fy * iz - gj[1][2] * cam->fy * iz2;
+  gt[0] = sg->mean2d[0] * cam->fx * iz - (c.free_[0] ? gj[0][2] * cam->fx * iz2 : K(0.0));
+  gt[1] = sg->mean2d[1] * cam->fy * iz - (c.free_[1] ? gj[1][2] * cam->fy * iz2 : K(0.0));
   gt[2] = -sg->mean2d[0] * cam->fx * tx * iz2 - sg->mean2d[1] * cam->fy * ty * iz2 -
-          gj[0][0] * cam->fx * iz2 + gj[0][2] * K(2.0) * cam->fx * tx * iz3 -
-          gj[1][1] * cam->fy * iz2 + gj[1][2] * K(2.0) * cam->fy * ty * iz3;
+          gj[0][0] * cam->fx * iz2 + gj[0][2] * kx * cam->fx * jx * iz3 -
+          gj[1][1] * cam->fy * iz2 + gj[1][2] * ky * cam->fy * jy * iz3;
   for (int d = 0; d < 3; d++)
     gmean[d] += c.w[0][d] * gt[0] + c.w[1][d] * gt[1] + c.w[2][d] * gt[2];
 }
@@ -786,6 +812,7 @@ int FN(gs_ref_project_backward)(const MODEL *m, const CAMERA *cam, const FRAME *
 #undef K
 #undef EXP
 #undef SQRT
+#undef LOG
 #undef CEIL
 #undef FLOOR
 #undef FABS

@@ -9,10 +9,13 @@
  *    camera axes, then invert.
  *  - Pixel (px, py) has its centre at (px + 0.5, py + 0.5); a camera point (x, y, z) projects to
  *    (fx * x / z + cx, fy * y / z + cy). Gaussians with z <= GS_NEAR_Z are culled.
- *  - Projection: EWA, cov2d = J W Sigma W^T J^T + 0.3 I (the dilation; opacity not compensated);
- *    conic = inverse(cov2d); radius = ceil(3 * sqrt(max eigenvalue)); culled when det <= 0 or the
- *    3-sigma box touches no tile. Colour = SH (to the active degree) evaluated in the direction
- *    (mean - campos), + 0.5, clamped at 0 from below.
+ *  - Projection: EWA, cov2d = J W Sigma W^T J^T + 0.3 I (the dilation; opacity not compensated),
+ *    with J taken at x/z, y/z clamped to the field of view widened by 30% of its half-width per
+ *    side; conic = inverse(cov2d). Box: with o the opacity and e = min(3.33, sqrt(2 ln(255 o))),
+ *    half-sizes ceil(e sqrt(cov_xx)) and ceil(e sqrt(cov_yy)) (exactly where alpha can reach
+ *    1/255); culled when o < 1/255, det <= 0 or the box touches no tile; radius = the larger
+ *    half-size. Colour = SH (to the active degree) evaluated in the direction (mean - campos),
+ *    + 0.5, clamped at 0 from below.
  *  - Tiles are GS_TILE x GS_TILE pixels, row-major tile ids. Sort key: (tile_id << 32) | depth bits
  *    (IEEE bits of the positive view-space z), stable.
  *  - Rasterize per pixel, front to back: d = mean2d - pixel_centre;

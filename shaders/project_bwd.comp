@@ -11,6 +11,7 @@
 #define GS_GLSL 1
 #include "gs_train_shared.h"
 #include "sh_common.glsl"
+#include "proj_common.glsl"
 
 layout(local_size_x = GS_PB_WG) in;
 layout(std430, binding = 0) readonly buffer Means { float means[]; };
@@ -62,9 +63,9 @@ void main() {
 
 // gsplat's radii > 0 (the views its densifier counts): opacity at least 1/255, and the
 // opacity-aware box, extend = min(3.33, sqrt(2 ln(255 opacity))) standard deviations per axis
-// (the region where alpha can reach 1/255), meets the image. Our 3-sigma tile rectangle is wider,
-// so the tile rule also counts views where the splat cannot contribute a pixel, which lowers the
-// mean gradient and holds back densification.
+// (the region where alpha can reach 1/255), meets the image. project_fwd now bounds splats by the
+// same box, so this and the tile rule differ only where a box edge falls exactly on the image's
+// edge; the rule stays selectable (`densify_visible`) for results made before.
 bool gsplat_visible(gs_splat2d s) {
   if (!(s.opacity >= GS_K_ALPHA_MIN)) return false;
   float extend = min(3.33, sqrt(2.0 * log(s.opacity / GS_K_ALPHA_MIN)));
@@ -117,9 +118,10 @@ void splat_bwd(uint i, uint l) {
     for (int k = 0; k < 3; k++)
       cc[r][k] = ws[r][0] * w[k][0] + ws[r][1] * w[k][1] + ws[r][2] * w[k][2];
   float iz = 1.0 / t[2];
+  vec4 tj = gs_jacobian_xy(t[0], t[1], t[2], iz, pc.fx, pc.fy, pc.cx, pc.cy, pc.width, pc.height);
   float j[2][3];
-  j[0][0] = pc.fx * iz; j[0][1] = 0.0; j[0][2] = -pc.fx * t[0] * iz * iz;
-  j[1][0] = 0.0; j[1][1] = pc.fy * iz; j[1][2] = -pc.fy * t[1] * iz * iz;
+  j[0][0] = pc.fx * iz; j[0][1] = 0.0; j[0][2] = -pc.fx * tj.x * iz * iz;
+  j[1][0] = 0.0; j[1][1] = pc.fy * iz; j[1][2] = -pc.fy * tj.y * iz * iz;
   vec3 dv = p - vec3(pc.campos[0], pc.campos[1], pc.campos[2]);
   float vnorm = sqrt(dv.x * dv.x + dv.y * dv.y + dv.z * dv.z);
   vec3 dir = vnorm > 0.0 ? dv / vnorm : vec3(0.0);
@@ -220,15 +222,16 @@ void splat_bwd(uint i, uint l) {
   for (int k = 0; k < 4; k++) g_quats[4u * i + uint(k)] = (gq[k] - q[k] * qdot) / qnorm;
 
   // ---- camera-space mean: through the 2D mean and the Jacobian ----
+  // Inside the clamp J02 = -fx x / z^2; outside it -fx L / z: no x, half the z derivative.
   float tx = t[0], ty = t[1];
   float iz2 = iz * iz, iz3 = iz2 * iz;
   float gt[3];
   float gmx = ga2[GS_G2D_MEAN], gmy = ga2[GS_G2D_MEAN + 1];
-  gt[0] = gmx * pc.fx * iz - gj[0][2] * pc.fx * iz2;
-  gt[1] = gmy * pc.fy * iz - gj[1][2] * pc.fy * iz2;
+  gt[0] = gmx * pc.fx * iz - (tj.z != 0.0 ? gj[0][2] * pc.fx * iz2 : 0.0);
+  gt[1] = gmy * pc.fy * iz - (tj.w != 0.0 ? gj[1][2] * pc.fy * iz2 : 0.0);
   gt[2] = -gmx * pc.fx * tx * iz2 - gmy * pc.fy * ty * iz2 - gj[0][0] * pc.fx * iz2 +
-          gj[0][2] * 2.0 * pc.fx * tx * iz3 - gj[1][1] * pc.fy * iz2 +
-          gj[1][2] * 2.0 * pc.fy * ty * iz3;
+          gj[0][2] * (1.0 + tj.z) * pc.fx * tj.x * iz3 - gj[1][1] * pc.fy * iz2 +
+          gj[1][2] * (1.0 + tj.w) * pc.fy * tj.y * iz3;
   for (int d = 0; d < 3; d++) gmean[d] += w[0][d] * gt[0] + w[1][d] * gt[1] + w[2][d] * gt[2];
   for (uint d = 0u; d < 3u; d++) g_means[3u * i + d] = gmean[d];
 

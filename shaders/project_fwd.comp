@@ -1,9 +1,10 @@
 #version 450
 // project_fwd.comp: forward stage 1, one invocation per splat: camera-space mean, EWA projection of
-// the 3D covariance with the 0.3 dilation, conic, 3-sigma radius, tile rectangle, SH colour and
+// the 3D covariance with the 0.3 dilation, conic, the opacity-aware box (where alpha can reach 1/255), tile rectangle, SH colour and
 // opacity, into struct gs_splat2d. The operation order follows the C reference (gs_ref_tmpl.c)
 // so that the two agree to float rounding; culled splats get radius 0 and an empty rectangle.
 #include "gs_common.glsl"
+#include "proj_common.glsl"
 
 layout(local_size_x = GS_WG) in;
 layout(std430, binding = 0) readonly buffer Means { float means[]; };
@@ -87,13 +88,15 @@ void main() {
     for (int k = 0; k < 3; k++)
       cc[r][k] = ws[r][0] * w[k][0] + ws[r][1] * w[k][1] + ws[r][2] * w[k][2];
   float iz = 1.0 / t[2];
+  // The Jacobian at x/z, y/z clamped to the field of view widened by 30% (gs_ref_tmpl.c).
+  vec2 tj = gs_jacobian_xy(t[0], t[1], t[2], iz, pc.fx, pc.fy, pc.cx, pc.cy, pc.width, pc.height).xy;
   float j[2][3];
   j[0][0] = pc.fx * iz;
   j[0][1] = 0.0;
-  j[0][2] = -pc.fx * t[0] * iz * iz;
+  j[0][2] = -pc.fx * tj.x * iz * iz;
   j[1][0] = 0.0;
   j[1][1] = pc.fy * iz;
-  j[1][2] = -pc.fy * t[1] * iz * iz;
+  j[1][2] = -pc.fy * tj.y * iz * iz;
   float jc[2][3];
   for (int r = 0; r < 2; r++)
     for (int k = 0; k < 3; k++)
@@ -104,16 +107,18 @@ void main() {
   float cov0 = xx + GS_K_DILATION, cov1 = xy, cov2 = yy + GS_K_DILATION;
   float det = cov0 * cov2 - cov1 * cov1;
   if (!(det > 0.0)) { write_culled(i); return; }
-  float mid = 0.5 * (cov0 + cov2);
-  float disc = mid * mid - det;
-  float lambda = mid + sqrt(disc > 0.0 ? disc : 0.0);
-  float rf = ceil(3.0 * sqrt(lambda));
-  if (!(rf < 16777216.0)) { write_culled(i); return; }
+  // The box where alpha can reach 1/255 (gs_ref_tmpl.c); o < 1/255 never passes the alpha test.
+  float o = 1.0 / (1.0 + exp(-opacity[i]));
+  if (!(o >= GS_K_ALPHA_MIN)) { write_culled(i); return; }
+  float e = min(sqrt(2.0 * log(o / GS_K_ALPHA_MIN)), 3.33);
+  float rx = ceil(e * sqrt(cov0)), ry = ceil(e * sqrt(cov2));
+  if (!(rx < 16777216.0 && ry < 16777216.0)) { write_culled(i); return; }
   float mx = pc.fx * t[0] * iz + pc.cx;
   float my = pc.fy * t[1] * iz + pc.cy;
-  uvec2 sx = tile_span(mx, rf, pc.tiles_x);
-  uvec2 sy = tile_span(my, rf, pc.tiles_y);
+  uvec2 sx = tile_span(mx, rx, pc.tiles_x);
+  uvec2 sy = tile_span(my, ry, pc.tiles_y);
   if (sx.y <= sx.x || sy.y <= sy.x) { write_culled(i); return; }
+  float rf = max(rx, ry);
 
   // Colour: SH to the active degree in the direction mean - campos.
   float dv0 = p[0] - pc.campos[0], dv1 = p[1] - pc.campos[1], dv2 = p[2] - pc.campos[2];
@@ -165,6 +170,6 @@ void main() {
   s.radius = uint(rf);
   s.rect[0] = sx.x | (sy.x << 16);
   s.rect[1] = sx.y | (sy.y << 16);
-  s.opacity = 1.0 / (1.0 + exp(-opacity[i]));
+  s.opacity = o;
   splats[i] = s;
 }

@@ -14,6 +14,7 @@
 
 #include "gs_fwd.h"
 #include "gs_ref.h"
+#include "test_ref_scene.h"
 #include "gs_shared.h"
 #include "gs_types.h"
 #include "gs_vk.h"
@@ -356,12 +357,16 @@ START_TEST(forward_matches_reference) {
   struct gs_camera cams[4];
   cameras(cams);
   const struct gs_camera *cam = &cams[_i];
+  tr_place_beyond_clamp(&s.m, cam, 0, 8); /* the field-of-view clamp of the EWA Jacobian */
   struct gs_ref_opts ro = {.sh_degree = (uint32_t)(3 - _i % 4)};
   float bg[3] = {_i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.2f};
   memcpy(ro.background, bg, sizeof bg);
   struct sw_err err = {0};
   struct gs_ref_frame *r;
   ck_assert_msg(gs_ref_forward(&s.m, cam, &ro, &r, &err) == 0, "%s", err.msg);
+  uint32_t near_side = 0;
+  for (uint32_t i = 0; i < 8; i++) near_side += r->splats[i].radius > 0;
+  ck_assert_msg(near_side >= 4, "only %u of the clamped splats reach the image", near_side);
   struct gpu_frame g;
   render(NULL, &s.m, cam, ro.sh_degree, bg, 0, &g);
   compare_with_ref(&g, r);

@@ -8,6 +8,7 @@
  *    projected splats;
  *  - the whole forward + loss w.r.t. every parameter group (means, log-scales, quaternions,
  *    opacity logits, SH at every degree, with masking above the active degree);
+ *  - the same with splats beyond the EWA Jacobian's field-of-view clamp;
  *  - the float path against the double path, and sanity checks that a wrong gradient fails.
  * Opaque scenes are checked with the default alpha clamp 0.99 and with gsplat's 0.999.
  * Errors are measured per group as ||g_fd - g|| / ||g_fd||; the tolerance is 1e-3. */
@@ -489,6 +490,58 @@ START_TEST(full_backward_matches_fd) {
 }
 END_TEST
 
+/* The EWA Jacobian's field-of-view clamp: splats near camera 0, off to the side beyond the
+ * clamp (|x/z| > 1.3 x the half field of view, 0.39 here) but large enough to reach into the
+ * image, so their 2D covariance comes from the clamped Jacobian. The whole backward must still
+ * match finite differences (no x derivative of J there, half the z derivative). */
+START_TEST(fov_clamp_backward_matches_fd) {
+  struct fixture fx;
+  fixture_init(&fx, 29, 1, 0);
+  const double *v = fx.cam[0].viewmat;
+  /* Camera-space positions (x/z = +-0.6, y/z = 0.5: clamped in x, y, both) moved to world. */
+  /* Distinct depths, so that no finite difference flips the depth order. */
+  const double pc[4][3] = {
+      {0.6, 0.1, 1.0}, {-0.75, -0.2, 1.25}, {0.1, 0.55, 1.1}, {0.45, -0.45, 0.9}};
+  int clamped = 0;
+  for (int i = 0; i < 4; i++) {
+    for (int k = 0; k < 3; k++) {
+      double w = 0.0;
+      for (int r = 0; r < 3; r++)
+        w += v[4 * r + k] * (pc[i][r] - v[4 * r + 3]);
+      fx.m->means[3 * i + k] = w;
+      fx.m->log_scales[3 * i + k] = log(0.18 + 0.03 * k);
+    }
+    double lim = 1.3 * 0.5 * IMG / FOCAL;
+    clamped += fabs(pc[i][0] / pc[i][2]) > lim || fabs(pc[i][1] / pc[i][2]) > lim;
+  }
+  ck_assert_int_eq(clamped, 4);
+  struct gs_ref_frame_d *f;
+  ck_assert_int_eq(gs_ref_forward_d(fx.m, &fx.cam[0], &fx.opts, &f, NULL), 0);
+  for (int i = 0; i < 4; i++) /* each one reaches into the image */
+    ck_assert_int_gt(f->splats[i].radius, 0);
+  gs_ref_frame_destroy_d(&f);
+  struct gs_ref_model_d *grad;
+  ck_assert_int_eq(gs_ref_model_d_new(N_SPLATS, &grad, NULL), 0);
+  double *fd = malloc((size_t)GS_SH_COEFFS * 3 * N_SPLATS * sizeof *fd);
+  full_grad(&fx, 0, grad);
+  for (int g = 0; g < G_COUNT; g++) {
+    size_t len;
+    double *an = group(grad, g, &len);
+    full_fd(&fx, 0, g, 1e-6, fd);
+    double e = rel_err(fd, an, len);
+    printf("fov clamp %-10s: rel err %.3g (|g| %.3g)\n", group_name[g], e, norm(an, len));
+    ck_assert_double_lt(e, TOL);
+    /* The clamped splats' own means get gradient (through the 2D mean and J's z term). */
+    if (g == G_MEANS)
+      for (int i = 0; i < 4; i++)
+        ck_assert_double_gt(norm(an + 3 * i, 3), 1e-9);
+  }
+  free(fd);
+  gs_ref_model_d_destroy(&grad);
+  fixture_fini(&fx);
+}
+END_TEST
+
 /* ---- The tests can fail ------------------------------------------------------------------- */
 
 START_TEST(wrong_gradient_is_caught) {
@@ -584,6 +637,7 @@ int main(void) {
   tcase_add_loop_test(tc, rasterize_backward_matches_fd, 0, 3);
   tcase_add_test(tc, project_backward_matches_fd);
   tcase_add_loop_test(tc, full_backward_matches_fd, 0, 6);
+  tcase_add_test(tc, fov_clamp_backward_matches_fd);
   tcase_add_test(tc, wrong_gradient_is_caught);
   tcase_add_test(tc, float_backward_matches_double);
   tcase_add_test(tc, grad2d_norm_convention);

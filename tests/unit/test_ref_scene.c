@@ -82,3 +82,23 @@ void tr_fill_scene(struct gs_model *m, uint64_t seed, float spread, float smin, 
       m->sh[GS_SH_COEFFS * 3 * i + k] = (float)((k < 3 ? 0.5 : 0.2) * tr_normal(&r));
   }
 }
+
+void tr_place_beyond_clamp(struct gs_model *m, const struct gs_camera *cam, uint32_t first,
+                           uint32_t count) {
+  double hx = 0.5 * cam->width / cam->fx, hy = 0.5 * cam->height / cam->fy;
+  const float *v = cam->viewmat;
+  for (uint32_t j = 0; j < count && first + j < m->count; j++) {
+    uint32_t i = first + j;
+    double z = 0.6 + 0.1 * j, side = (j & 1) ? -1.0 : 1.0;
+    double u = (j & 2) ? 0.3 * hx * side : 1.6 * hx * side; /* x/z */
+    double w = (j & 2) ? 1.6 * hy * side : 0.3 * hy * side; /* y/z */
+    double t[3] = {u * z, w * z, z};
+    for (int k = 0; k < 3; k++) {
+      double p = 0.0;
+      for (int r = 0; r < 3; r++)
+        p += v[4 * r + k] * (t[r] - v[4 * r + 3]);
+      m->means[3 * i + k] = (float)p;
+      m->log_scales[3 * i + k] = (float)log(0.35 * z * hx * (1.0 + 0.2 * k));
+    }
+  }
+}

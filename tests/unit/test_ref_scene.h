@@ -1,5 +1,5 @@
 /* test_ref_scene.h: tiny deterministic scenes and cameras shared by the gs_ref test suites
- * (test_ref.c, test_ref_grad.c); implemented in test_ref_scene.c. */
+ * (test_ref.c, test_ref_grad.c, test_gpu_fwd.c, test_gpu_bwd.c); implemented in test_ref_scene.c. */
 #ifndef TEST_REF_SCENE_H
 #define TEST_REF_SCENE_H
 
@@ -27,5 +27,12 @@ void tr_orbit_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f, flo
  * opacity logits in [olo, ohi], SH dc ~ 0.5 N(0,1), SH rest ~ 0.2 N(0,1). */
 void tr_fill_scene(struct gs_model *m, uint64_t seed, float spread, float smin, float smax,
                    float olo, float ohi);
+
+/* Moves splats first .. first + count - 1 to just in front of `cam` (depth 0.6 and up), off to
+ * the sides beyond the EWA Jacobian's field-of-view clamp (x/z or y/z at 1.6 x the half field of
+ * view, the limit being 1.3 x), sized so that their footprint still reaches into the image: they
+ * exercise the clamped projection and its backward. */
+void tr_place_beyond_clamp(struct gs_model *m, const struct gs_camera *cam, uint32_t first,
+                           uint32_t count);
 
 #endif
