@@ -43,6 +43,10 @@ static const struct key keys[] = {
      "size of the random init box: times the scene's content bounds (init_box aabb: [-1.3, "
      "1.3]^3 unless the scene gives an aabb) or half-size times the scene extent (init_box "
      "extent; gsplat's random init is extent with 3)"},
+    {"scene_extent", K_FLOAT, OFF(scene_extent), "0", NULL, 0, 1e6,
+     "scene extent (scale) the position learning rate, the clone/split size and the big-splat "
+     "pruning are relative to; 0 = 1.1 x the largest distance of a training camera from their "
+     "centre (gsplat's scene_scale)"},
     {"init_box", K_ENUM, OFF(init_box), "aabb", "aabb|extent", 0, 0,
      "random init box: the content bounds (the Inria synthetic recipe) or a cube of half-size "
      "init_extent x scene extent around the origin (gsplat)"},

@@ -40,6 +40,7 @@ struct gs_config {
   int32_t resolution_scale; /* integer downscale factor of the images (1 = full) */
   int32_t background;       /* enum gs_background of gs_scene.h: 0 white, 1 black */
   int32_t init_points;
+  double scene_extent; /* 0: from the cameras; else the extent everything scale-relative uses */
   double init_extent; /* random init box: times the content bounds (aabb) or the extent */
   int32_t init_box;   /* enum gs_init_box */
   /* loss */

@@ -427,6 +427,7 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
   if (rc) return rc;
   if (t->sc->n_train == 0) return sw_err_set(err, SW_EINVAL, "scene '%s' has no training views",
                                              scene_path);
+  if (cfg->scene_extent > 0) t->sc->extent = (float)cfg->scene_extent;
   struct gs_vk_opts vo = {.device = cfg->device[0] ? cfg->device : NULL};
   rc = gs_vk_open(&t->vk, &vo, err);
   if (rc) return rc == SW_ENOTFOUND ? SW_EDEVICE : rc;
