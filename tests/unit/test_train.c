@@ -19,6 +19,7 @@
 #include "gs_result.h"
 #include "gs_train.h"
 #include "gs_train_densify.h"
+#include "gs_vk.h"
 #include "sw_fs.h"
 
 #ifndef SW_SOURCE_DIR
@@ -507,6 +508,42 @@ START_TEST(cli_exit_codes) {
 }
 END_TEST
 
+/* On lavapipe a tile with more than 65,535 (splat, tile) pairs exceeds llvmpipe's loop limit:
+ * 100k splats over a 16x16 image put them all in one tile. The trainer must say so, not just
+ * report a NaN. On a GPU the same run trains. */
+START_TEST(lavapipe_loop_limit_is_named) {
+  make_scene();
+  char tiny[160];
+  snprintf(tiny, sizeof tiny, "%s/tiny16", work_dir);
+  struct gs_gen_opts go = {.kind = GS_GEN_SHAPES, .train_views = 4, .test_views = 1,
+                           .resolution = 16, .seed = 5, .threads = 1};
+  struct sw_err err = {0};
+  ck_assert_msg(gs_gen_scene(tiny, &go, &err) == 0, "%s", err.msg);
+  gs_vk_t *vk = NULL;
+  struct gs_vk_opts vo = {0};
+  ck_assert_msg(gs_vk_open(&vk, &vo, &err) == 0, "%s", err.msg);
+  int cpu = gs_vk_info(vk)->kind == GS_VK_KIND_CPU;
+  gs_vk_close(&vk);
+  struct gs_config c;
+  gs_config_defaults(&c);
+  c.iterations = 3;
+  c.save_ply = 0;
+  char out[192];
+  snprintf(out, sizeof out, "%s/tiny_out", work_dir);
+  ck_assert_int_eq(sw_fs_mkdir_p(out, &err), 0);
+  struct gs_result *r = calloc(1, sizeof *r);
+  struct gs_train_io io = {.out_dir = out};
+  int rc = gs_train_run(&c, tiny, &io, r, &err);
+  if (cpu) {
+    ck_assert_int_eq(rc, SW_EDIVERGED);
+    ck_assert_msg(strstr(err.msg, "65,535") && strstr(err.msg, "init_points"), "%s", err.msg);
+  } else {
+    ck_assert_msg(rc == 0, "%s", err.msg);
+  }
+  free(r);
+}
+END_TEST
+
 static void remove_scene(void) {
   if (work_dir[0]) sw_fs_rm_rf(work_dir, NULL);
 }
@@ -528,6 +565,7 @@ int main(void) {
   tcase_set_timeout(gpu, 300);
   tcase_add_test(gpu, short_training_raises_test_psnr);
   tcase_add_test(gpu, cli_exit_codes);
+  tcase_add_test(gpu, lavapipe_loop_limit_is_named);
   suite_add_tcase(s, gpu);
   SRunner *sr = srunner_create(s);
   /* The generated scene is shared by the training tests: run them in this process. */
