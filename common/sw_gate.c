@@ -525,10 +525,13 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   }
   int better = cfg->direction == SW_GATE_LOWER ? an->delta < 0.0 : an->delta > 0.0;
   int agree = (an->delta < 0.0) == (an->lr_mean < 0.0);
+  /* A required guard that could not be judged blocks adoption only: a significant regression
+   * is rejected whatever its quality. */
+  int unguarded = cfg->has_guard && cfg->guard_required && !an->guard_evaluated;
   if (an->guard_evaluated && !an->guard_pass)
     an->verdict = SW_GATE_REJECT;
   else if (an->lab_significant && an->paired_significant && agree)
-    an->verdict = better ? SW_GATE_ADOPT : SW_GATE_REJECT;
+    an->verdict = better ? (unguarded ? SW_GATE_INCONCLUSIVE : SW_GATE_ADOPT) : SW_GATE_REJECT;
   return 0;
 }
 
@@ -604,7 +607,12 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
     reason(res, "inconclusive (fragile): the verdict does not hold with contaminated pairs "
                 "kept, replaced and both kept");
   } else {
-    if (!p->lab_significant && isfinite(p->threshold))
+    if (cfg->has_guard && cfg->guard_required && !p->guard_evaluated && p->lab_significant &&
+        p->paired_significant)
+      reason(res, "inconclusive: significant and %s, but the quality guard is required and "
+                  "guard values are missing, so it cannot be adopted",
+             better_word(cfg, p->delta));
+    else if (!p->lab_significant && isfinite(p->threshold))
       reason(res, "inconclusive: |delta| %.2f%% is within the threshold %.2f%%",
              100 * fabs(p->delta), 100 * p->threshold);
     else if (p->lab_significant && !p->paired_significant)

@@ -95,6 +95,10 @@ struct sw_gate_config {
   double k;     /* lab rule multiplier of CV_off (default 2) */
   double floor; /* lab rule floor as a fraction (default 0.01) */
   int has_guard;       /* 1: apply the quality guard (needs guard values) */
+  int guard_required;  /* 1: without guard values on every pair a faster change is not adopted
+                        * (inconclusive): the lab adopts nothing whose quality was not checked.
+                        * The scheduler sets it for every gate (a spec's guard always exists);
+                        * default 0 so hand-given `gate eval` data without guard values works */
   double max_drop;     /* allowed drop of the guard mean (default 0.05, e.g. dB) */
   int guard_higher;    /* 1 (default): higher guard metric is better (PSNR); 0: lower is better */
   int has_band;        /* 1: every arm's guard mean must lie inside [band_lo, band_hi] */

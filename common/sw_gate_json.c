@@ -159,6 +159,7 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
   json_object_set_new(c, "sigma_ratio_warn", json_real(cfg->sigma_ratio_warn));
   json_object_set_new(c, "bootstrap", json_pack("{s:I s:i}", "seed", (json_int_t)cfg->boot_seed,
                                                "reps", cfg->boot_reps));
+  json_object_set_new(c, "guard_required", json_boolean(cfg->guard_required));
   json_object_set_new(c, "sequential", json_boolean(cfg->sequential));
   json_object_set_new(c, "baseline_form", json_boolean(res->has_baseline));
   json_object_set_new(o, "config", c);
@@ -316,14 +317,15 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
   }
   v = json_object_get(root, "guard");
   if (v && !json_is_null(v)) {
-    static const char *const k[] = {"metric", "max_drop", "band", "higher_is_better", "enabled",
-                                    NULL};
+    static const char *const k[] = {"metric",  "max_drop", "band", "higher_is_better",
+                                    "enabled", "required", NULL};
     if (!json_is_object(v))
       return sw_err_set(err, SW_EINVAL, "guard: expected an object");
     if ((rc = only_keys(v, "guard", k, err)) ||
         (rc = get_num(v, "max_drop", "guard", &cfg->max_drop, err)) ||
         (rc = get_bool(v, "higher_is_better", "guard", &cfg->guard_higher, err)) ||
-        (rc = get_bool(v, "enabled", "guard", &cfg->has_guard, err)))
+        (rc = get_bool(v, "enabled", "guard", &cfg->has_guard, err)) ||
+        (rc = get_bool(v, "required", "guard", &cfg->guard_required, err)))
       return rc;
     json_t *band = json_object_get(v, "band");
     if (band && !json_is_null(band)) {

@@ -246,7 +246,7 @@ static const char *guard_metric(const struct sweep_mem *sw) {
 /* Loads the gate's completed pairs into the engine's input form. *pairs_out malloc'd. */
 static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
                       const char *metric, struct sw_gate_pair **pairs_out, size_t *n_out,
-                      int *all_guard, struct sw_err *err) {
+                      struct sw_err *err) {
   /* The metric columns of attempts answer the usual metrics without parsing result.json (a
    * gate re-reads all its pairs after each one); any other metric comes from the JSON. */
 #define METRIC_OF(P)                                                                               \
@@ -275,7 +275,6 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
   } *rows = NULL;
   size_t n = 0, cap = 0;
   int last_idx = -1;
-  *all_guard = 1;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int idx = sqlite3_column_int(st, 0);
     if (idx != last_idx) {
@@ -313,7 +312,6 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
     /* A metric the result did not carry (or a non-positive one) makes the pair unusable:
      * the engine must never see a made-up value. */
     if (!(v > 0) || !isfinite(v)) q->invalid = 1;
-    if (!isfinite(g)) *all_guard = 0;
     if (on) {
       q->on = v;
       q->on_guard = g;
@@ -354,12 +352,14 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
                         enum sw_gate_seq_decision *decision, struct sw_err *err) {
   struct sw_gate_pair *pairs = NULL;
   size_t n = 0;
-  int all_guard = 1;
-  int rc = gate_pairs(s, sw, gate_id, metric, &pairs, &n, &all_guard, err);
+  int rc = gate_pairs(s, sw, gate_id, metric, &pairs, &n, err);
   if (rc) return rc;
   struct sw_gate_config cfg;
   gate_config(sw, name, n_target, n_max, &cfg);
-  cfg.has_guard = all_guard && n > 0;
+  /* Every spec has a guard (metric psnr_db by default): a run without the guard metric leaves
+   * the quality unjudged, and then the engine may reject a regression but never adopt. */
+  cfg.has_guard = 1;
+  cfg.guard_required = 1;
   if (quick) cfg.boot_reps = 0; /* a progress view: the bootstrap never enters a decision */
   struct sw_gate_input in = {
       .pairs = pairs, .n_pairs = n, .baseline_cv = NAN, .baseline_guard_mean = NAN};

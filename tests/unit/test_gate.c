@@ -373,6 +373,104 @@ START_TEST(invalid_pairs_are_never_used) {
 }
 END_TEST
 
+/* LAB-PRACTICE rule 3: guards are judged on means, never on one run. One on run 0.14 dB below
+ * its off run (the scatter float atomics give) does not fail a guard whose means differ by
+ * 0.02 dB; the same 0.07 dB drop on every run (mean drop 0.07 > 0.05) does. */
+START_TEST(guard_is_judged_on_means_not_single_runs) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[3] = {mk(100, 90, "a"), mk(101, 90.8, "a"), mk(99, 89.2, "a")};
+  const double on_psnr[3] = {36.28, 36.06, 36.20};
+  for (int i = 0; i < 3; i++) {
+    p[i].off_guard = 36.20;
+    p[i].on_guard = on_psnr[i];
+  }
+  struct sw_gate_result *r = eval(p, 3, &cfg);
+  ck_assert(r->set[0].guard_evaluated);
+  ck_assert(r->set[0].guard_pass);
+  ck_assert(fabs(r->set[0].guard_diff - (-0.02)) < 1e-9);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  for (int i = 0; i < 3; i++)
+    p[i].on_guard = 36.13;
+  r = eval(p, 3, &cfg);
+  ck_assert(!r->set[0].guard_pass);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+}
+END_TEST
+
+/* Nothing is adopted whose quality was not checked: with guard.required (what the scheduler
+ * sets for every gate) a clear -10% without guard values is inconclusive and says why; a
+ * regression is still rejected. Without it (hand-given data) the old reading stands, warned. */
+START_TEST(required_guard_blocks_adoption_without_values) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[3] = {mk(100, 90, "a"), mk(101, 90.8, "a"), mk(99, 89.2, "a")};
+  struct sw_gate_result *r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  ck_assert(has_text(r->warnings, r->n_warnings, "quality guard not evaluated"));
+  cfg.guard_required = 1;
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert(!r->set[0].guard_evaluated);
+  ck_assert(has_text(r->reasons, r->n_reasons, "quality guard is required"));
+  /* One pair with guard values is not enough: the mean needs every pair. */
+  p[0].off_guard = 36.2;
+  p[0].on_guard = 36.2;
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  /* A significant regression is rejected whatever its quality. */
+  struct sw_gate_pair slow[3] = {mk(100, 110, "a"), mk(101, 110.9, "a"), mk(99, 109.2, "a")};
+  r = eval(slow, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  /* `gate eval` input: guard.required parses and is reported in the config. */
+  const char *text = "{\"guard\":{\"required\":true},\"pairs\":[{\"off\":100,\"on\":90},"
+                     "{\"off\":101,\"on\":90.8},{\"off\":99,\"on\":89.2}]}";
+  json_error_t je;
+  json_t *root = json_loads(text, 0, &je);
+  ck_assert_ptr_nonnull(root);
+  struct sw_gate_input in;
+  struct sw_gate_pair *pairs = NULL;
+  struct sw_err e = {0};
+  ck_assert_msg(sw_gate_input_from_json(root, &in, &pairs, &cfg, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(cfg.guard_required, 1);
+  static struct sw_gate_result res;
+  ck_assert_msg(sw_gate_eval(&in, &cfg, &res, &e) == 0, "%s", e.msg);
+  ck_assert_int_eq(res.verdict, SW_GATE_INCONCLUSIVE);
+  json_t *o = sw_gate_result_to_json(&res);
+  ck_assert(json_is_true(json_object_get(json_object_get(o, "config"), "guard_required")));
+  json_decref(o);
+  json_decref(root);
+  free(pairs);
+}
+END_TEST
+
+/* LAB-PRACTICE rule 10: with n = 5 on one machine and the lab's run noise (CV_off ~0.5%) the
+ * gate resolves about 1%: the threshold max(2 CV, 1%) is ~1.07% and the paired minimal
+ * detectable effect ~0.8%. A true 0.5% change is "inconclusive", not adopted, and the result
+ * says more pairs alone will not resolve it; a 3% change is adopted. */
+START_TEST(lab_noise_resolves_about_one_percent) {
+  const double off[5] = {150.0, 151.1, 149.2, 150.5, 149.3};
+  const double jitter[5] = {0.004, -0.005, 0.006, -0.003, -0.002};
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[5];
+  for (int i = 0; i < 5; i++)
+    p[i] = mk(off[i], off[i] * (1 - 0.005) * (1 + jitter[i]), "m1");
+  struct sw_gate_result *r = eval(p, 5, &cfg);
+  const struct sw_gate_analysis *a = &r->set[0];
+  ck_assert(a->threshold > 0.0100 && a->threshold < 0.0115);
+  ck_assert(a->mde_pct > 0.6 && a->mde_pct < 1.2);
+  ck_assert(!a->lab_significant);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_eq(a->pairs_needed, -1);
+  ck_assert(has_text(r->reasons, r->n_reasons, "more pairs alone will not resolve it"));
+  for (int i = 0; i < 5; i++)
+    p[i] = mk(off[i], off[i] * (1 - 0.03) * (1 + jitter[i]), "m1");
+  r = eval(p, 5, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+}
+END_TEST
+
 /* ---- sequential looks ------------------------------------------------------------------- */
 
 START_TEST(sequential_stops_early_for_a_clear_effect) {
@@ -534,6 +632,9 @@ static Suite *suite(void) {
   tcase_add_test(rules, contaminated_pair_replaced_robust);
   tcase_add_test(rules, contaminated_pass_is_fragile);
   tcase_add_test(rules, invalid_pairs_are_never_used);
+  tcase_add_test(rules, guard_is_judged_on_means_not_single_runs);
+  tcase_add_test(rules, required_guard_blocks_adoption_without_values);
+  tcase_add_test(rules, lab_noise_resolves_about_one_percent);
   suite_add_tcase(s, rules);
   TCase *seq = tcase_create("sequential");
   tcase_add_test(seq, sequential_stops_early_for_a_clear_effect);

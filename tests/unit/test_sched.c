@@ -507,6 +507,188 @@ START_TEST(contaminated_pair_gets_one_replacement) {
 }
 END_TEST
 
+/* Delivers run r of lease l with its own pre-run window and result text (NULL = fake_result). */
+static int deliver_with(struct env *e, const struct sw_lease *l, const char *worker, int r,
+                        const struct sw_window_sample *pre, int n_pre,
+                        const struct sw_window_sample *during, int n_during, const char *result,
+                        int k, int64_t now) {
+  char *own = result ? NULL : fake_result(l->runs[r].arm, k, 0.95);
+  struct sw_run_result rr = {.lease_id = l->lease_id,
+                             .epoch = l->epoch,
+                             .worker_id = worker,
+                             .run_id = l->runs[r].run_id,
+                             .attempt = l->attempt,
+                             .exit_status = 0,
+                             .result_json = result ? result : own,
+                             .pre = pre,
+                             .n_pre = n_pre,
+                             .during = during,
+                             .n_during = n_during};
+  sw_err_clear(&e->err);
+  int rc = sw_sched_result(e->sched, &rr, now, &e->err);
+  free(own);
+  return rc;
+}
+
+/* The machine never became quiet before the run: the worker's bounded wait gave up with
+ * load1 at 4 (background indexing), and the run started anyway. */
+static const struct sw_window_sample LOADED_PRE[1] = {{0, 4.0, 0.05, 1.0, 1e9}};
+
+/* LAB-PRACTICE rule 4: a contaminated run's pair is rerun ONCE, the original kept and labelled.
+ * Pair 0's off run starts on a loaded machine (pre-run window), its replacement is contaminated
+ * too (load during the run): no third try; the engine's sensitivity analysis sees both. */
+START_TEST(contaminated_pair_is_rerun_once_only) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t sweep = submit_gate(&e, "g", 3, 3, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  int64_t now = 0;
+  int k = 0;
+  while (sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0) {
+    ck_assert_int_lt(k, 10);
+    now += 10;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", now, &l, &e.err), 1);
+    if (l.pair_index == 0) {
+      ck_assert_int_eq(deliver_with(&e, &l, "w1", 0, LOADED_PRE, 1, QUIET, 3, NULL, k, now), 0);
+      ck_assert_int_eq(deliver_with(&e, &l, "w1", 1, QUIET, 1, QUIET, 3, NULL, k, now), 0);
+      ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", now, &e.err), 0);
+    } else if (l.pair_index == 3) { /* the replacement of pair 0 */
+      ck_assert_int_eq(deliver_with(&e, &l, "w1", 0, QUIET, 1, QUIET, 3, NULL, k, now), 0);
+      ck_assert_int_eq(deliver_with(&e, &l, "w1", 1, QUIET, 1, BUSY, 3, NULL, k, now), 0);
+      ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", now, &e.err), 0);
+    } else {
+      run_lease(&e, &l, "w1", k, 0.95, now);
+    }
+    k++;
+    sw_lease_clear(&l);
+  }
+  ck_assert_int_eq(k, 4); /* 3 pairs + one replacement, nothing more */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), 4);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1 AND replaces = 0"),
+                   1);
+  /* Both contaminated runs are kept, labelled, with the windows that condemned them. */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'contaminated'"), 2);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts a JOIN windows w ON w.attempt_id = a.id "
+                          "WHERE a.status = 'contaminated' AND w.phase = 'pre' AND w.load1 > 3"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'replace'"), 1);
+  /* The verdict was computed on all three sets and warns about the second contamination. */
+  ck_assert_int_eq(
+      q1(&e, "SELECT json_array_length(verdict_json, '$.sensitivity.sets') FROM gates"), 3);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates, json_each(gates.verdict_json, "
+                          "'$.warnings') WHERE json_each.value LIKE '%is contaminated too%'"),
+                   1);
+  env_close(&e);
+}
+END_TEST
+
+/* LAB-PRACTICE rule 1: `order: fixed` is the lab's off-r1, on-r1, off-r2, on-r2, ...;
+ * `order: random` is reproducible from pairs.seed. The order of each pair is what its lease
+ * runs and what the store records. */
+static void submit_order(struct env *e, const char *order, int64_t now) {
+  char spec[1024];
+  snprintf(spec, sizeof spec,
+           "{\"name\":\"o\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+           "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
+           "\"pairs\":{\"n\":8,\"max\":8,\"order\":\"%s\",\"seed\":7},"
+           "\"gate\":{\"metric\":\"train_s\"}}",
+           order);
+  int64_t id = 0;
+  ck_assert_msg(sw_sched_submit_text(e->sched, spec, NULL, NULL, now, &id, &e->err) == 0, "%s",
+                e->err.msg);
+}
+
+static void orders_of(struct env *e, char *out, size_t len) {
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e->store),
+                                      "SELECT group_concat(ord, ' ') FROM (SELECT ord FROM pairs "
+                                      "ORDER BY sweep_id DESC, idx) ",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+}
+
+START_TEST(orders_fixed_and_random_seeded) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  submit_order(&e, "fixed", 0);
+  hello(&e, "w1", NULL, 0);
+  for (int i = 0; i < 8; i++) {
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", 10 + i, &l, &e.err), 1);
+    ck_assert_str_eq(l.order, "off-on");
+    ck_assert_str_eq(l.runs[0].arm, "off");
+    ck_assert_str_eq(l.runs[1].arm, "on");
+    run_lease(&e, &l, "w1", i, 0.95, 10 + i);
+    sw_lease_clear(&l);
+  }
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE ord = 'off-on'"), 8);
+  env_close(&e);
+  teardown();
+  setup();
+  /* The same seed gives the same random orders in a fresh store; both orders occur. */
+  char first[128], second[128];
+  env_open(&e, 10000, 3, 0);
+  submit_order(&e, "random", 0);
+  orders_of(&e, first, sizeof first);
+  env_close(&e);
+  teardown();
+  setup();
+  env_open(&e, 10000, 3, 0);
+  submit_order(&e, "random", 0);
+  orders_of(&e, second, sizeof second);
+  ck_assert_str_eq(first, second);
+  ck_assert_ptr_nonnull(strstr(first, "off-on"));
+  ck_assert_ptr_nonnull(strstr(first, "on-off"));
+  /* Each lease runs its arms in the recorded order. */
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 10, &l, &e.err), 1);
+  ck_assert_str_eq(l.runs[0].arm, strcmp(l.order, "off-on") == 0 ? "off" : "on");
+  sw_lease_clear(&l);
+  env_close(&e);
+}
+END_TEST
+
+/* LAB-PRACTICE rule 3: a gate is never adopted unless its quality guard was judged. The trainer
+ * here reports no psnr_db (the spec's guard metric): a clear 5% speed-up stays inconclusive. */
+START_TEST(gate_without_guard_values_is_not_adopted) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t sweep = submit_gate(&e, "g", 3, 3, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  for (int k = 0; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; k++) {
+    ck_assert_int_lt(k, 5);
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", k * 10, &l, &e.err), 1);
+    for (int r = 0; r < l.n_runs; r++) {
+      char *res = fake_result(l.runs[r].arm, k, 0.95);
+      json_t *o = json_loads(res, 0, NULL);
+      ck_assert_ptr_nonnull(o);
+      ck_assert_int_eq(json_object_del(json_object_get(o, "metrics"), "psnr_db"), 0);
+      char *text = json_dumps(o, JSON_COMPACT);
+      ck_assert_int_eq(deliver_with(&e, &l, "w1", r, QUIET, 1, QUIET, 3, text, k, k * 10), 0);
+      free(text);
+      json_decref(o);
+      free(res);
+    }
+    ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", k * 10, &e.err), 0);
+    sw_lease_clear(&l);
+  }
+  ck_assert_int_eq(q1(&e, "SELECT verdict = 'inconclusive' AND json_extract(verdict_json, "
+                          "'$.lab.significant') AND NOT json_extract(verdict_json, "
+                          "'$.guard.evaluated') FROM gates"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates, json_each(gates.verdict_json, "
+                          "'$.reasons') WHERE json_each.value LIKE '%quality guard is required%'"),
+                   1);
+  env_close(&e);
+}
+END_TEST
+
 START_TEST(spread_leaves_next_pair_to_idle_peer) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -749,6 +931,9 @@ int main(void) {
   tcase_add_test(tc, pin_and_match_honoured);
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
+  tcase_add_test(tc, contaminated_pair_is_rerun_once_only);
+  tcase_add_test(tc, orders_fixed_and_random_seeded);
+  tcase_add_test(tc, gate_without_guard_values_is_not_adopted);
   tcase_add_test(tc, spread_leaves_next_pair_to_idle_peer);
   tcase_add_test(tc, spread_counts_machines_not_workers);
   tcase_add_test(tc, spread_follows_a_worker_to_its_new_host);
