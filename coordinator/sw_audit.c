@@ -424,6 +424,59 @@ static int gate_on_mean(sw_store_t *store, int64_t gate_id, const char *metric, 
   return 0;
 }
 
+/* The configuration hash(es) of the gate's ok on-arm runs: *sha the first (malloc'd, NULL when
+ * none is known), *n_distinct how many different ones there are. */
+static int gate_on_config(sw_store_t *store, int64_t gate_id, char **sha, int *n_distinct,
+                          struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT DISTINCT COALESCE(a.config_sha256, r.config_sha256) FROM pairs p JOIN runs r ON "
+      "r.pair_id = p.id JOIN attempts a ON a.run_id = r.id AND a.attempt = p.attempt WHERE "
+      "p.gate_id = ?1 AND r.arm = 'on' AND a.status = 'ok' AND COALESCE(a.config_sha256, "
+      "r.config_sha256) IS NOT NULL ORDER BY a.id";
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, gate_id);
+  *n_distinct = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    if ((*n_distinct)++ == 0) *sha = col_dup(st, 0);
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(store, err, "reading the gate's configurations");
+}
+
+/* The lab re-measures the adopted stack itself: a mean is only comparable with the gate's
+ * on-arm mean when the re-measurement ran the same resolved configuration (the trainer's
+ * config_sha256). A different one fails and names the runs; unknown hashes are information. */
+static json_t *check_reference_config(const struct series *s, const char *gname,
+                                      const char *gate_cfg, int gate_cfgs) {
+  int known = 0, differ = 0;
+  for (int i = 0; i < s->n; i++) {
+    if (!is_ok(&s->r[i]) || !s->r[i].config) continue;
+    known++;
+    differ += !gate_cfg || strcmp(s->r[i].config, gate_cfg) != 0;
+  }
+  char d[400], hg[16] = "?";
+  if (gate_cfg) short_hash(hg, sizeof hg, gate_cfg);
+  if (!gate_cfg || !known) {
+    snprintf(d, sizeof d, "configuration hash unknown for %s: cannot tell whether the same "
+                          "configuration was re-measured",
+             !gate_cfg ? "the gate's on arm" : "the re-measurement");
+    return check_new("reference_config", "info", d);
+  }
+  if (gate_cfgs > 1 || differ) {
+    snprintf(d, sizeof d, "%d of %d re-measured runs ran another configuration than gate %s's "
+                          "on arm (%s%s): the means are not comparable",
+             differ, known, gname, hg, gate_cfgs > 1 ? ", itself not one configuration" : "");
+    json_t *c = check_new("reference_config", "fail", d);
+    for (int i = 0; i < s->n; i++)
+      if (is_ok(&s->r[i]) && s->r[i].config && strcmp(s->r[i].config, gate_cfg) != 0)
+        json_array_append_new(json_object_get(c, "runs"), run_ref(&s->r[i], s->r[i].config));
+    return c;
+  }
+  snprintf(d, sizeof d, "every re-measured run ran gate %s's on-arm configuration (%s)", gname, hg);
+  return check_new("reference_config", "pass", d);
+}
+
 static int check_reference(sw_store_t *store, const struct sw_audit_opts *o,
                            const struct series *s, json_t *checks, json_t **ref_out,
                            struct sw_err *err) {
@@ -476,6 +529,11 @@ static int check_reference(sw_store_t *store, const struct sw_audit_opts *o,
                           "(tolerance %.3f%%)%s",
              metric, mean, n, gname, gate_mean, 100 * rel, 100 * tol,
              pass ? "" : ": does not reproduce");
+  char *gate_cfg = NULL;
+  int gate_cfgs = 0;
+  if ((rc = gate_on_config(store, gate_id, &gate_cfg, &gate_cfgs, err))) goto out;
+  json_array_append_new(checks, check_reference_config(s, gname, gate_cfg, gate_cfgs));
+  free(gate_cfg);
   json_t *c = check_new("reproduces", pass ? "pass" : "fail", d);
   for (int i = 0; !pass && i < s->n; i++)
     if (is_ok(&s->r[i])) json_array_append_new(json_object_get(c, "runs"), run_ref(&s->r[i], NULL));

@@ -39,6 +39,7 @@ static int kind_of(int64_t sweep_id) {
 static void result_for(char *buf, size_t len, int kind, int n, const char *arm, int pair) {
   const char *bin = kind == BINARY && n == 2 ? "b2" : "b1";
   const char *cfg = kind == CONFIG && n == 2 ? "c2" : (strcmp(arm, "on") == 0 ? "c-on" : "c1");
+  if (kind == REMEASURE_OK || kind == REMEASURE_BAD) cfg = "c-on"; /* the gate's on arm */
   const char *drv = kind == DEVICES && n == 1 ? "mesa 23.1" : "mesa 22.3";
   double t = 100.0;
   if (kind == GATE) t = strcmp(arm, "on") == 0 ? 89.9 + 0.1 * pair : 100.0 + 0.2 * pair;
@@ -245,6 +246,16 @@ START_TEST(remeasurement_against_the_gate) {
   ck_assert_str_eq(json_string_value(json_object_get(ref, "gate_mean_source")),
                    "gate verdict (lab.mean_on)");
   ck_assert_str_eq(status_of(root, "reproduces"), "pass");
+  ck_assert_str_eq(status_of(root, "reference_config"), "pass");
+  json_decref(root);
+  /* A series of another configuration (the clean grid: c1, not the on arm's c-on) is not a
+   * re-measurement of the gate: the check fails and names each of its runs. */
+  o.sweep_id = g_id[CLEAN];
+  root = sw_audit_json(s, &o, &problems, &err);
+  ck_assert_msg(root != NULL, "%s", err.msg);
+  ck_assert_str_eq(status_of(root, "reference_config"), "fail");
+  ck_assert_int_eq(json_array_size(json_object_get(check_of(root, "reference_config"), "runs")),
+                   3);
   json_decref(root);
   /* 2.2% off the gate's mean fails at the default 0.5% and names every re-measured run. */
   o.sweep_id = g_id[REMEASURE_BAD];
