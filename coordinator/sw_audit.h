@@ -12,7 +12,8 @@
  *   devices      one device name and driver per machine (worker).
  * With a reference gate sweep, the series is a re-measurement of that gate's on arm: its mean
  * of the gate's metric must reproduce the gate's on-arm mean within a relative tolerance
- * (default 0.005; the lab got within 0.33%).
+ * (default 0.005; the lab got within 0.33%), and ran the gate's on-arm configuration (check
+ * reference_config: the same config_sha256 on every re-measured run).
  *
  * Each check is {"check","status":"pass|fail|info","detail","runs":[...]}: a failing check lists
  * the runs it concerns (run id, attempt, worker, value). */
