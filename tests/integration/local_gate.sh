@@ -19,6 +19,11 @@ jq -e '[.sweeps[0].gates[0].pairs[] | .off.worker == .worker and .on.worker == .
 jq -e '[.sweeps[0].gates[0].pairs | sort_by(.index) | .[] | .order] == ["off-on","on-off","off-on","on-off","off-on"]' \
   "$T/report.json" >/dev/null || fail "orders not alternating: $(jq -c '[.sweeps[0].gates[0].pairs[] | [.index, .order]]' "$T/report.json")"
 jq -e '.sweeps[0].gates[0].verdict | test("adopt|reject|inconclusive")' "$T/report.json" >/dev/null || fail "no verdict in JSON"
+# LAB-PRACTICE rule 4: the worker's load sampler recorded every run (a pre-run window and samples
+# during the run), so every run is valid and none needed a replacement.
+jq -e '[.sweeps[0].gates[0].pairs[] | .off, .on | .status == "ok" and .window.pre.n >= 1
+        and .window.during.n >= 1] | all' "$T/report.json" >/dev/null ||
+  fail "a run without load-window samples: $(jq -c '[.sweeps[0].gates[0].pairs[] | .off, .on | [.status, .window]]' "$T/report.json")"
 workers=$(jq -r '[.sweeps[0].gates[0].pairs[].worker] | unique | length' "$T/report.json")
 echo "pairs spread over $workers worker(s); verdict: $(jq -r '.sweeps[0].gates[0].verdict' "$T/report.json")"
 # A bad spec: exit 2, and nothing reaches the store.
