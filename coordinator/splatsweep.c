@@ -38,6 +38,9 @@
 #include "sw_spec.h"
 #include "sw_store.h"
 #include "sw_worker.h"
+#ifdef SW_HAVE_TRAINER_KEYS
+#include "gs_config.h"
+#endif
 
 #define EXIT_USAGE 2
 #define DEFAULT_CONTROL "tcp://127.0.0.1:7711"
@@ -410,12 +413,36 @@ static int parse_args(int argc, char **argv, struct args *a) {
   return 0;
 }
 
+static int check_trainer_keys(const char *path, const struct sw_spec *s);
+
 static int cmd_check(struct args *a) {
   if (a->n_pos != 1) {
     fprintf(stderr, "usage: splatsweep check SPEC\n");
     return EXIT_USAGE;
   }
-  return sw_spec_check_file(a->pos[0], stdout) == 0 ? 0 : EXIT_USAGE;
+  /* The "ok" line is held back until the trainer keys have been checked too. */
+  char *said = NULL;
+  size_t said_len = 0;
+  FILE *mem = open_memstream(&said, &said_len);
+  if (!mem) {
+    fprintf(stderr, "splatsweep check: out of memory\n");
+    return 1;
+  }
+  int rc = sw_spec_check_file(a->pos[0], mem);
+  fclose(mem);
+  struct sw_spec *spec = NULL;
+  struct sw_err err = {0};
+  if (rc) {
+    fputs(said ? said : "", stdout); /* the spec's own error, where it always went */
+  } else if (sw_spec_load_file(a->pos[0], &spec, &err)) { /* a race with an edit */
+    fprintf(stderr, "%s\n", err.msg);
+    rc = -1;
+  } else if (!(rc = check_trainer_keys(a->pos[0], spec))) {
+    fputs(said ? said : "", stdout);
+  }
+  sw_spec_destroy(&spec);
+  free(said);
+  return rc ? EXIT_USAGE : 0;
 }
 
 static int cmd_gate(struct args *a) {
@@ -545,6 +572,78 @@ static int cmd_worker(struct args *a) {
   return 0;
 }
 
+/* LAB-PRACTICE rule 7: configs are validated before the series starts. For the builtin trainer,
+ * every run's resolved config (both arms of a gate, every grid point) goes through the
+ * trainer's own key table (pipeline/gs_config.c, compiled in) the way the worker passes it,
+ * `--set key=value` in order, then the trainer's cross-key validation. A typo in an arm is then
+ * refused here rather than failing every run of the series. Returns 0, or -1 after printing.
+ * Without the pipeline in the build (or for exec trainers) there is no table to check against. */
+#ifdef SW_HAVE_TRAINER_KEYS
+static int check_run_config(const char *path, const char *what, const struct sw_spec_config *c) {
+  struct gs_config g;
+  gs_config_defaults(&g);
+  struct sw_err err = {0};
+  for (size_t i = 0; i < c->n; i++) {
+    if (gs_config_set(&g, c->items[i].key, c->items[i].text, &err)) {
+      fprintf(stderr, "%s: %s: trainer key %s=%s: %s\n", path, what, c->items[i].key,
+              c->items[i].text, err.msg);
+      return -1;
+    }
+  }
+  if (gs_config_validate(&g, &err)) {
+    fprintf(stderr, "%s: %s: trainer config: %s\n", path, what, err.msg);
+    return -1;
+  }
+  return 0;
+}
+#endif
+
+static int check_trainer_keys(const char *path, const struct sw_spec *s) {
+#ifdef SW_HAVE_TRAINER_KEYS
+  if (s->trainer.kind != SW_TRAINER_BUILTIN) return 0;
+  struct sw_err err = {0};
+  struct sw_spec_config c;
+  int bad = 0;
+  if (s->kind == SW_SPEC_GATE) {
+    const char *arms[] = {"off", "on"};
+    for (int a = 0; a < 2 && !bad; a++) {
+      char what[32];
+      snprintf(what, sizeof what, "arm '%s'", arms[a]);
+      if (sw_spec_resolve_arm(s, arms[a], &c, &err)) {
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+        return -1;
+      }
+      bad = check_run_config(path, what, &c);
+      sw_spec_config_clear(&c);
+    }
+    return bad ? -1 : 0;
+  }
+  struct sw_spec_point *pts = NULL;
+  size_t n = 0;
+  if (sw_spec_grid_expand(s, &pts, &n, &err)) {
+    fprintf(stderr, "%s: %s\n", path, err.msg);
+    return -1;
+  }
+  for (size_t i = 0; i < n && !bad; i++) {
+    char what[300];
+    snprintf(what, sizeof what, "grid point '%s'", pts[i].label);
+    if (sw_spec_resolve_point(s, &pts[i], &c, &err)) {
+      fprintf(stderr, "%s: %s\n", path, err.msg);
+      bad = 1;
+      break;
+    }
+    bad = check_run_config(path, what, &c);
+    sw_spec_config_clear(&c);
+  }
+  sw_spec_points_free(&pts, n);
+  return bad ? -1 : 0;
+#else
+  (void)path;
+  (void)s;
+  return 0;
+#endif
+}
+
 /* Validates the spec at path and reads its text into *yaml_out (caller frees). A bad spec is
  * checked here, before anything leaves this process or reaches a store, and reported with its
  * file:line:column. Returns 0, or -1 after printing the error. */
@@ -556,7 +655,9 @@ static int read_checked_spec(const char *cmd, const char *path, char **yaml_out)
     fprintf(stderr, "%s\n", err.msg);
     return -1;
   }
+  int keys_bad = check_trainer_keys(path, spec);
   sw_spec_destroy(&spec);
+  if (keys_bad) return -1;
   if (sw_fs_read_all(path, yaml_out, NULL, &err)) {
     fprintf(stderr, "splatsweep %s: %s\n", cmd, err.msg);
     return -1;
