@@ -344,6 +344,19 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
   return 0;
 }
 
+/* LAB-PRACTICE rule 7: the trainer binary must be the same before and after a series. Counts
+ * the workers whose runs in this gate's completed pairs carry more than one trainer sha256 (a
+ * rebuild or an update in the middle of the gate). Machines may differ from each other (a Mac
+ * and a Linux box cannot share a binary); one machine must not change. *n gets the count. */
+static int binary_changes(sw_sched_t *s, int64_t gate_id, int64_t *n, struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT COUNT(*) FROM (SELECT a.worker_id FROM pairs p JOIN runs r ON r.pair_id = p.id "
+      "JOIN attempts a ON a.run_id = r.id AND a.attempt = p.attempt WHERE p.gate_id = ?1 AND "
+      "p.status = 'done' AND a.trainer_sha256 IS NOT NULL GROUP BY a.worker_id HAVING "
+      "COUNT(DISTINCT a.trainer_sha256) > 1)";
+  return row_ints(s, SQL, gate_id, 0, n, 1, err);
+}
+
 /* The one place a verdict is computed: the gate engine on the gate's completed pairs. Fills the
  * verdict JSON (the engine's gate object) and the sequential decision. */
 static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
@@ -369,6 +382,25 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
     return sw_err_set(err, SW_ENOMEM, "gate: out of memory");
   }
   rc = sw_gate_eval(&in, &cfg, res, err);
+  int64_t changed = 0;
+  if (!rc) rc = binary_changes(s, gate_id, &changed, err);
+  if (!rc && changed > 0) {
+    /* The pairs no longer compare one change: hold any decision back and say why. */
+    res->verdict = SW_GATE_INCONCLUSIVE;
+    for (int i = 0; i < res->n_reasons; i++) {
+      char *r = res->reasons[i];
+      if (strncmp(r, "adopted:", 8) == 0 || strncmp(r, "rejected:", 9) == 0) {
+        char was[SW_GATE_REASON_MAX];
+        snprintf(was, sizeof was, "%s", r);
+        snprintf(r, SW_GATE_REASON_MAX, "set aside (binary changed): %s", was);
+      }
+    }
+    if (res->n_reasons < SW_GATE_MAX_REASONS)
+      snprintf(res->reasons[res->n_reasons++], SW_GATE_REASON_MAX,
+               "inconclusive: the trainer binary changed during the series on %lld worker(s) "
+               "(more than one trainer sha256): rerun the gate with one build",
+               (long long)changed);
+  }
   if (!rc) {
     *verdict_json = sw_gate_result_to_json(res);
     *verdict = res->verdict;

@@ -689,6 +689,66 @@ START_TEST(gate_without_guard_values_is_not_adopted) {
 }
 END_TEST
 
+/* Runs a 4-pair gate on w1 and w2 (alternating) whose trainer binary is "aa", except that
+ * worker `changer` reports "ab" from its second pair on (from its first when `from_start`);
+ * returns the stored verdict. */
+static void run_binaries(const char *changer, int from_start, char *verdict, size_t len) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t sweep = submit_gate(&e, "g", 4, 4, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  int seen[2] = {0, 0};
+  for (int k = 0; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; k++) {
+    ck_assert_int_lt(k, 8);
+    const char *w = k % 2 ? "w2" : "w1";
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e.sched, w, k * 10, &l, &e.err), 1);
+    int rebuilt = changer && strcmp(w, changer) == 0 && (from_start || seen[k % 2] >= 1);
+    seen[k % 2]++;
+    for (int r = 0; r < l.n_runs; r++) {
+      char *res = fake_result(l.runs[r].arm, k, 0.95);
+      char *sha = strstr(res, "\"binary_sha256\":\"aa\"");
+      ck_assert_ptr_nonnull(sha);
+      if (rebuilt) sha[strlen("\"binary_sha256\":\"a")] = 'b';
+      ck_assert_int_eq(deliver_with(&e, &l, w, r, QUIET, 1, QUIET, 3, res, k, k * 10), 0);
+      free(res);
+    }
+    ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, w, k * 10, &e.err), 0);
+    sw_lease_clear(&l);
+  }
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store), "SELECT verdict FROM gates", -1, &st,
+                                      NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  snprintf(verdict, len, "%s", (const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (changer && !from_start)
+    ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates, json_each(gates.verdict_json, "
+                            "'$.reasons') WHERE json_each.value LIKE '%trainer binary changed%'"),
+                     1);
+  env_close(&e);
+}
+
+/* LAB-PRACTICE rule 7: the trainer binary is the same before and after a series. A worker
+ * whose binary changes in the middle of a gate makes the verdict inconclusive, whatever the
+ * numbers say; two workers with different (but each constant) binaries do not. */
+START_TEST(binary_change_mid_gate_is_inconclusive) {
+  char verdict[32];
+  run_binaries(NULL, 0, verdict, sizeof verdict);
+  ck_assert_str_eq(verdict, "adopt");
+  teardown();
+  setup();
+  run_binaries("w2", 1, verdict, sizeof verdict); /* another machine, another build */
+  ck_assert_str_eq(verdict, "adopt");
+  teardown();
+  setup();
+  run_binaries("w2", 0, verdict, sizeof verdict);
+  ck_assert_str_eq(verdict, "inconclusive");
+}
+END_TEST
+
 START_TEST(spread_leaves_next_pair_to_idle_peer) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -934,6 +994,7 @@ int main(void) {
   tcase_add_test(tc, contaminated_pair_is_rerun_once_only);
   tcase_add_test(tc, orders_fixed_and_random_seeded);
   tcase_add_test(tc, gate_without_guard_values_is_not_adopted);
+  tcase_add_test(tc, binary_change_mid_gate_is_inconclusive);
   tcase_add_test(tc, spread_leaves_next_pair_to_idle_peer);
   tcase_add_test(tc, spread_counts_machines_not_workers);
   tcase_add_test(tc, spread_follows_a_worker_to_its_new_host);
