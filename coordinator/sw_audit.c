@@ -257,27 +257,66 @@ static json_t *check_per_group(const struct series *s, const char *name, const c
 static const char *get_worker(const struct arec *a) { return a->worker; }
 static const char *get_arm(const struct arec *a) { return a->arm; }
 
-/* The lab's before/after check: the binary of the first run equals that of the last. */
+/* The lab's before/after check, per machine: on each worker the binary of its first run equals
+ * that of its last. Machines may run different builds (a Mac and a Linux box cannot share one);
+ * one machine must not change in the middle of a series. */
 static json_t *check_before_after(const struct series *s) {
-  const struct arec *first = NULL, *last = NULL;
-  for (int i = 0; i < s->n; i++)
-    if (s->r[i].trainer) {
-      if (!first) first = &s->r[i];
-      last = &s->r[i];
-    }
-  if (!first) return check_new("trainer_before_after", "fail", "no run recorded a trainer sha256");
-  char d[400], h1[32], h2[32];
-  short_hash(h1, sizeof h1, first->trainer);
-  short_hash(h2, sizeof h2, last->trainer);
-  int same = strcmp(first->trainer, last->trainer) == 0;
-  snprintf(d, sizeof d, "first run %lld: %s, last run %lld: %s%s", (long long)first->run_id, h1,
-           (long long)last->run_id, h2, same ? "" : " (the binary changed during the series)");
-  json_t *c = check_new("trainer_before_after", same ? "pass" : "fail", d);
-  if (!same) {
-    json_array_append_new(json_object_get(c, "runs"), run_ref(first, first->trainer));
-    json_array_append_new(json_object_get(c, "runs"), run_ref(last, last->trainer));
+  json_t *c = check_new("trainer_before_after", "pass", "");
+  json_t *runs = json_object_get(c, "runs");
+  char d[600] = "", h1[32], h2[32];
+  int machines = 0, changed = 0;
+  for (int i = 0; i < s->n; i++) {
+    const struct arec *first = &s->r[i], *last = NULL;
+    if (!first->trainer) continue;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++)
+      seen = s->r[j].trainer && ((!first->worker && !s->r[j].worker) ||
+                                 (first->worker && s->r[j].worker &&
+                                  strcmp(first->worker, s->r[j].worker) == 0));
+    if (seen) continue;
+    machines++;
+    for (int j = i; j < s->n; j++)
+      if (s->r[j].trainer && ((!first->worker && !s->r[j].worker) ||
+                              (first->worker && s->r[j].worker &&
+                               strcmp(first->worker, s->r[j].worker) == 0)))
+        last = &s->r[j];
+    if (strcmp(first->trainer, last->trainer) == 0) continue;
+    changed++;
+    short_hash(h1, sizeof h1, first->trainer);
+    short_hash(h2, sizeof h2, last->trainer);
+    size_t used = strlen(d);
+    snprintf(d + used, sizeof d - used, "%s%s: first run %lld %s, last run %lld %s",
+             used ? "; " : "", first->worker ? first->worker : "?", (long long)first->run_id, h1,
+             (long long)last->run_id, h2);
+    json_array_append_new(runs, run_ref(first, first->trainer));
+    json_array_append_new(runs, run_ref(last, last->trainer));
+  }
+  if (!machines) {
+    json_object_set_new(c, "status", json_string("fail"));
+    json_object_set_new(c, "detail", json_string("no run recorded a trainer sha256"));
+    return c;
+  }
+  if (changed) {
+    char full[700];
+    snprintf(full, sizeof full, "the binary changed during the series on %d of %d machine(s): %s",
+             changed, machines, d);
+    json_object_set_new(c, "status", json_string("fail"));
+    json_object_set_new(c, "detail", json_string(full));
+  } else {
+    snprintf(d, sizeof d, "on each of %d machine(s) the first run's binary is the last run's",
+             machines);
+    json_object_set_new(c, "detail", json_string(d));
   }
   return c;
+}
+
+/* How many trainer builds the fleet ran, for the reader: information, never a problem. */
+static json_t *check_fleet(const struct series *s) {
+  struct spread sp = spread_of(s, get_trainer, NULL, NULL);
+  char d[200];
+  snprintf(d, sizeof d, "%d distinct trainer binary sha256 value(s) across the series' machines",
+           sp.distinct);
+  return check_new("trainer_fleet", "info", d);
 }
 
 static json_t *check_windows(const struct series *s) {
@@ -580,8 +619,10 @@ static int audit_sweep(sw_store_t *store, const struct sw_audit_opts *o, int64_t
   }
   if (n_ok == 0)
     json_array_append_new(checks, check_new("results", "fail", "no finished (ok) run to audit"));
-  json_array_append_new(checks, check_same(&s, "trainer", "trainer binary sha256", get_trainer, 0));
+  json_array_append_new(checks, check_per_group(&s, "trainer", "trainer binary sha256", "machine",
+                                                get_trainer, get_worker, 0));
   json_array_append_new(checks, check_before_after(&s));
+  json_array_append_new(checks, check_fleet(&s));
   json_array_append_new(checks, check_same(&s, "shaders", "shaders sha256", get_shaders, 1));
   json_array_append_new(checks, check_same(&s, "scene", "scene sha256", get_scene, 1));
   json_array_append_new(checks, check_per_group(&s, "config", "config sha256", "arm", get_config,

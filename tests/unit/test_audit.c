@@ -20,9 +20,22 @@
 static char g_dir[64];
 static char g_db[128];
 
-enum { CLEAN, BINARY, NOWINDOW, CONFIG, DEVICES, GATE, REMEASURE_OK, REMEASURE_BAD, N_SWEEPS };
-static const char *const NAMES[N_SWEEPS] = {"clean",   "binary", "nowindow",     "config",
-                                            "devices", "gate",   "remeasure-ok", "remeasure-bad"};
+/* FLEET runs on two workers, each with its own constant build; it is submitted after the rest. */
+enum {
+  CLEAN,
+  BINARY,
+  NOWINDOW,
+  CONFIG,
+  DEVICES,
+  GATE,
+  REMEASURE_OK,
+  REMEASURE_BAD,
+  FLEET,
+  N_SWEEPS
+};
+static const char *const NAMES[N_SWEEPS] = {"clean", "binary",       "nowindow",      "config",
+                                            "devices", "gate",       "remeasure-ok",
+                                            "remeasure-bad", "fleet"};
 static int64_t g_id[N_SWEEPS];
 static int64_t g_odd_run[N_SWEEPS]; /* the run given the odd value in each faulty series */
 
@@ -66,7 +79,7 @@ static void setup(void) {
   ck_assert_msg(sw_store_open(g_db, &so, &store, &err) == 0, "%s", err.msg);
   sw_sched_t *s = NULL;
   ck_assert_int_eq(sw_sched_new(store, NULL, 0, &s, &err), 0);
-  for (int k = 0; k < N_SWEEPS; k++) {
+  for (int k = 0; k < FLEET; k++) {
     char spec[900];
     if (k == GATE)
       snprintf(spec, sizeof spec,
@@ -88,7 +101,7 @@ static void setup(void) {
   int count[N_SWEEPS] = {0};
   for (int guard = 0;; guard++) {
     int all = 1;
-    for (int k = 0; k < N_SWEEPS; k++) all &= sw_sched_sweep_finished(s, g_id[k], &err) == 1;
+    for (int k = 0; k < FLEET; k++) all &= sw_sched_sweep_finished(s, g_id[k], &err) == 1;
     if (all) break;
     ck_assert_int_lt(guard, 60);
     struct sw_lease l;
@@ -109,6 +122,32 @@ static void setup(void) {
       ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
       now += 10;
     }
+    sw_lease_clear(&l);
+  }
+  /* The fleet series: w1 and w2 take turns, each reporting its own build ("fw1" / "fw2"). */
+  ck_assert_msg(sw_sched_submit_text(s,
+                                     "{\"name\":\"fleet\",\"kind\":\"grid\",\"trainer\":"
+                                     "{\"builtin\":{}},\"base\":{\"iterations\":100},"
+                                     "\"repeats\":4}",
+                                     "x: 1\n", NULL, now, &g_id[FLEET], &err) == 0,
+                "%s", err.msg);
+  ck_assert_int_eq(sw_sched_worker_hello(s, "w2", NULL, NULL, now, &err), 0);
+  for (int k = 0; sw_sched_sweep_finished(s, g_id[FLEET], &err) == 0; k++) {
+    ck_assert_int_lt(k, 8);
+    const char *w = k % 2 ? "w2" : "w1";
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(s, w, now, &l, &err), 1);
+    char res[1000];
+    result_for(res, sizeof res, FLEET, k, l.runs[0].arm, l.pair_index);
+    char *bin = strstr(res, "\"binary_sha256\":\"b1\"");
+    ck_assert_ptr_nonnull(bin);
+    memcpy(bin + strlen("\"binary_sha256\":\""), k % 2 ? "b2" : "b1", 2);
+    struct sw_run_result rr = {.lease_id = l.lease_id, .epoch = l.epoch, .worker_id = w,
+                               .run_id = l.runs[0].run_id, .attempt = l.attempt,
+                               .result_json = res, .pre = QUIET, .n_pre = 1, .during = QUIET,
+                               .n_during = 2};
+    ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
+    now += 10;
     sw_lease_clear(&l);
   }
   sw_sched_destroy(&s);
@@ -194,6 +233,23 @@ START_TEST(changed_trainer_binary_is_flagged) {
   ck_assert_str_eq(json_string_value(json_object_get(r, "worker")), "w1");
   ck_assert_str_eq(status_of(root, "trainer_before_after"), "fail");
   ck_assert_str_eq(status_of(root, "config"), "pass");
+  json_decref(root);
+  sw_store_close(&s);
+}
+END_TEST
+
+/* LAB-PRACTICE rule 7 is about one machine: two machines with different but constant builds
+ * pass (the fleet's builds are information), while a machine whose build changed fails. */
+START_TEST(per_machine_builds_pass) {
+  sw_store_t *s = open_ro();
+  int problems = -1;
+  json_t *root = audit(s, FLEET, &problems);
+  ck_assert_int_eq(problems, 0);
+  ck_assert_str_eq(status_of(root, "trainer"), "pass");
+  ck_assert_str_eq(status_of(root, "trainer_before_after"), "pass");
+  ck_assert_str_eq(status_of(root, "trainer_fleet"), "info");
+  ck_assert_ptr_nonnull(strstr(
+      json_string_value(json_object_get(check_of(root, "trainer_fleet"), "detail")), "2 distinct"));
   json_decref(root);
   sw_store_close(&s);
 }
@@ -337,6 +393,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, clean_series_passes);
   tcase_add_test(tc, changed_trainer_binary_is_flagged);
+  tcase_add_test(tc, per_machine_builds_pass);
   tcase_add_test(tc, missing_window_is_flagged);
   tcase_add_test(tc, config_mismatch_is_flagged);
   tcase_add_test(tc, remeasurement_against_the_gate);
