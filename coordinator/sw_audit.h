@@ -1,8 +1,9 @@
 /* sw_audit.h: reproducibility audits from the store (LAB-PRACTICE.md item 7; docs/pareto-audit.md).
  *
  * A series is one sweep. Its audit checks, over every stored attempt that produced a result:
- *   trainer      one trainer binary sha256 on every run, and the first run's equals the last's
- *                (the lab's before/after check of a series);
+ *   trainer      one trainer binary sha256 per machine (worker), and on each machine the first
+ *                run's equals the last's (the lab's before/after check of a series); how many
+ *                builds the fleet ran is information (trainer_fleet);
  *   shaders      one shaders sha256 (when the trainer reports one);
  *   scene        one scene sha256 (when the trainer reports one);
  *   config       one config sha256 within each arm (a gate's off / on, a grid point);
