@@ -259,10 +259,44 @@ int gs_fwd_record(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
   return 0;
 }
 
+/* llvmpipe (lavapipe, Mesa's CPU driver) ends a shader invocation's loops after 65,535
+ * iterations in all (its loop limiter): rasterize_fwd's walk over a tile with more (splat, tile)
+ * pairs than that (one iteration per pair plus one per batch of GS_RASTER_WG) stops part-way,
+ * leaving pixels unwritten and the loss garbage. On a CPU device the frame's fullest tile is
+ * checked after every frame (a few kilobytes of host-visible memory), so the run stops with a
+ * clear error at the first such frame. */
+#define GS_CPU_TILE_PAIRS_MAX 65000u
+
+static int check_cpu_tile_limit(gs_fwd_t *f, struct sw_err *err) {
+  const struct gs_vk_device_info *di = gs_vk_info(f->vk);
+  if (!di || di->kind != GS_VK_KIND_CPU || !f->b.ranges) return 0;
+  size_t tiles = (size_t)f->b.tiles_x * f->b.tiles_y;
+  uint32_t *r = malloc(8 * tiles);
+  if (!r) return sw_err_set(err, SW_ENOMEM, "forward pass: out of memory");
+  int rc = gs_vk_buf_download(f->b.ranges, 0, r, 8 * tiles, err);
+  uint32_t most = 0;
+  for (size_t i = 0; !rc && i < tiles; i++)
+    if (r[2 * i + 1] > r[2 * i] && r[2 * i + 1] - r[2 * i] > most) most = r[2 * i + 1] - r[2 * i];
+  free(r);
+  if (rc) return rc;
+  if (most > GS_CPU_TILE_PAIRS_MAX)
+    return sw_err_set(err, SW_EDEVICE,
+                      "forward pass: a 16x16 tile holds %u (splat, tile) pairs, more than the "
+                      "65,535 loop iterations llvmpipe (lavapipe, a CPU device) runs in one shader "
+                      "invocation, so it cannot be rasterized: use fewer splats (init_points), a "
+                      "larger image (a lower resolution_scale) or a GPU",
+                      most);
+  return 0;
+}
+
 int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *err) {
   *retry = 0;
   uint32_t pairs = ((const uint32_t *)f->b.counters->map)[GS_CTR_PAIRS];
   if (pairs_out) *pairs_out = pairs;
+  if (pairs <= f->b.capacity && pairs > GS_CPU_TILE_PAIRS_MAX) {
+    int rc = check_cpu_tile_limit(f, err);
+    if (rc) return rc;
+  }
   if (pairs > f->b.capacity) {
     /* Headroom so that a slowly growing model does not overflow every frame. */
     uint64_t want = (uint64_t)pairs + pairs / 2;

@@ -313,24 +313,6 @@ static long first_nonfinite(struct gs_vk_buf *b, VkDeviceSize floats, struct sw_
   return at;
 }
 
-/* llvmpipe (lavapipe) stops any shader invocation's loops after 65,535 iterations in all
- * (Mesa's loop limiter), so a tile holding more (splat, tile) pairs than that is rasterized only
- * in part and the loss turns to NaN. Returns the largest pair count of a tile of the last frame
- * when that is what happened on a CPU device, else 0. */
-static uint32_t cpu_loop_limit_hit(struct trainer *t) {
-  const struct gs_vk_device_info *di = gs_vk_info(t->vk);
-  const struct gs_fwd_bufs *fb = gs_fwd_bufs(t->fwd);
-  if (!di || di->kind != GS_VK_KIND_CPU || !fb->ranges) return 0;
-  size_t tiles = (size_t)fb->tiles_x * fb->tiles_y;
-  uint32_t *r = malloc(8 * tiles), most = 0;
-  if (!r) return 0;
-  if (gs_vk_buf_download(fb->ranges, 0, r, 8 * tiles, NULL) == 0)
-    for (size_t i = 0; i < tiles; i++)
-      if (r[2 * i + 1] > r[2 * i] && r[2 * i + 1] - r[2 * i] > most) most = r[2 * i + 1] - r[2 * i];
-  free(r);
-  return most > 65535u ? most : 0;
-}
-
 /* Names the first buffer, in pipeline order, that holds a NaN or Inf after iteration `iter`. */
 static int diverged(struct trainer *t, uint32_t iter, uint32_t n, const char *what,
                     struct sw_err *err) {
@@ -355,14 +337,6 @@ static int diverged(struct trainer *t, uint32_t iter, uint32_t n, const char *wh
       {t->params[GS_P_OPACITY], 1ull * n, "opacity logits", "adam"},
       {t->params[GS_P_SH], 48ull * n, "SH coefficients", "adam"},
   };
-  uint32_t most = cpu_loop_limit_hit(t);
-  if (most)
-    return sw_err_set(err, SW_EDIVERGED,
-                      "diverged at iteration %u: %s; a tile holds %u (splat, tile) pairs, more "
-                      "than the 65,535 loop iterations llvmpipe (lavapipe, a CPU device) runs in "
-                      "one shader invocation, so the render is incomplete: use fewer init_points, "
-                      "a larger image (a lower resolution_scale) or a GPU",
-                      iter, what, most);
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
     long at = first_nonfinite(order[i].b, order[i].floats, NULL);
     if (at >= 0)
