@@ -10,6 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef __APPLE__
+#include <limits.h>
+#include <mach-o/dyld.h>
+#endif
+
 int sw_fs_read_all(const char *path, char **data_out, size_t *len_out, struct sw_err *err) {
   *data_out = NULL;
   FILE *f = fopen(path, "rb");
@@ -132,4 +137,24 @@ int sw_fs_rm_rf(const char *path, struct sw_err *err) {
 int sw_fs_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
+}
+
+int sw_fs_self_exe(char *buf, size_t cap, struct sw_err *err) {
+  if (!buf || cap < 2) return sw_err_set(err, SW_EINVAL, "sw_fs_self_exe: no buffer");
+#ifdef __APPLE__
+  char raw[PATH_MAX], full[PATH_MAX];
+  uint32_t size = sizeof raw;
+  if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, full))
+    return sw_err_set(err, SW_EIO, "cannot find the running executable's path");
+  if (strlen(full) >= cap)
+    return sw_err_set(err, SW_EIO, "executable path longer than %zu bytes: %s", cap - 1, full);
+  memcpy(buf, full, strlen(full) + 1);
+  return 0;
+#else
+  ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+  if (n <= 0 || (size_t)n >= cap - 1)
+    return sw_err_set(err, SW_EIO, "/proc/self/exe: %s", n < 0 ? strerror(errno) : "path too long");
+  buf[n] = '\0';
+  return 0;
+#endif
 }

@@ -18,5 +18,9 @@ int sw_fs_mkdir_p(const char *path, struct sw_err *err);
 int sw_fs_rm_rf(const char *path, struct sw_err *err);
 /* 1 when path exists, else 0. */
 int sw_fs_exists(const char *path);
+/* The running executable's absolute path, links resolved, into buf (cap bytes): /proc/self/exe
+ * on Linux, dyld's _NSGetExecutablePath + realpath on macOS (which has no /proc). Returns 0 or
+ * SW_EIO. */
+int sw_fs_self_exe(char *buf, size_t cap, struct sw_err *err);
 
 #endif

@@ -82,7 +82,9 @@ int gs_result_write(const char *path, const struct gs_result *r, struct sw_err *
 }
 
 int gs_result_self_sha256(char hex[SW_SHA256_HEX_LEN], struct sw_err *err) {
-  return sw_sha256_file("/proc/self/exe", hex, err);
+  char self[4096];
+  int rc = sw_fs_self_exe(self, sizeof self, err);
+  return rc ? rc : sw_sha256_file(self, hex, err);
 }
 
 /* ---- JSON Schema subset ---------------------------------------------------------------------- */

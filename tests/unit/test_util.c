@@ -9,6 +9,21 @@
 #include "sw_fs.h"
 #include "sw_sha256.h"
 
+/* The running executable: an absolute path to this test binary, which exists; a buffer too
+ * small is an error, not a truncated path. */
+START_TEST(self_exe_path) {
+  char path[4096];
+  struct sw_err err = {0};
+  ck_assert_msg(sw_fs_self_exe(path, sizeof path, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(path[0], '/');
+  ck_assert_msg(strstr(path, "test_util") != NULL, "%s", path);
+  ck_assert(sw_fs_exists(path));
+  char tiny[4];
+  struct sw_err e2 = {0};
+  ck_assert_int_eq(sw_fs_self_exe(tiny, sizeof tiny, &e2), SW_EIO);
+}
+END_TEST
+
 START_TEST(first_error_wins) {
   struct sw_err err = {0};
   ck_assert_int_eq(sw_err_set(&err, SW_EINVAL, "inner %d", 1), SW_EINVAL);
@@ -60,6 +75,7 @@ int main(void) {
   tcase_add_test(tc, first_error_wins);
   tcase_add_test(tc, sha256_known_vectors);
   tcase_add_test(tc, atomic_write_and_read_back);
+  tcase_add_test(tc, self_exe_path);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
