@@ -100,7 +100,7 @@ static void make_result(char *buf, size_t len, double t, double psnr) {
 int main(int argc, char **argv) {
   int n_workers = 500, gates = 10, pairs = 100, grid = 1000, sync_full = 1;
   const char *db = NULL;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* flag, value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
       fprintf(stderr, "%s needs a value\n", a);
@@ -125,7 +125,6 @@ int main(int argc, char **argv) {
               argv[0]);
       return 2;
     }
-    i++;
   }
   if (n_workers < 1 || gates < 0 || pairs < 1 || grid < 0) {
     fprintf(stderr, "bad sizes\n");
