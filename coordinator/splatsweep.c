@@ -646,8 +646,9 @@ static int check_trainer_keys(const char *path, const struct sw_spec *s) {
 
 /* Validates the spec at path and reads its text into *yaml_out (caller frees). A bad spec is
  * checked here, before anything leaves this process or reaches a store, and reported with its
- * file:line:column. Returns 0, or -1 after printing the error. */
-static int read_checked_spec(const char *cmd, const char *path, char **yaml_out) {
+ * file:line:column. *builtin (may be NULL) is set to 1 when the spec runs the builtin trainer.
+ * Returns 0, or -1 after printing the error. */
+static int read_checked_spec(const char *cmd, const char *path, char **yaml_out, int *builtin) {
   struct sw_err err = {0};
   struct sw_spec *spec = NULL;
   *yaml_out = NULL;
@@ -655,6 +656,7 @@ static int read_checked_spec(const char *cmd, const char *path, char **yaml_out)
     fprintf(stderr, "%s\n", err.msg);
     return -1;
   }
+  if (builtin) *builtin = spec->trainer.kind == SW_TRAINER_BUILTIN;
   int keys_bad = check_trainer_keys(path, spec);
   sw_spec_destroy(&spec);
   if (keys_bad) return -1;
@@ -672,7 +674,7 @@ static int cmd_submit(struct args *a) {
   }
   struct sw_err err = {0};
   char *yaml = NULL;
-  if (read_checked_spec("submit", a->pos[0], &yaml))
+  if (read_checked_spec("submit", a->pos[0], &yaml, NULL))
     return EXIT_USAGE;
   const char *ep = a->coordinator ? a->coordinator : DEFAULT_CONTROL;
   struct client cl = {0};
@@ -912,8 +914,20 @@ static int cmd_local(struct args *a) {
   }
   struct sw_err err = {0};
   char *yaml = NULL;
-  if (read_checked_spec("local", a->pos[0], &yaml))
+  int builtin = 0;
+  if (read_checked_spec("local", a->pos[0], &yaml, &builtin))
     return EXIT_USAGE;
+  /* Local workers offer the builtin runner only with splat-train at hand; without it the
+   * sweep would wait for a capable worker forever. */
+  char *trainer = builtin ? find_splat_train() : NULL;
+  if (builtin && !trainer) {
+    fprintf(stderr, "splatsweep local: %s uses the builtin trainer, but splat-train is neither "
+                    "beside splatsweep nor on PATH (build the splat-train target)\n",
+            a->pos[0]);
+    free(yaml);
+    return 1;
+  }
+  free(trainer);
   install_signals();
   sw_log_set_component("local");
   int n = a->workers > 0 ? (int)a->workers : 1;
