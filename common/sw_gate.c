@@ -698,6 +698,10 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
       } else if (a->n >= plan->max_pairs) {
         sq->decision = SW_GATE_SEQ_STOP_MAX;
         sq->pairs_more = 0;
+      } else if (cfg->has_guard && cfg->guard_required && !a->guard_evaluated) {
+        /* The runs do not carry the guard metric: more pairs will not bring it. */
+        sq->decision = SW_GATE_SEQ_STOP_FUTILE;
+        sq->pairs_more = 0;
       } else if (res->fragile && pending_replacements(in) > 0) {
         sq->decision = SW_GATE_SEQ_CONTINUE; /* the replacement may settle it */
         sq->pairs_more = pending_replacements(in);

@@ -418,6 +418,14 @@ START_TEST(required_guard_blocks_adoption_without_values) {
   p[0].on_guard = 36.2;
   r = eval(p, 3, &cfg);
   ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  /* Sequential: missing guard values will not appear with more pairs, so the gate stops. */
+  cfg.sequential = 1;
+  cfg.min_pairs = 3;
+  cfg.max_pairs = 8;
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_STOP_FUTILE);
+  cfg.sequential = 0;
   /* A significant regression is rejected whatever its quality. */
   struct sw_gate_pair slow[3] = {mk(100, 110, "a"), mk(101, 110.9, "a"), mk(99, 109.2, "a")};
   r = eval(slow, 3, &cfg);
