@@ -400,6 +400,11 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
                "inconclusive: the trainer binary changed during the series on %lld worker(s) "
                "(more than one trainer sha256): rerun the gate with one build",
                (long long)changed);
+    /* More pairs cannot unmix the builds: a sequential gate stops here. */
+    if (res->seq.decision != SW_GATE_SEQ_NONE) {
+      res->seq.decision = SW_GATE_SEQ_STOP_FUTILE;
+      res->seq.pairs_more = 0;
+    }
   }
   if (!rc) {
     *verdict_json = sw_gate_result_to_json(res);

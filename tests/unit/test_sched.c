@@ -746,6 +746,39 @@ START_TEST(binary_change_mid_gate_is_inconclusive) {
   setup();
   run_binaries("w2", 0, verdict, sizeof verdict);
   ck_assert_str_eq(verdict, "inconclusive");
+  teardown();
+  setup();
+  /* A sequential gate (first look at 3 of at most 6 pairs) rebuilt after its first pair stops
+   * at the first look: more pairs cannot unmix the builds. */
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  const char *spec =
+      "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+      "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
+      "\"pairs\":{\"n\":3,\"max\":6,\"order\":\"alternate\",\"sequential\":true},"
+      "\"gate\":{\"metric\":\"train_s\"}}";
+  int64_t sweep = 0;
+  ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
+                e.err.msg);
+  hello(&e, "w1", NULL, 0);
+  for (int k = 0; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; k++) {
+    ck_assert_int_lt(k, 8);
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", k * 10, &l, &e.err), 1);
+    for (int r = 0; r < l.n_runs; r++) {
+      char *res = fake_result(l.runs[r].arm, k, 0.95);
+      if (k >= 1) strstr(res, "\"binary_sha256\":\"aa\"")[strlen("\"binary_sha256\":\"a")] = 'b';
+      ck_assert_int_eq(deliver_with(&e, &l, "w1", r, QUIET, 1, QUIET, 3, res, k, k * 10), 0);
+      free(res);
+    }
+    ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", k * 10, &e.err), 0);
+    sw_lease_clear(&l);
+  }
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 3);
+  ck_assert_int_eq(q1(&e, "SELECT verdict = 'inconclusive' AND json_extract(verdict_json, "
+                          "'$.sequential.decision') = 'stop-futile' FROM gates"),
+                   1);
+  env_close(&e);
 }
 END_TEST
 
