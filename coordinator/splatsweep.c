@@ -21,9 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
-#ifdef __APPLE__
-#include <mach-o/dyld.h>
-#endif
 
 #include "sw_audit.h"
 #include "sw_clock.h"
@@ -87,24 +84,8 @@ static void usage(FILE *f) {
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-/* The directory of this executable (for splat-train beside it and for spawning workers). */
-static int self_path(char *buf, size_t cap) {
-#ifdef __APPLE__
-  /* No /proc on macOS: dyld knows the path; realpath resolves links like readlink would. */
-  char raw[PATH_MAX];
-  uint32_t size = sizeof raw;
-  if (_NSGetExecutablePath(raw, &size) != 0 || !realpath(raw, buf))
-    return -1;
-  (void)cap;
-  return 0;
-#else
-  ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  return 0;
-#endif
-}
+/* This executable's path (for splat-train beside it and for spawning workers); 0 or -1. */
+static int self_path(char *buf, size_t cap) { return sw_fs_self_exe(buf, cap, NULL) ? -1 : 0; }
 
 /* splat-train next to splatsweep, else on PATH; NULL when neither exists. Caller frees. */
 static char *find_splat_train(void) {

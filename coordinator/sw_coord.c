@@ -8,6 +8,10 @@
 #include <string.h>
 #include <zmq.h>
 
+#ifdef __APPLE__
+#include <mach/mach.h>
+#endif
+
 #include "sw_clock.h"
 #include "sw_codec.h"
 #include "sw_fs.h"
@@ -806,7 +810,16 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Resident set size of this process in KiB, -1 when unknown: the task's basic info on macOS
+ * (no /proc there), VmRSS of /proc/self/status elsewhere. */
 static long rss_kb(void) {
+#ifdef __APPLE__
+  mach_task_basic_info_data_t info;
+  mach_msg_type_number_t count = MACH_TASK_BASIC_INFO_COUNT;
+  if (task_info(mach_task_self(), MACH_TASK_BASIC_INFO, (task_info_t)&info, &count) != KERN_SUCCESS)
+    return -1;
+  return (long)(info.resident_size / 1024);
+#else
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
   long kb = -1;
@@ -817,6 +830,7 @@ static long rss_kb(void) {
       break;
   fclose(f);
   return kb;
+#endif
 }
 
 /* {n, p50_ms, p99_ms, max_ms} of a latency ring (only n when empty). */
