@@ -211,17 +211,25 @@ static double pct(double lr) { return 100.0 * expm1(lr); }
 
 static double sq(double x) { return x * x; }
 
-/* Smallest n >= 2 whose paired t test at level alpha and power `power` resolves an effect of
- * |lr| on the log scale with per-pair sd; -1 when none below SW_GATE_MAX_PAIRS. */
+/* The smallest mean difference a paired t test at two-sided level alpha detects with probability
+ * `power` from n >= 2 pairs of per-pair sd: (t_{1-alpha/2, n-1} + t_{power, n-1}) sd / sqrt(n).
+ * The one owner of the resolution formula: the metric's MDE, pairs_for and the guard's resolution
+ * all call it. */
+static double detectable(double sd, int n, double alpha, double power) {
+  double df = n - 1;
+  return (gsl_cdf_tdist_Pinv(1.0 - alpha / 2.0, df) + gsl_cdf_tdist_Pinv(power, df)) * sd /
+         sqrt((double)n);
+}
+
+/* Smallest n >= 2 whose paired t test at level alpha and power `power` resolves a difference of
+ * |lr| (a log ratio, or guard units) with per-pair sd; -1 when none below SW_GATE_MAX_PAIRS. */
 static int pairs_for(double lr, double sd, double alpha, double power) {
   if (!(fabs(lr) > 0.0) || !isfinite(sd))
     return -1;
   if (sd == 0.0)
     return 2;
   for (int n = 2; n <= SW_GATE_MAX_PAIRS; n++) {
-    double df = n - 1;
-    double need = (gsl_cdf_tdist_Pinv(1.0 - alpha / 2.0, df) + gsl_cdf_tdist_Pinv(power, df)) * sd /
-                  sqrt((double)n);
+    double need = detectable(sd, n, alpha, power);
     if (need <= fabs(lr))
       return n;
   }
@@ -291,6 +299,56 @@ static void arm_stats(const double *x, size_t n, double *mean, double *cv) {
   *cv = sqrt(ss / (double)(n - 1)) / *mean;
 }
 
+/* The drop rule's threshold on guard_on - guard_off: -max_drop, or +max_drop when lower is
+ * better. */
+static double guard_threshold(const struct sw_gate_config *cfg) {
+  return cfg->guard_higher ? -cfg->max_drop : cfg->max_drop;
+}
+
+/* The guard's resolution on the pairs idx[0..n-1], d[] being scratch for n values: the t interval
+ * of the mean paired difference, the smallest drop this n and noise detects, and whether the drop
+ * rule's threshold lies inside the interval (the decision is then within the guard's noise). */
+static int guard_resolution(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                            const size_t *idx, size_t n, double *d, struct sw_gate_analysis *an,
+                            struct sw_err *err) {
+  an->guard_n = (int)n;
+  if (n < 2)
+    return 0;
+  for (size_t j = 0; j < n; j++) {
+    const struct sw_gate_pair *p = &in->pairs[idx[j]];
+    d[j] = p->on_guard - (in->has_baseline ? in->baseline_guard_mean : p->off_guard);
+  }
+  struct sw_stats_t t;
+  int rc = sw_stats_t_test(d, n, 0.0, 1.0 - cfg->alpha, &t, err);
+  if (rc)
+    return rc;
+  an->guard_sd = t.sd;
+  an->guard_se = t.se;
+  an->guard_lo = t.lo;
+  an->guard_hi = t.hi;
+  an->guard_mde = detectable(t.sd, (int)n, cfg->alpha, cfg->power);
+  double thr = guard_threshold(cfg);
+  an->guard_uncertain = t.lo < thr && thr < t.hi;
+  return 0;
+}
+
+/* The verdict of the lab rule and the paired test alone, the quality guard's pass or fail aside:
+ * adopt a significant improvement (inconclusive when a required guard could not be judged),
+ * reject a significant regression, else inconclusive. */
+static enum sw_gate_verdict speed_verdict(const struct sw_gate_config *cfg,
+                                          const struct sw_gate_analysis *an) {
+  int better = cfg->direction == SW_GATE_LOWER ? an->delta < 0.0 : an->delta > 0.0;
+  int agree = (an->delta < 0.0) == (an->lr_mean < 0.0);
+  if (!(an->lab_significant && an->paired_significant && agree))
+    return SW_GATE_INCONCLUSIVE;
+  if (!better)
+    return SW_GATE_REJECT;
+  /* A required guard that could not be judged blocks adoption only: a significant regression
+   * is rejected whatever its quality. */
+  int unguarded = cfg->has_guard && cfg->guard_required && !an->guard_evaluated;
+  return unguarded ? SW_GATE_INCONCLUSIVE : SW_GATE_ADOPT;
+}
+
 /* Analyses the pairs idx[0..n-1]. p_crit is the two-sided level the paired test must beat (alpha,
  * or the sequential look's nominal level). */
 static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
@@ -307,6 +365,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   an->re_mu = an->re_se = an->re_lo = an->re_hi = an->re_pct = an->re_lo_pct = an->re_hi_pct = nan;
   an->re_q = an->re_tau2 = an->re_i2 = an->mde_pct = nan;
   an->order_pct = an->order_p = nan;
+  an->guard_sd = an->guard_se = an->guard_lo = an->guard_hi = an->guard_mde = nan;
   an->pairs_needed = -1;
   an->guard_pass = 1;
   an->band_pass = 1;
@@ -501,13 +560,14 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
                       an->guard_off >= cfg->band_lo && an->guard_off <= cfg->band_hi;
       an->guard_pass = an->guard_pass && an->band_pass;
     }
+    int rc = guard_resolution(in, cfg, idx, n, sc->a, an, err);
+    if (rc)
+      return rc;
   }
 
   /* Resolution: the effect this n and noise can detect, and the pairs the observed one needs. */
   if (n >= 2 && isfinite(an->lr_sd)) {
-    double df = (double)(n - 1);
-    double mde = (gsl_cdf_tdist_Pinv(1.0 - cfg->alpha / 2.0, df) + gsl_cdf_tdist_Pinv(cfg->power, df)) *
-                 an->lr_sd / sqrt((double)n);
+    double mde = detectable(an->lr_sd, (int)n, cfg->alpha, cfg->power);
     an->mde_pct = 100.0 * expm1(mde);
     if (isfinite(an->threshold) && fabs(an->delta) > an->threshold)
       an->pairs_needed = pairs_for(an->lr_mean, an->lr_sd, cfg->alpha, cfg->power);
@@ -523,15 +583,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
     }
     an->paired_significant = sig;
   }
-  int better = cfg->direction == SW_GATE_LOWER ? an->delta < 0.0 : an->delta > 0.0;
-  int agree = (an->delta < 0.0) == (an->lr_mean < 0.0);
-  /* A required guard that could not be judged blocks adoption only: a significant regression
-   * is rejected whatever its quality. */
-  int unguarded = cfg->has_guard && cfg->guard_required && !an->guard_evaluated;
-  if (an->guard_evaluated && !an->guard_pass)
-    an->verdict = SW_GATE_REJECT;
-  else if (an->lab_significant && an->paired_significant && agree)
-    an->verdict = better ? (unguarded ? SW_GATE_INCONCLUSIVE : SW_GATE_ADOPT) : SW_GATE_REJECT;
+  an->verdict = an->guard_evaluated && !an->guard_pass ? SW_GATE_REJECT : speed_verdict(cfg, an);
   return 0;
 }
 
@@ -541,6 +593,24 @@ static const char *better_word(const struct sw_gate_config *cfg, double delta) {
   if (cfg->direction == SW_GATE_LOWER)
     return delta < 0.0 ? "faster (lower)" : "slower (higher)";
   return delta > 0.0 ? "better (higher)" : "worse (lower)";
+}
+
+/* The guard's resolution in one reason: its difference, interval and the smallest drop it can
+ * detect, and where the drop rule's threshold lies against the interval. */
+static void explain_guard_resolution(const struct sw_gate_config *cfg,
+                                     const struct sw_gate_analysis *a, struct sw_gate_result *res) {
+  const char *name = cfg->guard_metric, *sep = cfg->guard_metric[0] ? " " : "";
+  if (!isfinite(a->guard_mde)) {
+    reason(res, "guard: %s%son - off = %+.3g at n = %d; resolution unknown (needs 2 pairs)", name,
+           sep, a->guard_diff, a->guard_n);
+    return;
+  }
+  reason(res,
+         "guard: %s%son - off = %+.3g (%g%% CI %+.3g .. %+.3g), resolution %.3g at n = %d; the "
+         "threshold %+g lies %s the interval",
+         name, sep, a->guard_diff, 100 * (1 - cfg->alpha), a->guard_lo, a->guard_hi,
+         a->guard_mde, a->guard_n, guard_threshold(cfg),
+         a->guard_uncertain ? "inside" : "outside");
 }
 
 /* Writes the reasons a reader of LAB-PRACTICE.md recognises, from the primary analysis. */
@@ -591,6 +661,7 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
            cfg->has_band ? (a->band_pass ? ", both arms inside the band" : ", outside the band")
                          : "",
            a->guard_pass ? "pass" : "FAIL");
+    explain_guard_resolution(cfg, a, res);
   }
   /* The verdict sentence. */
   const struct sw_gate_analysis *p = a;
@@ -607,8 +678,12 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
     reason(res, "inconclusive (fragile): the verdict does not hold with contaminated pairs "
                 "kept, replaced and both kept");
   } else {
-    if (cfg->has_guard && cfg->guard_required && !p->guard_evaluated && p->lab_significant &&
-        p->paired_significant)
+    if (res->seq.guard_extended)
+      reason(res, "inconclusive for now: the quality guard fails on its mean (on - off %+.3g, "
+                  "threshold %+g) but within its own noise, so more pairs come before a reject",
+             p->guard_diff, guard_threshold(cfg));
+    else if (cfg->has_guard && cfg->guard_required && !p->guard_evaluated &&
+             p->lab_significant && p->paired_significant)
       reason(res, "inconclusive: significant and %s, but the quality guard is required and "
                   "guard values are missing, so it cannot be adopted",
              better_word(cfg, p->delta));
@@ -649,6 +724,15 @@ static int pending_replacements(const struct sw_gate_input *in) {
     n += !replaced;
   }
   return n;
+}
+
+/* A reject that rests on the guard alone and whose failure lies within the guard's own noise:
+ * the drop rule failed (not the band), its threshold lies inside the guard's interval, and the
+ * lab rule with the paired test would not reject the change on its speed. */
+static int guard_reject_in_noise(const struct sw_gate_config *cfg,
+                                 const struct sw_gate_analysis *a) {
+  return a->guard_evaluated && !a->guard_pass && a->band_pass && a->guard_uncertain &&
+         speed_verdict(cfg, a) != SW_GATE_REJECT;
 }
 
 /* The sequential decision on the primary set (result.seq); returns the two-sided level the
@@ -692,7 +776,22 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
       /* Effect shown smaller than the floor: the interval lies inside +-floor. */
       int inside_floor = isfinite(a->t_lo) && a->t_lo > log1p(-cfg->floor) &&
                          a->t_hi < log1p(cfg->floor);
-      if (res->verdict != SW_GATE_INCONCLUSIVE) {
+      if (res->verdict == SW_GATE_REJECT && a->n < plan->max_pairs &&
+          guard_reject_in_noise(cfg, a)) {
+        /* A guard that rejects on a difference smaller than its own noise rejects at random:
+         * run more pairs; at max pairs the lab's mean rule decides as always. */
+        sq->decision = SW_GATE_SEQ_CONTINUE;
+        sq->guard_extended = 1;
+        res->verdict = SW_GATE_INCONCLUSIVE;
+        int need = pairs_for(a->guard_diff - guard_threshold(cfg), a->guard_sd, cfg->alpha,
+                             cfg->power);
+        need = need > 0 ? need - a->n : 1;
+        if (need < 1)
+          need = 1;
+        if (need > plan->max_pairs - a->n)
+          need = plan->max_pairs - a->n;
+        sq->pairs_more = need;
+      } else if (res->verdict != SW_GATE_INCONCLUSIVE) {
         sq->decision = SW_GATE_SEQ_STOP_DECISIVE;
         sq->pairs_more = 0;
       } else if (a->n >= plan->max_pairs) {
@@ -738,6 +837,11 @@ static void explain_sequential(const struct sw_gate_config *cfg, const struct sw
     if (sq->decision == SW_GATE_SEQ_CONTINUE && a->n < plan->min_pairs)
       reason(res, "sequential: continue; the first look is at %d pairs (now %d)",
              plan->min_pairs, a->n);
+    else if (sq->decision == SW_GATE_SEQ_CONTINUE && sq->guard_extended)
+      reason(res, "sequential: continue after the look at %d of at most %d pairs instead of "
+                  "rejecting: the guard's failure lies within its own noise (resolution %.3g); "
+                  "about %d more pair(s)",
+             a->n, plan->max_pairs, a->guard_mde, sq->pairs_more);
     else if (sq->decision == SW_GATE_SEQ_CONTINUE)
       reason(res, "sequential: continue after the look at %d of at most %d pairs: |z| %.2f "
                   "below the boundary %.2f, conditional power %.2f",
@@ -777,6 +881,14 @@ static void add_warnings(const struct sw_gate_input *in, const struct sw_gate_co
             a->order_pct, a->n_off_on, a->n_on_off, a->order_p);
   if (cfg->has_guard && !a->guard_evaluated && a->n > 0)
     warning(res, "quality guard not evaluated: guard values missing");
+  if (a->guard_evaluated && a->guard_uncertain)
+    warning(res, "quality guard within its own noise: the threshold %+g lies inside the %g%% CI "
+                 "%+.3g .. %+.3g of on - off (resolution %.3g at n = %d); %s",
+            guard_threshold(cfg), 100 * (1 - cfg->alpha), a->guard_lo, a->guard_hi, a->guard_mde,
+            a->guard_n,
+            res->seq.guard_extended ? "the sequential gate runs more pairs before rejecting"
+            : a->guard_pass         ? "its pass stands by the lab's mean rule"
+                                    : "its failure stands by the lab's mean rule");
   for (size_t i = 0; i < in->n_pairs; i++)
     if (in->pairs[i].replaces >= 0 && in->pairs[i].contaminated)
       warning(res, "pair %zu, the replacement of pair %d, is contaminated too", i,

@@ -5,7 +5,10 @@
  *  - the lab's rule: delta = (mean_on - mean_off) / mean_off, significant when
  *    |delta| > max(k * CV_off, floor); across several machines delta is the pooled within-machine
  *    effect and CV_off the pooled within-machine CV, so machine offsets cancel;
- *  - the quality guard: mean(on_guard) >= mean(off_guard) - max_drop, optional absolute band;
+ *  - the quality guard: mean(on_guard) >= mean(off_guard) - max_drop, optional absolute band,
+ *    and its resolution: the t interval of the paired guard differences and the smallest drop
+ *    this n and noise can detect; a sequential gate extends rather than reject on a guard
+ *    failure that lies within that noise;
  *  - the sigma-asymmetry warning (CV ratio between arms >= 3);
  *  - the paired analysis of per-pair log ratios log(on/off): mean with a t interval, the Wilcoxon
  *    signed-rank test (exact for small n without ties), a seeded bootstrap percentile interval;
@@ -95,6 +98,7 @@ struct sw_gate_config {
   double k;     /* lab rule multiplier of CV_off (default 2) */
   double floor; /* lab rule floor as a fraction (default 0.01) */
   int has_guard;       /* 1: apply the quality guard (needs guard values) */
+  char guard_metric[SW_GATE_NAME_MAX]; /* the guard metric's name for the reasons; may be "" */
   int guard_required;  /* 1: without guard values on every pair a faster change is not adopted
                         * (inconclusive): the lab adopts nothing whose quality was not checked.
                         * The scheduler sets it for every gate (a spec's guard always exists);
@@ -176,6 +180,17 @@ struct sw_gate_analysis {
   double guard_diff;          /* guard_on - guard_off (sign as measured) */
   int guard_pass;             /* drop within max_drop and inside the band when one is set */
   int band_pass;
+  /* Guard resolution, from the paired differences d = on_guard - off_guard (on_guard minus the
+   * baseline guard mean in baseline form) of the pairs the guard rule used. NAN with fewer than
+   * 2 pairs or no guard values (guard_n is then the pairs used, or 0 without guard values). */
+  int guard_n;
+  double guard_sd, guard_se;  /* sd (n - 1) of d and its standard error sd / sqrt(n) */
+  double guard_lo, guard_hi;  /* t interval of mean(d) at level 1 - alpha */
+  double guard_mde;           /* smallest drop detectable at this n and noise, in guard units:
+                               * (t_{1-alpha/2} + t_{power}) sd / sqrt(n), as mde_pct */
+  int guard_uncertain;        /* the drop rule's threshold (-max_drop, +max_drop when lower is
+                               * better) lies strictly inside [guard_lo, guard_hi]: the data cannot
+                               * tell a drop beyond max_drop from one within it */
   /* Paired log ratios */
   double lr_mean, lr_sd, lr_se;
   double t_stat, t_df, t_p;  /* two-sided p of the one-sample t test of log ratios */
@@ -215,6 +230,8 @@ struct sw_gate_sequential {
   double z_stat;          /* the t statistic mapped to z through its p-value, signed */
   double cond_power;      /* conditional power under the current trend */
   int pairs_more;         /* more pairs that would resolve the observed effect; -1 unknown */
+  int guard_extended;     /* 1: continue instead of a reject that rests on the guard alone,
+                           * because the guard's failure lies within its own noise */
 };
 
 struct sw_gate_result {

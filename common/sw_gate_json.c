@@ -82,6 +82,13 @@ static json_t *analysis_json(const struct sw_gate_analysis *a, const struct sw_g
   json_object_set_new(g, "max_drop", json_real(cfg->max_drop));
   json_object_set_new(g, "band", cfg->has_band ? pair_of(cfg->band_lo, cfg->band_hi) : json_null());
   json_object_set_new(g, "band_pass", json_boolean(a->band_pass));
+  /* The guard's resolution (docs/gate-rules.md, "The guard's resolution"). */
+  json_object_set_new(g, "n", json_integer(a->guard_n));
+  json_object_set_new(g, "sd", num(a->guard_sd));
+  json_object_set_new(g, "se", num(a->guard_se));
+  json_object_set_new(g, "ci", pair_of(a->guard_lo, a->guard_hi));
+  json_object_set_new(g, "resolution", num(a->guard_mde));
+  json_object_set_new(g, "uncertain", json_boolean(a->guard_uncertain));
   json_object_set_new(o, "guard", g);
   json_object_set_new(o, "resolution",
                       json_pack("{s:o s:o}", "mde_pct", num(a->mde_pct), "pairs_needed",
@@ -149,6 +156,7 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
     json_object_set_new(seq, "z", num(sq->z_stat));
     json_object_set_new(seq, "conditional_power", num(sq->cond_power));
     json_object_set_new(seq, "pairs_more", json_integer(sq->pairs_more));
+    json_object_set_new(seq, "guard_extended", json_boolean(sq->guard_extended));
   }
   json_object_set_new(o, "sequential", seq);
   json_t *c = json_object();
@@ -327,6 +335,12 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
         (rc = get_bool(v, "enabled", "guard", &cfg->has_guard, err)) ||
         (rc = get_bool(v, "required", "guard", &cfg->guard_required, err)))
       return rc;
+    json_t *gm = json_object_get(v, "metric");
+    if (gm && !json_is_null(gm)) {
+      if (!json_is_string(gm))
+        return sw_err_set(err, SW_EINVAL, "guard.metric: expected a string (the metric's name)");
+      snprintf(cfg->guard_metric, sizeof cfg->guard_metric, "%s", json_string_value(gm));
+    }
     json_t *band = json_object_get(v, "band");
     if (band && !json_is_null(band)) {
       if (!json_is_array(band) || json_array_size(band) != 2 ||

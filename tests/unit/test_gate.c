@@ -1,6 +1,6 @@
 /* test_gate.c: the gate engine as its users call it: `gate eval` on LAB-PRACTICE.md's three
  * published examples, the lab rule and guard, several machines with offsets, contamination and
- * the sensitivity analysis, resolution, sequential looks, and bad input. */
+ * the sensitivity analysis, resolution, the guard's resolution, sequential looks, and bad input. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -479,6 +479,151 @@ START_TEST(lab_noise_resolves_about_one_percent) {
 }
 END_TEST
 
+/* ---- the guard's resolution ------------------------------------------------------------ */
+
+/* Sets the guard of pairs p[0..n-1] to off 36.20 dB and on 36.20 + d[i]. */
+static void set_guard(struct sw_gate_pair *p, const double *d, int n) {
+  for (int i = 0; i < n; i++) {
+    p[i].off_guard = 36.20;
+    p[i].on_guard = 36.20 + d[i];
+  }
+}
+
+static const json_t *jget(const json_t *o, const char *a, const char *b) {
+  return json_object_get(json_object_get(o, a), b);
+}
+
+/* d = on - off = {-0.010, -0.050, -0.020, -0.045, -0.030} dB: mean -0.031, sd 0.0167332005307,
+ * se = sd / sqrt(5) = 0.00748331477355; t_{0.975,4} = 2.776445105 and t_{0.8,4} = 0.940964581, so
+ * the 95% interval is -0.031 -+ 2.776445 se = [-0.0517770126737, -0.0102229873263] and the
+ * resolution (2.776445 + 0.940965) se = 0.0278185467959 (worked out in Python with mpmath).
+ * The threshold -0.05 lies inside the interval: the guard passes by the lab's mean rule, but
+ * within its own noise, and the verdict (adopt) is the lab's all the same. */
+START_TEST(guard_resolution_matches_hand_computation) {
+  const double off[5] = {150.0, 151.1, 149.2, 150.5, 149.3};
+  const double jitter[5] = {0.004, -0.005, 0.006, -0.003, -0.002};
+  const double d[5] = {-0.010, -0.050, -0.020, -0.045, -0.030};
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  snprintf(cfg.guard_metric, sizeof cfg.guard_metric, "psnr_db");
+  struct sw_gate_pair p[5];
+  for (int i = 0; i < 5; i++)
+    p[i] = mk(off[i], off[i] * (1 - 0.03) * (1 + jitter[i]), "m1");
+  set_guard(p, d, 5);
+  struct sw_gate_result *r = eval(p, 5, &cfg);
+  const struct sw_gate_analysis *a = &r->set[0];
+  ck_assert_int_eq(a->guard_n, 5);
+  ck_assert(fabs(a->guard_diff - (-0.031)) < 1e-9);
+  ck_assert(fabs(a->guard_sd - 0.0167332005307) < 1e-9);
+  ck_assert(fabs(a->guard_se - 0.00748331477355) < 1e-9);
+  ck_assert(fabs(a->guard_lo - (-0.0517770126737)) < 1e-9);
+  ck_assert(fabs(a->guard_hi - (-0.0102229873263)) < 1e-9);
+  ck_assert(fabs(a->guard_mde - 0.0278185467959) < 1e-9);
+  ck_assert(a->guard_pass);
+  ck_assert(a->guard_uncertain);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  ck_assert(has_text(r->reasons, r->n_reasons,
+                     "guard: psnr_db on - off = -0.031 (95% CI -0.0518 .. -0.0102), resolution "
+                     "0.0278 at n = 5"));
+  ck_assert(has_text(r->warnings, r->n_warnings, "its pass stands by the lab's mean rule"));
+  for (int i = 0; i < r->n_reasons; i++)
+    ck_assert_uint_lt(strlen(r->reasons[i]), SW_GATE_REASON_MAX - 1); /* none cut short */
+  /* The same numbers in the gate object's "guard". */
+  json_t *o = sw_gate_result_to_json(r);
+  ck_assert(fabs(jnum(o, "guard.resolution") - 0.0278185467959) < 1e-9);
+  ck_assert(fabs(jnum(o, "guard.se") - 0.00748331477355) < 1e-9);
+  ck_assert_int_eq((int)jnum(o, "guard.n"), 5);
+  const json_t *ci = jget(o, "guard", "ci");
+  ck_assert_uint_eq(json_array_size(ci), 2);
+  ck_assert(fabs(json_number_value(json_array_get(ci, 0)) - (-0.0517770126737)) < 1e-9);
+  ck_assert(fabs(json_number_value(json_array_get(ci, 1)) - (-0.0102229873263)) < 1e-9);
+  ck_assert(json_is_true(jget(o, "guard", "uncertain")));
+  ck_assert(json_is_true(jget(o, "guard", "pass"))); /* the existing fields stay */
+  ck_assert(fabs(jnum(o, "guard.diff") - (-0.031)) < 1e-9);
+  json_decref(o);
+  /* One pair: no spread, so no resolution: unknown, null in JSON, and said so. */
+  r = eval(p, 1, &cfg);
+  ck_assert_int_eq(r->set[0].guard_n, 1);
+  ck_assert(isnan(r->set[0].guard_mde) && isnan(r->set[0].guard_lo));
+  ck_assert(!r->set[0].guard_uncertain);
+  ck_assert(has_text(r->reasons, r->n_reasons, "resolution unknown"));
+  o = sw_gate_result_to_json(r);
+  ck_assert(json_is_null(jget(o, "guard", "resolution")));
+  ck_assert(json_is_null(jget(o, "guard", "ci")));
+  ck_assert(json_is_null(jget(o, "guard", "se")));
+  json_decref(o);
+  /* No guard values: unknown too. */
+  for (int i = 0; i < 5; i++)
+    p[i].off_guard = p[i].on_guard = NAN;
+  r = eval(p, 5, &cfg);
+  ck_assert_int_eq(r->set[0].guard_n, 0);
+  ck_assert(isnan(r->set[0].guard_mde));
+  o = sw_gate_result_to_json(r);
+  ck_assert(json_is_null(jget(o, "guard", "resolution")));
+  ck_assert(json_is_false(jget(o, "guard", "uncertain")));
+  json_decref(o);
+}
+END_TEST
+
+/* A fixed-n gate keeps the lab's verdict whether or not the guard's decision is within its noise;
+ * only the warning differs. Expected intervals (mpmath): d = {-0.03, -0.10, -0.07}:
+ * [-0.153906716018, +0.0205733826847] holds -0.05 (uncertain); d = {-0.10, -0.11, -0.09}:
+ * [-0.124841377118, -0.0751586228825] does not (a certain failure); d = {-0.020, -0.021,
+ * -0.019}: [-0.0224841377118, -0.0175158622882] (a certain pass). */
+START_TEST(guard_uncertain_and_certain_keep_the_lab_verdict) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair p[3] = {mk(100, 90, "a"), mk(101, 90.8, "a"), mk(99, 89.2, "a")};
+  const double noisy[3] = {-0.03, -0.10, -0.07};
+  set_guard(p, noisy, 3);
+  struct sw_gate_result *r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(!r->set[0].guard_pass && r->set[0].guard_uncertain);
+  ck_assert(fabs(r->set[0].guard_lo - (-0.153906716018)) < 1e-9);
+  ck_assert(fabs(r->set[0].guard_hi - 0.0205733826847) < 1e-9);
+  ck_assert(fabs(r->set[0].guard_mde - 0.108745862519) < 1e-9);
+  ck_assert(has_text(r->reasons, r->n_reasons, "rejected: the quality guard failed"));
+  ck_assert(has_text(r->warnings, r->n_warnings, "quality guard within its own noise"));
+  ck_assert(has_text(r->warnings, r->n_warnings, "its failure stands by the lab's mean rule"));
+  const double clear_fail[3] = {-0.10, -0.11, -0.09};
+  set_guard(p, clear_fail, 3);
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(!r->set[0].guard_pass && !r->set[0].guard_uncertain);
+  ck_assert(fabs(r->set[0].guard_lo - (-0.124841377118)) < 1e-9);
+  ck_assert(fabs(r->set[0].guard_hi - (-0.0751586228825)) < 1e-9);
+  ck_assert(has_text(r->reasons, r->n_reasons, "the threshold -0.05 lies outside the interval"));
+  ck_assert(!has_text(r->warnings, r->n_warnings, "within its own noise"));
+  const double clear_pass[3] = {-0.020, -0.021, -0.019};
+  set_guard(p, clear_pass, 3);
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  ck_assert(r->set[0].guard_pass && !r->set[0].guard_uncertain);
+  ck_assert(fabs(r->set[0].guard_lo - (-0.0224841377118)) < 1e-9);
+  ck_assert(fabs(r->set[0].guard_hi - (-0.0175158622882)) < 1e-9);
+  /* Lower is better (LPIPS-like): the threshold is +max_drop; a rise of 0.0667 fails, noisily. */
+  cfg.guard_higher = 0;
+  const double rise[3] = {0.03, 0.10, 0.07};
+  set_guard(p, rise, 3);
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(r->set[0].guard_uncertain);
+  ck_assert(has_text(r->reasons, r->n_reasons, "the threshold +0.05 lies inside the interval"));
+  /* The lab's SSIM example: PSNR -0.081 dB at n = 3 is rejected, as the lab did, and the report
+   * now says that this drop lies within the guard's noise (interval -0.182 .. +0.020). */
+  json_t *o = eval_fixture("lab_ssim_float4_reciprocal.json");
+  ck_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "reject");
+  ck_assert(json_is_true(jget(o, "guard", "uncertain")));
+  ck_assert(fabs(jnum(o, "guard.resolution") - 0.125755423954) < 1e-8);
+  ck_assert(fabs(jnum(o, "guard.sd") - 0.0406119850947) < 1e-9);
+  json_decref(o);
+  o = eval_fixture("lab_warp_skip.json"); /* +0.053 dB, sd 0.008: a certain pass */
+  ck_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "adopt");
+  ck_assert(json_is_false(jget(o, "guard", "uncertain")));
+  json_decref(o);
+}
+END_TEST
+
 /* ---- sequential looks ------------------------------------------------------------------- */
 
 START_TEST(sequential_stops_early_for_a_clear_effect) {
@@ -532,6 +677,74 @@ START_TEST(sequential_stops_for_futility_and_at_max) {
   r = eval(p, 6, &cfg);
   ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_STOP_MAX);
   ck_assert_int_eq(r->seq.pairs_more, 0);
+}
+END_TEST
+
+/* A sequential gate does not reject on a guard failure inside the guard's own noise: it runs
+ * more pairs, and at max pairs the lab's mean rule decides. A certain failure, or a significant
+ * regression, is rejected at once as before. The speed metric is null throughout. Guard
+ * differences d: the first 3 have mean -0.1 and interval [-0.429, +0.229] (mpmath), all 8 have
+ * mean -0.06 and interval [-0.144197132357, +0.0241971323567]: uncertain at every look. */
+START_TEST(sequential_extends_while_the_guard_is_within_its_noise) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  cfg.sequential = 1;
+  cfg.min_pairs = 3;
+  cfg.max_pairs = 8;
+  struct sw_gate_pair p[8] = {mk(100, 100.1, "a"), mk(100.2, 99.9, "a"), mk(99.9, 100.0, "a"),
+                              mk(100, 100.2, "a"), mk(100.1, 99.8, "a"), mk(99.8, 100.1, "a"),
+                              mk(100.05, 100.0, "a"), mk(99.95, 100.05, "a")};
+  const double d[8] = {-0.20, 0.05, -0.15, 0.08, -0.12, 0.02, -0.10, -0.06};
+  set_guard(p, d, 8);
+  struct sw_gate_result *r = eval(p, 3, &cfg);
+  ck_assert(!r->set[0].guard_pass && r->set[0].guard_uncertain);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_CONTINUE);
+  ck_assert(r->seq.guard_extended);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_ge(r->seq.pairs_more, 1);
+  ck_assert_int_le(r->seq.pairs_more, 5);
+  ck_assert(has_text(r->reasons, r->n_reasons, "instead of rejecting"));
+  ck_assert(has_text(r->warnings, r->n_warnings, "runs more pairs before rejecting"));
+  json_t *o = sw_gate_result_to_json(r);
+  ck_assert(json_is_true(jget(o, "sequential", "guard_extended")));
+  ck_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "inconclusive");
+  json_decref(o);
+  for (int n = 4; n < 8; n++) { /* every look below max extends */
+    r = eval(p, (size_t)n, &cfg);
+    ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_CONTINUE);
+    ck_assert(r->seq.guard_extended);
+  }
+  /* At max pairs the lab's mean rule decides: reject, with the noise stated. */
+  r = eval(p, 8, &cfg);
+  ck_assert(fabs(r->set[0].guard_lo - (-0.144197132357)) < 1e-9);
+  ck_assert(fabs(r->set[0].guard_hi - 0.0241971323567) < 1e-9);
+  ck_assert(fabs(r->set[0].guard_mde - 0.116102043468) < 1e-9);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_STOP_DECISIVE);
+  ck_assert(!r->seq.guard_extended);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(has_text(r->warnings, r->n_warnings, "its failure stands by the lab's mean rule"));
+  /* The same first 3 pairs at a fixed n: rejected as before. */
+  cfg.sequential = 0;
+  r = eval(p, 3, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_NONE);
+  cfg.sequential = 1;
+  /* A certain failure stops the sequential gate at the first look. */
+  const double clear_fail[3] = {-0.10, -0.11, -0.09};
+  set_guard(p, clear_fail, 3);
+  r = eval(p, 3, &cfg);
+  ck_assert(!r->set[0].guard_uncertain);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_STOP_DECISIVE);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
+  ck_assert(!r->seq.guard_extended);
+  /* A significant regression is rejected whatever the guard's noise. */
+  cfg.max_pairs = 4;
+  struct sw_gate_pair slow[3] = {mk(100, 110, "a"), mk(101, 110.9, "a"), mk(99, 109.2, "a")};
+  set_guard(slow, d, 3);
+  r = eval(slow, 3, &cfg);
+  ck_assert(r->set[0].guard_uncertain && r->set[0].paired_significant);
+  ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_STOP_DECISIVE);
+  ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
 }
 END_TEST
 
@@ -643,10 +856,13 @@ static Suite *suite(void) {
   tcase_add_test(rules, guard_is_judged_on_means_not_single_runs);
   tcase_add_test(rules, required_guard_blocks_adoption_without_values);
   tcase_add_test(rules, lab_noise_resolves_about_one_percent);
+  tcase_add_test(rules, guard_resolution_matches_hand_computation);
+  tcase_add_test(rules, guard_uncertain_and_certain_keep_the_lab_verdict);
   suite_add_tcase(s, rules);
   TCase *seq = tcase_create("sequential");
   tcase_add_test(seq, sequential_stops_early_for_a_clear_effect);
   tcase_add_test(seq, sequential_stops_for_futility_and_at_max);
+  tcase_add_test(seq, sequential_extends_while_the_guard_is_within_its_noise);
   suite_add_tcase(s, seq);
   TCase *io = tcase_create("json");
   tcase_add_test(io, bad_input_gives_clear_errors);
