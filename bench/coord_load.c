@@ -64,8 +64,11 @@ static long answered;
 
 /* Handles one Assign: every run finished at once, then LeaseDone and Ready. */
 static void do_lease(struct sim *w, const struct sw_msg_assign *a) {
-  struct sw_msg_sample pre = {-100, 0.1, 0.0, 0.1, 1u << 30};
-  struct sw_msg_sample dur[2] = {{0, 0.1, 0.0, 1.0, 1u << 30}, {10, 0.1, 0.0, 1.0, 1u << 30}};
+  struct sw_msg_sample pre = {
+      .t_ms = -100, .load1 = 0.1, .cpu_other = 0.0, .cpu_total = 0.1, .mem_avail = 1u << 30};
+  struct sw_msg_sample dur[2] = {
+      {.t_ms = 0, .load1 = 0.1, .cpu_total = 1.0, .cpu_trainer = 1.0, .mem_avail = 1u << 30},
+      {.t_ms = 10, .load1 = 0.1, .cpu_total = 1.0, .cpu_trainer = 1.0, .mem_avail = 1u << 30}};
   for (size_t i = 0; i < a->n_runs; i++) {
     struct sw_msg m;
     sw_msg_init(&m, SW_MSG_RUN_STARTED);
@@ -169,7 +172,7 @@ int main(int argc, char **argv) {
   snprintf(yaml, sizeof yaml,
            "name: coord-load\nkind: grid\ntrainer:\n  exec:\n    command: [\"true\", \"{out}\"]\n"
            "base: {iterations: 1}\nparameters: {seed: [%s]}\nrepeats: %ld\n"
-           "contamination: {load1_max: 1000, cpu_other_max: 1000, settle_s: 0, max_wait_s: 1}\n",
+           "contamination: {settle_s: 0, max_wait_s: 1}\n", /* the simulated windows are idle */
            seeds, repeats);
   struct sw_msg req, rep;
   sw_msg_init(&req, SW_MSG_SUBMIT_REQ);

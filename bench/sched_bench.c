@@ -193,7 +193,13 @@ int main(int argc, char **argv) {
     }
   }
   struct sw_window_sample win[20];
-  for (int i = 0; i < 20; i++) win[i] = (struct sw_window_sample){i * 1000, 1.0, 0.05, 8.0, 3e10};
+  for (int i = 0; i < 20; i++)
+    win[i] = (struct sw_window_sample){.t_ms = i * 1000,
+                                       .load1 = 1.0,
+                                       .cpu_other = 0.05,
+                                       .cpu_total = 8.0,
+                                       .cpu_trainer = 7.9,
+                                       .mem_avail = 3e10};
   struct samples s_assign = {0}, s_empty = {0}, s_result = {0}, s_done = {0};
   int64_t stored = 0, rounds = 0;
   char *result = malloc(8192);

@@ -82,6 +82,15 @@ static Splatsweep__Sample **enc_samples(struct pool *p, const struct sw_msg_samp
     items[i].cpu_other = s[i].cpu_other;
     items[i].cpu_total = s[i].cpu_total;
     items[i].mem_avail = s[i].mem_avail;
+    items[i].cpu_trainer = s[i].cpu_trainer;
+    items[i].cpu_self = s[i].cpu_self;
+    items[i].has_gpu = s[i].has_gpu;
+    items[i].gpu_util = s[i].gpu_util;
+    items[i].gpu_sm_mhz = s[i].gpu_sm_mhz;
+    items[i].gpu_temp_c = s[i].gpu_temp_c;
+    items[i].gpu_power_w = s[i].gpu_power_w;
+    items[i].gpu_throttle = s[i].gpu_throttle;
+    items[i].gpu_foreign = s[i].gpu_foreign;
     ptrs[i] = &items[i];
   }
   return ptrs;
@@ -103,6 +112,7 @@ static void enc_hello(struct pool *p, Splatsweep__Envelope *env, const struct sw
   fp->gpu_driver = (char *)h->fp.gpu_driver;
   fp->gpu_api = (char *)h->fp.gpu_api;
   fp->gpu_kind = (Splatsweep__GpuKind)h->fp.gpu_kind;
+  fp->machine_id = (char *)h->fp.machine_id;
   fp->n_extra = h->fp.n_extra;
   fp->extra = enc_kvs(p, h->fp.extra, h->fp.n_extra);
   o->worker_id = (char *)h->worker_id;
@@ -151,6 +161,10 @@ static void enc_assign(struct pool *p, Splatsweep__Envelope *env, const struct s
   c->sample_interval_s = a->contamination.sample_interval_s;
   c->require_windows = a->contamination.require_windows;
   c->rerun_once = a->contamination.rerun_once;
+  c->cpu_other_mean_max = a->contamination.cpu_other_mean_max;
+  c->over_max_s = a->contamination.over_max_s;
+  c->gpu_foreign = a->contamination.gpu_foreign;
+  c->shared_host = a->contamination.shared_host;
   o->contamination = c;
   env->body_case = SPLATSWEEP__ENVELOPE__BODY_ASSIGN;
   env->assign = o;
@@ -177,6 +191,10 @@ static void enc_run_finished(struct pool *p, Splatsweep__Envelope *env,
   o->samples = enc_samples(p, f->samples, f->n_samples);
   o->n_pre_samples = f->n_pre_samples;
   o->pre_samples = enc_samples(p, f->pre_samples, f->n_pre_samples);
+  o->env_before = str_or_empty(f->env_before);
+  o->env_after = str_or_empty(f->env_after);
+  o->run_start_wall_ms = f->run_start_wall_ms;
+  o->run_end_wall_ms = f->run_end_wall_ms;
   env->body_case = SPLATSWEEP__ENVELOPE__BODY_RUN_FINISHED;
   env->run_finished = o;
 }
@@ -418,6 +436,15 @@ static int dec_samples(struct sw_msg_sample **dst, size_t *n_dst, Splatsweep__Sa
     (*dst)[i].cpu_other = src[i]->cpu_other;
     (*dst)[i].cpu_total = src[i]->cpu_total;
     (*dst)[i].mem_avail = src[i]->mem_avail;
+    (*dst)[i].cpu_trainer = src[i]->cpu_trainer;
+    (*dst)[i].cpu_self = src[i]->cpu_self;
+    (*dst)[i].has_gpu = src[i]->has_gpu;
+    (*dst)[i].gpu_util = src[i]->gpu_util;
+    (*dst)[i].gpu_sm_mhz = src[i]->gpu_sm_mhz;
+    (*dst)[i].gpu_temp_c = src[i]->gpu_temp_c;
+    (*dst)[i].gpu_power_w = src[i]->gpu_power_w;
+    (*dst)[i].gpu_throttle = src[i]->gpu_throttle;
+    (*dst)[i].gpu_foreign = src[i]->gpu_foreign;
   }
   return 0;
 }
@@ -438,6 +465,9 @@ static int dec_hello(struct sw_msg_hello *h, const Splatsweep__Hello *o, struct 
     if (!rc)
       rc = dec_fixed(h->fp.gpu_driver, sizeof h->fp.gpu_driver, fp->gpu_driver,
                      "Hello.fingerprint.gpu_driver", err);
+    if (!rc)
+      rc = dec_fixed(h->fp.machine_id, sizeof h->fp.machine_id, fp->machine_id,
+                     "Hello.fingerprint.machine_id", err);
     if (!rc)
       rc = dec_fixed(h->fp.gpu_api, sizeof h->fp.gpu_api, fp->gpu_api, "Hello.fingerprint.gpu_api",
                      err);
@@ -474,6 +504,10 @@ static int dec_assign(struct sw_msg_assign *a, const Splatsweep__Assign *o, stru
     a->contamination.sample_interval_s = o->contamination->sample_interval_s;
     a->contamination.require_windows = o->contamination->require_windows;
     a->contamination.rerun_once = o->contamination->rerun_once;
+    a->contamination.cpu_other_mean_max = o->contamination->cpu_other_mean_max;
+    a->contamination.over_max_s = o->contamination->over_max_s;
+    a->contamination.gpu_foreign = o->contamination->gpu_foreign;
+    a->contamination.shared_host = o->contamination->shared_host;
   }
   if (o->n_runs > SW_MSG_RUNS_MAX)
     return sw_err_set(err, SW_EPROTO, "Assign.runs: %zu runs, more than %d", o->n_runs,
@@ -505,6 +539,8 @@ static int dec_run_finished(struct sw_msg_run_finished *f, const Splatsweep__Run
   f->wall_s = o->wall_s;
   f->waited_s = o->waited_s;
   f->quiet = o->quiet;
+  f->run_start_wall_ms = o->run_start_wall_ms;
+  f->run_end_wall_ms = o->run_end_wall_ms;
   int rc = dec_text(&f->result_json, o->result_json, o->has_result, err);
   if (!rc) rc = dec_text(&f->error, o->error, o->has_error, err);
   if (!rc)
@@ -513,6 +549,9 @@ static int dec_run_finished(struct sw_msg_run_finished *f, const Splatsweep__Run
   if (!rc)
     rc = dec_samples(&f->pre_samples, &f->n_pre_samples, o->pre_samples, o->n_pre_samples,
                      "RunFinished.pre_samples", err);
+  /* An empty environment string means the worker sent none (older workers). */
+  if (!rc) rc = dec_text(&f->env_before, o->env_before, o->env_before && *o->env_before, err);
+  if (!rc) rc = dec_text(&f->env_after, o->env_after, o->env_after && *o->env_after, err);
   return rc;
 }
 

@@ -99,6 +99,8 @@ void sw_msg_clear(struct sw_msg *msg) {
       free(msg->u.run_finished.error);
       free(msg->u.run_finished.samples);
       free(msg->u.run_finished.pre_samples);
+      free(msg->u.run_finished.env_before);
+      free(msg->u.run_finished.env_after);
       break;
     case SW_MSG_CANCEL: free(msg->u.cancel.reason); break;
     case SW_MSG_REJECT: free(msg->u.reject.reason); break;
@@ -276,9 +278,18 @@ static int v_samples(const struct sw_msg_sample *s, size_t n, const char *field,
   /* The path text is built only for a bad sample: a window can hold many thousands. */
   char sub[96];
   for (size_t i = 0; i < n; i++) {
-    const double v[3] = {s[i].load1, s[i].cpu_other, s[i].cpu_total};
-    static const char *const names[3] = {"load1", "cpu_other", "cpu_total"};
-    for (int k = 0; k < 3; k++) {
+    const double v[9] = {s[i].load1,      s[i].cpu_other,  s[i].cpu_total,
+                         s[i].cpu_trainer, s[i].cpu_self,   s[i].has_gpu ? s[i].gpu_util : 0,
+                         s[i].has_gpu ? s[i].gpu_sm_mhz : 0, s[i].has_gpu ? s[i].gpu_temp_c : 0,
+                         s[i].has_gpu ? s[i].gpu_power_w : 0};
+    static const char *const names[9] = {"load1",    "cpu_other",  "cpu_total",
+                                         "cpu_trainer", "cpu_self", "gpu_util",
+                                         "gpu_sm_mhz", "gpu_temp_c", "gpu_power_w"};
+    if (s[i].gpu_foreign < -1) {
+      snprintf(sub, sizeof sub, "%s[%zu].gpu_foreign", field, i);
+      return sw_err_set(err, SW_EPROTO, "%s.%s: below -1", path, sub);
+    }
+    for (int k = 0; k < 9; k++) {
       if (isfinite(v[k]) && v[k] >= 0) continue;
       snprintf(sub, sizeof sub, "%s[%zu].%s", field, i, names[k]);
       return v_num(v[k], 1, path, sub, err);
@@ -353,6 +364,8 @@ static int v_assign(const struct sw_msg_assign *a, struct sw_err *err) {
   if (!rc) rc = v_num(c->settle_s, 1, p, "contamination.settle_s", err);
   if (!rc) rc = v_num(c->max_wait_s, 1, p, "contamination.max_wait_s", err);
   if (!rc) rc = v_num(c->sample_interval_s, 1, p, "contamination.sample_interval_s", err);
+  if (!rc) rc = v_num(c->cpu_other_mean_max, 1, p, "contamination.cpu_other_mean_max", err);
+  if (!rc) rc = v_num(c->over_max_s, 1, p, "contamination.over_max_s", err);
   char path[64];
   for (size_t i = 0; !rc && i < a->n_runs; i++) {
     const struct sw_msg_run *r = &a->runs[i];
@@ -385,6 +398,12 @@ static int v_run_finished(const struct sw_msg_run_finished *f, struct sw_err *er
   if (!rc) rc = v_text(f->error, SW_MSG_TEXT_MAX, 0, p, "error", err);
   if (!rc) rc = v_samples(f->samples, f->n_samples, "samples", err);
   if (!rc) rc = v_samples(f->pre_samples, f->n_pre_samples, "pre_samples", err);
+  if (!rc && f->env_before && strlen(f->env_before) > SW_MSG_ENV_MAX)
+    rc = sw_err_set(err, SW_EPROTO, "%s.env_before: longer than %d bytes", p, SW_MSG_ENV_MAX);
+  if (!rc && f->env_after && strlen(f->env_after) > SW_MSG_ENV_MAX)
+    rc = sw_err_set(err, SW_EPROTO, "%s.env_after: longer than %d bytes", p, SW_MSG_ENV_MAX);
+  if (!rc) rc = v_json(f->env_before, 0, p, "env_before", err);
+  if (!rc) rc = v_json(f->env_after, 0, p, "env_after", err);
   return rc;
 }
 

@@ -37,6 +37,7 @@
 #define SW_MSG_LIST_MAX 64            /* capabilities, features */
 #define SW_MSG_RUNS_MAX 64            /* runs in one Assign */
 #define SW_MSG_SAMPLES_MAX 100000     /* window samples per RunFinished (each list) */
+#define SW_MSG_ENV_MAX 4096           /* bytes of one environment JSON in RunFinished */
 #define SW_MSG_FRAME_MAX (16u << 20)  /* = ZMQ_MAXMSGSIZE the daemons set */
 
 enum sw_msg_type {
@@ -117,6 +118,7 @@ struct sw_msg_fingerprint {
   char gpu_driver[SW_MSG_NAME_MAX + 1];
   char gpu_api[SW_MSG_NAME_MAX + 1]; /* e.g. "vulkan 1.3" */
   enum sw_gpu_kind gpu_kind;
+  char machine_id[SW_MSG_NAME_MAX + 1]; /* host identity; "" from old workers */
   struct sw_msg_kv *extra; /* free-form, e.g. {"kernel": "..."} */
   size_t n_extra;
 };
@@ -142,13 +144,17 @@ struct sw_msg_welcome {
 
 /* Contamination rules the worker applies around each run (spec `contamination`). */
 struct sw_msg_contamination {
-  double load1_max;
+  double load1_max;     /* 0 = load1 not checked */
   double cpu_other_max; /* cores busy outside the trainer */
   double settle_s;      /* quiet time required before a run */
   double max_wait_s;    /* bound on waiting for quiet */
   double sample_interval_s;
   bool require_windows;
   bool rerun_once;
+  double cpu_other_mean_max; /* limit on a window's mean cpu_other (0 from an older peer) */
+  double over_max_s;         /* time a window may spend above cpu_other_max, seconds */
+  bool gpu_foreign;          /* a foreign process on the trainer's GPU flags the run */
+  bool shared_host;          /* the spec accepts a host shared with other workers */
 };
 
 /* One run of a lease. The JSON texts are objects (validated). */
@@ -193,6 +199,15 @@ struct sw_msg_sample {
   double cpu_other;     /* cores busy outside the trainer */
   double cpu_total;     /* cores busy in all */
   uint64_t mem_avail;   /* bytes */
+  double cpu_trainer;   /* cores busy in the trainer's process tree */
+  double cpu_self;      /* cores busy in splatsweep's own processes (worker, local coordinator) */
+  bool has_gpu;         /* the gpu_* figures below were sampled */
+  double gpu_util;      /* percent, 0..100 */
+  double gpu_sm_mhz;
+  double gpu_temp_c;
+  double gpu_power_w;
+  uint64_t gpu_throttle; /* NVML clock-event reason bits */
+  int32_t gpu_foreign;   /* processes on the trainer's GPU that are not ours; -1 unknown */
 };
 
 struct sw_msg_run_finished {
@@ -208,6 +223,9 @@ struct sw_msg_run_finished {
   size_t n_samples;
   struct sw_msg_sample *pre_samples; /* the pre-run (settle) window */
   size_t n_pre_samples;
+  char *env_before; /* the worker's environment JSON object before the run; NULL when not sent */
+  char *env_after;  /* ... and after it (SW_MSG_ENV_MAX bytes at most each) */
+  int64_t run_start_wall_ms, run_end_wall_ms; /* the trainer's start / end, ms since epoch */
 };
 
 struct sw_msg_lease_done {

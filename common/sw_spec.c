@@ -713,6 +713,8 @@ static int load_gate(struct loader *L, const struct yn *y, struct sw_spec_gate *
   return rc;
 }
 
+/* Ranges: a limit of cores or seconds is >= 0 (0 for a limit makes every sample count); the
+ * sampler period has a floor because a faster sampler costs the trainer CPU time. */
 static int load_contamination(struct loader *L, const struct yn *y,
                               struct sw_spec_contamination *c) {
   int rc = want_map(L, y);
@@ -722,14 +724,21 @@ static int load_contamination(struct loader *L, const struct yn *y,
     struct yn v = child(y, p, path, sizeof path, k);
     if (!strcmp(k, "load1_max")) rc = get_real(L, &v, 0, 1e6, &c->load1_max);
     else if (!strcmp(k, "cpu_other_max")) rc = get_real(L, &v, 0, 1e6, &c->cpu_other_max);
+    else if (!strcmp(k, "cpu_other_mean_max"))
+      rc = get_real(L, &v, 0, 1e6, &c->cpu_other_mean_max);
+    else if (!strcmp(k, "over_max_s")) rc = get_real(L, &v, 0, 86400, &c->over_max_s);
     else if (!strcmp(k, "settle_s")) rc = get_real(L, &v, 0, 86400, &c->settle_s);
     else if (!strcmp(k, "max_wait_s")) rc = get_real(L, &v, 0, 86400 * 7, &c->max_wait_s);
-    else if (!strcmp(k, "sample_interval_s")) rc = get_real(L, &v, 0.01, 3600, &c->sample_interval_s);
+    else if (!strcmp(k, "sample_interval_s"))
+      rc = get_real(L, &v, 0.01, 3600, &c->sample_interval_s);
+    else if (!strcmp(k, "gpu_foreign")) rc = get_bool(L, &v, &c->gpu_foreign);
+    else if (!strcmp(k, "shared_host")) rc = get_bool(L, &v, &c->shared_host);
     else if (!strcmp(k, "require_windows")) rc = get_bool(L, &v, &c->require_windows);
     else if (!strcmp(k, "rerun_once")) rc = get_bool(L, &v, &c->rerun_once);
     else
       return unknown_key(L, p, y, k,
-                         "load1_max, cpu_other_max, settle_s, max_wait_s, sample_interval_s, "
+                         "load1_max, cpu_other_max, cpu_other_mean_max, over_max_s, settle_s, "
+                         "max_wait_s, sample_interval_s, gpu_foreign, shared_host, "
                          "require_windows, rerun_once");
   }
   if (!rc && c->max_wait_s < c->settle_s)
@@ -842,13 +851,7 @@ static void set_defaults(struct sw_spec *s) {
   s->gate.alpha = 0.05;
   s->repeats = 1;
   s->placement.spread = true;
-  s->contamination = (struct sw_spec_contamination){.load1_max = 1.5,
-                                                    .cpu_other_max = 0.5,
-                                                    .settle_s = 10,
-                                                    .max_wait_s = 300,
-                                                    .sample_interval_s = 1,
-                                                    .require_windows = true,
-                                                    .rerun_once = true};
+  s->contamination = sw_spec_contamination_defaults();
   s->scene.train_views = 40;
   s->scene.test_views = 10;
   s->scene.resolution = 128;

@@ -119,15 +119,69 @@ struct sw_spec_gate {
   double alpha; /* default 0.05 */
 };
 
+/* The contamination rules (docs/spec.md "contamination", docs/gate-rules.md "Contamination: what
+ * flags a run"). The worker waits for quiet and samples; the scheduler (sched_classify) judges
+ * the windows it sends. Defaults: sw_spec_contamination_defaults() below, the only copy. */
 struct sw_spec_contamination {
-  double load1_max;         /* default 1.5 */
-  double cpu_other_max;     /* default 0.5 cores */
-  double settle_s;          /* default 10 */
-  double max_wait_s;        /* default 300 */
-  double sample_interval_s; /* default 1 */
-  bool require_windows;     /* default true */
-  bool rerun_once;          /* default true */
+  double load1_max;          /* 0 = not checked; else the last pre-run load1 must not exceed it */
+  double cpu_other_max;      /* cores busy outside the trainer: the per-sample limit */
+  double cpu_other_mean_max; /* limit on a window's mean cpu_other, cores */
+  double over_max_s;         /* time a window may spend above cpu_other_max, seconds */
+  double settle_s;           /* quiet time required before a run; the pre window judged */
+  double max_wait_s;         /* bound on waiting for quiet */
+  double sample_interval_s;  /* sampler period */
+  bool gpu_foreign;          /* a foreign process on the trainer's GPU during the run flags it */
+  bool shared_host;          /* the worker may run beside other workers on one host (worker) */
+  bool require_windows;      /* a run without during-run samples is invalid */
+  bool rerun_once;           /* a contaminated or invalid pair gets one replacement */
 };
+
+/* The contamination defaults: the one table of them. The spec loader starts from it, and the
+ * coordinator (Assign) and the scheduler (classification) fall back to it for a key a stored
+ * spec lacks. It is a header function so the scheduler, which does not link the spec loader,
+ * uses the same values. */
+static inline struct sw_spec_contamination sw_spec_contamination_defaults(void) {
+  return (struct sw_spec_contamination){.load1_max = 0,
+                                        .cpu_other_max = 0.5,
+                                        .cpu_other_mean_max = 0.2,
+                                        .over_max_s = 2,
+                                        .settle_s = 5,
+                                        .max_wait_s = 300,
+                                        .sample_interval_s = 1,
+                                        .gpu_foreign = true,
+                                        .shared_host = false,
+                                        .require_windows = true,
+                                        .rerun_once = true};
+}
+
+/* Contamination settings from the `contamination` object of a normalised spec (as
+ * sw_spec_to_json writes it; NULL or not an object gives the defaults): each key present with
+ * the right type replaces its default; a mistyped or negative value keeps the default, because
+ * the stored spec was validated when it was submitted. The coordinator (Assign) and the
+ * scheduler (classification) both read the stored spec through this. */
+static inline void sw_spec_contamination_from_json(const json_t *obj,
+                                                   struct sw_spec_contamination *out) {
+  *out = sw_spec_contamination_defaults();
+  if (!json_is_object(obj)) return;
+  const char *const num_keys[] = {"load1_max", "cpu_other_max", "cpu_other_mean_max", "over_max_s",
+                                  "settle_s",  "max_wait_s",    "sample_interval_s"};
+  double *const nums[] = {&out->load1_max,        &out->cpu_other_max, &out->cpu_other_mean_max,
+                          &out->over_max_s,       &out->settle_s,      &out->max_wait_s,
+                          &out->sample_interval_s};
+  const char *const bool_keys[] = {"gpu_foreign", "shared_host", "require_windows", "rerun_once"};
+  bool *const bools[] = {&out->gpu_foreign, &out->shared_host, &out->require_windows,
+                         &out->rerun_once};
+  _Static_assert(sizeof num_keys / sizeof *num_keys == sizeof nums / sizeof *nums, "numbers");
+  _Static_assert(sizeof bool_keys / sizeof *bool_keys == sizeof bools / sizeof *bools, "flags");
+  for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+    const json_t *v = json_object_get(obj, num_keys[i]);
+    if (json_is_number(v) && json_number_value(v) >= 0) *nums[i] = json_number_value(v);
+  }
+  for (size_t i = 0; i < sizeof bools / sizeof *bools; i++) {
+    const json_t *v = json_object_get(obj, bool_keys[i]);
+    if (json_is_boolean(v)) *bools[i] = json_is_true(v);
+  }
+}
 
 /* One grid parameter and its values, in spec order. */
 struct sw_spec_param {
@@ -219,6 +273,9 @@ json_t *sw_spec_scene_to_json(const struct sw_spec *spec);
 
 /* The contamination settings in the form Assign carries. */
 void sw_spec_contamination_to_msg(const struct sw_spec *spec, struct sw_msg_contamination *out);
+/* The same conversion for settings read back from JSON (sw_spec_contamination_from_json). */
+void sw_spec_contamination_msg(const struct sw_spec_contamination *c,
+                               struct sw_msg_contamination *out);
 
 /* 1 when a worker (its Hello) is eligible under the spec's placement (match globs and pin),
  * else 0. */

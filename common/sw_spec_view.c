@@ -1,6 +1,7 @@
 /* sw_spec_view.c: what is derived from a loaded spec: ordered trainer config lists and their
  * overlay (arm / grid point resolution), the grid expansion, the normalised JSON the store
- * keeps, the trainer / scene JSON an Assign carries, worker eligibility, and `check`.
+ * keeps, the trainer / scene JSON and contamination settings an Assign carries, worker
+ * eligibility, and `check`.
  * Loading and validation live in sw_spec.c. */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -190,13 +191,17 @@ json_t *sw_spec_to_json(const struct sw_spec *s) {
   json_t *pl = json_pack("{s:b, s:o?}", "spread", (int)s->placement.spread, "match", match);
   if (pl && s->placement.pin) bad |= put(pl, "pin", json_string(s->placement.pin));
   bad |= put(o, "placement", pl);
+  /* Every contamination value is written, so the scheduler and the coordinator, which read
+   * this JSON back, apply what the spec said when it was submitted, not today's defaults. */
   const struct sw_spec_contamination *c = &s->contamination;
-  bad |= put(o, "contamination",
-             json_pack("{s:f, s:f, s:f, s:f, s:f, s:b, s:b}", "load1_max", c->load1_max,
-                       "cpu_other_max", c->cpu_other_max, "settle_s", c->settle_s, "max_wait_s",
-                       c->max_wait_s, "sample_interval_s", c->sample_interval_s,
-                       "require_windows", (int)c->require_windows, "rerun_once",
-                       (int)c->rerun_once));
+  bad |=
+      put(o, "contamination",
+          json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, s:b, s:b}", "load1_max",
+                    c->load1_max, "cpu_other_max", c->cpu_other_max, "cpu_other_mean_max",
+                    c->cpu_other_mean_max, "over_max_s", c->over_max_s, "settle_s", c->settle_s,
+                    "max_wait_s", c->max_wait_s, "sample_interval_s", c->sample_interval_s,
+                    "gpu_foreign", (int)c->gpu_foreign, "shared_host", (int)c->shared_host,
+                    "require_windows", (int)c->require_windows, "rerun_once", (int)c->rerun_once));
   if (bad) {
     json_decref(o);
     return NULL;
@@ -314,11 +319,23 @@ int sw_spec_grid_expand(const struct sw_spec *s, struct sw_spec_point **points, 
   return 0;
 }
 
+void sw_spec_contamination_msg(const struct sw_spec_contamination *c,
+                               struct sw_msg_contamination *out) {
+  *out = (struct sw_msg_contamination){.load1_max = c->load1_max,
+                                       .cpu_other_max = c->cpu_other_max,
+                                       .settle_s = c->settle_s,
+                                       .max_wait_s = c->max_wait_s,
+                                       .sample_interval_s = c->sample_interval_s,
+                                       .require_windows = c->require_windows,
+                                       .rerun_once = c->rerun_once,
+                                       .cpu_other_mean_max = c->cpu_other_mean_max,
+                                       .over_max_s = c->over_max_s,
+                                       .gpu_foreign = c->gpu_foreign,
+                                       .shared_host = c->shared_host};
+}
+
 void sw_spec_contamination_to_msg(const struct sw_spec *s, struct sw_msg_contamination *out) {
-  const struct sw_spec_contamination *c = &s->contamination;
-  *out = (struct sw_msg_contamination){c->load1_max,         c->cpu_other_max,   c->settle_s,
-                                       c->max_wait_s,        c->sample_interval_s,
-                                       c->require_windows,   c->rerun_once};
+  sw_spec_contamination_msg(&s->contamination, out);
 }
 
 /* The Hello field a placement matcher names, as text in buf. NULL for an absent label. */

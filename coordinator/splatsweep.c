@@ -66,7 +66,7 @@ static void usage(FILE *f) {
       "  coordinator [--bind-work EP] [--bind-control EP] [--db PATH] [--keys DIR | --insecure]\n"
       "              [--heartbeat-ms N] [--liveness N] [--lease-ttl-ms N] [--max-attempts N]\n"
       "  worker --coordinator EP [--id ID] [--label k=v]... [--keys DIR | --insecure]\n"
-      "         [--work-dir DIR] [--trainer PATH]\n"
+      "         [--work-dir DIR] [--trainer PATH] [--host-lock FILE] [--shared-host]\n"
       "  submit SPEC [--coordinator EP] [--keys DIR]     prints the sweep id\n"
       "  status [SWEEP] [--coordinator EP] [--format text|json]\n"
       "  report [SWEEP] [--db PATH | --coordinator EP] [--format text|md|json|html] [-o FILE]\n"
@@ -247,7 +247,9 @@ enum {
   OPT_FORMAT,
   OPT_KEEP_RUNS,
   OPT_TIMEOUT,
-  OPT_LOG
+  OPT_LOG,
+  OPT_HOST_LOCK,
+  OPT_SHARED_HOST
 };
 
 static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_WORKERS},
@@ -269,6 +271,8 @@ static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_
                                           {"keep-runs", no_argument, 0, OPT_KEEP_RUNS},
                                           {"timeout-ms", required_argument, 0, OPT_TIMEOUT},
                                           {"log", required_argument, 0, OPT_LOG},
+                                          {"host-lock", required_argument, 0, OPT_HOST_LOCK},
+                                          {"shared-host", no_argument, 0, OPT_SHARED_HOST},
                                           {"output", required_argument, 0, 'o'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
@@ -276,8 +280,8 @@ static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_
 struct args {
   int64_t workers, heartbeat_ms, liveness, lease_ttl_ms, max_attempts, timeout_ms;
   const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer, *output,
-      *format;
-  int insecure, keep_runs;
+      *format, *host_lock;
+  int insecure, keep_runs, shared_host;
   struct sw_msg_kv *labels;
   size_t n_labels;
   char *pos[4];
@@ -349,6 +353,12 @@ static int parse_args(int argc, char **argv, struct args *a) {
       break;
     case OPT_KEEP_RUNS:
       a->keep_runs = 1;
+      break;
+    case OPT_HOST_LOCK:
+      a->host_lock = optarg;
+      break;
+    case OPT_SHARED_HOST:
+      a->shared_host = 1;
       break;
     case OPT_LOG:
       if (!strcmp(optarg, "debug"))
@@ -540,6 +550,8 @@ static int cmd_worker(struct args *a) {
                              .splat_train = trainer,
                              .heartbeat_ms = (int)a->heartbeat_ms,
                              .keep_runs = a->keep_runs,
+                             .host_lock = a->host_lock,
+                             .shared_host = a->shared_host,
                              .stop = &stop_flag};
   void *ctx = zmq_ctx_new();
   struct sw_err err = {0};
@@ -847,16 +859,12 @@ static pid_t spawn_worker(const char *self, const char *ep, int k, const char *w
       argv[n++] = (char *)a->trainer;
     }
     argv[n] = NULL;
-    /* Local workers share one machine: on a CPU Vulkan device (lavapipe) each trainer would use
-     * every core and the workers' runs would slow each other down unevenly. Give each worker its
-     * share of the cores unless the user chose a thread count. */
-    int n_workers = a->workers > 0 ? (int)a->workers : 1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n_workers > 1 && cores > 0 && !getenv("LP_NUM_THREADS")) {
-      char threads[16];
-      snprintf(threads, sizeof threads, "%ld", cores / n_workers > 0 ? cores / n_workers : 1);
-      setenv("LP_NUM_THREADS", threads, 1);
-    }
+    /* Local workers share one machine, so they take the host measurement lock in turn and each
+     * run has every core. This process (the coordinator) and every local worker are
+     * splatsweep's own processes: the workers' load samplers count them as "self". */
+    char root[32];
+    snprintf(root, sizeof root, "%d", (int)getppid());
+    setenv("SW_SELF_ROOT_PID", root, 1);
     execv(self, argv);
     fprintf(stderr, "splatsweep local: cannot start a worker: %s\n", strerror(errno));
     _exit(127);

@@ -191,34 +191,14 @@ static void send_cancel(sw_coord_t *c, struct session *s, int64_t lease, const c
 
 /* ---- assignment ---------------------------------------------------------------------------- */
 
+/* The lease's contamination object (the stored spec's) as Assign carries it; a key it lacks,
+ * or text that does not parse, gets the default from the spec module's one table. */
 static void contamination_from_json(const char *text, struct sw_msg_contamination *out) {
-  out->load1_max = 1.5;
-  out->cpu_other_max = 0.5;
-  out->settle_s = 10;
-  out->max_wait_s = 300;
-  out->sample_interval_s = 1;
-  out->require_windows = true;
-  out->rerun_once = true;
   json_t *j = json_loads(text ? text : "{}", 0, NULL);
-  if (!json_is_object(j)) {
-    json_decref(j);
-    return;
-  }
-  json_t *v;
-#define NUM(k)                                                                                     \
-  if (json_is_number(v = json_object_get(j, #k)) && json_number_value(v) >= 0)                     \
-  out->k = json_number_value(v)
-  NUM(load1_max);
-  NUM(cpu_other_max);
-  NUM(settle_s);
-  NUM(max_wait_s);
-  NUM(sample_interval_s);
-#undef NUM
-  if (json_is_boolean(v = json_object_get(j, "require_windows")))
-    out->require_windows = json_is_true(v);
-  if (json_is_boolean(v = json_object_get(j, "rerun_once")))
-    out->rerun_once = json_is_true(v);
+  struct sw_spec_contamination c;
+  sw_spec_contamination_from_json(j, &c);
   json_decref(j);
+  sw_spec_contamination_msg(&c, out);
 }
 
 static void record_latency(struct lat_ring *r, double us) {
@@ -322,6 +302,9 @@ static char *fingerprint_json(const struct sw_msg_hello *h) {
                 sw_gpu_kind_name(f->gpu_kind), "trainer_sha256", h->trainer_sha256);
   if (!o)
     return NULL;
+  /* The host identity the gate counts machines by; an old worker that sends none is its own
+   * machine under its hostname. */
+  json_object_set_new(o, "machine_id", json_string(f->machine_id[0] ? f->machine_id : f->hostname));
   for (size_t i = 0; i < f->n_extra; i++)
     if (!json_object_get(o, f->extra[i].key))
       json_object_set_new(o, f->extra[i].key, json_string(f->extra[i].value));
@@ -395,6 +378,15 @@ static struct sw_window_sample *conv_samples(const struct sw_msg_sample *in, siz
     out[i].cpu_other = in[i].cpu_other;
     out[i].cpu_total = in[i].cpu_total;
     out[i].mem_avail = (double)in[i].mem_avail;
+    out[i].cpu_trainer = in[i].cpu_trainer;
+    out[i].cpu_self = in[i].cpu_self;
+    out[i].has_gpu = in[i].has_gpu;
+    out[i].gpu_util = in[i].gpu_util;
+    out[i].gpu_sm_mhz = in[i].gpu_sm_mhz;
+    out[i].gpu_temp_c = in[i].gpu_temp_c;
+    out[i].gpu_power_w = in[i].gpu_power_w;
+    out[i].gpu_throttle = in[i].gpu_throttle;
+    out[i].gpu_foreign = in[i].gpu_foreign;
   }
   return out;
 }
@@ -419,7 +411,12 @@ static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_ms
                             .pre = pre,
                             .n_pre = (int)f->n_pre_samples,
                             .during = dur,
-                            .n_during = (int)f->n_samples};
+                            .n_during = (int)f->n_samples,
+                            .quiet = f->quiet,
+                            .env_before = f->env_before,
+                            .env_after = f->env_after,
+                            .run_start_wall_ms = f->run_start_wall_ms,
+                            .run_end_wall_ms = f->run_end_wall_ms};
   struct sw_err err = {0};
   int rc = sw_sched_result(c->sched, &r, t, &err);
   free(pre);

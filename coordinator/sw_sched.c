@@ -37,11 +37,6 @@ struct sweep_mem *sched_sweep(sw_sched_t *s, int64_t sweep_id) {
   return NULL;
 }
 
-static double num_or(const json_t *obj, const char *key, double def) {
-  const json_t *v = obj ? json_object_get(obj, key) : NULL;
-  return json_is_number(v) ? json_number_value(v) : def;
-}
-
 static int bool_or(const json_t *obj, const char *key, int def) {
   const json_t *v = obj ? json_object_get(obj, key) : NULL;
   return json_is_boolean(v) ? json_is_true(v) : def;
@@ -89,10 +84,8 @@ int sched_sweep_load(sw_sched_t *s, int64_t sweep_id, const char *spec_json, int
                   : NULL;
   sw->spread = bool_or(placement, "spread", 1);
   const json_t *cont = json_object_get(spec, "contamination");
-  sw->load1_max = num_or(cont, "load1_max", 1.5);
-  sw->cpu_other_max = num_or(cont, "cpu_other_max", 0.5);
-  sw->require_windows = bool_or(cont, "require_windows", 1);
-  sw->rerun_once = bool_or(cont, "rerun_once", 1);
+  sw_spec_contamination_from_json(cont, &sw->rules);
+  sw->rerun_once = sw->rules.rerun_once;
   const json_t *pairs = json_object_get(spec, "pairs");
   const json_t *order = json_object_get(pairs, "order");
   snprintf(sw->order, sizeof sw->order, "%s",
@@ -754,11 +747,12 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
         json_is_object(json_object_get(parsed, "metrics")) &&
         (!status || (json_is_string(status) && strcmp(json_string_value(status), "ok") == 0));
   }
+  char why[SW_FLAG_REASON_MAX] = "";
   struct sw_attempt_rec rec = {.run_id = res->run_id,
                                .attempt = res->attempt,
                                .lease_id = res->lease_id,
                                .worker_id = res->worker_id,
-                               .status = sw ? sched_classify(sw, res, result_ok)
+                               .status = sw ? sched_classify(sw, res, result_ok, why, sizeof why)
                                             : (result_ok ? SW_ATTEMPT_OK : SW_ATTEMPT_FAILED),
                                .exit_status = res->exit_status,
                                .started_ms = now,
@@ -769,7 +763,12 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
                                .pre = res->pre,
                                .n_pre = res->n_pre,
                                .during = res->during,
-                               .n_during = res->n_during};
+                               .n_during = res->n_during,
+                               .env_before = res->env_before,
+                               .env_after = res->env_after,
+                               .run_start_wall_ms = res->run_start_wall_ms,
+                               .run_end_wall_ms = res->run_end_wall_ms};
+  rec.flag_reason = why[0] ? why : NULL;
   if (res->n_during > 0) { /* the window tells when the run started, relative to its end */
     /* Offsets come from the worker: a span that is negative or longer than the clock has run
      * is ignored rather than computed with signed overflow. */

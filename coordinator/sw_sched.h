@@ -121,6 +121,10 @@ struct sw_run_result {
   int n_pre;
   const struct sw_window_sample *during;
   int n_during;
+  int quiet;              /* 1: the machine was quiet for settle_s before the run started */
+  const char *env_before; /* the worker's environment JSON before / after the run; may be NULL */
+  const char *env_after;
+  int64_t run_start_wall_ms, run_end_wall_ms; /* the trainer's start and end, worker's wall clock */
 };
 
 /* Stores a result and, when it completes its pair, runs the contamination check, the

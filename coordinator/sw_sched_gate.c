@@ -3,6 +3,7 @@
  * engine, common/sw_gate.h) and sweep completion. Every function here runs inside a transaction
  * opened by its caller in sw_sched.c, so a result and all its consequences commit together. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,23 +11,137 @@
 #include "sw_gate.h"
 #include "sw_sched_int.h"
 
-/* Contamination (DESIGN.md section 5, LAB-PRACTICE rule 4), applied to the worker's windows:
+/* Contamination (DESIGN.md section 5, LAB-PRACTICE rule 4; the reasoning is in
+ * docs/gate-rules.md "Contamination: what flags a run"). A run is judged on sustained evidence,
+ * never on one sample: a one-second spike (cron, the exit of our own previous run, the sampler
+ * catching a process start) costs the trainer a fraction of a percent and used to flag every run.
+ * A sample's cpu_other is the average over the interval since the previous sample (the pre and
+ * during windows are one timeline: the first during sample follows the last pre sample), so a
+ * sample stands for (previous t_ms, its t_ms]; the very first, or one out of order, for
+ * sample_interval_s before it. Time and means below count the part of each interval inside the
+ * span judged: (0, end] for the run, (-settle_s, 0] for the pre window. The sample taken as the
+ * trainer starts (t_ms 0) thus speaks for the seconds before the start, not for the run.
  *  - a failed run (non-zero exit, unusable result) is FAILED whatever its windows say;
  *  - no during-run samples while the spec requires windows: INVALID (nothing shows the machine
  *    was quiet, so the run cannot be trusted);
- *  - the last pre-run sample above load1_max: the machine never became quiet before the run
- *    (the worker's bounded wait ran out): CONTAMINATED;
- *  - any during-run sample with cpu_other above cpu_other_max: something else used the machine
- *    while the trainer ran: CONTAMINATED. load1 during the run is not used, because it counts
- *    the trainer itself (on a CPU Vulkan device it is as high as the core count). */
+ *  - otherwise CONTAMINATED when any of these holds (every one that holds is named in why):
+ *    (a) the worker's quiet wait gave up (!quiet) and the last settle_s seconds of the pre window
+ *        show load: mean cpu_other above cpu_other_mean_max, or more than over_max_s above
+ *        cpu_other_max. A wait that gave up on a window that shows neither is not evidence;
+ *    (b) the during window's mean cpu_other is above cpu_other_mean_max: steady background work;
+ *    (c) the during window spends more than over_max_s above cpu_other_max: a burst long enough
+ *        to cost the trainer real time;
+ *    (d) gpu_foreign is on and a during-run sample saw a process on the trainer's GPU that is not
+ *        ours (gpu_foreign > 0; -1, cannot attribute, is not evidence): discrete evidence, one
+ *        sample is enough;
+ *    (e) load1_max > 0 and the last pre-run load1 is above it. Off by default: load1 is a
+ *        1-minute decaying average that counts the trainer's own threads and our previous run.
+ * load1 during the run is never judged: it counts the trainer itself. */
+struct window_load {
+  int n;         /* samples whose interval overlaps the span judged */
+  double span_s; /* time they stand for inside the span */
+  double mean;   /* time-weighted mean cpu_other, cores */
+  double over_s; /* time with cpu_other above cpu_other_max */
+  double peak;   /* the highest cpu_other above cpu_other_max (0 when none) */
+  int64_t peak_ms;
+};
+
+/* Summarises the run's samples (pre, then during) over the span (lo_ms, hi_ms]. Times are
+ * doubles because t_ms comes from the network: no value of it can overflow the arithmetic. */
+static struct window_load summarise_window(const struct sweep_mem *sw,
+                                           const struct sw_run_result *r, double lo_ms,
+                                           double hi_ms) {
+  struct window_load L = {0};
+  const double nominal_ms = sw->rules.sample_interval_s * 1000.0;
+  double sum = 0, span_ms = 0, over_ms = 0, prev_ms = 0;
+  int have_prev = 0;
+  for (int part = 0; part < 2; part++) {
+    const struct sw_window_sample *w = part ? r->during : r->pre;
+    int n = part ? r->n_during : r->n_pre;
+    for (int i = 0; i < n; i++) {
+      double t = (double)w[i].t_ms, from = have_prev && prev_ms <= t ? prev_ms : t - nominal_ms;
+      prev_ms = t, have_prev = 1;
+      if (from < lo_ms) from = lo_ms;
+      if (t > hi_ms) t = hi_ms;
+      if (t <= from) continue;
+      double d = t - from;
+      L.n++;
+      span_ms += d;
+      sum += d * w[i].cpu_other;
+      if (w[i].cpu_other > sw->rules.cpu_other_max) {
+        over_ms += d;
+        if (w[i].cpu_other > L.peak) L.peak = w[i].cpu_other, L.peak_ms = w[i].t_ms;
+      }
+    }
+  }
+  L.span_s = span_ms / 1000.0;
+  L.over_s = over_ms / 1000.0;
+  L.mean = span_ms > 0 ? sum / span_ms : 0;
+  return L;
+}
+
+/* Appends one reason to why, "; "-separated, truncating at cap. */
+static void add_reason(char *why, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_reason(char *why, size_t cap, const char *fmt, ...) {
+  size_t len = strlen(why);
+  if (len > 0 && len + 2 < cap) {
+    memcpy(why + len, "; ", 3);
+    len += 2;
+  }
+  if (len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why + len, cap - len, fmt, ap);
+  va_end(ap);
+}
+
 enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct sw_run_result *r,
-                                      int result_ok) {
+                                      int result_ok, char *why, size_t cap) {
+  const struct sw_spec_contamination *c = &sw->rules;
+  why[0] = '\0';
   if (!result_ok) return SW_ATTEMPT_FAILED;
-  if (r->n_during == 0 && sw->require_windows) return SW_ATTEMPT_INVALID;
-  if (r->n_pre > 0 && r->pre[r->n_pre - 1].load1 > sw->load1_max) return SW_ATTEMPT_CONTAMINATED;
-  for (int i = 0; i < r->n_during; i++)
-    if (r->during[i].cpu_other > sw->cpu_other_max) return SW_ATTEMPT_CONTAMINATED;
-  return SW_ATTEMPT_OK;
+  if (r->n_during == 0 && c->require_windows) {
+    snprintf(why, cap, "no window samples during the run (contamination.require_windows)");
+    return SW_ATTEMPT_INVALID;
+  }
+  if (!r->quiet && r->n_pre > 0) { /* (a) */
+    struct window_load L = summarise_window(sw, r, -c->settle_s * 1000.0, 0);
+    if (L.n > 0 && (L.mean > c->cpu_other_mean_max || L.over_s > c->over_max_s))
+      add_reason(why, cap,
+                 "not quiet before the run: cpu_other mean %.2f cores over the last %.1f s "
+                 "(limit %.2f), above %.2f for %.1f s (limit %.1f s)",
+                 L.mean, L.span_s, c->cpu_other_mean_max, c->cpu_other_max, L.over_s,
+                 c->over_max_s);
+  }
+  struct window_load D = summarise_window(sw, r, 0, INFINITY);
+  if (D.n > 0 && D.mean > c->cpu_other_mean_max) /* (b) */
+    add_reason(why, cap, "cpu_other mean %.2f cores over %.1f s of the run (limit %.2f)", D.mean,
+               D.span_s, c->cpu_other_mean_max);
+  if (D.over_s > c->over_max_s) /* (c) */
+    add_reason(why, cap,
+               "cpu_other above %.2f cores for %.1f s (limit %.1f s), peak %.2f at %+.1f s",
+               c->cpu_other_max, D.over_s, c->over_max_s, D.peak, D.peak_ms / 1000.0);
+  if (c->gpu_foreign) { /* (d) */
+    int seen = 0, most = 0;
+    int64_t first_ms = 0, last_ms = 0;
+    for (int i = 0; i < r->n_during; i++) {
+      const struct sw_window_sample *w = &r->during[i];
+      if (!w->has_gpu || w->gpu_foreign <= 0) continue;
+      if (!seen++) first_ms = w->t_ms;
+      last_ms = w->t_ms;
+      if (w->gpu_foreign > most) most = w->gpu_foreign;
+    }
+    if (seen)
+      add_reason(why, cap,
+                 "%d foreign process(es) on the trainer's GPU from %+.1f s to %+.1f s (%d of %d "
+                 "samples)",
+                 most, first_ms / 1000.0, last_ms / 1000.0, seen, r->n_during);
+  }
+  if (c->load1_max > 0 && r->n_pre > 0 && r->pre[r->n_pre - 1].load1 > c->load1_max) /* (e) */
+    add_reason(why, cap, "load1 %.2f before the run, above load1_max %.2f",
+               r->pre[r->n_pre - 1].load1, c->load1_max);
+  return why[0] ? SW_ATTEMPT_CONTAMINATED : SW_ATTEMPT_OK;
 }
 
 static int step_done(sw_sched_t *s, sqlite3_stmt *st, const char *what, struct sw_err *err) {
@@ -208,11 +323,18 @@ static double dbl_or(const json_t *o, const char *k, double def) {
   return json_is_number(v) ? json_number_value(v) : def;
 }
 
+static const char *guard_metric(const struct sweep_mem *sw) {
+  const json_t *m =
+      json_object_get(json_object_get(json_object_get(sw->spec, "gate"), "guard"), "metric");
+  return json_is_string(m) ? json_string_value(m) : "psnr_db";
+}
+
 /* The gate engine's configuration from the spec's gate and pairs sections. */
 static void gate_config(const struct sweep_mem *sw, const char *name, int n_target, int n_max,
                         struct sw_gate_config *cfg) {
   sw_gate_config_default(cfg);
   snprintf(cfg->name, sizeof cfg->name, "%s", name);
+  snprintf(cfg->guard_metric, sizeof cfg->guard_metric, "%s", guard_metric(sw));
   const json_t *g = json_object_get(sw->spec, "gate");
   const json_t *dir = json_object_get(g, "direction");
   cfg->direction = json_is_string(dir) && strcmp(json_string_value(dir), "higher") == 0
@@ -237,11 +359,6 @@ static void gate_config(const struct sweep_mem *sw, const char *name, int n_targ
   cfg->boot_seed = 1; /* fixed: the same data always gives the same verdict */
 }
 
-static const char *guard_metric(const struct sweep_mem *sw) {
-  const json_t *m =
-      json_object_get(json_object_get(json_object_get(sw->spec, "gate"), "guard"), "metric");
-  return json_is_string(m) ? json_string_value(m) : "psnr_db";
-}
 
 /* Loads the gate's completed pairs into the engine's input form. *pairs_out malloc'd. */
 static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
@@ -255,12 +372,13 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
   "THEN a.splats_final WHEN 'splats_mean' THEN a.splats_mean WHEN 'gpu_busy_frac' THEN "           \
   "a.gpu_busy_frac ELSE json_extract(a.result_json, '$.metrics.' || ?" P ") END"
   static const char *const SQL =
-      "SELECT p.idx, p.worker_id, p.ord, p.replaces, r.arm, a.status, " METRIC_OF(
-          "2") ", " METRIC_OF("3") " FROM pairs p JOIN runs r ON r.pair_id = p.id JOIN attempts a "
-                                   "ON "
-                                   "a.run_id = r.id AND a.attempt = p.attempt WHERE p.gate_id = ?1 "
-                                   "AND p.status = 'done' "
-                                   "ORDER BY p.idx, r.position";
+      /* The machine is the worker's host (its fingerprint's machine_id): local workers, or
+       * several GPUs of one host, are one machine to the statistics (DESIGN.md section 5). */
+      "SELECT p.idx, COALESCE(json_extract(w.fingerprint_json, '$.machine_id'), p.worker_id), "
+      "p.ord, p.replaces, r.arm, a.status, " METRIC_OF("2") ", " METRIC_OF(
+          "3") " FROM pairs p JOIN runs r ON r.pair_id = p.id JOIN attempts a ON a.run_id = r.id "
+               "AND a.attempt = p.attempt LEFT JOIN workers w ON w.id = p.worker_id WHERE "
+               "p.gate_id = ?1 AND p.status = 'done' ORDER BY p.idx, r.position";
 #undef METRIC_OF
   sqlite3_stmt *st;
   int rc = sw_store_stmt(s->store, SQL, &st, err);

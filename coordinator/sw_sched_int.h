@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "sw_sched.h"
+#include "sw_spec.h" /* struct sw_spec_contamination and its defaults (header-only) */
 
 /* An active (running) sweep with the parts of its spec the scheduler consults. */
 struct sweep_mem {
@@ -22,9 +23,9 @@ struct sweep_mem {
   json_t *match;   /* placement.match object (borrowed from spec) or NULL */
   int spread;
   char runner[16]; /* "exec" or "builtin": workers that list capabilities must offer it */
-  /* contamination rules */
-  double load1_max, cpu_other_max;
-  int require_windows, rerun_once;
+  /* contamination rules: the stored spec's, defaults filled (sw_spec_contamination_from_json) */
+  struct sw_spec_contamination rules;
+  int rerun_once; /* rules.rerun_once, as the pair check reads it */
   /* what every lease of the sweep carries (owned) */
   char *trainer_json, *scene_json, *contamination_json;
   /* gate settings (gate sweeps) */
@@ -84,9 +85,11 @@ int sched_lease_close_db(sw_sched_t *s, int64_t lease_id, const char *state, int
                          struct sw_err *err);
 
 /* sw_sched_gate.c: the post-pair logic. Every function runs inside the caller's transaction. */
-/* Classifies a finished run from its exit status, result and windows. */
+#define SW_FLAG_REASON_MAX 512 /* one attempt's flag reason, NUL included */
+/* Classifies a finished run from its exit status, result and windows; why (cap bytes) gets the
+ * reason in words when the run is not OK, else "". */
 enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct sw_run_result *r,
-                                      int result_ok);
+                                      int result_ok, char *why, size_t cap);
 /* Called after a result was stored: when every run of the pair's current attempt has a result,
  * closes the lease, marks the pair done (or re-queues / fails it), adds a replacement pair for
  * a contaminated one, and lets the gate decide. */

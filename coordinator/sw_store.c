@@ -141,6 +141,24 @@ static const char *const MIGRATIONS[] = {
     "CREATE INDEX checkpoints_by_attempt ON checkpoints (attempt_id);"
     "CREATE INDEX events_by_sweep ON events (sweep_id, t_ms);"
     "CREATE INDEX sweeps_by_status ON sweeps (status);",
+
+    /* v3: honest windows. Samples say who was busy (trainer, splatsweep itself, others) and what
+     * the trainer's GPU did; an attempt keeps why it was flagged and the worker's environment
+     * (trainer, shaders, driver) before and after it ran, and when the trainer ran by the worker's
+     * wall clock (so runs of workers on one host can be shown not to overlap). */
+    "ALTER TABLE windows ADD COLUMN cpu_trainer REAL;"
+    "ALTER TABLE windows ADD COLUMN cpu_self REAL;"
+    "ALTER TABLE windows ADD COLUMN gpu_util REAL;"
+    "ALTER TABLE windows ADD COLUMN gpu_sm_mhz REAL;"
+    "ALTER TABLE windows ADD COLUMN gpu_temp_c REAL;"
+    "ALTER TABLE windows ADD COLUMN gpu_power_w REAL;"
+    "ALTER TABLE windows ADD COLUMN gpu_throttle INTEGER;"
+    "ALTER TABLE windows ADD COLUMN gpu_foreign INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN flag_reason TEXT;"
+    "ALTER TABLE attempts ADD COLUMN env_before TEXT;"
+    "ALTER TABLE attempts ADD COLUMN env_after TEXT;"
+    "ALTER TABLE attempts ADD COLUMN run_start_wall_ms INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN run_end_wall_ms INTEGER;",
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == SW_STORE_SCHEMA_VERSION,
@@ -426,8 +444,9 @@ static void bind_str_at(sqlite3_stmt *st, int idx, const json_t *obj, const char
 static int put_windows(sw_store_t *store, int64_t attempt_id, const char *phase,
                        const struct sw_window_sample *w, int n, struct sw_err *err) {
   static const char *const SQL =
-      "INSERT INTO windows (attempt_id, phase, t_ms, load1, cpu_other, cpu_total, mem_avail) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+      "INSERT INTO windows (attempt_id, phase, t_ms, load1, cpu_other, cpu_total, mem_avail, "
+      "cpu_trainer, cpu_self, gpu_util, gpu_sm_mhz, gpu_temp_c, gpu_power_w, gpu_throttle, "
+      "gpu_foreign) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
   for (int i = 0; i < n; i++) {
     sqlite3_stmt *st;
     int rc = sw_store_stmt(store, SQL, &st, err);
@@ -439,6 +458,19 @@ static int put_windows(sw_store_t *store, int64_t attempt_id, const char *phase,
     sqlite3_bind_double(st, 5, w[i].cpu_other);
     sqlite3_bind_double(st, 6, w[i].cpu_total);
     sqlite3_bind_double(st, 7, w[i].mem_avail);
+    sqlite3_bind_double(st, 8, w[i].cpu_trainer);
+    sqlite3_bind_double(st, 9, w[i].cpu_self);
+    if (w[i].has_gpu) {
+      sqlite3_bind_double(st, 10, w[i].gpu_util);
+      sqlite3_bind_double(st, 11, w[i].gpu_sm_mhz);
+      sqlite3_bind_double(st, 12, w[i].gpu_temp_c);
+      sqlite3_bind_double(st, 13, w[i].gpu_power_w);
+      sqlite3_bind_int64(st, 14, (sqlite3_int64)w[i].gpu_throttle);
+      sqlite3_bind_int(st, 15, w[i].gpu_foreign);
+    } else {
+      for (int k = 10; k <= 15; k++)
+        sqlite3_bind_null(st, k);
+    }
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return sw_store_fail(store, err, "inserting window sample");
@@ -505,8 +537,9 @@ int sw_store_put_attempt(sw_store_t *store, const struct sw_attempt_rec *rec, in
       "INSERT INTO attempts (run_id, attempt, lease_id, worker_id, status, exit_status, "
       "started_ms, finished_ms, result_json, error_text, train_s, wall_s, psnr_db, ssim, "
       "iterations, splats_final, splats_mean, gpu_busy_frac, trainer_sha256, shaders_sha256, "
-      "scene_sha256, config_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-      "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+      "scene_sha256, config_sha256, flag_reason, env_before, env_after, run_start_wall_ms, "
+      "run_end_wall_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+      "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)";
   *duplicate = 0;
   if (sqlite3_get_autocommit(store->db))
     return sw_err_set(err, SW_ESTATE, "sw_store_put_attempt called outside a transaction");
@@ -562,6 +595,20 @@ int sw_store_put_attempt(sw_store_t *store, const struct sw_attempt_rec *rec, in
   bind_str_at(st, 20, trainer, "shaders_sha256");
   bind_str_at(st, 21, scene, "sha256");
   bind_str_at(st, 22, result, "config_sha256");
+  const char *texts[3] = {rec->flag_reason, rec->env_before, rec->env_after};
+  for (int k = 0; k < 3; k++) {
+    if (texts[k])
+      sqlite3_bind_text(st, 23 + k, texts[k], -1, SQLITE_STATIC);
+    else
+      sqlite3_bind_null(st, 23 + k);
+  }
+  const int64_t walls[2] = {rec->run_start_wall_ms, rec->run_end_wall_ms};
+  for (int k = 0; k < 2; k++) {
+    if (walls[k] > 0)
+      sqlite3_bind_int64(st, 26 + k, walls[k]);
+    else
+      sqlite3_bind_null(st, 26 + k);
+  }
   rc = sqlite3_step(st);
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) {

@@ -23,7 +23,7 @@
 #include "sw_err.h"
 
 /* The schema version this build writes; see docs/store.md for what each version added. */
-#define SW_STORE_SCHEMA_VERSION 2
+#define SW_STORE_SCHEMA_VERSION 3
 
 typedef struct sw_store sw_store_t;
 
@@ -89,6 +89,12 @@ struct sw_window_sample {
   double cpu_other; /* cores busy outside the trainer's process tree */
   double cpu_total; /* cores busy in total */
   double mem_avail; /* available memory, bytes */
+  double cpu_trainer; /* cores busy in the trainer's process tree */
+  double cpu_self;    /* cores busy in splatsweep's own processes */
+  int has_gpu;        /* the gpu_* figures were sampled (else stored as NULL) */
+  double gpu_util, gpu_sm_mhz, gpu_temp_c, gpu_power_w;
+  uint64_t gpu_throttle;
+  int gpu_foreign; /* processes on the trainer's GPU that are not ours; -1 cannot tell */
 };
 
 /* Status of one attempt of one run. */
@@ -117,6 +123,10 @@ struct sw_attempt_rec {
   int n_pre;
   const struct sw_window_sample *during;
   int n_during;
+  const char *flag_reason; /* why the attempt is contaminated / invalid; NULL otherwise */
+  const char *env_before;  /* the worker's environment JSON before / after the run; may be NULL */
+  const char *env_after;
+  int64_t run_start_wall_ms, run_end_wall_ms; /* the worker's wall clock; 0 unknown */
 };
 
 /* Stores an attempt with its windows, and (parsed from result_json) its metric columns, kernels,

@@ -13,8 +13,11 @@
 #ifdef __APPLE__
 #include <sys/sysctl.h>
 #endif
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "sw_sha256.h"
 
 static void copy(char *dst, size_t cap, const char *src) {
   snprintf(dst, cap, "%s", src ? src : "");
@@ -71,18 +74,18 @@ static unsigned long long mem_total(void) {
   return 0;
 }
 
-/* Runs `splat_train devices --json` and takes the first device. The command's output is small,
- * so reading it through popen is fine; the worker calls this once at start-up. */
-static void gpu_from_trainer(const char *splat_train, struct sw_msg_fingerprint *fp) {
+/* Runs `splat_train devices --json` and returns its first device object (caller decrefs), or
+ * NULL. The command's output is small, so reading it through popen is fine. */
+static json_t *first_device(const char *splat_train) {
   if (!splat_train || access(splat_train, X_OK) != 0)
-    return;
+    return NULL;
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "'%s' devices --json 2>/dev/null", splat_train);
   if (strchr(splat_train, '\''))
-    return; /* quoting would break; skip the optional GPU part rather than risk the shell */
+    return NULL; /* quoting would break; skip the optional GPU part rather than risk the shell */
   FILE *p = popen(cmd, "r");
   if (!p)
-    return;
+    return NULL;
   char *buf = NULL;
   size_t len = 0, cap = 0;
   char chunk[4096];
@@ -102,14 +105,22 @@ static void gpu_from_trainer(const char *splat_train, struct sw_msg_fingerprint 
   int st = pclose(p);
   if (!buf || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     free(buf);
-    return;
+    return NULL;
   }
   json_t *root = json_loads(buf, 0, NULL);
   free(buf);
   if (!root)
-    return;
+    return NULL;
   json_t *dev = json_is_array(root) ? json_array_get(root, 0)
                                     : json_array_get(json_object_get(root, "devices"), 0);
+  json_t *out = json_is_object(dev) ? json_incref(dev) : NULL;
+  json_decref(root);
+  return out;
+}
+
+/* The worker calls this once at start-up. */
+static void gpu_from_trainer(const char *splat_train, struct sw_msg_fingerprint *fp) {
+  json_t *dev = first_device(splat_train);
   if (json_is_object(dev)) {
     copy(fp->gpu_name, sizeof fp->gpu_name, json_string_value(json_object_get(dev, "name")));
     copy(fp->gpu_driver, sizeof fp->gpu_driver, json_string_value(json_object_get(dev, "driver")));
@@ -119,7 +130,84 @@ static void gpu_from_trainer(const char *splat_train, struct sw_msg_fingerprint 
     copy(fp->gpu_api, sizeof fp->gpu_api, json_string_value(api));
     fp->gpu_kind = sw_gpu_kind_parse(json_string_value(json_object_get(dev, "kind")));
   }
-  json_decref(root);
+  json_decref(dev);
+}
+
+void sw_fingerprint_machine_id(char *out, size_t cap) {
+  out[0] = '\0';
+#ifdef __APPLE__
+  size_t len = cap;
+  if (sysctlbyname("kern.uuid", out, &len, NULL, 0) != 0)
+    out[0] = '\0';
+#else
+  static const char *const files[] = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
+  for (size_t i = 0; i < 2 && !out[0]; i++) {
+    FILE *f = fopen(files[i], "r");
+    if (!f)
+      continue;
+    if (!fgets(out, (int)cap, f))
+      out[0] = '\0';
+    fclose(f);
+    trim(out);
+  }
+#endif
+  if (!out[0] && gethostname(out, cap) != 0)
+    snprintf(out, cap, "unknown-host");
+  out[cap - 1] = '\0';
+}
+
+/* command[0] of an exec trainer, resolved on PATH like execvp does, into out. */
+static int exec_path(const char *trainer_json, char *out, size_t cap) {
+  json_t *t = json_loads(trainer_json ? trainer_json : "{}", 0, NULL);
+  const char *prog = json_string_value(
+      json_array_get(json_object_get(json_object_get(t, "exec"), "command"), 0));
+  int found = 0;
+  if (prog && strchr(prog, '/')) {
+    snprintf(out, cap, "%s", prog);
+    found = 1;
+  } else if (prog && *prog) {
+    const char *path = getenv("PATH");
+    char dir[4096];
+    while (path && *path && !found) {
+      size_t n = strcspn(path, ":");
+      snprintf(dir, sizeof dir, "%.*s", (int)n, path);
+      snprintf(out, cap, "%s/%s", n ? dir : ".", prog);
+      struct stat st;
+      found = stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0;
+      path += n + (path[n] == ':');
+    }
+  }
+  json_decref(t);
+  return found;
+}
+
+char *sw_fingerprint_env(const char *splat_train, const char *trainer_json) {
+  json_t *t = json_loads(trainer_json ? trainer_json : "{}", 0, NULL);
+  int is_exec = json_object_get(t, "exec") != NULL;
+  json_decref(t);
+  char exe[4200], hex[SW_SHA256_HEX_LEN];
+  const char *bin = NULL;
+  if (is_exec)
+    bin = exec_path(trainer_json, exe, sizeof exe) ? exe : NULL;
+  else
+    bin = splat_train;
+  json_t *o = json_object();
+  if (!o)
+    return NULL;
+  if (bin && sw_sha256_file(bin, hex, NULL) == 0)
+    json_object_set_new(o, "trainer_sha256", json_string(hex));
+  else
+    json_object_set_new(o, "trainer_sha256", json_null());
+  json_t *dev = first_device(splat_train);
+  static const char *const keys[2][2] = {{"device", "name"}, {"driver", "driver"}};
+  for (int k = 0; k < 2; k++) {
+    const char *v = json_string_value(json_object_get(dev, keys[k][1]));
+    json_object_set_new(o, keys[k][0], json_string(v ? v : ""));
+  }
+  json_decref(dev);
+  char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+  json_decref(o);
+  return s;
 }
 
 int sw_fingerprint_collect(const char *splat_train, struct sw_msg_fingerprint *fp,
@@ -139,6 +227,7 @@ int sw_fingerprint_collect(const char *splat_train, struct sw_msg_fingerprint *f
     copy(fp->hostname, sizeof fp->hostname, host);
   }
   cpu_model(fp->cpu_model, sizeof fp->cpu_model);
+  sw_fingerprint_machine_id(fp->machine_id, sizeof fp->machine_id);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   fp->cores = cores > 0 ? (uint32_t)cores : 0;
   fp->mem_bytes = mem_total();

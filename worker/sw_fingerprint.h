@@ -16,4 +16,17 @@
 int sw_fingerprint_collect(const char *splat_train, struct sw_msg_fingerprint *fp,
                            struct sw_err *err);
 
+/* The host's identity into out (cap bytes): /etc/machine-id (or /var/lib/dbus/machine-id) on
+ * Linux, kern.uuid on macOS, else the host name. Workers on one host share it: the gate counts
+ * machines by it, and default worker ids start with it. */
+void sw_fingerprint_machine_id(char *out, size_t cap);
+
+/* The environment a run's numbers depend on, as a compact JSON object (malloc'd, caller frees;
+ * NULL only when out of memory): {"trainer_sha256": the builtin trainer's or the exec trainer's
+ * executable (command[0], searched on PATH), "device": ..., "driver": ... from `splat-train
+ * devices --json`}. Taken before and after every run; a change inside a pair invalidates it
+ * (docs/gate-rules.md). trainer_json is the run's trainer object ({"builtin":{}} or
+ * {"exec":{"command":[...]}}); splat_train may be NULL. */
+char *sw_fingerprint_env(const char *splat_train, const char *trainer_json);
+
 #endif

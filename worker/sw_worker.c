@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include "sw_codec.h"
 #include "sw_fingerprint.h"
 #include "sw_fs.h"
+#include "sw_gpu.h"
+#include "sw_hostlock.h"
 #include "sw_log.h"
 #include "sw_runner.h"
 #include "sw_sampler.h"
@@ -29,7 +32,7 @@
 #define RESEND_EVERY_HB 15 /* heartbeat intervals between resends of unacknowledged results */
 
 enum session_state { S_DISCONNECTED, S_HELLO_SENT, S_CONNECTED };
-enum run_phase { P_NONE, P_PREP, P_QUIET, P_RUN };
+enum run_phase { P_NONE, P_LOCK, P_PREP, P_QUIET, P_RUN };
 
 struct window {
   struct sw_msg_sample *s;
@@ -49,6 +52,9 @@ struct worker {
   struct sw_msg hello; /* built once; its lists are malloc'd */
   sw_spool_t *spool;
   sw_sampler_t *sampler;
+  sw_gpu_t *gpu;           /* NVML, when the machine has it */
+  sw_hostlock_t *hostlock; /* NULL when this worker shares the host (--shared-host) */
+  int64_t lock_wait_ms, lock_logged_ms;
   char runs_dir[4200], scenes_dir[4200];
 
   /* current lease */
@@ -66,6 +72,9 @@ struct worker {
   int64_t quiet_start_ms, run_start_ms, last_sample_ms, last_progress_ms, sample_every_ms;
   struct window pre, during;
   sw_runner_t *runner;
+  pid_t trainer_pgid; /* attributed by the sampler from start until the last sample */
+  char *env_before;   /* the environment when the current run started (malloc'd) */
+  int64_t run_start_wall_ms;
   char run_dir[4400];
   int abandon; /* the lease is being dropped: no result is sent for the running trainer */
 };
@@ -235,6 +244,38 @@ static void window_push(struct window *win, const struct sw_load_sample *s) {
   d->cpu_other = s->cpu_other >= 0 ? s->cpu_other : 0;
   d->cpu_total = s->cpu_total >= 0 ? s->cpu_total : 0;
   d->mem_avail = s->mem_avail > 0 ? (uint64_t)s->mem_avail : 0;
+  d->cpu_trainer = s->cpu_trainer >= 0 ? s->cpu_trainer : 0;
+  d->cpu_self = s->cpu_self >= 0 ? s->cpu_self : 0;
+  d->has_gpu = false;
+  d->gpu_util = d->gpu_sm_mhz = d->gpu_temp_c = d->gpu_power_w = 0;
+  d->gpu_throttle = 0;
+  d->gpu_foreign = s->gpu_users >= 0 ? s->gpu_users : -1;
+}
+
+static int pid_is_ours(void *ctx, int32_t pid) {
+  return sw_sampler_is_ours(((struct worker *)ctx)->sampler, (pid_t)pid);
+}
+
+/* The NVML figures of the trainer's GPU into the newest sample of win. A foreign process seen
+ * by NVML or through the device nodes counts; the larger of the two counts is kept. */
+static void add_gpu(struct worker *w, struct window *win) {
+  if (!w->gpu || !win || win->n == 0)
+    return;
+  struct sw_gpu_sample g;
+  struct sw_err err = {0};
+  if (sw_gpu_sample(w->gpu, pid_is_ours, w, &g, &err)) {
+    sw_log_debug("gpu sampler: %s", err.msg);
+    return;
+  }
+  struct sw_msg_sample *d = &win->s[win->n - 1];
+  d->has_gpu = true;
+  d->gpu_util = isfinite(g.util_pct) && g.util_pct >= 0 ? g.util_pct : 0;
+  d->gpu_sm_mhz = isfinite(g.sm_mhz) && g.sm_mhz >= 0 ? g.sm_mhz : 0;
+  d->gpu_temp_c = isfinite(g.temp_c) && g.temp_c >= 0 ? g.temp_c : 0;
+  d->gpu_power_w = isfinite(g.power_w) && g.power_w >= 0 ? g.power_w : 0;
+  d->gpu_throttle = g.throttle == SW_GPU_THROTTLE_UNKNOWN ? 0 : g.throttle;
+  if (g.n_foreign > d->gpu_foreign)
+    d->gpu_foreign = g.n_foreign;
 }
 
 static void window_reset(struct window *win) { win->n = 0; }
@@ -242,14 +283,17 @@ static void window_reset(struct window *win) { win->n = 0; }
 static void take_sample(struct worker *w, struct window *win, int64_t t) {
   struct sw_load_sample s;
   struct sw_err err = {0};
-  pid_t pg = w->runner ? sw_runner_pgid(w->runner) : 0;
-  if (sw_sampler_sample(w->sampler, pg, t, &s, &err)) {
+  if (sw_sampler_sample(w->sampler, t, &s, &err)) {
     sw_log_warn("load sampler: %s", err.msg);
     return;
   }
   w->last_sample_ms = t;
-  if (win)
+  if (win) {
     window_push(win, &s);
+    add_gpu(w, win);
+    if (win->n)
+      s.gpu_users = win->s[win->n - 1].gpu_foreign;
+  }
   if (w->phase == P_QUIET) {
     int q = sw_quiet_feed(&w->quiet, &s);
     if (q != SW_QUIET_WAIT)
@@ -269,11 +313,32 @@ static void end_prep_child(struct worker *w) {
   }
 }
 
+/* The trainer is gone (reaped): its attribution ends once its last sample was taken. */
+static void end_trainer(struct worker *w) {
+  if (!w->trainer_pgid)
+    return;
+  struct sw_err err = {0};
+  if (sw_sampler_trainer_end(w->sampler, &err))
+    sw_log_warn("load sampler: %s", err.msg);
+  w->trainer_pgid = 0;
+}
+
+static void release_host(struct worker *w) {
+  if (sw_hostlock_held(w->hostlock)) {
+    sw_hostlock_release(w->hostlock);
+    sw_log_debug("host measurement lock released");
+  }
+}
+
 static void drop_lease(struct worker *w, const char *why) {
   if (w->have_lease)
     sw_log_info("lease %" PRIu64 " dropped: %s", lease_id(w), why);
   end_prep_child(w);
   sw_runner_destroy(&w->runner);
+  end_trainer(w);
+  release_host(w);
+  free(w->env_before);
+  w->env_before = NULL;
   sw_msg_clear(&w->assign);
   w->have_lease = 0;
   w->phase = P_NONE;
@@ -382,6 +447,12 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   f->n_samples = w->during.n;
   f->pre_samples = w->pre.s;
   f->n_pre_samples = w->pre.n;
+  /* The environment after the run, compared by the coordinator with the one before it. */
+  char *env_after = w->env_before ? sw_fingerprint_env(w->o->splat_train, run->trainer_json) : NULL;
+  f->env_before = w->env_before;
+  f->env_after = env_after;
+  f->run_start_wall_ms = w->run_start_wall_ms;
+  f->run_end_wall_ms = w->run_start_wall_ms ? sw_clock_wall_ms() : 0;
   m.seq = ++w->seq;
   uint8_t *buf = NULL;
   size_t len = 0;
@@ -411,7 +482,12 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
               exit_status, wall_s, error ? ": " : "", error ? error : "");
   free(result_json);
   free(error);
+  free(env_after);
+  free(w->env_before);
+  w->env_before = NULL;
+  w->run_start_wall_ms = 0;
   sw_runner_destroy(&w->runner);
+  end_trainer(w);
   if (w->run_dir[0] && !w->o->keep_runs)
     sw_fs_rm_rf(w->run_dir, NULL);
   w->run_dir[0] = '\0';
@@ -425,6 +501,7 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   d.u.lease_done.lease_id = a->lease_id;
   d.u.lease_done.epoch = a->epoch;
   send_msg(w, &d);
+  release_host(w);
   w->have_lease = 0; /* keep assign for the log line, then clear */
   sw_msg_clear(&w->assign);
   w->phase = P_NONE;
@@ -441,9 +518,20 @@ static void begin_quiet(struct worker *w) {
   window_reset(&w->pre);
   window_reset(&w->during);
   w->sample_every_ms = c->sample_interval_s > 0 ? (int64_t)(c->sample_interval_s * 1000.0) : 1000;
-  sw_quiet_begin(&w->quiet, c->load1_max, c->cpu_other_max, (int64_t)(c->settle_s * 1000.0),
-                 (int64_t)(c->max_wait_s * 1000.0), t);
-  take_sample(w, &w->pre, t);
+  struct sw_quiet_rules rules = {.load1_max = c->load1_max,
+                                 .cpu_other_max = c->cpu_other_max,
+                                 .cpu_other_mean_max = c->cpu_other_mean_max,
+                                 .over_max_ms = (int64_t)(c->over_max_s * 1000.0),
+                                 .settle_ms = (int64_t)(c->settle_s * 1000.0),
+                                 .max_wait_ms = (int64_t)(c->max_wait_s * 1000.0),
+                                 .gpu_foreign = c->gpu_foreign};
+  sw_quiet_begin(&w->quiet, &rules, t);
+  /* The settle window starts now, after the previous trainer was reaped and this worker's own
+   * preparation (scene, hashing, spooling) is done: the interval before is not part of it. */
+  struct sw_err err = {0};
+  if (sw_sampler_prime(w->sampler, t, &err))
+    sw_log_warn("load sampler: %s", err.msg);
+  w->last_sample_ms = t;
 }
 
 static void on_progress(void *ctx, const struct sw_runner_progress *p) {
@@ -469,8 +557,11 @@ static void on_progress(void *ctx, const struct sw_runner_progress *p) {
 static void start_trainer(struct worker *w) {
   const struct sw_msg_assign *a = &w->assign.u.assign;
   const struct sw_msg_run *run = &a->runs[w->run_idx];
+  free(w->env_before);
+  w->env_before = sw_fingerprint_env(w->o->splat_train, run->trainer_json);
   int64_t t = now_ms();
   w->run_start_ms = t;
+  w->run_start_wall_ms = sw_clock_wall_ms();
   snprintf(w->run_dir, sizeof w->run_dir, "%s/l%" PRIu64 "-r%" PRIu64 "-a%u", w->runs_dir,
            a->lease_id, run->run_id, a->attempt);
   sw_fs_rm_rf(w->run_dir, NULL);
@@ -498,6 +589,9 @@ static void start_trainer(struct worker *w) {
   w->phase = P_RUN;
   w->last_sample_ms = 0;
   w->last_progress_ms = 0;
+  w->trainer_pgid = sw_runner_pgid(w->runner);
+  if (sw_sampler_trainer_begin(w->sampler, w->trainer_pgid, &err))
+    sw_log_warn("load sampler: %s", err.msg);
   sw_log_info("run %" PRIu64 " (%s, attempt %u) started in %s", run->run_id, run->arm, a->attempt,
               w->run_dir);
   take_sample(w, &w->during, t);
@@ -507,6 +601,26 @@ static void start_trainer(struct worker *w) {
 static void step_lease(struct worker *w, int64_t t) {
   if (!w->have_lease)
     return;
+  if (w->phase == P_LOCK) {
+    char who[128];
+    struct sw_err err = {0};
+    int got = sw_hostlock_try(w->hostlock, who, sizeof who, &err);
+    if (got < 0) {
+      /* A lock that cannot be taken at all must not stop measuring: say so and go on. */
+      sw_log_error("%s: measuring without the host lock", err.msg);
+      got = 1;
+    }
+    if (!got) {
+      if (t - w->lock_logged_ms >= 30000) {
+        sw_log_info("waiting for the host measurement lock (held by %s)", who[0] ? who : "?");
+        w->lock_logged_ms = t;
+      }
+      return;
+    }
+    sw_log_debug("host measurement lock taken after %.1f s", (double)(t - w->lock_wait_ms) / 1e3);
+    start_prep(w);
+    return;
+  }
   if (w->phase == P_PREP) {
     if (w->prep_fd >= 0) {
       for (;;) {
@@ -612,6 +726,13 @@ static void on_assign(struct worker *w, struct sw_msg *m) {
   sw_log_info("lease %" PRIu64 " (epoch %" PRIu64 "): %zu run(s), pair %" PRIu64 " attempt %u",
               w->assign.u.assign.lease_id, w->assign.u.assign.epoch, w->assign.u.assign.n_runs,
               w->assign.u.assign.pair_id, w->assign.u.assign.attempt);
+  /* One measurement at a time per host: the lease (scene preparation, settle windows and both
+   * runs) waits for the host lock, unless this worker or the spec shares the host. */
+  if (w->hostlock && !w->assign.u.assign.contamination.shared_host) {
+    w->phase = P_LOCK;
+    w->lock_wait_ms = w->lock_logged_ms = now_ms();
+    return;
+  }
   start_prep(w);
 }
 
@@ -765,8 +886,20 @@ static int setup(struct worker *w, struct sw_err *err) {
   snprintf(w->scenes_dir, sizeof w->scenes_dir, "%s/scenes", wd);
   if ((rc = sw_fs_mkdir_p(w->runs_dir, err)) || (rc = sw_fs_mkdir_p(w->scenes_dir, err)))
     return rc;
-  if ((rc = sw_sampler_new("/proc", &w->sampler, err)))
+  /* In local mode `splatsweep local` (the coordinator and every local worker) is splatsweep's
+   * own process tree; it says so through SW_SELF_ROOT_PID. */
+  const char *root_env = getenv("SW_SELF_ROOT_PID");
+  pid_t root = root_env ? (pid_t)atol(root_env) : 0;
+  if ((rc = sw_sampler_new("/proc", getpid(), root > 0 ? root : getpid(), &w->sampler, err)))
     return rc;
+  if ((rc = sw_gpu_open(&w->gpu, err)))
+    return rc;
+  if (!o->shared_host) {
+    const char *lp = o->host_lock && *o->host_lock ? o->host_lock : getenv("SW_HOST_LOCK");
+    if ((rc = sw_hostlock_open(lp && *lp ? lp : "/tmp/splatsweep-measure.lock", w->id,
+                               &w->hostlock, err)))
+      return rc;
+  }
   return build_hello(w, err);
 }
 
@@ -864,6 +997,8 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
     }
   }
   drop_lease(w, "worker stopping");
+  sw_hostlock_close(&w->hostlock);
+  sw_gpu_close(&w->gpu);
   close_socket(w);
   sw_msg_clear(&w->hello);
   sw_spool_close(&w->spool);

@@ -38,6 +38,10 @@ struct sw_worker_opts {
   int heartbeat_ms;        /* before Welcome (then the coordinator's value); 0 = 1000 */
   int64_t grace_ms;        /* SIGTERM -> SIGKILL; 0 = 5000 */
   int keep_runs;           /* keep run directories after delivery (debugging) */
+  const char *host_lock;   /* the host measurement lock file; NULL: $SW_HOST_LOCK, else
+                            * /tmp/splatsweep-measure.lock */
+  int shared_host;         /* 1: this worker owns a separate device and accepts sharing the host
+                            * with other workers' runs (no host lock; docs/operations.md) */
   const volatile sig_atomic_t *stop; /* non-zero ends the loop; may be NULL */
 };
 

@@ -18,7 +18,6 @@ arms:
   on: {radix_passes: skip}
 pairs: {n: 1, max: 1, order: alternate}
 gate: {metric: train_s, direction: lower}
-contamination: {load1_max: 1000, cpu_other_max: 1000, settle_s: 0, max_wait_s: 5, sample_interval_s: 0.2}
 YAML
 "$SW" local "$T/builtin.yaml" --workers 1 --db "$T/db/sw.db" --heartbeat-ms 200 >"$T/local.out" 2>"$T/local.log" ||
   fail "local exited $?"

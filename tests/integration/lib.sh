@@ -29,6 +29,10 @@ command -v jq >/dev/null || { echo "FAIL: these tests need jq (apt-get install j
 T=$(mktemp -d "/tmp/sw-it-$(basename "$0" .sh)-XXXXXX")
 PIDS=()
 export SW_LOG=${SW_LOG:-info}
+# The host measurement lock of this test's workers: they take it in turn as on any host, and the
+# test does not wait for a real worker or another checkout's tests measuring on this machine.
+export SW_HOST_LOCK="$T/host.lock"
+
 
 # The trainers a killed worker leaves behind: found by their command line naming $T.
 scratch_pids() {
@@ -61,7 +65,7 @@ cleanup() {
     echo "---- logs of the failed test ($T) ----" >&2
     for f in "$T"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -n 40 "$f" >&2; }; done
   fi
-  rm -rf "$T"
+  [ -n "${SW_IT_KEEP:-}" ] || rm -rf "$T"
   exit $rc
 }
 trap cleanup EXIT
@@ -102,7 +106,11 @@ gate:
   direction: lower
   rule: {k: 2.0, floor: 0.01}
   guard: {metric: psnr_db, max_drop: 0.05}
-contamination: {load1_max: 1000, cpu_other_max: 1000, settle_s: 0, max_wait_s: 5, require_windows: true, rerun_once: true}
+# The contamination limits are the defaults. These tests judge the protocol (leases, restarts,
+# placement), not load, and run many sub-second fake runs: the settle window is shortened from
+# the default 5 s so that each test stays well under a minute. That makes the quiet wait
+# easier to pass, never a run easier to keep: every window is still judged by the defaults.
+contamination: {settle_s: 0.5, sample_interval_s: 0.25}
 YAML
 }
 

@@ -33,14 +33,15 @@ enum {
   FLEET,
   N_SWEEPS
 };
-static const char *const NAMES[N_SWEEPS] = {"clean", "binary",       "nowindow",      "config",
-                                            "devices", "gate",       "remeasure-ok",
-                                            "remeasure-bad", "fleet"};
+static const char *const NAMES[N_SWEEPS] = {"clean",        "binary",        "nowindow",
+                                            "config",       "devices",       "gate",
+                                            "remeasure-ok", "remeasure-bad", "fleet"};
 static int64_t g_id[N_SWEEPS];
 static int64_t g_odd_run[N_SWEEPS]; /* the run given the odd value in each faulty series */
 
-static const struct sw_window_sample QUIET[2] = {{0, 0.4, 0.05, 1.0, 1e9},
-                                                 {1000, 0.5, 0.10, 1.0, 1e9}};
+static const struct sw_window_sample QUIET[2] = {
+    {.t_ms = 0, .load1 = 0.4, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9},
+    {.t_ms = 1000, .load1 = 0.5, .cpu_other = 0.10, .cpu_total = 1.0, .mem_avail = 1e9}};
 
 static int kind_of(int64_t sweep_id) {
   for (int k = 0; k < N_SWEEPS; k++)
@@ -114,9 +115,14 @@ static void setup(void) {
       int no_window = kind == NOWINDOW && n == 1;
       if ((kind == BINARY || kind == CONFIG) && n == 2) g_odd_run[kind] = l.runs[r].run_id;
       if ((kind == NOWINDOW || kind == DEVICES) && n == 1) g_odd_run[kind] = l.runs[r].run_id;
-      struct sw_run_result rr = {.lease_id = l.lease_id, .epoch = l.epoch, .worker_id = "w1",
-                                 .run_id = l.runs[r].run_id, .attempt = l.attempt,
-                                 .result_json = res, .pre = QUIET, .n_pre = 1,
+      struct sw_run_result rr = {.lease_id = l.lease_id,
+                                 .epoch = l.epoch,
+                                 .worker_id = "w1",
+                                 .run_id = l.runs[r].run_id,
+                                 .attempt = l.attempt,
+                                 .result_json = res,
+                                 .pre = QUIET,
+                                 .n_pre = 1,
                                  .during = no_window ? NULL : QUIET,
                                  .n_during = no_window ? 0 : 2};
       ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
@@ -142,9 +148,15 @@ static void setup(void) {
     char *bin = strstr(res, "\"binary_sha256\":\"b1\"");
     ck_assert_ptr_nonnull(bin);
     memcpy(bin + strlen("\"binary_sha256\":\""), k % 2 ? "b2" : "b1", 2);
-    struct sw_run_result rr = {.lease_id = l.lease_id, .epoch = l.epoch, .worker_id = w,
-                               .run_id = l.runs[0].run_id, .attempt = l.attempt,
-                               .result_json = res, .pre = QUIET, .n_pre = 1, .during = QUIET,
+    struct sw_run_result rr = {.lease_id = l.lease_id,
+                               .epoch = l.epoch,
+                               .worker_id = w,
+                               .run_id = l.runs[0].run_id,
+                               .attempt = l.attempt,
+                               .result_json = res,
+                               .pre = QUIET,
+                               .n_pre = 1,
+                               .during = QUIET,
                                .n_during = 2};
     ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
     now += 10;
@@ -178,8 +190,9 @@ static const json_t *check_of(const json_t *root, const char *name) {
   const json_t *sw = json_array_get(json_object_get(root, "series"), 0);
   size_t i;
   const json_t *c;
-  json_array_foreach(json_object_get(sw, "checks"), i, c) if (
-      strcmp(json_string_value(json_object_get(c, "check")), name) == 0) return c;
+  json_array_foreach(json_object_get(sw, "checks"), i,
+                     c) if (strcmp(json_string_value(json_object_get(c, "check")), name) ==
+                            0) return c;
   return NULL;
 }
 
@@ -202,8 +215,8 @@ START_TEST(clean_series_passes) {
   json_t *root = audit(s, CLEAN, &problems);
   ck_assert_int_eq(problems, 0);
   ck_assert(json_is_true(json_object_get(root, "pass")));
-  static const char *const PASS[] = {"trainer", "trainer_before_after", "shaders", "scene",
-                                     "config",  "windows",              "devices"};
+  static const char *const PASS[] = {
+      "trainer", "trainer_before_after", "shaders", "scene", "config", "windows", "devices"};
   for (size_t i = 0; i < sizeof PASS / sizeof PASS[0]; i++)
     ck_assert_str_eq(status_of(root, PASS[i]), "pass");
   ck_assert_str_eq(status_of(root, "contamination"), "info");
@@ -262,8 +275,8 @@ START_TEST(missing_window_is_flagged) {
   ck_assert_int_eq(problems, 1);
   ck_assert_str_eq(status_of(root, "windows"), "fail");
   ck_assert_int_eq(only_run(root, "windows"), g_odd_run[NOWINDOW]);
-  ck_assert_ptr_nonnull(strstr(
-      json_string_value(json_object_get(check_of(root, "windows"), "detail")), "1 of 3"));
+  ck_assert_ptr_nonnull(
+      strstr(json_string_value(json_object_get(check_of(root, "windows"), "detail")), "1 of 3"));
   json_decref(root);
   sw_store_close(&s);
 }
@@ -297,8 +310,7 @@ START_TEST(remeasurement_against_the_gate) {
   const json_t *ref = json_object_get(root, "reference");
   ck_assert_double_eq_tol(json_number_value(json_object_get(ref, "gate_mean")), 90.0, 1e-9);
   ck_assert_double_eq_tol(json_number_value(json_object_get(ref, "mean")), 90.2, 1e-9);
-  ck_assert_double_eq_tol(json_number_value(json_object_get(ref, "relative_diff")), 0.2 / 90,
-                          1e-9);
+  ck_assert_double_eq_tol(json_number_value(json_object_get(ref, "relative_diff")), 0.2 / 90, 1e-9);
   ck_assert_str_eq(json_string_value(json_object_get(ref, "gate_mean_source")),
                    "gate verdict (lab.mean_on)");
   ck_assert_str_eq(status_of(root, "reproduces"), "pass");
@@ -310,8 +322,7 @@ START_TEST(remeasurement_against_the_gate) {
   root = sw_audit_json(s, &o, &problems, &err);
   ck_assert_msg(root != NULL, "%s", err.msg);
   ck_assert_str_eq(status_of(root, "reference_config"), "fail");
-  ck_assert_int_eq(json_array_size(json_object_get(check_of(root, "reference_config"), "runs")),
-                   3);
+  ck_assert_int_eq(json_array_size(json_object_get(check_of(root, "reference_config"), "runs")), 3);
   json_decref(root);
   /* 2.2% off the gate's mean fails at the default 0.5% and names every re-measured run. */
   o.sweep_id = g_id[REMEASURE_BAD];
@@ -373,8 +384,8 @@ START_TEST(command_line_exit_codes) {
   ck_assert_int_eq(sw_audit_cli(6, a3), 0);
   char *a4[] = {"audit", "remeasure-bad", "--db", g_db, "--reference", "gate", NULL};
   ck_assert_int_eq(sw_audit_cli(6, a4), 1);
-  char *a5[] = {"audit", "remeasure-bad", "--db", g_db, "--reference", "gate", "--tolerance",
-                "0.03", NULL};
+  char *a5[] = {"audit", "remeasure-bad", "--db", g_db, "--reference",
+                "gate",  "--tolerance",   "0.03", NULL};
   ck_assert_int_eq(sw_audit_cli(8, a5), 0);
   char *a6[] = {"audit", "--db", g_db, "--reference", "gate", NULL};
   ck_assert_int_eq(sw_audit_cli(5, a6), 2);

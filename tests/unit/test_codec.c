@@ -132,7 +132,17 @@ START_TEST(assign_roundtrip) {
   a->gate_id = 2;
   a->pair_id = 5;
   a->attempt = 2;
-  a->contamination = (struct sw_msg_contamination){1.5, 0.5, 10, 300, 1, true, false};
+  a->contamination = (struct sw_msg_contamination){.load1_max = 1.5,
+                                                   .cpu_other_max = 0.5,
+                                                   .settle_s = 10,
+                                                   .max_wait_s = 300,
+                                                   .sample_interval_s = 1,
+                                                   .require_windows = true,
+                                                   .rerun_once = false,
+                                                   .cpu_other_mean_max = 0.25,
+                                                   .over_max_s = 3,
+                                                   .gpu_foreign = true,
+                                                   .shared_host = true};
   struct sw_msg_run runs[2] = {
       {11, "on", "{\"radix_scatter\":\"ballot\",\"iterations\":2000}", "{\"builtin\":{}}",
        "{\"path\":\"/data/lego\"}"},
@@ -163,6 +173,10 @@ START_TEST(assign_roundtrip) {
   ck_assert(b->contamination.sample_interval_s == 1);
   ck_assert(b->contamination.require_windows);
   ck_assert(!b->contamination.rerun_once);
+  ck_assert(b->contamination.cpu_other_mean_max == 0.25);
+  ck_assert(b->contamination.over_max_s == 3);
+  ck_assert(b->contamination.gpu_foreign);
+  ck_assert(b->contamination.shared_host);
   sw_msg_clear(&d);
 }
 END_TEST
@@ -237,10 +251,20 @@ START_TEST(run_finished_roundtrip) {
                                     .exit_status = 0, .wall_s = 127.53, .waited_s = 10.2,
                                     .quiet = true};
   f->result_json = "{\"schema\":\"splatsweep.result/1\",\"metrics\":{\"train_s\":127.53}}";
-  struct sw_msg_sample s[3] = {{0, 0.4, 0.05, 1.0, 1u << 30},
-                               {1000, 0.5, 0.1, 1.1, 1u << 30},
-                               {2000, 9.0, 3.5, 4.5, 123}};
-  struct sw_msg_sample pre[1] = {{-5000, 0.2, 0.0, 0.1, 5}};
+  struct sw_msg_sample s[3] = {
+      {.t_ms = 0, .load1 = 0.4, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1u << 30,
+       .cpu_trainer = 0.9, .cpu_self = 0.05, .has_gpu = true, .gpu_util = 97, .gpu_sm_mhz = 1980,
+       .gpu_temp_c = 41, .gpu_power_w = 312.5, .gpu_throttle = 4, .gpu_foreign = 0},
+      {.t_ms = 1000, .load1 = 0.5, .cpu_other = 0.1, .cpu_total = 1.1, .mem_avail = 1u << 30,
+       .gpu_foreign = -1},
+      {.t_ms = 2000, .load1 = 9.0, .cpu_other = 3.5, .cpu_total = 4.5, .mem_avail = 123,
+       .has_gpu = true, .gpu_foreign = 2}};
+  struct sw_msg_sample pre[1] = {
+      {.t_ms = -5000, .load1 = 0.2, .cpu_other = 0.0, .cpu_total = 0.1, .mem_avail = 5}};
+  f->env_before = "{\"trainer_sha256\":\"ab\",\"driver\":\"580.1\"}";
+  f->env_after = "{\"trainer_sha256\":\"cd\",\"driver\":\"580.1\"}";
+  f->run_start_wall_ms = 1764600000123;
+  f->run_end_wall_ms = 1764600127653;
   f->samples = s;
   f->n_samples = 3;
   f->pre_samples = pre;
@@ -258,6 +282,18 @@ START_TEST(run_finished_roundtrip) {
   ck_assert_uint_eq(g->n_samples, 3);
   ck_assert_uint_eq(g->n_pre_samples, 1);
   ck_assert_int_eq(g->pre_samples[0].t_ms, -5000);
+  ck_assert(g->samples[0].cpu_trainer == 0.9 && g->samples[0].cpu_self == 0.05);
+  ck_assert(g->samples[0].has_gpu && g->samples[0].gpu_util == 97);
+  ck_assert(g->samples[0].gpu_sm_mhz == 1980 && g->samples[0].gpu_temp_c == 41);
+  ck_assert(g->samples[0].gpu_power_w == 312.5 && g->samples[0].gpu_throttle == 4);
+  ck_assert_int_eq(g->samples[0].gpu_foreign, 0);
+  ck_assert(!g->samples[1].has_gpu);
+  ck_assert_int_eq(g->samples[1].gpu_foreign, -1);
+  ck_assert_int_eq(g->samples[2].gpu_foreign, 2);
+  ck_assert_str_eq(g->env_before, f->env_before);
+  ck_assert_str_eq(g->env_after, f->env_after);
+  ck_assert_int_eq(g->run_start_wall_ms, 1764600000123);
+  ck_assert_int_eq(g->run_end_wall_ms, 1764600127653);
   for (int i = 0; i < 3; i++) {
     ck_assert_int_eq(g->samples[i].t_ms, s[i].t_ms);
     ck_assert(g->samples[i].load1 == s[i].load1);
@@ -410,10 +446,16 @@ START_TEST(validation_refuses) {
   m.u.assign.contamination.settle_s = NAN;
   refused(&m, "contamination.settle_s");
   m.u.assign.contamination.settle_s = 10;
+  m.u.assign.contamination.cpu_other_mean_max = -0.1;
+  refused(&m, "contamination.cpu_other_mean_max");
+  m.u.assign.contamination.cpu_other_mean_max = 0.2;
+  m.u.assign.contamination.over_max_s = NAN;
+  refused(&m, "contamination.over_max_s");
+  m.u.assign.contamination.over_max_s = 2;
   m.u.assign.lease_id = 0;
   refused(&m, "lease_id");
 
-  struct sw_msg_sample s = {0, INFINITY, 0, 0, 0};
+  struct sw_msg_sample s = {.load1 = INFINITY};
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
   m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1, .run_id = 1, .attempt = 1,
                                                   .samples = &s, .n_samples = 1};
@@ -543,7 +585,9 @@ static size_t sample_frames(uint8_t **frames, size_t *lens) {
                                       .n_runs = 1};
   ck_assert_int_eq(sw_codec_encode(&m, &frames[k], &lens[k], &err), 0);
   k++;
-  struct sw_msg_sample s[2] = {{0, 1, 0.5, 1, 1}, {1000, 1, 0.5, 1, 1}};
+  struct sw_msg_sample s[2] = {
+      {.t_ms = 0, .load1 = 1, .cpu_other = 0.5, .cpu_total = 1, .mem_avail = 1},
+      {.t_ms = 1000, .load1 = 1, .cpu_other = 0.5, .cpu_total = 1, .mem_avail = 1}};
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
   m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1, .run_id = 1, .attempt = 1,
                                                   .result_json = "{\"metrics\":{}}",

@@ -18,8 +18,9 @@
 static char g_dir[64];
 static char g_db[128];
 
-static const struct sw_window_sample QUIET[2] = {{0, 0.4, 0.05, 1.0, 1e9},
-                                                 {1000, 0.5, 0.10, 1.0, 1e9}};
+static const struct sw_window_sample QUIET[2] = {
+    {.t_ms = 0, .load1 = 0.4, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9},
+    {.t_ms = 1000, .load1 = 0.5, .cpu_other = 0.10, .cpu_total = 1.0, .mem_avail = 1e9}};
 
 /* Submits a 2-run grid named `name` and runs it to the end with worker w1. */
 static void run_grid(sw_store_t *store, const char *name) {
@@ -45,9 +46,15 @@ static void run_grid(sw_store_t *store, const char *name) {
              "{\"status\":\"ok\",\"trainer\":{\"name\":\"splat-train\",\"binary_sha256\":\"b1\"},"
              "\"metrics\":{\"train_s\":%d.5,\"psnr_db\":%.2f,\"iterations\":%d}}",
              iters / 10, 25.0 + iters / 100.0, iters);
-    struct sw_run_result rr = {.lease_id = l.lease_id, .epoch = l.epoch, .worker_id = "w1",
-                               .run_id = l.runs[0].run_id, .attempt = l.attempt,
-                               .result_json = res, .pre = QUIET, .n_pre = 1, .during = QUIET,
+    struct sw_run_result rr = {.lease_id = l.lease_id,
+                               .epoch = l.epoch,
+                               .worker_id = "w1",
+                               .run_id = l.runs[0].run_id,
+                               .attempt = l.attempt,
+                               .result_json = res,
+                               .pre = QUIET,
+                               .n_pre = 1,
+                               .during = QUIET,
                                .n_during = 2};
     ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
     sw_lease_clear(&l);
@@ -151,18 +158,18 @@ START_TEST(routes_serve_the_store) {
   json_t *sw = json_array_get(json_object_get(j, "sweeps"), 0);
   ck_assert_str_eq(json_string_value(json_object_get(sw, "status")), "done");
   ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(sw, "pairs"), "done")), 2);
-  ck_assert_str_eq(json_string_value(json_object_get(
-                       json_array_get(json_object_get(j, "workers"), 0), "id")),
-                   "w1");
+  ck_assert_str_eq(
+      json_string_value(json_object_get(json_array_get(json_object_get(j, "workers"), 0), "id")),
+      "w1");
   json_decref(j);
   free(f.body);
 
   f = fetch(port, "/api/report/1", NULL);
   ck_assert_int_eq(f.status, 200);
   j = json_loads(f.body, 0, NULL);
-  ck_assert_int_eq(json_array_size(json_object_get(
-                       json_array_get(json_object_get(j, "sweeps"), 0), "points")),
-                   2);
+  ck_assert_int_eq(
+      json_array_size(json_object_get(json_array_get(json_object_get(j, "sweeps"), 0), "points")),
+      2);
   json_decref(j);
   free(f.body);
 
@@ -205,8 +212,8 @@ END_TEST
 START_TEST(errors_and_unknown_paths) {
   sw_http_t *h = start(g_db);
   int port = sw_http_port(h);
-  static const char *const MISSING[] = {"/nope", "/sweep/", "/sweep/abc", "/sweep/1/x",
-                                        "/api/report/0", "/api", "/sweep/-1"};
+  static const char *const MISSING[] = {"/nope",         "/sweep/", "/sweep/abc", "/sweep/1/x",
+                                        "/api/report/0", "/api",    "/sweep/-1"};
   for (size_t i = 0; i < sizeof MISSING / sizeof MISSING[0]; i++) {
     struct fetched f = fetch(port, MISSING[i], NULL);
     ck_assert_msg(f.status == 404, "%s gave %ld", MISSING[i], f.status);

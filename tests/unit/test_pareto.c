@@ -21,8 +21,9 @@ static char g_dir[64];
 static char g_db[128];
 static int64_t g_ours, g_theirs, g_gate;
 
-static const struct sw_window_sample QUIET[2] = {{0, 0.4, 0.05, 1.0, 1e9},
-                                                 {1000, 0.5, 0.10, 1.0, 1e9}};
+static const struct sw_window_sample QUIET[2] = {
+    {.t_ms = 0, .load1 = 0.4, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9},
+    {.t_ms = 1000, .load1 = 0.5, .cpu_other = 0.10, .cpu_total = 1.0, .mem_avail = 1e9}};
 
 /* Per trainer, at iteration budgets 500 / 1000 / 2000 (time, PSNR):
  *   ours:   (25, 31.0)  (50, 32.0)  (100, 34.0)    final times 49/51 and 99/101 over repeats,
@@ -39,13 +40,15 @@ static void result_for(char *buf, size_t len, int theirs, int iters, int repeat)
   double p500 = theirs ? 30.8 : 31.0;
   char cps[400];
   if (iters == 1000)
-    snprintf(cps, sizeof cps, "{\"iter\":500,\"train_s\":%.3f,\"psnr_db\":%.3f,\"splats\":1},"
-                              "{\"iter\":1000,\"train_s\":%.3f,\"psnr_db\":%.3f,\"splats\":1}",
+    snprintf(cps, sizeof cps,
+             "{\"iter\":500,\"train_s\":%.3f,\"psnr_db\":%.3f,\"splats\":1},"
+             "{\"iter\":1000,\"train_s\":%.3f,\"psnr_db\":%.3f,\"splats\":1}",
              k * 500, p500, t, p + 0.5);
   else
-    snprintf(cps, sizeof cps, "{\"iter\":500,\"train_s\":%.3f,\"psnr_db\":%.3f,\"splats\":1},"
-                              "{\"iter\":1000,\"train_s\":%.3f,\"psnr_db\":%.3f},"
-                              "{\"iter\":2000,\"train_s\":%.3f,\"psnr_db\":%.3f}",
+    snprintf(cps, sizeof cps,
+             "{\"iter\":500,\"train_s\":%.3f,\"psnr_db\":%.3f,\"splats\":1},"
+             "{\"iter\":1000,\"train_s\":%.3f,\"psnr_db\":%.3f},"
+             "{\"iter\":2000,\"train_s\":%.3f,\"psnr_db\":%.3f}",
              k * 500, p500, k * 1000, 32.7, t, p + 0.5);
   snprintf(buf, len,
            "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":\"%s\","
@@ -54,11 +57,16 @@ static void result_for(char *buf, size_t len, int theirs, int iters, int repeat)
            theirs ? "msplat" : "splat-train", t, t + 1, p, iters, cps);
 }
 
-static void deliver(sw_sched_t *s, const struct sw_lease *l, int r, const char *res,
-                    int64_t now) {
-  struct sw_run_result rr = {.lease_id = l->lease_id, .epoch = l->epoch, .worker_id = "w1",
-                             .run_id = l->runs[r].run_id, .attempt = l->attempt,
-                             .result_json = res, .pre = QUIET, .n_pre = 1, .during = QUIET,
+static void deliver(sw_sched_t *s, const struct sw_lease *l, int r, const char *res, int64_t now) {
+  struct sw_run_result rr = {.lease_id = l->lease_id,
+                             .epoch = l->epoch,
+                             .worker_id = "w1",
+                             .run_id = l->runs[r].run_id,
+                             .attempt = l->attempt,
+                             .result_json = res,
+                             .pre = QUIET,
+                             .n_pre = 1,
+                             .during = QUIET,
                              .n_during = 2};
   struct sw_err err = {0};
   ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
@@ -84,8 +92,10 @@ static void setup(void) {
       "\"{scene}\",\"{out}\"]}},\"base\":{},\"parameters\":{\"iterations\":[1000,2000]},"
       "\"repeats\":2,\"checkpoints\":[500,1000,2000]}";
   const char *gate =
-      "{\"name\":\"ballot\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{\"iterations\":"
-      "1000},\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}},"
+      "{\"name\":\"ballot\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{"
+      "\"iterations\":"
+      "1000},\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}"
+      "},"
       "\"pairs\":{\"n\":2,\"max\":2,\"order\":\"alternate\"},\"gate\":{\"metric\":\"train_s\","
       "\"direction\":\"lower\",\"rule\":{\"k\":2,\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\","
       "\"max_drop\":0.05}}}";
@@ -139,16 +149,16 @@ static sw_store_t *open_ro(void) {
 static const json_t *config_by_id(const json_t *root, const char *id) {
   size_t i;
   const json_t *c;
-  json_array_foreach(json_object_get(root, "configurations"), i, c) if (
-      strcmp(json_string_value(json_object_get(c, "id")), id) == 0) return c;
+  json_array_foreach(json_object_get(root, "configurations"), i,
+                     c) if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0) return c;
   return NULL;
 }
 
 static const json_t *point_at(const json_t *cfg, int iter) {
   size_t i;
   const json_t *p;
-  json_array_foreach(json_object_get(cfg, "points"), i, p) if (
-      json_integer_value(json_object_get(p, "iter")) == iter) return p;
+  json_array_foreach(json_object_get(cfg, "points"), i,
+                     p) if (json_integer_value(json_object_get(p, "iter")) == iter) return p;
   return NULL;
 }
 
@@ -272,30 +282,29 @@ START_TEST(matched_comparisons) {
   ck_assert_double_eq_tol(num(row(mw, "b", 1000), "other_psnr_db"), 33.2, 1e-9);
   /* Out of range: no extrapolation, a note instead. */
   ck_assert(json_is_null(json_object_get(row(mw, "a", 500), "other_psnr_db")));
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(row(mw, "a", 500), "note")),
-                               "before"));
+  ck_assert_ptr_nonnull(
+      strstr(json_string_value(json_object_get(row(mw, "a", 500), "note")), "before"));
   ck_assert(json_is_null(json_object_get(row(mw, "b", 2000), "other_psnr_db")));
   /* Matched PSNR: theirs needs 61.82 s for ours' 32.0 dB, 120 s for 34.0 dB. */
   const json_t *mp = json_object_get(c, "matched_psnr");
   ck_assert_double_eq_tol(num(row(mp, "a", 1000), "other_train_s"), 40 + 40 * 1.2 / 2.2, 1e-9);
-  ck_assert_double_eq_tol(num(row(mp, "a", 1000), "time_ratio"), (40 + 40 * 1.2 / 2.2) / 50,
-                          1e-9);
+  ck_assert_double_eq_tol(num(row(mp, "a", 1000), "time_ratio"), (40 + 40 * 1.2 / 2.2) / 50, 1e-9);
   ck_assert_double_eq_tol(num(row(mp, "a", 2000), "other_train_s"), 120.0, 1e-9);
   ck_assert_double_eq_tol(num(row(mp, "a", 500), "other_train_s"), 40 + 40 * 0.2 / 2.2, 1e-9);
   ck_assert_double_eq_tol(num(row(mp, "b", 1000), "other_train_s"), 75.0, 1e-9);
   ck_assert(json_is_null(json_object_get(row(mp, "b", 2000), "other_train_s")));
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(row(mp, "b", 2000), "note")),
-                               "never"));
+  ck_assert_ptr_nonnull(
+      strstr(json_string_value(json_object_get(row(mp, "b", 2000), "note")), "never"));
   ck_assert(json_is_null(json_object_get(row(mp, "b", 500), "other_train_s")));
   json_decref(root);
   /* Defaults: the gate's off vs on, and the two grid series. */
   root = sw_pareto_json(s, NULL, &err);
   const json_t *cmps = json_object_get(root, "comparisons");
   ck_assert_int_eq(json_array_size(cmps), 2);
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(json_array_get(cmps, 0), "a")),
-                               "ballot/off"));
-  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(json_array_get(cmps, 1), "b")),
-                               "theirs"));
+  ck_assert_ptr_nonnull(
+      strstr(json_string_value(json_object_get(json_array_get(cmps, 0), "a")), "ballot/off"));
+  ck_assert_ptr_nonnull(
+      strstr(json_string_value(json_object_get(json_array_get(cmps, 1), "b")), "theirs"));
   json_decref(root);
   /* Unknown and ambiguous names are errors that list what exists. */
   o.compare_b = "nosuch";

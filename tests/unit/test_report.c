@@ -16,10 +16,12 @@
 static char g_dir[64];
 static char g_db[128];
 
-static const struct sw_window_sample QUIET[2] = {{0, 0.4, 0.05, 1.0, 1e9},
-                                                 {1000, 0.5, 0.10, 1.0, 1e9}};
-static const struct sw_window_sample BUSY[2] = {{0, 0.4, 0.05, 1.0, 1e9},
-                                                {1000, 5.0, 3.00, 4.0, 1e9}};
+static const struct sw_window_sample QUIET[2] = {
+    {.t_ms = 0, .load1 = 0.4, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9},
+    {.t_ms = 1000, .load1 = 0.5, .cpu_other = 0.10, .cpu_total = 1.0, .mem_avail = 1e9}};
+static const struct sw_window_sample BUSY[2] = {
+    {.t_ms = 0, .load1 = 0.4, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9},
+    {.t_ms = 1000, .load1 = 5.0, .cpu_other = 3.00, .cpu_total = 4.0, .mem_avail = 1e9}};
 
 static void deliver(sw_sched_t *s, const struct sw_lease *l, const char *w, int r, double t,
                     double psnr, const struct sw_window_sample *win, int64_t now) {
@@ -103,9 +105,7 @@ static void setup(void) {
   sw_store_close(&store);
 }
 
-static void teardown(void) {
-  sw_fs_rm_rf(g_dir, NULL);
-}
+static void teardown(void) { sw_fs_rm_rf(g_dir, NULL); }
 
 static sw_store_t *open_ro(void) {
   struct sw_store_opts o;

@@ -63,8 +63,7 @@ static int64_t submit_gate(struct env *e, const char *name, int n, int max, cons
       "\"pairs\":{\"n\":%d,\"max\":%d,\"order\":\"alternate\",\"sequential\":false},"
       "\"gate\":{\"metric\":\"train_s\",\"direction\":\"lower\",\"rule\":{\"k\":2.0,"
       "\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\",\"max_drop\":0.05}},"
-      "\"contamination\":{\"load1_max\":1.5,\"cpu_other_max\":0.5,\"require_windows\":true,"
-      "\"rerun_once\":true}%s%s}",
+      "\"contamination\":{\"require_windows\":true,\"rerun_once\":true}%s%s}",
       name, n, max, extra ? "," : "", extra ? extra : "");
   int64_t id = 0;
   ck_assert_msg(sw_sched_submit_text(e->sched, json, "name: x\n", NULL, now, &id, &e->err) == 0,
@@ -107,9 +106,17 @@ static char *fake_result(const char *arm, int k, double on_factor) {
 }
 
 static const struct sw_window_sample QUIET[3] = {
-    {0, 0.5, 0.05, 1.0, 1e9}, {1000, 0.6, 0.10, 1.0, 1e9}, {2000, 0.6, 0.05, 1.0, 1e9}};
-static const struct sw_window_sample BUSY[3] = {
-    {0, 0.5, 0.05, 1.0, 1e9}, {1000, 4.0, 2.50, 3.0, 1e9}, {2000, 0.6, 0.05, 1.0, 1e9}};
+    {.t_ms = 0, .load1 = 0.5, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9}, {.t_ms = 1000, .load1 = 0.6, .cpu_other = 0.10, .cpu_total = 1.0, .mem_avail = 1e9}, {.t_ms = 2000, .load1 = 0.6, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9}};
+/* A sustained burst during the run: something took 1.2 cores for 4 s of an 11 s run (more
+ * than over_max_s above cpu_other_max, and a mean above cpu_other_mean_max). */
+#define IDLE_S(t)                                                                                  \
+  { .t_ms = (t), .load1 = 0.6, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9 }
+#define HOG_S(t)                                                                                   \
+  { .t_ms = (t), .load1 = 2.0, .cpu_other = 1.20, .cpu_total = 2.2, .mem_avail = 1e9 }
+static const struct sw_window_sample BUSY[12] = {
+    IDLE_S(0),   IDLE_S(1000), IDLE_S(2000), IDLE_S(3000), HOG_S(4000),   HOG_S(5000),
+    HOG_S(6000), HOG_S(7000),  IDLE_S(8000), IDLE_S(9000), IDLE_S(10000), IDLE_S(11000)};
+#define N_BUSY ((int)(sizeof BUSY / sizeof *BUSY))
 
 /* Delivers the result of run r of lease l. */
 static int deliver(struct env *e, const struct sw_lease *l, const char *worker, int r, int exit_st,
@@ -127,7 +134,8 @@ static int deliver(struct env *e, const struct sw_lease *l, const char *worker, 
                              .pre = QUIET,
                              .n_pre = 1,
                              .during = during,
-                             .n_during = n_during};
+                             .n_during = n_during,
+                             .quiet = 1};
   sw_err_clear(&e->err);
   int rc = sw_sched_result(e->sched, &rr, now, &e->err);
   free(res);
@@ -481,7 +489,7 @@ START_TEST(contaminated_pair_gets_one_replacement) {
     now += 10;
     ck_assert_int_eq(sw_sched_next(e.sched, "w1", now, &l, &e.err), 1);
     if (l.pair_index == 1) { /* load during the off run */
-      ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, BUSY, 3, k, 0.95, now), 0);
+      ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, BUSY, N_BUSY, k, 0.95, now), 0);
       ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, k, 0.95, now), 0);
     } else if (l.pair_index == 2) { /* no window samples at all: invalid */
       ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, QUIET, 0, k, 0.95, now), 0);
@@ -507,11 +515,12 @@ START_TEST(contaminated_pair_gets_one_replacement) {
 }
 END_TEST
 
-/* Delivers run r of lease l with its own pre-run window and result text (NULL = fake_result). */
-static int deliver_with(struct env *e, const struct sw_lease *l, const char *worker, int r,
-                        const struct sw_window_sample *pre, int n_pre,
-                        const struct sw_window_sample *during, int n_during, const char *result,
-                        int k, int64_t now) {
+/* Delivers run r of lease l with its own pre-run window, the worker's quiet flag (1: its quiet
+ * wait succeeded) and result text (NULL = fake_result). */
+static int deliver_run(struct env *e, const struct sw_lease *l, const char *worker, int r,
+                       int quiet, const struct sw_window_sample *pre, int n_pre,
+                       const struct sw_window_sample *during, int n_during, const char *result,
+                       int k, int64_t now) {
   char *own = result ? NULL : fake_result(l->runs[r].arm, k, 0.95);
   struct sw_run_result rr = {.lease_id = l->lease_id,
                              .epoch = l->epoch,
@@ -523,16 +532,30 @@ static int deliver_with(struct env *e, const struct sw_lease *l, const char *wor
                              .pre = pre,
                              .n_pre = n_pre,
                              .during = during,
-                             .n_during = n_during};
+                             .n_during = n_during,
+                             .quiet = quiet};
   sw_err_clear(&e->err);
   int rc = sw_sched_result(e->sched, &rr, now, &e->err);
   free(own);
   return rc;
 }
 
-/* The machine never became quiet before the run: the worker's bounded wait gave up with
- * load1 at 4 (background indexing), and the run started anyway. */
-static const struct sw_window_sample LOADED_PRE[1] = {{0, 4.0, 0.05, 1.0, 1e9}};
+/* The same after a quiet wait that succeeded. */
+static int deliver_with(struct env *e, const struct sw_lease *l, const char *worker, int r,
+                        const struct sw_window_sample *pre, int n_pre,
+                        const struct sw_window_sample *during, int n_during, const char *result,
+                        int k, int64_t now) {
+  return deliver_run(e, l, worker, r, 1, pre, n_pre, during, n_during, result, k, now);
+}
+
+/* The machine never became quiet before the run: background indexing kept 1.5 cores busy (and
+ * load1 at 4) through the settle window, the worker's bounded wait gave up, and the run started
+ * anyway. */
+#define INDEXING_S(t)                                                                              \
+  { .t_ms = (t), .load1 = 4.0, .cpu_other = 1.5, .cpu_total = 1.6, .mem_avail = 1e9 }
+static const struct sw_window_sample LOADED_PRE[6] = {INDEXING_S(-6000), INDEXING_S(-5000),
+                                                      INDEXING_S(-4000), INDEXING_S(-3000),
+                                                      INDEXING_S(-2000), INDEXING_S(-1000)};
 
 /* LAB-PRACTICE rule 4: a contaminated run's pair is rerun ONCE, the original kept and labelled.
  * Pair 0's off run starts on a loaded machine (pre-run window), its replacement is contaminated
@@ -550,12 +573,12 @@ START_TEST(contaminated_pair_is_rerun_once_only) {
     now += 10;
     ck_assert_int_eq(sw_sched_next(e.sched, "w1", now, &l, &e.err), 1);
     if (l.pair_index == 0) {
-      ck_assert_int_eq(deliver_with(&e, &l, "w1", 0, LOADED_PRE, 1, QUIET, 3, NULL, k, now), 0);
+      ck_assert_int_eq(deliver_run(&e, &l, "w1", 0, 0, LOADED_PRE, 6, QUIET, 3, NULL, k, now), 0);
       ck_assert_int_eq(deliver_with(&e, &l, "w1", 1, QUIET, 1, QUIET, 3, NULL, k, now), 0);
       ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", now, &e.err), 0);
     } else if (l.pair_index == 3) { /* the replacement of pair 0 */
       ck_assert_int_eq(deliver_with(&e, &l, "w1", 0, QUIET, 1, QUIET, 3, NULL, k, now), 0);
-      ck_assert_int_eq(deliver_with(&e, &l, "w1", 1, QUIET, 1, BUSY, 3, NULL, k, now), 0);
+      ck_assert_int_eq(deliver_with(&e, &l, "w1", 1, QUIET, 1, BUSY, N_BUSY, NULL, k, now), 0);
       ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", now, &e.err), 0);
     } else {
       run_lease(&e, &l, "w1", k, 0.95, now);
@@ -569,8 +592,18 @@ START_TEST(contaminated_pair_is_rerun_once_only) {
                    1);
   /* Both contaminated runs are kept, labelled, with the windows that condemned them. */
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'contaminated'"), 2);
-  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts a JOIN windows w ON w.attempt_id = a.id "
-                          "WHERE a.status = 'contaminated' AND w.phase = 'pre' AND w.load1 > 3"),
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(DISTINCT a.id) FROM attempts a JOIN windows w ON "
+                          "w.attempt_id = a.id WHERE a.status = 'contaminated' AND w.phase = "
+                          "'pre' AND w.cpu_other > 1"),
+                   1);
+  /* Each carries the reason in words, with the numbers and the limits. */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'contaminated' AND "
+                          "flag_reason LIKE 'not quiet before the run: cpu_other mean 1.21 cores "
+                          "over the last 5.0 s (limit 0.20)%'"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'contaminated' AND "
+                          "flag_reason LIKE '%cpu_other above 0.50 cores for 4.0 s (limit 2.0 s), "
+                          "peak 1.20 at +4.0 s%'"),
                    1);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'replace'"), 1);
   /* The verdict was computed on all three sets and warns about the second contamination. */
@@ -580,6 +613,190 @@ START_TEST(contaminated_pair_is_rerun_once_only) {
                           "'$.warnings') WHERE json_each.value LIKE '%is contaminated too%'"),
                    1);
   env_close(&e);
+}
+END_TEST
+
+/* ---- contamination rules, judged with the product's defaults ------------------------------ */
+
+/* A window of n samples one second apart from t0_ms, idle-looking: cpu_other alternates between
+ * 0.0 and 0.1 cores (mean 0.05), load1 0.6, no GPU figures. */
+static void idle_window(struct sw_window_sample *w, int n, int64_t t0_ms) {
+  for (int i = 0; i < n; i++)
+    w[i] = (struct sw_window_sample){.t_ms = t0_ms + 1000 * i,
+                                     .load1 = 0.6,
+                                     .cpu_other = 0.1 * (i % 2),
+                                     .cpu_total = 1.0,
+                                     .mem_avail = 1e9,
+                                     .gpu_foreign = -1};
+}
+
+/* How one run was judged: its stored attempt status and flag_reason ("" when none). */
+struct judged {
+  char status[32];
+  char reason[512];
+};
+
+/* Judges one run the way production does: a gate of one pair under the contamination object
+ * (JSON members; "" = every default), its off run delivered with these windows and the worker's
+ * quiet flag, its on run quiet; then reads the off run's attempt back from the store. Each call
+ * uses a store of its own. */
+static struct judged judge(const char *contamination, int quiet, const struct sw_window_sample *pre,
+                           int n_pre, const struct sw_window_sample *during, int n_during) {
+  static int calls;
+  snprintf(g_db, sizeof g_db, "%s/judge%d.db", g_dir, ++calls);
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"name\":\"j\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+           "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
+           "\"pairs\":{\"n\":1,\"max\":1,\"order\":\"fixed\"},\"gate\":{\"metric\":\"train_s\"},"
+           "\"contamination\":{%s}}",
+           contamination);
+  int64_t id = 0;
+  ck_assert_msg(sw_sched_submit_text(e.sched, json, NULL, NULL, 0, &id, &e.err) == 0, "%s",
+                e.err.msg);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 10, &l, &e.err), 1);
+  ck_assert_int_eq(l.n_runs, 2);
+  int off = strcmp(l.runs[0].arm, "off") == 0 ? 0 : 1;
+  ck_assert_msg(deliver_run(&e, &l, "w1", off, quiet, pre, n_pre, during, n_during, NULL, 0, 20) ==
+                    0,
+                "%s", e.err.msg);
+  ck_assert_int_eq(deliver_run(&e, &l, "w1", 1 - off, 1, QUIET, 1, QUIET, 3, NULL, 0, 30), 0);
+  struct judged j = {"", ""};
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store),
+                                      "SELECT status, COALESCE(flag_reason, '') FROM attempts "
+                                      "WHERE run_id = ?1",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_int64(st, 1, l.runs[off].run_id);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  snprintf(j.status, sizeof j.status, "%s", (const char *)sqlite3_column_text(st, 0));
+  snprintf(j.reason, sizeof j.reason, "%s", (const char *)sqlite3_column_text(st, 1));
+  sqlite3_finalize(st);
+  sw_lease_clear(&l);
+  env_close(&e);
+  return j;
+}
+
+#define ck_judged(j, want_status, want_reason)                                                     \
+  do {                                                                                             \
+    struct judged j_ = (j);                                                                        \
+    ck_assert_msg(strcmp(j_.status, want_status) == 0 && strcmp(j_.reason, want_reason) == 0,      \
+                  "judged %s (%s), want %s (%s)", j_.status, j_.reason, want_status, want_reason); \
+  } while (0)
+
+/* The old rule flagged any single sample above cpu_other_max; on real machines that was every
+ * run (cron, our own previous run exiting). A one-second spike, and a two-second one (exactly
+ * over_max_s), are not evidence. */
+START_TEST(idle_window_with_a_spike_is_not_flagged) {
+  struct sw_window_sample w[60];
+  idle_window(w, 60, 0);
+  w[30].cpu_other = 0.9;
+  ck_judged(judge("", 1, QUIET, 1, w, 60), "ok", "");
+  /* The sample taken as the trainer starts speaks for the moment before it (the trainer's own
+   * start-up is charged to "other" there): not the run's. */
+  w[0].cpu_other = 1.5;
+  ck_judged(judge("", 1, QUIET, 1, w, 60), "ok", "");
+  w[31].cpu_other = 0.9; /* 2.0 s above 0.5: at the limit, not over it */
+  ck_judged(judge("", 1, QUIET, 1, w, 60), "ok", "");
+  /* No during samples at all is INVALID, and says why. */
+  ck_judged(judge("", 1, QUIET, 1, w, 0), "invalid",
+            "no window samples during the run (contamination.require_windows)");
+}
+END_TEST
+
+/* A 5 s hog of a whole core inside a 60 s run: the mean stays low (0.13 cores), the time above
+ * cpu_other_max does not. The reason is what the store keeps in attempts.flag_reason. */
+START_TEST(five_second_hog_is_flagged) {
+  struct sw_window_sample w[60];
+  idle_window(w, 60, 0);
+  for (int i = 20; i < 25; i++) w[i].cpu_other = 1.0;
+  w[22].cpu_other = 1.02;
+  ck_judged(judge("", 1, QUIET, 1, w, 60), "contaminated",
+            "cpu_other above 0.50 cores for 5.0 s (limit 2.0 s), peak 1.02 at +22.0 s");
+  /* Time is counted from the samples' own spacing: the same five samples taken every 2 s
+   * stand for 10 s. */
+  for (int i = 0; i < 60; i++) w[i].t_ms = 2000 * i;
+  ck_judged(judge("", 1, QUIET, 1, w, 60), "contaminated",
+            "cpu_other above 0.50 cores for 10.0 s (limit 2.0 s), peak 1.02 at +44.0 s");
+}
+END_TEST
+
+/* Steady background work below the per-sample limit: 0.3 cores the whole run. */
+START_TEST(steady_background_mean_is_flagged) {
+  struct sw_window_sample w[30];
+  idle_window(w, 30, 0);
+  for (int i = 0; i < 30; i++) w[i].cpu_other = 0.3;
+  /* 30 samples from the start stand for 29 s of the run: the one taken as the trainer starts
+   * (t 0) speaks for the second before it. */
+  ck_judged(judge("", 1, QUIET, 1, w, 30), "contaminated",
+            "cpu_other mean 0.30 cores over 29.0 s of the run (limit 0.20)");
+  for (int i = 0; i < 30; i++) w[i].cpu_other = 0.15; /* below the mean limit */
+  ck_judged(judge("", 1, QUIET, 1, w, 30), "ok", "");
+}
+END_TEST
+
+/* A foreign process on the trainer's GPU is discrete evidence: one sample is enough. -1 (the
+ * worker cannot attribute GPU processes) is not evidence, nor is a sample without GPU figures. */
+START_TEST(foreign_gpu_process_is_flagged) {
+  struct sw_window_sample w[20];
+  idle_window(w, 20, 0);
+  for (int i = 0; i < 20; i++) w[i].has_gpu = 1, w[i].gpu_foreign = 0;
+  w[5].gpu_foreign = 1;
+  w[6].gpu_foreign = 2;
+  w[7].gpu_foreign = 2;
+  ck_judged(judge("", 1, QUIET, 1, w, 20), "contaminated",
+            "2 foreign process(es) on the trainer's GPU from +5.0 s to +7.0 s (3 of 20 samples)");
+  ck_judged(judge("\"gpu_foreign\":false", 1, QUIET, 1, w, 20), "ok", "");
+  for (int i = 0; i < 20; i++) w[i].gpu_foreign = -1;
+  ck_judged(judge("", 1, QUIET, 1, w, 20), "ok", "");
+  for (int i = 0; i < 20; i++) w[i].has_gpu = 0, w[i].gpu_foreign = 3;
+  ck_judged(judge("", 1, QUIET, 1, w, 20), "ok", "");
+  /* Every rule that holds is named, in one line. */
+  for (int i = 0; i < 20; i++) w[i].has_gpu = 1, w[i].gpu_foreign = 0;
+  w[10].gpu_foreign = 1;
+  for (int i = 12; i < 15; i++) w[i].cpu_other = 0.8; /* 3 s; the mean stays at 0.17 */
+  ck_judged(judge("", 1, QUIET, 1, w, 20), "contaminated",
+            "cpu_other above 0.50 cores for 3.0 s (limit 2.0 s), peak 0.80 at +12.0 s; 1 foreign "
+            "process(es) on the trainer's GPU from +10.0 s to +10.0 s (1 of 20 samples)");
+}
+END_TEST
+
+/* The quiet wait gave up: judged on the last settle_s (5 s) of the pre window only. */
+START_TEST(not_quiet_pre_window_is_flagged) {
+  struct sw_window_sample pre[10], during[20];
+  idle_window(pre, 10, -10000);
+  idle_window(during, 20, 0);
+  /* Busy from -6 s to -1 s (the samples at -5 .. -1 s); the last second before the start, which
+   * the first during sample speaks for, was idle: 4 of the last 5 s at 0.9 cores. */
+  for (int i = 5; i < 10; i++) pre[i].cpu_other = 0.9;
+  ck_judged(judge("", 0, pre, 10, during, 20), "contaminated",
+            "not quiet before the run: cpu_other mean 0.72 cores over the last 5.0 s (limit 0.20), "
+            "above 0.50 for 4.0 s (limit 2.0 s)");
+  /* The same window after a wait that succeeded is not judged again. */
+  ck_judged(judge("", 1, pre, 10, during, 20), "ok", "");
+  /* Load that ended before the settle window is not evidence against the run. */
+  idle_window(pre, 10, -10000);
+  for (int i = 0; i < 5; i++) pre[i].cpu_other = 0.9; /* -11 s .. -6 s */
+  ck_judged(judge("", 0, pre, 10, during, 20), "ok", "");
+}
+END_TEST
+
+/* load1 counts the trainer's own threads and our previous run (a 1-minute decaying average):
+ * not checked by default; checked against the last pre-run sample when the spec sets it. */
+START_TEST(load1_checked_only_when_set) {
+  struct sw_window_sample pre[5], during[20];
+  idle_window(pre, 5, -5000);
+  idle_window(during, 20, 0);
+  pre[4].load1 = 3.0;
+  ck_judged(judge("", 1, pre, 5, during, 20), "ok", "");
+  ck_judged(judge("\"load1_max\":1.5", 1, pre, 5, during, 20), "contaminated",
+            "load1 3.00 before the run, above load1_max 1.50");
+  ck_judged(judge("\"load1_max\":4", 1, pre, 5, during, 20), "ok", "");
 }
 END_TEST
 
@@ -1025,6 +1242,12 @@ int main(void) {
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
   tcase_add_test(tc, contaminated_pair_is_rerun_once_only);
+  tcase_add_test(tc, idle_window_with_a_spike_is_not_flagged);
+  tcase_add_test(tc, five_second_hog_is_flagged);
+  tcase_add_test(tc, steady_background_mean_is_flagged);
+  tcase_add_test(tc, foreign_gpu_process_is_flagged);
+  tcase_add_test(tc, not_quiet_pre_window_is_flagged);
+  tcase_add_test(tc, load1_checked_only_when_set);
   tcase_add_test(tc, orders_fixed_and_random_seeded);
   tcase_add_test(tc, gate_without_guard_values_is_not_adopted);
   tcase_add_test(tc, binary_change_mid_gate_is_inconclusive);

@@ -172,6 +172,8 @@ START_TEST(full_gate_values) {
   ck_assert(s->gate.guard.band_lo == 36.102 && s->gate.guard.band_hi == 36.302);
   ck_assert(s->gate.guard.max_drop == 0.1);
   ck_assert(s->contamination.sample_interval_s == 0.5);
+  ck_assert(s->contamination.cpu_other_mean_max == 0.1 && s->contamination.over_max_s == 3.5);
+  ck_assert(!s->contamination.gpu_foreign && s->contamination.shared_host);
   ck_assert(!s->contamination.require_windows && !s->contamination.rerun_once);
 
   /* Arm overlay: the builtin options first (base overrides timing in place), then base in
@@ -204,6 +206,8 @@ START_TEST(full_gate_values) {
   struct sw_msg_contamination c;
   sw_spec_contamination_to_msg(s, &c);
   ck_assert(c.load1_max == 2 && c.cpu_other_max == 0.25 && c.settle_s == 5 && c.max_wait_s == 60);
+  ck_assert(c.cpu_other_mean_max == 0.1 && c.over_max_s == 3.5 && c.sample_interval_s == 0.5);
+  ck_assert(!c.gpu_foreign && c.shared_host && !c.require_windows && !c.rerun_once);
   sw_spec_destroy(&s);
 }
 END_TEST
@@ -222,9 +226,12 @@ START_TEST(defaults_filled) {
   ck_assert_str_eq(s->gate.guard.metric, "psnr_db");
   ck_assert(s->gate.guard.max_drop == 0.05);
   ck_assert(!s->gate.guard.has_band);
-  ck_assert(s->contamination.load1_max == 1.5 && s->contamination.cpu_other_max == 0.5);
-  ck_assert(s->contamination.settle_s == 10 && s->contamination.max_wait_s == 300);
-  ck_assert(s->contamination.require_windows && s->contamination.rerun_once);
+  /* Contamination: sustained evidence (docs/gate-rules.md), load1 not checked. */
+  const struct sw_spec_contamination *c = &s->contamination;
+  ck_assert(c->load1_max == 0 && c->cpu_other_max == 0.5 && c->cpu_other_mean_max == 0.2);
+  ck_assert(c->over_max_s == 2 && c->settle_s == 5 && c->max_wait_s == 300);
+  ck_assert(c->sample_interval_s == 1 && c->gpu_foreign && !c->shared_host);
+  ck_assert(c->require_windows && c->rerun_once);
   ck_assert_str_eq(s->scene.gen_kind, "bricks");
   ck_assert_uint_eq(s->scene.resolution, 128);
 
@@ -260,6 +267,73 @@ START_TEST(defaults_filled) {
   load_bad("name: d\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
            "pairs: {max: 3, n: 4}\n",
            "t.yaml:5:14: pairs.max: 3 is less than pairs.n 4");
+}
+END_TEST
+
+/* The contamination keys: each parses, an absent one gets its default from the one table
+ * (sw_spec_contamination_defaults), the normalised JSON carries every value and reads back
+ * through sw_spec_contamination_from_json (what the scheduler and the coordinator use), and a
+ * bad value is an error at its line:column. */
+START_TEST(contamination_keys) {
+  static const char *const head = "name: c\nkind: gate\ntrainer: {builtin: {}}\n"
+                                  "scene: {path: /x}\narms: {off: {x: 1}, on: {x: 2}}\n";
+  char yaml[1024];
+  snprintf(yaml, sizeof yaml,
+           "%scontamination:\n  cpu_other_mean_max: 0.3\n  over_max_s: 4\n  gpu_foreign: false\n"
+           "  shared_host: true\n  load1_max: 6\n",
+           head);
+  struct sw_spec *s = load_ok(yaml);
+  const struct sw_spec_contamination *c = &s->contamination;
+  const struct sw_spec_contamination d = sw_spec_contamination_defaults();
+  ck_assert(c->cpu_other_mean_max == 0.3 && c->over_max_s == 4 && c->load1_max == 6);
+  ck_assert(!c->gpu_foreign && c->shared_host);
+  /* Keys not given keep the defaults. */
+  ck_assert(c->cpu_other_max == d.cpu_other_max && c->settle_s == d.settle_s);
+  ck_assert(c->max_wait_s == d.max_wait_s && c->sample_interval_s == d.sample_interval_s);
+  ck_assert(c->require_windows == d.require_windows && c->rerun_once == d.rerun_once);
+
+  /* The stored JSON holds every value; reading it back gives the same settings. */
+  json_t *j = sw_spec_to_json(s);
+  const json_t *cj = json_object_get(j, "contamination");
+  ck_assert_uint_eq(json_object_size(cj), 11);
+  ck_assert(json_is_false(json_object_get(cj, "gpu_foreign")));
+  ck_assert(json_real_value(json_object_get(cj, "over_max_s")) == 4);
+  struct sw_spec_contamination back;
+  sw_spec_contamination_from_json(cj, &back);
+  ck_assert(back.load1_max == c->load1_max && back.cpu_other_max == c->cpu_other_max);
+  ck_assert(back.cpu_other_mean_max == c->cpu_other_mean_max && back.over_max_s == c->over_max_s);
+  ck_assert(back.settle_s == c->settle_s && back.max_wait_s == c->max_wait_s);
+  ck_assert(back.sample_interval_s == c->sample_interval_s);
+  ck_assert(back.gpu_foreign == c->gpu_foreign && back.shared_host == c->shared_host);
+  ck_assert(back.require_windows == c->require_windows && back.rerun_once == c->rerun_once);
+  struct sw_msg_contamination m;
+  sw_spec_contamination_to_msg(s, &m);
+  ck_assert(m.cpu_other_mean_max == 0.3 && m.over_max_s == 4 && !m.gpu_foreign && m.shared_host);
+  json_decref(j);
+  sw_spec_destroy(&s);
+
+  /* A spec stored before a key existed, or none at all: the defaults. */
+  json_t *old = json_pack("{s:f, s:b}", "cpu_other_max", 0.7, "rerun_once", 0);
+  sw_spec_contamination_from_json(old, &back);
+  ck_assert(back.cpu_other_max == 0.7 && !back.rerun_once);
+  ck_assert(back.cpu_other_mean_max == d.cpu_other_mean_max && back.over_max_s == d.over_max_s);
+  ck_assert(back.gpu_foreign == d.gpu_foreign && back.load1_max == d.load1_max);
+  json_decref(old);
+  sw_spec_contamination_from_json(NULL, &back);
+  ck_assert(back.settle_s == d.settle_s && back.require_windows == d.require_windows);
+
+  /* Bad values, each at its line:column. */
+  snprintf(yaml, sizeof yaml, "%scontamination: {cpu_other_mean_max: -0.1}\n", head);
+  load_bad(yaml, "t.yaml:6:37: contamination.cpu_other_mean_max: -0.1 out of range");
+  snprintf(yaml, sizeof yaml, "%scontamination: {over_max_s: two}\n", head);
+  load_bad(yaml, "t.yaml:6:29: contamination.over_max_s: expected a number");
+  snprintf(yaml, sizeof yaml, "%scontamination:\n  shared_host: 1\n", head);
+  load_bad(yaml, "t.yaml:7:16: contamination.shared_host: expected true or false");
+  snprintf(yaml, sizeof yaml, "%scontamination: {sample_interval_s: 0.001}\n", head);
+  load_bad(yaml, "t.yaml:6:36: contamination.sample_interval_s: 0.001 out of range");
+  snprintf(yaml, sizeof yaml, "%scontamination: {cpu_other_mean: 0.2}\n", head);
+  load_bad(yaml, "t.yaml:6:17: unknown key 'cpu_other_mean' in contamination (allowed: "
+                 "load1_max, cpu_other_max, cpu_other_mean_max, over_max_s");
 }
 END_TEST
 
@@ -492,6 +566,7 @@ static Suite *spec_suite(void) {
   TCase *api = tcase_create("api");
   tcase_add_test(api, full_gate_values);
   tcase_add_test(api, defaults_filled);
+  tcase_add_test(api, contamination_keys);
   tcase_add_test(api, grid_expansion_order);
   tcase_add_test(api, exec_trainer);
   tcase_add_test(api, string_errors);

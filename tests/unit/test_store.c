@@ -19,9 +19,7 @@ static void setup(void) {
   snprintf(g_db, sizeof g_db, "%s/t.db", g_dir);
 }
 
-static void teardown(void) {
-  sw_fs_rm_rf(g_dir, NULL);
-}
+static void teardown(void) { sw_fs_rm_rf(g_dir, NULL); }
 
 static int64_t q1(sw_store_t *s, const char *sql) {
   sqlite3_stmt *st;
@@ -127,9 +125,14 @@ START_TEST(migrates_v1_database_forward) {
   sw_err_clear(&err);
   ck_assert_msg(sw_store_open(g_db, NULL, &s, &err) == 0, "%s", err.msg);
   ck_assert_int_eq(sw_store_version(s, &v, &err), 0);
-  ck_assert_int_eq(v, 2);
+  ck_assert_int_eq(v, SW_STORE_SCHEMA_VERSION);
   ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM sweeps WHERE name = 'g' AND priority = 0"), 1);
   ck_assert_int_eq(q1(s, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'pairs_pending'"), 1);
+  /* v3: windows say who was busy; attempts keep their flag reason and environment. */
+  ck_assert_int_eq(sw_store_exec(s, "SELECT cpu_trainer, cpu_self, gpu_foreign FROM windows", &err),
+                   0);
+  ck_assert_int_eq(
+      sw_store_exec(s, "SELECT flag_reason, env_before, run_start_wall_ms FROM attempts", &err), 0);
   sw_store_close(&s);
 
   /* A file from a newer build is refused, not damaged. */
@@ -143,7 +146,9 @@ START_TEST(migrates_v1_database_forward) {
 }
 END_TEST
 
-static const struct sw_window_sample W[2] = {{-1000, 0.2, 0.0, 0.5, 1e9}, {0, 0.3, 0.1, 1.0, 1e9}};
+static const struct sw_window_sample W[2] = {
+    {.t_ms = -1000, .load1 = 0.2, .cpu_other = 0.0, .cpu_total = 0.5, .mem_avail = 1e9},
+    {.t_ms = 0, .load1 = 0.3, .cpu_other = 0.1, .cpu_total = 1.0, .mem_avail = 1e9}};
 
 START_TEST(attempts_are_idempotent) {
   struct sw_err err = {0};

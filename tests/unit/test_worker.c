@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sw_clock.h"
@@ -37,64 +38,123 @@ static void put(const char *dir, const char *name, const char *text) {
   ck_assert_int_eq(sw_fs_write_atomic(p, text, strlen(text), &err), 0);
 }
 
-/* A /proc tree with 4 cores, and a trainer group (pgid 500) of two processes. */
-static void fake_proc(const char *root, unsigned long long busy, unsigned long long idle,
-                      unsigned long long trainer_a, unsigned long long trainer_b, double load1) {
-  char text[512], d[512];
+/* A /proc tree with 4 cores. Processes (pid ppid pgrp utime cutime):
+ *   100 splatsweep local (self root)         1   100
+ *   200 the worker (self)                    100 100  cutime = reaped children
+ *   500 trainer leader, 501 its helper        200 500
+ *   502 a trainer grandchild in its own group 501 502 (still the trainer's tree)
+ *   300 another local worker's trainer        100 300 (not ours: other)
+ *   777 a foreign process                     1   777 */
+struct fake {
+  unsigned long long busy, idle;
+  unsigned long long local_ut, worker_ut, worker_cut, tr_a, tr_b, tr_c, other_tr, foreign;
+  int trainer_alive;
+  double load1;
+};
+
+static void proc_file(const char *root, int pid, int ppid, int pgrp, unsigned long long ut,
+                      unsigned long long cut, const char *name) {
+  char d[512], text[512];
+  struct sw_err err = {0};
+  snprintf(d, sizeof d, "%s/%d", root, pid);
+  sw_fs_mkdir_p(d, &err);
+  /* Process names with spaces and parentheses must not confuse the parser. */
+  snprintf(text, sizeof text, "%d (%s) S %d %d %d 0 -1 0 0 0 0 0 %llu 0 %llu 0 20 0 1 0\n", pid,
+           name, ppid, pgrp, pgrp, ut, cut);
+  put(d, "stat", text);
+}
+
+static void fake_proc(const char *root, const struct fake *f) {
+  char text[512];
   snprintf(text, sizeof text,
            "cpu  %llu 0 0 %llu 0 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0\ncpu1 1 0 0 1 0 0 0 0\n"
            "cpu2 1 0 0 1 0 0 0 0\ncpu3 1 0 0 1 0 0 0 0\nintr 1\n",
-           busy, idle);
+           f->busy, f->idle);
   put(root, "stat", text);
-  snprintf(text, sizeof text, "%.2f 0.50 0.40 1/100 999\n", load1);
+  snprintf(text, sizeof text, "%.2f 0.50 0.40 1/100 999\n", f->load1);
   put(root, "loadavg", text);
   put(root, "meminfo", "MemTotal: 1000 kB\nMemAvailable: 512 kB\n");
-  struct sw_err err = {0};
-  /* Process names with spaces and parentheses must not confuse the parser. */
+  proc_file(root, 100, 1, 100, f->local_ut, 0, "splatsweep local");
+  proc_file(root, 200, 100, 100, f->worker_ut, f->worker_cut, "splatsweep");
+  char d[512];
   snprintf(d, sizeof d, "%s/500", root);
-  sw_fs_mkdir_p(d, &err);
-  snprintf(text, sizeof text,
-           "500 (my (trainer) x) S 1 500 500 0 -1 0 0 0 0 0 %llu 0 0 0 20 0 1 0\n", trainer_a);
-  put(d, "stat", text);
-  snprintf(d, sizeof d, "%s/501", root);
-  sw_fs_mkdir_p(d, &err);
-  snprintf(text, sizeof text, "501 (helper) S 500 500 500 0 -1 0 0 0 0 0 0 %llu 0 0 20 0 1 0\n",
-           trainer_b);
-  put(d, "stat", text);
-  snprintf(d, sizeof d, "%s/777", root);
-  sw_fs_mkdir_p(d, &err);
-  put(d, "stat", "777 (other) R 1 777 777 0 -1 0 0 0 0 0 999 999 0 0 20 0 1 0\n");
+  if (f->trainer_alive) {
+    proc_file(root, 500, 200, 500, f->tr_a, 0, "my (trainer) x");
+    proc_file(root, 501, 500, 500, f->tr_b, 0, "helper");
+    proc_file(root, 502, 501, 502, f->tr_c, 0, "escaped");
+  } else {
+    for (int pid = 500; pid <= 502; pid++) {
+      snprintf(d, sizeof d, "%s/%d", root, pid);
+      sw_fs_rm_rf(d, NULL);
+    }
+  }
+  proc_file(root, 300, 100, 300, f->other_tr, 0, "other worker's trainer");
+  proc_file(root, 777, 1, 777, f->foreign, 0, "other");
 }
 
-START_TEST(sampler_separates_trainer_from_others) {
+START_TEST(sampler_separates_trainer_self_and_others) {
   char *root = tmpdir();
   sw_sampler_t *s = NULL;
   struct sw_err err = {0};
-  ck_assert_int_eq(sw_sampler_new(root, &s, &err), 0);
+  ck_assert_int_eq(sw_sampler_new(root, 200, 100, &s, &err), 0);
   struct sw_load_sample x;
-  fake_proc(root, 1000, 1000, 100, 50, 0.25);
-  ck_assert_int_eq(sw_sampler_sample(s, 500, 0, &x, &err), 0);
+  struct fake f = {.busy = 1000, .idle = 1000, .load1 = 0.25, .trainer_alive = 0};
+  fake_proc(root, &f);
+  ck_assert_int_eq(sw_sampler_sample(s, 0, &x, &err), 0);
   ck_assert_int_eq(sw_sampler_cores(s), 4);
   ck_assert(x.cpu_total == 0 && x.cpu_other == 0); /* first sample: no interval yet */
   ck_assert_double_eq_tol(x.load1, 0.25, 1e-9);
   ck_assert_double_eq_tol(x.mem_avail, 512.0 * 1024.0, 1e-6);
-  /* 400 jiffies pass over 4 cores (100 per core): 300 busy, of which the trainer group used
-   * 150 + 50 = 200, so 3 cores busy in total and 1 core busy outside the trainer. */
-  fake_proc(root, 1300, 1100, 250, 100, 3.5);
-  ck_assert_int_eq(sw_sampler_sample(s, 500, 1000, &x, &err), 0);
+  ck_assert_int_eq(x.gpu_users, -1); /* no GPU node known: lavapipe opens none */
+
+  /* Idle with the worker busy preparing (40) and the local coordinator (20): self, not other.
+   * 400 jiffies over 4 cores = 100 per core. */
+  f.busy = 1100, f.idle = 1300, f.worker_ut = 40, f.local_ut = 20, f.foreign = 10;
+  fake_proc(root, &f);
+  ck_assert_int_eq(sw_sampler_sample(s, 1000, &x, &err), 0);
+  ck_assert_double_eq_tol(x.cpu_total, 1.0, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_self, 0.6, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_trainer, 0.0, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_other, 0.4, 1e-9);
+
+  /* The trainer starts: its group, and a grandchild that left the group, are the trainer. */
+  f.trainer_alive = 1;
+  fake_proc(root, &f);
+  ck_assert_int_eq(sw_sampler_trainer_begin(s, 500, &err), 0);
+  f.busy = 1400, f.idle = 1400, f.tr_a = 150, f.tr_b = 50, f.tr_c = 50, f.worker_ut = 50;
+  fake_proc(root, &f);
+  ck_assert_int_eq(sw_sampler_sample(s, 2000, &x, &err), 0);
   ck_assert_double_eq_tol(x.cpu_total, 3.0, 1e-9);
-  ck_assert_double_eq_tol(x.cpu_other, 1.0, 1e-9);
-  ck_assert_double_eq_tol(x.load1, 3.5, 1e-9);
-  /* Without a trainer every busy core counts as "other". */
-  fake_proc(root, 1500, 1300, 250, 100, 1.0);
-  ck_assert_int_eq(sw_sampler_sample(s, 0, 2000, &x, &err), 0);
+  ck_assert_double_eq_tol(x.cpu_trainer, 2.5, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_self, 0.1, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_other, 0.4, 1e-9);
+  ck_assert(sw_sampler_is_ours(s, 501) && sw_sampler_is_ours(s, 502));
+  ck_assert(sw_sampler_is_ours(s, 200) && sw_sampler_is_ours(s, 100));
+  ck_assert(!sw_sampler_is_ours(s, 777) && !sw_sampler_is_ours(s, 300));
+
+  /* The trainer's last interval: it used 100 more jiffies, exited and was reaped by the
+   * worker, whose cutime now holds its whole 350. Still the trainer's, not "other". */
+  f.trainer_alive = 0, f.worker_cut = 350, f.busy = 1500, f.idle = 1700;
+  fake_proc(root, &f);
+  ck_assert_int_eq(sw_sampler_sample(s, 3000, &x, &err), 0);
+  ck_assert_double_eq_tol(x.cpu_total, 1.0, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_trainer, 1.0, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_other, 0.0, 1e-9);
+  ck_assert_int_eq(sw_sampler_trainer_end(s, &err), 0);
+
+  /* Afterwards the reaped time is never anyone's again; another local worker's trainer is. */
+  f.busy = 1700, f.idle = 1900, f.other_tr = 200;
+  fake_proc(root, &f);
+  ck_assert_int_eq(sw_sampler_sample(s, 4000, &x, &err), 0);
+  ck_assert_double_eq_tol(x.cpu_self, 0.0, 1e-9);
+  ck_assert_double_eq_tol(x.cpu_trainer, 0.0, 1e-9);
   ck_assert_double_eq_tol(x.cpu_other, 2.0, 1e-9);
   sw_sampler_destroy(&s);
   ck_assert_ptr_null(s);
   sw_sampler_destroy(NULL);
   /* A missing /proc file is a clean error naming it. */
-  ck_assert_int_eq(sw_sampler_new("/nonexistent-proc", &s, &err), 0);
-  ck_assert_int_eq(sw_sampler_sample(s, 0, 0, &x, &err), SW_EIO);
+  ck_assert_int_eq(sw_sampler_new("/nonexistent-proc", 0, 0, &s, &err), 0);
+  ck_assert_int_eq(sw_sampler_sample(s, 0, &x, &err), SW_EIO);
   ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent-proc/stat"));
   sw_sampler_destroy(&s);
   sw_fs_rm_rf(root, NULL);
@@ -102,31 +162,86 @@ START_TEST(sampler_separates_trainer_from_others) {
 }
 END_TEST
 
+/* The real /proc: this test process busy-loops in a child (a foreign process to a sampler whose
+ * self is a different pid) and the sampler sees it as "other". */
+START_TEST(sampler_sees_a_real_hog) {
+  sw_sampler_t *s = NULL;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_sampler_new("/proc", 1, 1, &s, &err), 0);
+  struct sw_load_sample x;
+  ck_assert_int_eq(sw_sampler_sample(s, sw_clock_mono_ms(), &x, &err), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int64_t end = sw_clock_mono_ms() + 1500;
+    volatile unsigned long spin = 0;
+    while (sw_clock_mono_ms() < end)
+      spin++;
+    _exit(0);
+  }
+  struct timespec ts = {1, 200000000L};
+  nanosleep(&ts, NULL);
+  ck_assert_int_eq(sw_sampler_sample(s, sw_clock_mono_ms(), &x, &err), 0);
+  waitpid(pid, NULL, 0);
+  ck_assert_msg(x.cpu_other > 0.7, "a busy core must show as other: %.2f", x.cpu_other);
+  sw_sampler_destroy(&s);
+}
+END_TEST
+
+static struct sw_load_sample at(int64_t t, double other) {
+  return (struct sw_load_sample){.t_ms = t, .load1 = 0.2, .cpu_other = other, .gpu_users = -1};
+}
+
 START_TEST(quiet_wait_needs_settle_time_and_gives_up) {
   struct sw_quiet q;
-  struct sw_load_sample s = {0};
-  sw_quiet_begin(&q, 1.5, 0.5, 3000, 10000, 0);
-  s.t_ms = 0;
-  s.load1 = 0.2;
+  const struct sw_quiet_rules rules = {.cpu_other_max = 0.5,
+                                       .cpu_other_mean_max = 0.2,
+                                       .over_max_ms = 2000,
+                                       .settle_ms = 3000,
+                                       .max_wait_ms = 20000,
+                                       .gpu_foreign = 1};
+  sw_quiet_begin(&q, &rules, 0);
+  struct sw_load_sample s = at(0, 0.0);
   ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_WAIT);
-  s.t_ms = 2000;
-  s.cpu_other = 0.9; /* noise: the settle clock restarts */
+  s = at(1000, 0.9); /* one second's spike: not sustained, and the mean stays low */
   ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_WAIT);
-  s.cpu_other = 0.1;
-  s.t_ms = 3000;
+  s = at(2000, 0.0);
   ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_WAIT);
-  s.t_ms = 5999;
+  s = at(3000, 0.0); /* 3 s of window, mean 0.3: not yet */
   ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_WAIT);
-  s.t_ms = 6000;
+  s = at(4000, 0.0); /* the window [1000, 4000]: mean 0.0 after the spike left it */
   ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_READY);
-  sw_quiet_begin(&q, 1.5, 0.5, 3000, 10000, 0);
-  s.load1 = 9.0;
-  for (int64_t t = 0; t < 10000; t += 1000) {
-    s.t_ms = t;
+  /* A foreign process on the GPU keeps the machine busy whatever the CPU says. */
+  sw_quiet_begin(&q, &rules, 0);
+  for (int64_t t = 0; t <= 5000; t += 1000) {
+    s = at(t, 0.0);
+    s.gpu_users = 1;
     ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_WAIT);
   }
-  s.t_ms = 10000;
+  /* A sustained hog never settles; the wait gives up at max_wait. */
+  sw_quiet_begin(&q, &rules, 0);
+  for (int64_t t = 0; t < 20000; t += 1000) {
+    s = at(t, 1.0);
+    ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_WAIT);
+  }
+  s = at(20000, 1.0);
   ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_GAVE_UP);
+  /* load1 counts only when a limit is set. */
+  struct sw_quiet_rules with_load = rules;
+  with_load.load1_max = 1.5;
+  sw_quiet_begin(&q, &with_load, 0);
+  for (int64_t t = 0; t <= 4000; t += 1000) {
+    s = at(t, 0.0);
+    s.load1 = 3.0;
+    ck_assert_int_eq(sw_quiet_feed(&q, &s), SW_QUIET_WAIT);
+  }
+  sw_quiet_begin(&q, &rules, 0);
+  int state = SW_QUIET_WAIT;
+  for (int64_t t = 0; t <= 4000; t += 1000) {
+    s = at(t, 0.0);
+    s.load1 = 3.0;
+    state = sw_quiet_feed(&q, &s);
+  }
+  ck_assert_int_eq(state, SW_QUIET_READY);
 }
 END_TEST
 
@@ -457,7 +572,8 @@ int main(void) {
   Suite *s = suite_create("worker");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 60);
-  tcase_add_test(tc, sampler_separates_trainer_from_others);
+  tcase_add_test(tc, sampler_separates_trainer_self_and_others);
+  tcase_add_test(tc, sampler_sees_a_real_hog);
   tcase_add_test(tc, quiet_wait_needs_settle_time_and_gives_up);
   tcase_add_test(tc, spool_keeps_frames_until_acknowledged);
   tcase_add_test(tc, exec_runner_runs_the_contract);
