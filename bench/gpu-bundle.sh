@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs the pipeline executables built here, with the shared libraries they need (except libc and
+# Packs splatsweep and the pipeline executables built here, with the shared libraries they need (except libc and
 # the Vulkan loader), into one folder that can be copied to a GPU machine that lacks the project's
 # Debian packages. Usage: bench/gpu-bundle.sh [BUILD_DIR] [OUT_DIR]
 # On the GPU machine: LD_LIBRARY_PATH=OUT_DIR/lib OUT_DIR/bin/iter_bench ...
@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 build=${1:-build-rel}
 out=${2:-.devbundle}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSW_WERROR=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target splat-train iter_bench fwd_bench test_gpu_sort test_gpu_fwd test_gpu_bwd
+cmake --build "$build" -j"$(nproc)" --target splatsweep splat-train iter_bench fwd_bench test_gpu_sort test_gpu_fwd test_gpu_bwd
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
-for exe in splat-train iter_bench fwd_bench test_gpu_sort test_gpu_fwd test_gpu_bwd; do
+for exe in splatsweep splat-train iter_bench fwd_bench test_gpu_sort test_gpu_fwd test_gpu_bwd; do
   [ -x "$build/bin/$exe" ] && cp "$build/bin/$exe" "$out/bin/"
 done
 for exe in "$out"/bin/*; do

@@ -96,11 +96,103 @@ static void add_reason(char *why, size_t cap, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* Environment changes (docs/gate-rules.md "Environment changes inside a pair"). The worker
+ * takes an environment object just before the trainer starts and just after it exits
+ * (worker/sw_fingerprint.c sw_fingerprint_env: device, driver, trainer_sha256). A pair must
+ * compare one change, the arm's, so an environment that moves during a run or between the two
+ * runs of a pair makes the run invalid, and rerun_once re-runs its pair. */
+#define ENV_VALUE_MAX 64 /* characters of a device or driver value named in a reason */
+
+/* Appends text to out (cap bytes), after sep when out is not empty; truncates at cap. */
+static void add_text(char *out, size_t cap, const char *sep, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void add_text(char *out, size_t cap, const char *sep, const char *fmt, ...) {
+  size_t len = strlen(out);
+  if (len > 0) len += (size_t)snprintf(out + len, cap - len, "%s", sep);
+  if (len + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out + len, cap - len, fmt, ap);
+  va_end(ap);
+}
+
+/* One environment value as a reason names it: a hash (a key ending in sha256) by its first 8
+ * hex digits, another string quoted and in full up to ENV_VALUE_MAX characters, JSON null as
+ * null, a key the object lacks as absent. */
+static void env_value(const char *key, const json_t *v, char *out, size_t cap) {
+  size_t klen = strlen(key);
+  if (!v) {
+    snprintf(out, cap, "absent");
+  } else if (json_is_string(v)) {
+    const char *t = json_string_value(v);
+    int hash = klen >= 6 && strcmp(key + klen - 6, "sha256") == 0;
+    size_t keep = hash ? 8 : ENV_VALUE_MAX;
+    const char *more = strlen(t) > keep ? ".." : "";
+    if (hash)
+      snprintf(out, cap, "%.*s%s", (int)keep, t, more);
+    else
+      snprintf(out, cap, "\"%.*s%s\"", (int)keep, t, more);
+  } else {
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    snprintf(out, cap, "%.*s%s", ENV_VALUE_MAX, text ? text : "?",
+             text && strlen(text) > ENV_VALUE_MAX ? ".." : "");
+    free(text);
+  }
+}
+
+static int cmp_key(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Compares two environment objects as JSON (key order and spacing do not matter). Returns 1
+ * when both parse as objects and differ, with what changed in out ("key old -> new", keys in
+ * sorted order, ", "-separated); 0 when they are equal or cannot be compared (NULL from an old
+ * worker, or text that is not an object: no evidence that anything changed). */
+static int env_changed(const char *before, const char *after, char *out, size_t cap) {
+  out[0] = '\0';
+  if (!before || !after) return 0;
+  json_t *a = json_loads(before, 0, NULL), *b = json_loads(after, 0, NULL);
+  int changed = json_is_object(a) && json_is_object(b) && !json_equal(a, b);
+  if (changed) {
+    size_t n = 0;
+    const char **keys = malloc((json_object_size(a) + json_object_size(b) + 1) * sizeof *keys);
+    const char *k;
+    json_t *v;
+    if (keys) {
+      json_object_foreach(a, k, v) { keys[n++] = k; }
+      json_object_foreach(b, k, v) {
+        if (!json_object_get(a, k)) keys[n++] = k;
+      }
+      qsort(keys, n, sizeof *keys, cmp_key);
+    }
+    for (size_t i = 0; i < n; i++) {
+      const json_t *va = json_object_get(a, keys[i]), *vb = json_object_get(b, keys[i]);
+      if (va && vb && json_equal(va, vb)) continue;
+      char was[ENV_VALUE_MAX + 8], now[ENV_VALUE_MAX + 8];
+      env_value(keys[i], va, was, sizeof was);
+      env_value(keys[i], vb, now, sizeof now);
+      add_text(out, cap, ", ", "%s %s -> %s", keys[i], was, now);
+    }
+    free(keys);
+    if (!out[0]) snprintf(out, cap, "the environment objects differ");
+  }
+  json_decref(a);
+  json_decref(b);
+  return changed;
+}
+
 enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct sw_run_result *r,
                                       int result_ok, char *why, size_t cap) {
   const struct sw_spec_contamination *c = &sw->rules;
   why[0] = '\0';
   if (!result_ok) return SW_ATTEMPT_FAILED;
+  /* An environment that changed during the run: the run measured two environments, so it is
+   * invalid whatever its windows say. */
+  char changed[SW_FLAG_REASON_MAX];
+  if (env_changed(r->env_before, r->env_after, changed, sizeof changed)) {
+    snprintf(why, cap, "environment changed during the run: %s", changed);
+    return SW_ATTEMPT_INVALID;
+  }
   if (r->n_during == 0 && c->require_windows) {
     snprintf(why, cap, "no window samples during the run (contamination.require_windows)");
     return SW_ATTEMPT_INVALID;
@@ -260,6 +352,62 @@ static int add_replacement(sw_sched_t *s, int64_t pair_id, int64_t sweep_id, int
   return sw_store_event(s->store, now, sweep_id, "replace", text, err);
 }
 
+/* The runs of a pair must start in one environment: a rebuild, a driver update or a device swap
+ * between the off and the on run would be measured as the arm's effect. Compares each run's
+ * env_before (the pair's current attempt, in run order) with the first run's, and marks every
+ * run that differs invalid, its reason appended to any it had. Runs without env_before (old
+ * workers) are not compared. *marked gets how many were marked. */
+static int pair_env_check(sw_sched_t *s, int64_t pair_id, int attempt, int *marked,
+                          struct sw_err *err) {
+  static const char *const SQL_RUNS =
+      "SELECT a.id, a.env_before FROM runs r JOIN attempts a ON a.run_id = r.id AND a.attempt = "
+      "?2 WHERE r.pair_id = ?1 AND a.env_before IS NOT NULL ORDER BY r.position, r.id";
+  static const char *const SQL_MARK =
+      "UPDATE attempts SET status = 'invalid', flag_reason = CASE WHEN COALESCE(flag_reason, '') "
+      "= '' THEN ?2 ELSE flag_reason || '; ' || ?2 END WHERE id = ?1";
+  *marked = 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_RUNS, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  sqlite3_bind_int(st, 2, attempt);
+  char *first = NULL, why[SW_SCHED_MAX_RUNS][SW_FLAG_REASON_MAX];
+  int64_t ids[SW_SCHED_MAX_RUNS];
+  int n = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < SW_SCHED_MAX_RUNS) {
+    const char *env = (const char *)sqlite3_column_text(st, 1);
+    if (!env) { /* NOT NULL in the query: only an out-of-memory gives NULL here */
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    if (!first) {
+      if (!(first = strdup(env))) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      continue;
+    }
+    char changed[SW_FLAG_REASON_MAX];
+    if (!env_changed(first, env, changed, sizeof changed)) continue;
+    ids[n] = sqlite3_column_int64(st, 0);
+    snprintf(why[n++], SW_FLAG_REASON_MAX, "environment changed between the pair's runs: %s",
+             changed);
+  }
+  sqlite3_reset(st);
+  free(first);
+  if (rc == SQLITE_NOMEM) return sw_err_set(err, SW_ENOMEM, "pair environments: out of memory");
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return sw_store_fail(s->store, err, "reading the pair's environments");
+  for (int i = 0; i < n; i++) {
+    if ((rc = sw_store_stmt(s->store, SQL_MARK, &st, err))) return rc;
+    sqlite3_bind_int64(st, 1, ids[i]);
+    sqlite3_bind_text(st, 2, why[i], -1, SQLITE_TRANSIENT);
+    if ((rc = step_done(s, st, "marking a run invalid", err))) return rc;
+  }
+  *marked = n;
+  return 0;
+}
+
 int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_closed,
                      struct sw_err *err) {
   static const char *const SQL_PAIR =
@@ -304,6 +452,11 @@ int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_clo
     rc = sched_pair_requeue(s, pair_id, now, "a run failed", err);
     return rc ? rc : sched_sweep_check(s, sweep_id, now, err);
   }
+  /* Runs that began in another environment than the pair's first are invalid: counted here so
+   * the replacement rule below re-runs the pair. */
+  int marked = 0;
+  if ((rc = pair_env_check(s, pair_id, attempt, &marked, err))) return rc;
+  c[3] += marked;
   if ((rc = sw_store_stmt(s->store, SQL_DONE, &st, err))) return rc;
   sqlite3_bind_int64(st, 1, pair_id);
   sqlite3_bind_int64(st, 2, now);

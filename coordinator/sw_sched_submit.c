@@ -201,7 +201,7 @@ static int submit_grid(sw_sched_t *s, int64_t sweep_id, const json_t *spec, int6
   const json_t *params = json_object_get(spec, "parameters");
   if (params && !json_is_null(params) && !json_is_object(params))
     return sw_err_set(err, SW_EINVAL, "spec: grid parameters must be a mapping");
-  long long repeats;
+  long long repeats = 1;
   int rc = get_int(spec, "repeats", 1, 1, 1000, &repeats, err);
   if (rc) return rc;
   size_t nk = json_is_object(params) ? json_object_size(params) : 0;
@@ -294,7 +294,7 @@ int sw_sched_submit(sw_sched_t *s, const json_t *spec, const char *spec_yaml, co
   const char *kind = json_is_string(jkind) ? json_string_value(jkind) : "gate";
   if (strcmp(kind, "gate") != 0 && strcmp(kind, "grid") != 0)
     return sw_err_set(err, SW_EINVAL, "spec: kind must be gate or grid, not '%s'", kind);
-  long long priority;
+  long long priority = 0;
   int rc = get_int(spec, "priority", 0, -1000000, 1000000, &priority, err);
   if (rc) return rc;
   char *spec_text = json_dumps(spec, JSON_COMPACT);

@@ -34,6 +34,10 @@ sw_it_add(it_placement placement.sh 17810)
 # The builtin runner with the real trainer needs the pipeline (splat-train beside splatsweep).
 if(TARGET splat-train)
   sw_it_add(it_builtin builtin.sh 17820)
+  # The load window with the real trainer and the default limits: idle runs stay ok, a CPU hog
+  # flags its run, which is re-run once; and three local workers on two cores never overlap.
+  sw_it_add(it_honest honest.sh 17850)
+  sw_it_add(it_three_local three_local.sh 17860)
 endif()
 sw_it_add(it_cancel cancel.sh 17830)
 sw_it_add(it_poison poison.sh 17840)

@@ -223,10 +223,33 @@ int sw_scene_prepare(const char *scene_json, const char *cache_dir, const char *
   } else if (json_is_string(path)) {
     const char *p = json_string_value(path);
     struct stat st;
-    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+    /* A relative path names a data set in the worker's data folders ($SW_DATASETS, a
+     * colon-separated list): each machine keeps its copy where it likes, and one spec serves
+     * the whole fleet (docs/spec.md). */
+    char found[4096] = "";
+    if (p[0] == '/') {
+      if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(found, sizeof found, "%s", p);
+    } else {
+      const char *roots = getenv("SW_DATASETS");
+      while (roots && *roots && !found[0]) {
+        size_t n = strcspn(roots, ":");
+        char cand[4096];
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)n, roots, p);
+        if (n && stat(cand, &st) == 0 && S_ISDIR(st.st_mode))
+          snprintf(found, sizeof found, "%s", cand);
+        roots += n + (roots[n] == ':');
+      }
+    }
+    if (!found[0] && p[0] != '/')
+      rc = sw_err_set(err, SW_ENOTFOUND,
+                      "scene.path: %s is not a directory under any folder of SW_DATASETS (%s) on "
+                      "this worker",
+                      p, getenv("SW_DATASETS") ? getenv("SW_DATASETS") : "unset");
+    else if (!found[0])
       rc = sw_err_set(err, SW_ENOTFOUND, "scene.path: %s is not a directory on this worker", p);
     else
-      snprintf(path_out, cap, "%s", p);
+      snprintf(path_out, cap, "%s", found);
   } else if (json_is_string(url)) {
     const char *want = json_string_value(json_object_get(s, "sha256"));
     if (!want || strlen(want) != 64) {

@@ -121,8 +121,8 @@ int sw_spool_foreach(sw_spool_t *self,
     qsort(names, n, sizeof *names, cmp_str);
   int visited = 0;
   for (size_t i = 0; i < n; i++) {
-    uint64_t r, l;
-    uint32_t a;
+    uint64_t r = 0, l = 0;
+    uint32_t a = 0;
     parse_name(names[i], &r, &a, &l);
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", self->dir, names[i]);

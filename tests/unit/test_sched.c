@@ -1,7 +1,8 @@
 /* test_sched.c: Check suite for the scheduler (coordinator/sw_sched.h), driven with fake time and
  * fake workers against a real on-disk store: pair orders, one worker per pair, lease expiry and
  * re-queue, stale and duplicate results, fairness between sweeps, placement, poison pairs,
- * contamination replacements, sequential extension, grids and a coordinator restart. */
+ * contamination replacements, environment changes inside a pair, sequential extension, grids and
+ * a coordinator restart. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -999,6 +1000,203 @@ START_TEST(binary_change_mid_gate_is_inconclusive) {
 }
 END_TEST
 
+/* ---- environment changes inside a pair ---------------------------------------------------- */
+
+/* A worker's environment objects as worker/sw_fingerprint.c writes them (compact, sorted keys):
+ * ENV_A; ENV_B after a rebuild of the trainer; ENV_C after a driver update. ENV_A_SPACED is
+ * ENV_A with its keys in another order and spaced out: the same object. */
+#define SHA_A "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809"
+#define SHA_B "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0"
+static const char ENV_A[] =
+    "{\"device\":\"NVIDIA H200\",\"driver\":\"550.54.15\",\"trainer_sha256\":\"" SHA_A "\"}";
+static const char ENV_B[] =
+    "{\"device\":\"NVIDIA H200\",\"driver\":\"550.54.15\",\"trainer_sha256\":\"" SHA_B "\"}";
+static const char ENV_C[] =
+    "{\"device\":\"NVIDIA H200\",\"driver\":\"555.42.06\",\"trainer_sha256\":\"" SHA_A "\"}";
+static const char ENV_A_SPACED[] =
+    "{ \"trainer_sha256\": \"" SHA_A "\", \"driver\": \"550.54.15\", \"device\": \"NVIDIA H200\" }";
+
+/* The environments each run reports, by pair index (3: the replacement, if one is added) and
+ * run position; NULL is what an old worker sends. */
+struct pair_envs {
+  const char *before[4][2], *after[4][2];
+};
+
+/* Runs the 3-pair gate of submit_gate on w1, every run quiet and the on arm 5% faster, each run
+ * reporting its environments from envs; run_ids gets each run's id (0 for a pair not run). */
+static void run_env_gate(struct env *e, const struct pair_envs *envs, int64_t run_ids[4][2]) {
+  int64_t sweep = submit_gate(e, "g", 3, 3, NULL, 0);
+  hello(e, "w1", NULL, 0);
+  memset(run_ids, 0, 4 * sizeof *run_ids);
+  for (int k = 0; sw_sched_sweep_finished(e->sched, sweep, &e->err) == 0; k++) {
+    ck_assert_int_lt(k, 4);
+    int64_t now = 10 * (k + 1);
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e->sched, "w1", now, &l, &e->err), 1);
+    ck_assert_int_lt(l.pair_index, 4);
+    for (int r = 0; r < l.n_runs; r++) {
+      char *res = fake_result(l.runs[r].arm, k, 0.95);
+      struct sw_run_result rr = {.lease_id = l.lease_id,
+                                 .epoch = l.epoch,
+                                 .worker_id = "w1",
+                                 .run_id = l.runs[r].run_id,
+                                 .attempt = l.attempt,
+                                 .result_json = res,
+                                 .pre = QUIET,
+                                 .n_pre = 1,
+                                 .during = QUIET,
+                                 .n_during = 3,
+                                 .quiet = 1,
+                                 .env_before = envs->before[l.pair_index][r],
+                                 .env_after = envs->after[l.pair_index][r]};
+      ck_assert_msg(sw_sched_result(e->sched, &rr, now, &e->err) == 0, "%s", e->err.msg);
+      run_ids[l.pair_index][r] = l.runs[r].run_id;
+      free(res);
+    }
+    ck_assert_int_eq(sw_sched_lease_done(e->sched, l.lease_id, l.epoch, "w1", now, &e->err), 0);
+    sw_lease_clear(&l);
+  }
+}
+
+/* How run run_id's first attempt was judged (status, flag_reason or ""). */
+static struct judged attempt_of(struct env *e, int64_t run_id) {
+  struct judged j = {"", ""};
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e->store),
+                                      "SELECT status, COALESCE(flag_reason, '') FROM attempts "
+                                      "WHERE run_id = ?1 AND attempt = 1",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_int64(st, 1, run_id);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  snprintf(j.status, sizeof j.status, "%s", (const char *)sqlite3_column_text(st, 0));
+  snprintf(j.reason, sizeof j.reason, "%s", (const char *)sqlite3_column_text(st, 1));
+  sqlite3_finalize(st);
+  return j;
+}
+
+/* Every run of every pair reports env (before and after) unless envs already names one. */
+static void fill_envs(struct pair_envs *envs, const char *env) {
+  for (int p = 0; p < 4; p++)
+    for (int r = 0; r < 2; r++) {
+      if (!envs->before[p][r]) envs->before[p][r] = env;
+      if (!envs->after[p][r]) envs->after[p][r] = env;
+    }
+}
+
+/* The trainer was rebuilt while pair 1's first run was running: that run is invalid, says what
+ * changed, and its pair is re-run once; the gate decides on the other three pairs. A driver
+ * update is named with its values in full. */
+START_TEST(env_change_during_a_run_invalidates_its_pair) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  struct pair_envs envs = {0};
+  envs.after[1][0] = ENV_B;
+  fill_envs(&envs, ENV_A);
+  int64_t ids[4][2];
+  run_env_gate(&e, &envs, ids);
+  ck_judged(attempt_of(&e, ids[1][0]), "invalid",
+            "environment changed during the run: trainer_sha256 1a2b3c4d.. -> 9f8e7d6c..");
+  ck_judged(attempt_of(&e, ids[1][1]), "ok", "");
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), 4);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1 AND replaces = 1"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status <> 'ok'"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT verdict = 'adopt' AND json_extract(verdict_json, "
+                          "'$.counts.invalid') = 1 AND json_extract(verdict_json, "
+                          "'$.counts.used') = 3 FROM gates"),
+                   1);
+  env_close(&e);
+  teardown();
+  setup();
+  env_open(&e, 10000, 3, 0);
+  struct pair_envs drv = {0};
+  drv.after[0][1] = ENV_C;
+  fill_envs(&drv, ENV_A);
+  run_env_gate(&e, &drv, ids);
+  ck_judged(attempt_of(&e, ids[0][1]), "invalid",
+            "environment changed during the run: driver \"550.54.15\" -> \"555.42.06\"");
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1 AND replaces = 0"),
+                   1);
+  env_close(&e);
+}
+END_TEST
+
+/* The trainer was rebuilt between pair 1's off and on runs (each run saw one build from start
+ * to end): the later run is invalid, the pair is re-run once, and the verdict is computed
+ * without it (one invalid pair, three used). */
+START_TEST(env_change_between_a_pairs_runs_invalidates_the_later_run) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  struct pair_envs envs = {0};
+  envs.before[1][0] = envs.after[1][0] = ENV_A;
+  for (int p = 0; p < 4; p++)
+    for (int r = 0; r < 2; r++)
+      if (p >= 2 || (p == 1 && r == 1)) envs.before[p][r] = envs.after[p][r] = ENV_B;
+  fill_envs(&envs, ENV_A);
+  int64_t ids[4][2];
+  run_env_gate(&e, &envs, ids);
+  ck_judged(attempt_of(&e, ids[1][0]), "ok", "");
+  ck_judged(attempt_of(&e, ids[1][1]), "invalid",
+            "environment changed between the pair's runs: trainer_sha256 1a2b3c4d.. -> "
+            "9f8e7d6c..");
+  ck_assert_int_ne(ids[3][0], 0); /* the replacement ran */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), 4);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1 AND replaces = 1"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status <> 'ok'"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'replace'"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT verdict = 'adopt' AND json_extract(verdict_json, "
+                          "'$.counts.input') = 4 AND json_extract(verdict_json, "
+                          "'$.counts.invalid') = 1 AND json_extract(verdict_json, "
+                          "'$.counts.used') = 3 FROM gates"),
+                   1);
+  env_close(&e);
+}
+END_TEST
+
+/* One environment everywhere is no change, also where a run writes the same object with its
+ * keys in another order (objects are compared, not text): every run ok, nothing re-run. */
+START_TEST(same_env_everywhere_is_ok) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  struct pair_envs envs = {0};
+  envs.after[0][0] = ENV_A_SPACED;
+  envs.before[2][1] = envs.after[2][1] = ENV_A_SPACED;
+  fill_envs(&envs, ENV_A);
+  int64_t ids[4][2];
+  run_env_gate(&e, &envs, ids);
+  ck_assert_int_eq(ids[3][0], 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), 3);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok' AND flag_reason IS "
+                          "NULL AND env_before IS NOT NULL"),
+                   6);
+  ck_assert_int_eq(q1(&e, "SELECT verdict = 'adopt' FROM gates"), 1);
+  env_close(&e);
+}
+END_TEST
+
+/* Old workers send no environments: nothing to compare, nothing flagged. Nor is a run that
+ * carries only one of the two, or a pair where only one run has env_before. */
+START_TEST(missing_envs_are_not_evidence) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  struct pair_envs envs = {0};
+  envs.after[1][0] = ENV_A;
+  envs.before[1][1] = envs.after[1][1] = ENV_B;
+  envs.before[2][0] = ENV_B;
+  int64_t ids[4][2];
+  run_env_gate(&e, &envs, ids);
+  ck_assert_int_eq(ids[3][0], 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), 3);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok' AND flag_reason IS "
+                          "NULL"),
+                   6);
+  ck_assert_int_eq(q1(&e, "SELECT verdict = 'adopt' FROM gates"), 1);
+  env_close(&e);
+}
+END_TEST
+
 START_TEST(spread_leaves_next_pair_to_idle_peer) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -1251,6 +1449,10 @@ int main(void) {
   tcase_add_test(tc, orders_fixed_and_random_seeded);
   tcase_add_test(tc, gate_without_guard_values_is_not_adopted);
   tcase_add_test(tc, binary_change_mid_gate_is_inconclusive);
+  tcase_add_test(tc, env_change_during_a_run_invalidates_its_pair);
+  tcase_add_test(tc, env_change_between_a_pairs_runs_invalidates_the_later_run);
+  tcase_add_test(tc, same_env_everywhere_is_ok);
+  tcase_add_test(tc, missing_envs_are_not_evidence);
   tcase_add_test(tc, spread_leaves_next_pair_to_idle_peer);
   tcase_add_test(tc, spread_counts_machines_not_workers);
   tcase_add_test(tc, spread_follows_a_worker_to_its_new_host);
