@@ -29,6 +29,7 @@
 #include "sw_spool.h"
 
 #define MAX_SAMPLES 20000  /* per window; a 5-hour run sampled every second */
+#define LOCK_YIELD_MS 500  /* after releasing the host lock, before trying to take it again */
 #define RESEND_EVERY_HB 15 /* heartbeat intervals between resends of unacknowledged results */
 
 enum session_state { S_DISCONNECTED, S_HELLO_SENT, S_CONNECTED };
@@ -54,7 +55,7 @@ struct worker {
   sw_sampler_t *sampler;
   sw_gpu_t *gpu;           /* NVML, when the machine has it */
   sw_hostlock_t *hostlock; /* NULL when this worker shares the host (--shared-host) */
-  int64_t lock_wait_ms, lock_logged_ms;
+  int64_t lock_wait_ms, lock_logged_ms, lock_released_ms;
   char runs_dir[4200], scenes_dir[4200];
 
   /* current lease */
@@ -326,6 +327,7 @@ static void end_trainer(struct worker *w) {
 static void release_host(struct worker *w) {
   if (sw_hostlock_held(w->hostlock)) {
     sw_hostlock_release(w->hostlock);
+    w->lock_released_ms = now_ms();
     sw_log_debug("host measurement lock released");
   }
 }
@@ -602,6 +604,11 @@ static void step_lease(struct worker *w, int64_t t) {
   if (!w->have_lease)
     return;
   if (w->phase == P_LOCK) {
+    /* flock is not fair: a worker that just released the lock and got its next lease at once
+     * would win it again before the waiters' next poll. It lets LOCK_YIELD_MS pass first, so
+     * the workers of a host take turns. */
+    if (w->lock_released_ms && t - w->lock_released_ms < LOCK_YIELD_MS)
+      return;
     char who[128];
     struct sw_err err = {0};
     int got = sw_hostlock_try(w->hostlock, who, sizeof who, &err);
