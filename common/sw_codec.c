@@ -373,6 +373,62 @@ int sw_codec_encode(const struct sw_msg *msg, uint8_t **buf, size_t *len, struct
 
 /* ---- decode -------------------------------------------------------------------------- */
 
+/* protobuf-c unpacks a `string` field into a NUL-terminated copy and drops its length, so a
+ * string with a NUL inside would reach the checks cut short ("a\0<anything>" read as "a").
+ * Before unpacking, this walks the raw frame with the message descriptors and refuses any
+ * string field whose bytes contain a NUL; nested messages are walked in turn and unknown
+ * fields are skipped. Returns 1 when the frame holds such a string, 0 when not or when the
+ * frame is malformed (left to the unpacker to refuse); *field names the string. */
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+    uint8_t b = *(*p)++;
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return 0;
+  }
+  return -1;
+}
+
+static int has_embedded_nul(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t n,
+                            int depth, const char **field) {
+  const uint8_t *end = p + n;
+  if (depth > 16) return 0;
+  while (p < end) {
+    uint64_t tag, len;
+    if (read_varint(&p, end, &tag)) return 0;
+    switch (tag & 7) {
+      case 0:
+        if (read_varint(&p, end, &len)) return 0;
+        break;
+      case 1:
+        if ((size_t)(end - p) < 8) return 0;
+        p += 8;
+        break;
+      case 5:
+        if ((size_t)(end - p) < 4) return 0;
+        p += 4;
+        break;
+      case 2: {
+        if (read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return 0;
+        const ProtobufCFieldDescriptor *f =
+            tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
+                                   : NULL;
+        if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, (size_t)len)) {
+          *field = f->name;
+          return 1;
+        }
+        if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+            has_embedded_nul(f->descriptor, p, (size_t)len, depth + 1, field))
+          return 1;
+        p += len;
+        break;
+      }
+      default: return 0; /* groups and bad wire types: the unpacker refuses them */
+    }
+  }
+  return 0;
+}
+
 /* Copies an unpacked string into a fixed field; an over-long one is a protocol error. */
 static int dec_fixed(char *dst, size_t cap, const char *src, const char *what, struct sw_err *err) {
   if (!src) src = "";
@@ -664,6 +720,9 @@ int sw_codec_decode(const void *buf, size_t len, struct sw_msg *out, struct sw_e
   if (!buf && len) return sw_err_set(err, SW_EPROTO, "frame: no data");
   if (len > SW_MSG_FRAME_MAX)
     return sw_err_set(err, SW_EPROTO, "frame: %zu bytes exceeds %u", len, SW_MSG_FRAME_MAX);
+  const char *nul_field = "?";
+  if (len && has_embedded_nul(&splatsweep__envelope__descriptor, buf, len, 0, &nul_field))
+    return sw_err_set(err, SW_EPROTO, "frame: string field %s with an embedded NUL", nul_field);
   Splatsweep__Envelope *env =
       splatsweep__envelope__unpack(NULL, len, len ? (const uint8_t *)buf : (const uint8_t *)"");
   if (!env) return sw_err_set(err, SW_EPROTO, "frame: not a protobuf Envelope (%zu bytes)", len);

@@ -125,7 +125,7 @@ static int copy_fixed(char *dst, size_t cap, const char *src) {
 
 int sw_msg_kv_add(struct sw_msg_kv **list, size_t *n, const char *key, const char *value) {
   if (*n >= SW_MSG_KV_MAX) return SW_EINVAL;
-  if (strlen(key) > SW_MSG_NAME_MAX || strlen(value) > SW_MSG_VALUE_MAX) return SW_EINVAL;
+  if (strlen(key) > SW_MSG_KEY_MAX || strlen(value) > SW_MSG_KV_VALUE_MAX) return SW_EINVAL;
   struct sw_msg_kv *grown = realloc(*list, (*n + 1) * sizeof **list);
   if (!grown) return SW_ENOMEM;
   *list = grown;
@@ -138,7 +138,7 @@ int sw_msg_kv_add(struct sw_msg_kv **list, size_t *n, const char *key, const cha
 }
 
 int sw_msg_name_add(struct sw_msg_name **list, size_t *n, const char *name) {
-  if (*n >= SW_MSG_LIST_MAX || strlen(name) > SW_MSG_NAME_MAX) return SW_EINVAL;
+  if (*n >= SW_MSG_LIST_MAX || strlen(name) > SW_MSG_KEY_MAX) return SW_EINVAL;
   struct sw_msg_name *grown = realloc(*list, (*n + 1) * sizeof **list);
   if (!grown) return SW_ENOMEM;
   *list = grown;
@@ -237,17 +237,28 @@ static int v_nonzero(uint64_t v, const char *path, const char *field, struct sw_
   return 0;
 }
 
-static int v_kvs(const struct sw_msg_kv *kv, size_t n, const char *path, const char *field,
-                 struct sw_err *err) {
-  if (n > SW_MSG_KV_MAX)
-    return sw_err_set(err, SW_EPROTO, "%s.%s: %zu entries, more than %d", path, field, n,
-                      SW_MSG_KV_MAX);
+/* A fixed field that must also stay within max bytes (tighter than its array). */
+static int v_short(const char *s, size_t cap, size_t max, int required, const char *path,
+                   const char *field, struct sw_err *err) {
+  int rc = v_fixed(s, cap, required, path, field, err);
+  if (!rc && strlen(s) > max)
+    rc = sw_err_set(err, SW_EPROTO, "%s.%s: longer than %zu bytes", path, field, max);
+  return rc;
+}
+
+/* A kv list of at most max entries, keys SW_MSG_KEY_MAX and values SW_MSG_KV_VALUE_MAX. */
+static int v_kvs(const struct sw_msg_kv *kv, size_t n, size_t max, const char *path,
+                 const char *field, struct sw_err *err) {
+  if (n > max)
+    return sw_err_set(err, SW_EPROTO, "%s.%s: %zu entries, more than %zu", path, field, n, max);
   if (n && !kv) return sw_err_set(err, SW_EPROTO, "%s.%s: missing list", path, field);
   char sub[96];
   for (size_t i = 0; i < n; i++) {
-    snprintf(sub, sizeof sub, "%s[%zu]", field, i);
-    int rc = v_fixed(kv[i].key, sizeof kv[i].key, 1, path, sub, err);
-    if (!rc) rc = v_fixed(kv[i].value, sizeof kv[i].value, 0, path, sub, err);
+    snprintf(sub, sizeof sub, "%s[%zu].key", field, i);
+    int rc = v_short(kv[i].key, sizeof kv[i].key, SW_MSG_KEY_MAX, 1, path, sub, err);
+    snprintf(sub, sizeof sub, "%s[%zu].value", field, i);
+    if (!rc)
+      rc = v_short(kv[i].value, sizeof kv[i].value, SW_MSG_KV_VALUE_MAX, 0, path, sub, err);
     if (rc) return rc;
   }
   return 0;
@@ -262,7 +273,7 @@ static int v_names(const struct sw_msg_name *l, size_t n, const char *path, cons
   char sub[96];
   for (size_t i = 0; i < n; i++) {
     snprintf(sub, sizeof sub, "%s[%zu]", field, i);
-    int rc = v_fixed(l[i].name, sizeof l[i].name, 1, path, sub, err);
+    int rc = v_short(l[i].name, sizeof l[i].name, SW_MSG_KEY_MAX, 1, path, sub, err);
     if (rc) return rc;
   }
   return 0;
@@ -314,6 +325,15 @@ static int v_format(enum sw_msg_format f, const char *path, struct sw_err *err) 
   return 0;
 }
 
+/* An epoch above SW_MSG_EPOCH_MAX is refused here, once, so that no value a narrower integer
+ * would wrap ever reaches the scheduler. */
+static int v_epoch(uint64_t epoch, const char *path, struct sw_err *err) {
+  if (epoch > SW_MSG_EPOCH_MAX)
+    return sw_err_set(err, SW_EPROTO, "%s.epoch: %llu is above the limit %llu", path,
+                      (unsigned long long)epoch, (unsigned long long)SW_MSG_EPOCH_MAX);
+  return 0;
+}
+
 static int v_attempt(uint32_t attempt, const char *path, struct sw_err *err) {
   if (attempt == 0) return sw_err_set(err, SW_EPROTO, "%s.attempt: must be >= 1", path);
   return 0;
@@ -332,8 +352,8 @@ static int v_hello(const struct sw_msg_hello *h, struct sw_err *err) {
   if (!rc) rc = v_fixed(fp->gpu_api, sizeof fp->gpu_api, 0, p, "fingerprint.gpu_api", err);
   if (!rc && ((int)fp->gpu_kind < 0 || fp->gpu_kind >= SW_GPU_KIND_COUNT))
     rc = sw_err_set(err, SW_EPROTO, "Hello.fingerprint.gpu_kind: unknown kind %d", (int)fp->gpu_kind);
-  if (!rc) rc = v_kvs(fp->extra, fp->n_extra, p, "fingerprint.extra", err);
-  if (!rc) rc = v_kvs(h->labels, h->n_labels, p, "labels", err);
+  if (!rc) rc = v_kvs(fp->extra, fp->n_extra, SW_MSG_EXTRA_MAX, p, "fingerprint.extra", err);
+  if (!rc) rc = v_kvs(h->labels, h->n_labels, SW_MSG_LABELS_MAX, p, "labels", err);
   if (!rc) rc = v_names(h->capabilities, h->n_capabilities, p, "capabilities", err);
   if (!rc) rc = v_names(h->features, h->n_features, p, "features", err);
   if (!rc) rc = v_hex64(h->trainer_sha256, p, "trainer_sha256", err);
@@ -352,6 +372,7 @@ static int v_welcome(const struct sw_msg_welcome *w, struct sw_err *err) {
 static int v_assign(const struct sw_msg_assign *a, struct sw_err *err) {
   const char *p = "Assign";
   int rc = v_nonzero(a->lease_id, p, "lease_id", err);
+  if (!rc) rc = v_epoch(a->epoch, p, err);
   if (!rc) rc = v_nonzero(a->sweep_id, p, "sweep_id", err);
   if (!rc) rc = v_attempt(a->attempt, p, err);
   if (rc) return rc;
@@ -381,9 +402,10 @@ static int v_assign(const struct sw_msg_assign *a, struct sw_err *err) {
   return rc;
 }
 
-static int v_run_ids(uint64_t lease, uint64_t run, uint32_t attempt, const char *p,
-                     struct sw_err *err) {
+static int v_run_ids(uint64_t lease, uint64_t epoch, uint64_t run, uint32_t attempt,
+                     const char *p, struct sw_err *err) {
   int rc = v_nonzero(lease, p, "lease_id", err);
+  if (!rc) rc = v_epoch(epoch, p, err);
   if (!rc) rc = v_nonzero(run, p, "run_id", err);
   if (!rc) rc = v_attempt(attempt, p, err);
   return rc;
@@ -391,7 +413,7 @@ static int v_run_ids(uint64_t lease, uint64_t run, uint32_t attempt, const char 
 
 static int v_run_finished(const struct sw_msg_run_finished *f, struct sw_err *err) {
   const char *p = "RunFinished";
-  int rc = v_run_ids(f->lease_id, f->run_id, f->attempt, p, err);
+  int rc = v_run_ids(f->lease_id, f->epoch, f->run_id, f->attempt, p, err);
   if (!rc) rc = v_num(f->wall_s, 1, p, "wall_s", err);
   if (!rc) rc = v_num(f->waited_s, 1, p, "waited_s", err);
   if (!rc) rc = v_json(f->result_json, 0, p, "result_json", err);
@@ -416,18 +438,21 @@ int sw_msg_validate(const struct sw_msg *m, struct sw_err *err) {
     case SW_MSG_ASSIGN: return v_assign(&m->u.assign, err);
     case SW_MSG_RUN_STARTED: {
       const struct sw_msg_run_started *s = &m->u.run_started;
-      int rc = v_run_ids(s->lease_id, s->run_id, s->attempt, "RunStarted", err);
+      int rc = v_run_ids(s->lease_id, s->epoch, s->run_id, s->attempt, "RunStarted", err);
       return rc ? rc : v_num(s->waited_s, 1, "RunStarted", "waited_s", err);
     }
     case SW_MSG_PROGRESS: {
       const struct sw_msg_progress *s = &m->u.progress;
-      int rc = v_run_ids(s->lease_id, s->run_id, s->attempt, "Progress", err);
+      int rc = v_run_ids(s->lease_id, s->epoch, s->run_id, s->attempt, "Progress", err);
       if (!rc) rc = v_num(s->train_s, 1, "Progress", "train_s", err);
       if (!rc) rc = v_num(s->loss, 0, "Progress", "loss", err);
       return rc;
     }
     case SW_MSG_RUN_FINISHED: return v_run_finished(&m->u.run_finished, err);
-    case SW_MSG_LEASE_DONE: return v_nonzero(m->u.lease_done.lease_id, "LeaseDone", "lease_id", err);
+    case SW_MSG_LEASE_DONE: {
+      int rc = v_nonzero(m->u.lease_done.lease_id, "LeaseDone", "lease_id", err);
+      return rc ? rc : v_epoch(m->u.lease_done.epoch, "LeaseDone", err);
+    }
     case SW_MSG_ACK: {
       int rc = v_nonzero(m->u.ack.run_id, "Ack", "run_id", err);
       return rc ? rc : v_attempt(m->u.ack.attempt, "Ack", err);
@@ -436,7 +461,7 @@ int sw_msg_validate(const struct sw_msg *m, struct sw_err *err) {
       int rc = v_nonzero(m->u.cancel.lease_id, "Cancel", "lease_id", err);
       return rc ? rc : v_text(m->u.cancel.reason, SW_MSG_TEXT_MAX, 0, "Cancel", "reason", err);
     }
-    case SW_MSG_HEARTBEAT: return 0;
+    case SW_MSG_HEARTBEAT: return v_epoch(m->u.heartbeat.epoch, "Heartbeat", err);
     case SW_MSG_REJECT:
       if ((int)m->u.reject.code < 0 || m->u.reject.code >= SW_REJECT_CODE_COUNT)
         return sw_err_set(err, SW_EPROTO, "Reject.code: unknown code %d", (int)m->u.reject.code);

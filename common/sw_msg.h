@@ -33,10 +33,22 @@
 #define SW_MSG_JSON_MAX (8u << 20)    /* every JSON text field (config, result, specs, status) */
 #define SW_MSG_BODY_MAX (12u << 20)   /* report bodies (html with charts) */
 #define SW_MSG_YAML_MAX (1u << 20)    /* a submitted spec */
-#define SW_MSG_KV_MAX 256             /* fingerprint extras, labels */
-#define SW_MSG_LIST_MAX 64            /* capabilities, features */
 #define SW_MSG_RUNS_MAX 64            /* runs in one Assign */
-#define SW_MSG_SAMPLES_MAX 100000     /* window samples per RunFinished (each list) */
+/* What one worker's Hello may carry. The coordinator keeps every Hello and echoes labels,
+ * extras and capabilities in status replies, so these bound what 30 workers can make a status
+ * reply cost (a Hello stays under ~40 KiB). */
+#define SW_MSG_LABELS_MAX 32          /* labels in a Hello */
+#define SW_MSG_EXTRA_MAX 64           /* fingerprint extra entries */
+#define SW_MSG_KV_MAX 64              /* any kv list (the larger of the two above) */
+#define SW_MSG_KEY_MAX 64             /* a label / extra key, a capability / feature name */
+#define SW_MSG_KV_VALUE_MAX 256       /* a label / extra value */
+#define SW_MSG_LIST_MAX 16            /* capabilities, features */
+/* Window samples per RunFinished (each list): the worker keeps at most this many (one a second
+ * for 5.5 hours); 200,000 samples in one frame stalled the coordinator's loop for 1.2 s. */
+#define SW_MSG_SAMPLES_MAX 20000
+/* Epochs count a pair's attempts; anything above this is refused so that no peer can send a
+ * value that a narrower integer would wrap (2^32 + 1 read as 1): it fits int32 and uint32. */
+#define SW_MSG_EPOCH_MAX ((1ull << 31) - 1)
 #define SW_MSG_ENV_MAX 4096           /* bytes of one environment JSON in RunFinished */
 #define SW_MSG_FRAME_MAX (16u << 20)  /* = ZMQ_MAXMSGSIZE the daemons set */
 
@@ -96,13 +108,14 @@ enum sw_msg_format {
   SW_FMT_COUNT
 };
 
-/* A key/value pair (fingerprint extras, labels). */
+/* A key/value pair (fingerprint extras, labels). The arrays are sized for the older, wider
+ * limits; validation holds keys to SW_MSG_KEY_MAX and values to SW_MSG_KV_VALUE_MAX bytes. */
 struct sw_msg_kv {
   char key[SW_MSG_NAME_MAX + 1];
   char value[SW_MSG_VALUE_MAX + 1];
 };
 
-/* A short name (capability, protocol feature). */
+/* A short name (capability, protocol feature): at most SW_MSG_KEY_MAX bytes on the wire. */
 struct sw_msg_name {
   char name[SW_MSG_NAME_MAX + 1];
 };
@@ -349,7 +362,9 @@ const char *sw_msg_format_name(enum sw_msg_format fmt);
 int sw_msg_format_parse(const char *name, enum sw_msg_format *out);
 
 /* Appends one entry to a kv list (labels, fingerprint extras) or a name list, growing it with
- * realloc. Returns 0, SW_EINVAL when a text is too long or the list is full, SW_ENOMEM. */
+ * realloc. Returns 0, SW_EINVAL when a text is too long (keys and names SW_MSG_KEY_MAX, values
+ * SW_MSG_KV_VALUE_MAX) or the list holds SW_MSG_KV_MAX / SW_MSG_LIST_MAX entries, SW_ENOMEM.
+ * (Labels are bounded tighter by validation: SW_MSG_LABELS_MAX.) */
 int sw_msg_kv_add(struct sw_msg_kv **list, size_t *n, const char *key, const char *value);
 int sw_msg_name_add(struct sw_msg_name **list, size_t *n, const char *name);
 

@@ -545,6 +545,160 @@ START_TEST(decode_refuses_overlong_fields) {
 }
 END_TEST
 
+START_TEST(decode_refuses_embedded_nul) {
+  /* protobuf-c hands strings over NUL-terminated, so "a\0b" would reach the checks as "a".
+   * Encode a Hello with worker id "aQb", then patch the Q into a NUL on the wire. */
+  struct sw_msg m, d;
+  fill_hello(&m);
+  strcpy(m.u.hello.worker_id, "aQb");
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_codec_encode(&m, &buf, &len, &err), 0);
+  sw_msg_clear(&m);
+  ck_assert_int_eq(sw_codec_decode(buf, len, &d, &err), 0); /* unpatched: fine */
+  ck_assert_str_eq(d.u.hello.worker_id, "aQb");
+  sw_msg_clear(&d);
+  size_t at = 0;
+  while (at + 3 <= len && memcmp(buf + at, "aQb", 3) != 0) at++;
+  ck_assert_uint_lt(at + 3, len + 1);
+  buf[at + 1] = 0;
+  sw_err_clear(&err);
+  ck_assert_int_eq(sw_codec_decode(buf, len, &d, &err), SW_EPROTO);
+  ck_assert_msg(strstr(err.msg, "worker_id with an embedded NUL") != NULL, "error: %s", err.msg);
+  sw_msg_clear(&d);
+  free(buf);
+}
+END_TEST
+
+START_TEST(validation_refuses_wide_epochs) {
+  /* 2^32 + 1 must not pass as epoch 1 anywhere an epoch is named. */
+  const uint64_t wide = (1ull << 32) + 1;
+  struct sw_msg m, d;
+  sw_msg_init(&m, SW_MSG_HEARTBEAT);
+  m.u.heartbeat = (struct sw_msg_heartbeat){.lease_id = 3, .epoch = wide};
+  refused(&m, "Heartbeat.epoch");
+  m.u.heartbeat.epoch = SW_MSG_EPOCH_MAX + 1;
+  refused(&m, "Heartbeat.epoch");
+  m.u.heartbeat.epoch = SW_MSG_EPOCH_MAX; /* the largest legal epoch survives unchanged */
+  roundtrip(&m, &d);
+  ck_assert_uint_eq(d.u.heartbeat.epoch, SW_MSG_EPOCH_MAX);
+
+  sw_msg_init(&m, SW_MSG_LEASE_DONE);
+  m.u.lease_done = (struct sw_msg_lease_done){.lease_id = 3, .epoch = wide};
+  refused(&m, "LeaseDone.epoch");
+  sw_msg_init(&m, SW_MSG_RUN_STARTED);
+  m.u.run_started = (struct sw_msg_run_started){.lease_id = 3, .epoch = wide, .run_id = 1,
+                                                .attempt = 1};
+  refused(&m, "RunStarted.epoch");
+  sw_msg_init(&m, SW_MSG_PROGRESS);
+  m.u.progress = (struct sw_msg_progress){.lease_id = 3, .epoch = wide, .run_id = 1,
+                                          .attempt = 1};
+  refused(&m, "Progress.epoch");
+  sw_msg_init(&m, SW_MSG_RUN_FINISHED);
+  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 3, .epoch = wide, .run_id = 1,
+                                                  .attempt = 1};
+  refused(&m, "RunFinished.epoch");
+  struct sw_msg_run run = {1, "off", "{}", "{}", "{}"};
+  sw_msg_init(&m, SW_MSG_ASSIGN);
+  m.u.assign = (struct sw_msg_assign){.lease_id = 3, .epoch = wide, .sweep_id = 1,
+                                      .attempt = 1, .runs = &run, .n_runs = 1};
+  refused(&m, "Assign.epoch");
+
+  /* The decoder refuses it too: Envelope{protocol=1, heartbeat{lease_id=3, epoch=2^32+1}}. */
+  const uint8_t frame[] = {0x08, 0x01, 0xa2, 0x01, 0x08, 0x08, 0x03,
+                           0x10, 0x81, 0x80, 0x80, 0x80, 0x10};
+  struct sw_err err = {0};
+  int rc = sw_codec_decode(frame, sizeof frame, &d, &err);
+  ck_assert_msg(rc == SW_EPROTO && strstr(err.msg, "epoch"), "decode: rc %d, %s", rc, err.msg);
+}
+END_TEST
+
+START_TEST(validation_refuses_too_many_samples) {
+  struct sw_msg m, d;
+  struct sw_msg_sample *s = calloc(20001, sizeof *s);
+  ck_assert_ptr_nonnull(s);
+  sw_msg_init(&m, SW_MSG_RUN_FINISHED);
+  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1, .run_id = 1, .attempt = 1,
+                                                  .samples = s, .n_samples = 20001};
+  refused(&m, "RunFinished.samples: 20001 samples, more than 20000");
+  m.u.run_finished.n_samples = 0;
+  m.u.run_finished.pre_samples = s;
+  m.u.run_finished.n_pre_samples = 20001;
+  refused(&m, "RunFinished.pre_samples");
+  m.u.run_finished.n_pre_samples = 20000; /* what the worker keeps at most */
+  roundtrip(&m, &d);
+  ck_assert_uint_eq(d.u.run_finished.n_pre_samples, 20000);
+  sw_msg_clear(&d);
+  free(s);
+}
+END_TEST
+
+START_TEST(validation_bounds_hello) {
+  struct sw_msg m;
+  fill_hello(&m);
+  struct sw_msg_hello *h = &m.u.hello;
+  struct sw_msg_kv *kvs = calloc(65, sizeof *kvs);
+  struct sw_msg_name *names = calloc(17, sizeof *names);
+  ck_assert(kvs && names);
+  for (int i = 0; i < 65; i++) strcpy(kvs[i].key, "k"), strcpy(kvs[i].value, "v");
+  for (int i = 0; i < 17; i++) strcpy(names[i].name, "exec");
+  struct sw_msg_kv *labels = h->labels, *extra = h->fp.extra;
+  struct sw_msg_name *caps = h->capabilities, *feats = h->features;
+  size_t n_labels = h->n_labels, n_extra = h->fp.n_extra, n_caps = h->n_capabilities,
+         n_feats = h->n_features;
+
+  h->labels = kvs, h->n_labels = 33;
+  refused(&m, "Hello.labels: 33 entries, more than 32");
+  h->n_labels = 32;
+  memset(kvs[5].key, 'k', 65);
+  refused(&m, "Hello.labels[5].key: longer than 64 bytes");
+  kvs[5].key[64] = 0;
+  memset(kvs[5].value, 'v', 257);
+  refused(&m, "Hello.labels[5].value: longer than 256 bytes");
+  kvs[5].value[256] = 0;
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_codec_encode(&m, &buf, &len, &err), 0); /* at every limit: fine */
+  free(buf);
+  h->labels = labels, h->n_labels = n_labels;
+
+  h->fp.extra = kvs, h->fp.n_extra = 65;
+  refused(&m, "Hello.fingerprint.extra: 65 entries, more than 64");
+  h->fp.n_extra = 64;
+  kvs[5].key[64] = 'k', kvs[5].key[65] = 0;
+  refused(&m, "Hello.fingerprint.extra[5].key");
+  h->fp.extra = extra, h->fp.n_extra = n_extra;
+
+  h->capabilities = names, h->n_capabilities = 17;
+  refused(&m, "Hello.capabilities: 17 entries, more than 16");
+  h->n_capabilities = 16;
+  memset(names[2].name, 'c', 65);
+  refused(&m, "Hello.capabilities[2]: longer than 64 bytes");
+  h->capabilities = caps, h->n_capabilities = n_caps;
+  names[2].name[0] = 'c', names[2].name[1] = 0;
+  h->features = names, h->n_features = 17;
+  refused(&m, "Hello.features: 17 entries, more than 16");
+  h->features = feats, h->n_features = n_feats;
+
+  /* The builders hold the same limits. */
+  struct sw_msg_kv *kv = NULL;
+  size_t n = 0;
+  char key[66], value[258];
+  memset(key, 'k', 65), key[65] = 0;
+  memset(value, 'v', 257), value[257] = 0;
+  ck_assert_int_eq(sw_msg_kv_add(&kv, &n, key, "v"), SW_EINVAL);
+  ck_assert_int_eq(sw_msg_kv_add(&kv, &n, "k", value), SW_EINVAL);
+  key[64] = 0, value[256] = 0;
+  ck_assert_int_eq(sw_msg_kv_add(&kv, &n, key, value), 0);
+  free(kv);
+  free(kvs);
+  free(names);
+  sw_msg_clear(&m);
+}
+END_TEST
+
 /* xorshift64*: a seeded generator so a failing fuzz case can be replayed. */
 static uint64_t rng_next(uint64_t *s) {
   *s ^= *s >> 12;
@@ -712,6 +866,10 @@ static Suite *codec_suite(void) {
   tcase_add_test(val, validation_refuses);
   tcase_add_test(val, protocol_version_flagged);
   tcase_add_test(val, decode_refuses_overlong_fields);
+  tcase_add_test(val, decode_refuses_embedded_nul);
+  tcase_add_test(val, validation_refuses_wide_epochs);
+  tcase_add_test(val, validation_refuses_too_many_samples);
+  tcase_add_test(val, validation_bounds_hello);
   suite_add_tcase(s, val);
   TCase *fz = tcase_create("fuzz");
   tcase_add_test(fz, fuzz_random_bytes);
