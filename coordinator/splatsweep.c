@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -67,6 +68,7 @@ static void usage(FILE *f) {
       "              [--heartbeat-ms N] [--liveness N] [--lease-ttl-ms N] [--max-attempts N]\n"
       "  worker --coordinator EP [--id ID] [--label k=v]... [--keys DIR | --insecure]\n"
       "         [--work-dir DIR] [--trainer PATH] [--host-lock FILE] [--shared-host]\n"
+      "         --insecure (both): ipc:// and loopback endpoints only, unless --insecure-anywhere\n"
       "  submit SPEC [--coordinator EP] [--keys DIR]     prints the sweep id\n"
       "  status [SWEEP] [--coordinator EP] [--format text|json]\n"
       "  report [SWEEP] [--db PATH | --coordinator EP] [--format text|md|json|html] [-o FILE]\n"
@@ -249,7 +251,8 @@ enum {
   OPT_TIMEOUT,
   OPT_LOG,
   OPT_HOST_LOCK,
-  OPT_SHARED_HOST
+  OPT_SHARED_HOST,
+  OPT_INSECURE_ANYWHERE
 };
 
 static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_WORKERS},
@@ -273,6 +276,8 @@ static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_
                                           {"log", required_argument, 0, OPT_LOG},
                                           {"host-lock", required_argument, 0, OPT_HOST_LOCK},
                                           {"shared-host", no_argument, 0, OPT_SHARED_HOST},
+                                          {"insecure-anywhere", no_argument, 0,
+                                           OPT_INSECURE_ANYWHERE},
                                           {"output", required_argument, 0, 'o'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
@@ -281,7 +286,7 @@ struct args {
   int64_t workers, heartbeat_ms, liveness, lease_ttl_ms, max_attempts, timeout_ms;
   const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer, *output,
       *format, *host_lock;
-  int insecure, keep_runs, shared_host;
+  int insecure, insecure_anywhere, keep_runs, shared_host;
   struct sw_msg_kv *labels;
   size_t n_labels;
   char *pos[4];
@@ -335,6 +340,9 @@ static int parse_args(int argc, char **argv, struct args *a) {
       break;
     case OPT_INSECURE:
       a->insecure = 1;
+      break;
+    case OPT_INSECURE_ANYWHERE:
+      a->insecure_anywhere = 1;
       break;
     case OPT_COORD:
       a->coordinator = optarg;
@@ -488,7 +496,63 @@ static int cmd_keygen(struct args *a) {
   return 0;
 }
 
+/* Whether a ZeroMQ endpoint stays on this machine: ipc://, inproc://, or tcp:// to a loopback
+ * address (127.x.x.x, localhost, [::1]) with an optional port. Anything else, including
+ * a wildcard bind, an interface name or the source;destination form, is not. */
+static int endpoint_is_local(const char *ep) {
+  if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0)
+    return 1;
+  if (strncmp(ep, "tcp://", 6) != 0 || strchr(ep, ';'))
+    return 0;
+  const char *host = ep + 6, *end;
+  if (*host == '[') {
+    end = strchr(host, ']');
+    if (!end || (end[1] != 0 && end[1] != ':'))
+      return 0;
+    return end - host == 4 && strncmp(host, "[::1", 4) == 0;
+  }
+  end = strchr(host, ':');
+  size_t n = end ? (size_t)(end - host) : strlen(host);
+  if (n == 9 && strncasecmp(host, "localhost", 9) == 0)
+    return 1;
+  /* 127.a.b.c: four decimal parts of at most three digits, the first 127. */
+  if (n < 9 || strncmp(host, "127.", 4) != 0)
+    return 0;
+  int parts = 2, digits = 0; /* "127" and the part being read */
+  for (size_t i = 4; i < n; i++) {
+    if (host[i] == '.') {
+      if (digits == 0)
+        return 0;
+      parts++, digits = 0;
+    } else if (host[i] >= '0' && host[i] <= '9' && digits < 3) {
+      digits++;
+    } else {
+      return 0;
+    }
+  }
+  return parts == 4 && digits > 0;
+}
+
+/* --insecure sends plain text: refuse it on an endpoint that leaves the machine unless
+ * --insecure-anywhere says so. Returns 0, or EXIT_USAGE after saying why. */
+static int check_insecure(const struct args *a, const char *cmd, const char *ep) {
+  if (!a->insecure || a->insecure_anywhere || !ep || endpoint_is_local(ep))
+    return 0;
+  fprintf(stderr,
+          "splatsweep %s: --insecure with %s, which is not ipc:// or loopback: refused (use "
+          "--keys, or add --insecure-anywhere to send plain text over the network)\n",
+          cmd, ep);
+  return EXIT_USAGE;
+}
+
 static int cmd_coordinator(struct args *a) {
+  const char *work = a->bind_work ? a->bind_work : "tcp://*:7710";
+  const char *control = a->bind_control ? a->bind_control : "tcp://*:7711";
+  int bad = check_insecure(a, "coordinator", work);
+  if (!bad)
+    bad = check_insecure(a, "coordinator", control);
+  if (bad)
+    return bad;
   install_signals();
   sw_log_set_component("coordinator");
   struct sw_coord_opts o = {.bind_work = a->bind_work,
@@ -521,6 +585,9 @@ static int cmd_coordinator(struct args *a) {
 }
 
 static int cmd_worker(struct args *a) {
+  int bad = check_insecure(a, "worker", a->coordinator);
+  if (bad)
+    return bad;
   install_signals();
   char comp[200];
   char host[128] = "";

@@ -30,6 +30,7 @@ struct session {
   size_t rid_len;
   char worker_id[SW_MSG_ID_MAX + 1];
   char session_id[SW_MSG_ID_MAX + 1];
+  char key[SW_ZAP_USER_ID_MAX + 1]; /* the CURVE key's User-Id (allow-list file name); "" insecure */
   int64_t last_recv_ms, created_ms;
   int waiting;      /* sent Ready, no Assign yet */
   int64_t ready_us; /* when that Ready arrived (monotonic microseconds) */
@@ -47,6 +48,12 @@ struct lat_ring {
   size_t n, pos;
 };
 
+/* A worker id's key, fixed by its first Hello for the coordinator's lifetime (CURVE mode). */
+struct binding {
+  char worker_id[SW_MSG_ID_MAX + 1];
+  char key[SW_ZAP_USER_ID_MAX + 1];
+};
+
 struct endpoint_stats {
   uint64_t frames, dropped, bad_protocol, disconnects, auth_denied;
 };
@@ -62,6 +69,10 @@ struct sw_coord {
   char public_key[41], secret_key[41];
   struct session **sessions;
   size_t n_sessions, cap_sessions;
+  struct binding *binds; /* worker id -> key */
+  size_t n_binds, cap_binds;
+  uint64_t refused_identity; /* Hellos refused: id bound to another key, or live elsewhere */
+  uint64_t dropped_identity; /* non-Hello frames whose key is not their session's */
   uint64_t seq, session_counter;
   int64_t last_tick_ms;
   struct endpoint_stats st_work, st_control;
@@ -147,6 +158,29 @@ static struct session *add_session(sw_coord_t *c, const void *rid, size_t len) {
   s->rid_len = len;
   c->sessions[c->n_sessions++] = s;
   return s;
+}
+
+/* The key a worker id is bound to, or NULL when it has none yet. */
+static const char *bound_key(const sw_coord_t *c, const char *worker_id) {
+  for (size_t i = 0; i < c->n_binds; i++)
+    if (!strcmp(c->binds[i].worker_id, worker_id))
+      return c->binds[i].key;
+  return NULL;
+}
+
+static int bind_key(sw_coord_t *c, const char *worker_id, const char *key) {
+  if (c->n_binds == c->cap_binds) {
+    size_t nc = c->cap_binds ? c->cap_binds * 2 : 16;
+    struct binding *nb = realloc(c->binds, nc * sizeof *nb);
+    if (!nb)
+      return -1;
+    c->binds = nb;
+    c->cap_binds = nc;
+  }
+  struct binding *b = &c->binds[c->n_binds++];
+  snprintf(b->worker_id, sizeof b->worker_id, "%s", worker_id);
+  snprintf(b->key, sizeof b->key, "%s", key);
+  return 0;
 }
 
 /* ---- sending ------------------------------------------------------------------------------- */
@@ -327,20 +361,47 @@ static char *labels_json(const struct sw_msg_hello *h) {
 }
 
 static void on_hello(sw_coord_t *c, const void *rid, size_t len, struct session *s,
-                     const struct sw_msg *m, int64_t t) {
+                     const struct sw_msg *m, const char *key, int64_t t) {
   const struct sw_msg_hello *h = &m->u.hello;
-  /* A worker id already held by another live connection would mix two machines' runs. */
+  /* CURVE: a worker id belongs to the key of its first Hello for the coordinator's lifetime. */
+  const char *bound = c->zap ? bound_key(c, h->worker_id) : NULL;
+  if (bound && strcmp(bound, key)) {
+    c->refused_identity++;
+    sw_log_warn("refused Hello as worker %s from key '%s': the id is bound to key '%s'",
+                h->worker_id, key, bound);
+    send_reject(c, c->work, rid, len, SW_REJECT_INCOMPATIBLE, "worker id bound to another key");
+    return;
+  }
+  /* A connection that said Hello as one worker id (or with another key) is not another. */
+  if (s && (strcmp(s->worker_id, h->worker_id) || strcmp(s->key, key))) {
+    c->refused_identity++;
+    sw_log_warn("refused Hello as worker %s on the connection of worker %s", h->worker_id,
+                s->worker_id);
+    send_reject(c, c->work, rid, len, SW_REJECT_INCOMPATIBLE,
+                "connection already bound to another worker id");
+    return;
+  }
+  /* A worker id held by another live connection would mix two machines' runs, or be a peer
+   * taking over a worker's lease: refused, except a reconnect with the same CURVE key. A
+   * session silent past liveness is replaced; its lease stays with the worker id. */
   struct session *other = find_worker(c, h->worker_id);
   if (other && other != s) {
-    if (t - other->last_recv_ms <= (int64_t)c->hb_ms * c->liveness) {
+    int live = t - other->last_recv_ms <= (int64_t)c->hb_ms * c->liveness;
+    if (live && !(c->zap && !strcmp(other->key, key))) {
+      c->refused_identity++;
+      sw_log_warn("refused Hello as worker %s from another connection: its session %s is live",
+                  h->worker_id, other->session_id);
       send_reject(c, c->work, rid, len, SW_REJECT_INCOMPATIBLE,
                   "worker id already in use by a live session");
       return;
     }
     remove_session(c, other);
   }
+  if (c->zap && !bound && bind_key(c, h->worker_id, key))
+    return;
   if (!s && !(s = add_session(c, rid, len)))
     return;
+  snprintf(s->key, sizeof s->key, "%s", key);
   char *fp = fingerprint_json(h), *lb = labels_json(h);
   struct sw_err err = {0};
   int rc = sw_sched_worker_hello(c->sched, h->worker_id, fp, lb, t, &err);
@@ -444,14 +505,23 @@ static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_ms
   }
 }
 
-static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m, int64_t t) {
+static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m,
+                        const char *key, int64_t t) {
   struct session *s = find_rid(c, rid, len);
   if (m->type == SW_MSG_HELLO) {
-    on_hello(c, rid, len, s, m, t);
+    on_hello(c, rid, len, s, m, key, t);
     return;
   }
   if (!s) {
     send_reject(c, c->work, rid, len, SW_REJECT_UNKNOWN, "no session: send Hello");
+    return;
+  }
+  if (strcmp(s->key, key)) {
+    /* Another key behind this session's routing id: never the session's frame. */
+    c->dropped_identity++;
+    c->st_work.dropped++;
+    sw_log_warn("dropped %s for worker %s from key '%s' (its session's key is '%s')",
+                sw_msg_type_name(m->type), s->worker_id, key, s->key);
     return;
   }
   s->last_recv_ms = t;
@@ -702,9 +772,14 @@ static void recv_endpoint(sw_coord_t *c, void *sock, struct endpoint_stats *st, 
       close_frames(f, 2);
       continue;
     }
-    if (is_work)
-      handle_work(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m, t);
-    else
+    if (is_work) {
+      /* The ZAP handler's User-Id (the key's allow-list name) rides on every message of a
+       * CURVE connection; insecure connections have none. */
+      const char *key = zmq_msg_gets(&f[1], "User-Id");
+      if (!key)
+        key = zmq_msg_gets(&f[0], "User-Id");
+      handle_work(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m, key ? key : "", t);
+    } else
       handle_control(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m);
     sw_msg_clear(&m);
     close_frames(f, 2);
@@ -872,12 +947,13 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, struct sw_err *err
   }
   json_t *lat = lat_json(&c->lat_all), *lat_now = lat_json(&c->lat_now);
   json_t *co = json_pack(
-      "{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
+      "{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
       stats_json(&c->st_work), "control", stats_json(&c->st_control), "sessions", sessions,
       "ready_to_assign", lat, "ready_to_assign_immediate", lat_now, "assigns",
       (json_int_t)c->assigns, "results", (json_int_t)c->results, "acks", (json_int_t)c->acks,
       "stale", (json_int_t)c->stale, "zap_denied", (json_int_t)sw_zap_denied(c->zap), "zap_allowed",
-      (json_int_t)sw_zap_allowed(c->zap), "rss_kb", (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms,
+      (json_int_t)sw_zap_allowed(c->zap), "refused_identity", (json_int_t)c->refused_identity,
+      "dropped_identity", (json_int_t)c->dropped_identity, "rss_kb", (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms,
       "liveness", c->liveness, "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
   json_object_set_new(st, "coordinator", co);
   return st;
@@ -902,7 +978,8 @@ static void *router(sw_coord_t *c, const char *ep, const char *mon_ep, void **mo
   int64_t maxmsg = SW_MSG_FRAME_MAX;
   zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
   zmq_setsockopt(s, ZMQ_ROUTER_MANDATORY, &one, sizeof one);
-  zmq_setsockopt(s, ZMQ_ROUTER_HANDOVER, &one, sizeof one);
+  /* No ZMQ_ROUTER_HANDOVER: a second connection presenting a live peer's routing id is ignored
+   * by the ROUTER instead of stealing its route (workers use a fresh routing id per socket). */
   zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
   zmq_setsockopt(s, ZMQ_HANDSHAKE_IVL, &hs, sizeof hs);
   zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm);
@@ -1024,6 +1101,7 @@ void sw_coord_destroy(sw_coord_t **self_p) {
   for (size_t i = 0; i < c->n_sessions; i++)
     free(c->sessions[i]);
   free(c->sessions);
+  free(c->binds);
   free(c->lat_all.us);
   free(c->lat_now.us);
   free(c);

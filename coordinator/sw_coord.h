@@ -13,7 +13,15 @@
  *
  * Security: with keys, both endpoints are CURVE servers and a ZAP handler thread (started before
  * either socket binds) admits only the public keys found in KEYS/authorized/. Without keys the
- * coordinator refuses to start unless insecure is set (fail closed). */
+ * coordinator refuses to start unless insecure is set (fail closed). The ZAP reply's User-Id is
+ * the key's allow-list file name; a worker id is bound to the key of its first Hello for the
+ * coordinator's lifetime: a Hello with that id and another key is refused (Reject incompatible)
+ * and a non-Hello frame whose key is not its session's is dropped; both are counted
+ * ("refused_identity", "dropped_identity") and logged. The worker ROUTER has no handover: a
+ * connection presenting a live peer's routing id is ignored, workers use a fresh routing id per
+ * socket, and a Hello for a worker id whose session is live from another connection is refused
+ * (CURVE: except with the same key); a session silent past liveness is replaced, its lease
+ * staying with the worker id. See docs/security.md. */
 #ifndef SW_COORD_H
 #define SW_COORD_H
 

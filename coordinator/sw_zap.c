@@ -24,6 +24,7 @@ struct sw_zap {
   atomic_ulong denied, allowed;
   void *ctx;
   uint8_t keys[MAX_KEYS][32];
+  char names[MAX_KEYS][SW_ZAP_USER_ID_MAX + 1]; /* the allow-list file name of each key */
   int n_keys;
 };
 
@@ -48,12 +49,13 @@ static int recv_request(void *sock, zmq_msg_t *f) {
   return n;
 }
 
-static void reply(void *rep, zmq_msg_t *req_id, const char *code, const char *text) {
+static void reply(void *rep, zmq_msg_t *req_id, const char *code, const char *text,
+                  const char *user_id) {
   zmq_send(rep, "1.0", 3, ZMQ_SNDMORE);
   zmq_send(rep, req_id ? zmq_msg_data(req_id) : "", req_id ? zmq_msg_size(req_id) : 0, ZMQ_SNDMORE);
   zmq_send(rep, code, strlen(code), ZMQ_SNDMORE);
   zmq_send(rep, text, strlen(text), ZMQ_SNDMORE);
-  zmq_send(rep, "", 0, ZMQ_SNDMORE); /* user id */
+  zmq_send(rep, user_id, strlen(user_id), ZMQ_SNDMORE); /* User-Id: the key's file name */
   zmq_send(rep, "", 0, 0);           /* metadata */
 }
 
@@ -78,24 +80,25 @@ static void *zap_main(void *arg) {
     int kept = n < ZAP_FRAMES ? n : ZAP_FRAMES;
     if (n < 6 || n > ZAP_FRAMES) {
       /* Not a request we understand; a REP socket must still answer. */
-      reply(rep, kept >= 2 ? &f[1] : NULL, "500", "malformed ZAP request");
+      reply(rep, kept >= 2 ? &f[1] : NULL, "500", "malformed ZAP request", "");
     } else {
-      int ok = 0;
+      int ok = 0, who = -1;
       const char *why = "mechanism not allowed";
       if (zmq_msg_size(&f[5]) == 5 && !memcmp(zmq_msg_data(&f[5]), "CURVE", 5) && n == 7 &&
           zmq_msg_size(&f[6]) == 32) {
         why = "public key not authorised";
         for (int i = 0; i < z->n_keys && !ok; i++)
-          ok = !memcmp(z->keys[i], zmq_msg_data(&f[6]), 32);
+          if ((ok = !memcmp(z->keys[i], zmq_msg_data(&f[6]), 32)))
+            who = i;
       }
       if (ok) {
         atomic_fetch_add(&z->allowed, 1);
-        reply(rep, &f[1], "200", "OK");
+        reply(rep, &f[1], "200", "OK", z->names[who]);
       } else {
         atomic_fetch_add(&z->denied, 1);
         sw_log_warn("ZAP: denied a client from %.*s: %s", (int)zmq_msg_size(&f[3]),
                     (const char *)zmq_msg_data(&f[3]), why);
-        reply(rep, &f[1], "400", why);
+        reply(rep, &f[1], "400", why, "");
       }
     }
     for (int i = 0; i < kept; i++)
@@ -120,10 +123,15 @@ static int load_allow_list(sw_zap_t *z, const char *keys_dir, struct sw_err *err
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     if (z->n_keys == MAX_KEYS)
       rc = sw_err_set(err, SW_EINVAL, "%s: more than %d keys", dir, MAX_KEYS);
+    else if (strlen(e->d_name) > SW_ZAP_USER_ID_MAX)
+      rc = sw_err_set(err, SW_EINVAL, "%s: key file name longer than %d bytes", path,
+                      SW_ZAP_USER_ID_MAX);
     else if (sw_curve_read_key(path, key, err))
       rc = SW_EINVAL;
-    else
+    else {
+      snprintf(z->names[z->n_keys], sizeof z->names[0], "%s", e->d_name);
       zmq_z85_decode(z->keys[z->n_keys++], key);
+    }
   }
   closedir(d);
   if (!rc && z->n_keys == 0)

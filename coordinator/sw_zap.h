@@ -4,7 +4,12 @@
  *
  * libzmq admits every CURVE client when no ZAP handler is bound, so sw_zap_start returns only
  * once the handler is bound, and the coordinator binds its sockets after it (fail closed). An
- * allow-list that is missing, empty or holds a malformed key refuses to start. */
+ * allow-list that is missing, empty or holds a malformed key refuses to start.
+ *
+ * An admitted client's ZAP reply carries User-Id = the name of its key's file in
+ * KEYS/authorized/, so every message from that connection has the property "User-Id"
+ * (zmq_msg_gets) naming the key; the coordinator binds worker ids to it. The list is read once,
+ * at start: adding or deleting a key file takes effect when the coordinator restarts. */
 #ifndef SW_ZAP_H
 #define SW_ZAP_H
 
@@ -13,6 +18,8 @@
 #include "sw_err.h"
 
 typedef struct sw_zap sw_zap_t;
+
+#define SW_ZAP_USER_ID_MAX 200 /* longest key file name (the User-Id) */
 
 /* Loads keys_dir/authorized/, starts the handler thread on zmq_ctx and waits until it is bound.
  * Returns 0, SW_EINVAL (allow-list missing, empty or malformed), SW_ENET (cannot bind),

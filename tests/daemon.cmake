@@ -41,3 +41,7 @@ if(TARGET splat-train)
 endif()
 sw_it_add(it_cancel cancel.sh 17830)
 sw_it_add(it_poison poison.sh 17840)
+# Nobody takes over a live worker's session or lease by presenting its id (docs/security.md).
+sw_it_add(it_impersonate impersonate.sh 17870)
+# The ZAP handler: allow-list, User-Id = the key's file name, fail closed (docs/security.md).
+sw_add_check_test(test_zap SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_zap.c LIBS sw_coord)

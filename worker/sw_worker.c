@@ -177,6 +177,19 @@ static void close_socket(struct worker *w) {
   w->state = S_DISCONNECTED;
 }
 
+/* A routing id fresh for each socket, "ID.NONCE": the coordinator's ROUTER ignores a second
+ * connection with a live peer's routing id (no handover), so a reconnect must not reuse the
+ * old one; the worker id itself travels in Hello. */
+static void fresh_routing_id(const struct worker *w, char *out, size_t cap) {
+  uint32_t nonce = 0;
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read(fd, &nonce, sizeof nonce) != (ssize_t)sizeof nonce)
+    nonce = (uint32_t)(sw_clock_mono_ns() ^ ((uint64_t)getpid() << 16));
+  if (fd >= 0)
+    close(fd);
+  snprintf(out, cap, "%s.%08" PRIx32, w->id, nonce);
+}
+
 static int open_socket(struct worker *w, struct sw_err *err) {
   close_socket(w);
   w->sock = zmq_socket(w->ctx, ZMQ_DEALER);
@@ -185,7 +198,9 @@ static int open_socket(struct worker *w, struct sw_err *err) {
   int zero = 0, one = 1, hs = 3000;
   int64_t maxmsg = SW_MSG_FRAME_MAX;
   zmq_setsockopt(w->sock, ZMQ_LINGER, &zero, sizeof zero);
-  zmq_setsockopt(w->sock, ZMQ_ROUTING_ID, w->id, strlen(w->id));
+  char rid[SW_MSG_ID_MAX + 16];
+  fresh_routing_id(w, rid, sizeof rid);
+  zmq_setsockopt(w->sock, ZMQ_ROUTING_ID, rid, strlen(rid));
   zmq_setsockopt(w->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
   zmq_setsockopt(w->sock, ZMQ_HANDSHAKE_IVL, &hs, sizeof hs);
   /* No ZMQ_IMMEDIATE: Hello is sent right after connect and must wait for the connection.
@@ -862,8 +877,17 @@ static int setup(struct worker *w, struct sw_err *err) {
     return sw_err_set(err, SW_EINVAL, "worker: --coordinator ENDPOINT is required");
   if (o->worker_id && *o->worker_id) {
     snprintf(w->id, sizeof w->id, "%s", o->worker_id);
-  } else if (gethostname(w->id, sizeof w->id - 1) != 0 || !w->id[0]) {
-    snprintf(w->id, sizeof w->id, "worker-%d", (int)getpid());
+  } else {
+    /* Unique per machine and GPU: HOST-MACHINEID8[-GPUINDEX] (docs/cli.md). */
+    char host[64] = "", mid[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+      snprintf(host, sizeof host, "worker");
+    sw_fingerprint_machine_id(mid, sizeof mid);
+    const char *gpu = getenv("SW_GPU_INDEX");
+    if (gpu && *gpu)
+      snprintf(w->id, sizeof w->id, "%s-%.8s-%s", host, mid, gpu);
+    else
+      snprintf(w->id, sizeof w->id, "%s-%.8s", host, mid);
   }
   if (!o->insecure) {
     if (!o->keys_dir)

@@ -1,8 +1,9 @@
 /* sw_worker.h: the worker daemon's session with the coordinator (DESIGN.md section 4).
  *
- * One DEALER socket whose routing id is the worker id (a reconnecting worker takes its place
- * over: the coordinator sets ZMQ_ROUTER_HANDOVER), one zmq_poll loop that also watches the
- * trainer's stdout, and this conversation:
+ * One DEALER socket whose routing id is the worker id plus a fresh nonce per socket (the
+ * coordinator binds the worker id to the first session's key and refuses a second live session
+ * with that id: docs/security.md), one zmq_poll loop that also watches the trainer's stdout,
+ * and this conversation:
  *
  *   connect -> Hello -> Welcome (heartbeat, liveness, lease ttl) -> resend the spool -> Ready
  *   Assign -> per run: prepare scene (child process) -> quiet wait (sampler) -> RunStarted ->
@@ -28,7 +29,7 @@
 
 struct sw_worker_opts {
   const char *endpoint;     /* coordinator worker endpoint, e.g. tcp://host:7710 */
-  const char *worker_id;    /* unique in the fleet; default: host name */
+  const char *worker_id;    /* unique in the fleet; default: HOST-MACHINEID8 (docs/cli.md) */
   struct sw_msg_kv *labels; /* borrowed */
   size_t n_labels;
   const char *keys_dir;    /* CurveZMQ: public.key, secret.key, coordinator.pub; NULL = none */

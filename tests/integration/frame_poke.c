@@ -5,6 +5,10 @@
  *   frame_poke ENDPOINT badversion    a well-formed envelope of protocol 99; expects Reject
  *   frame_poke ENDPOINT oversize      one frame larger than ZMQ_MAXMSGSIZE (16 MiB)
  *   frame_poke ENDPOINT nohello       Ready without Hello; expects Reject(unknown)
+ *   frame_poke ENDPOINT impersonate RID LEASE RUN [KEYS_DIR]
+ *                                     with routing id RID (and CURVE keys of KEYS_DIR: public.key,
+ *                                     secret.key, coordinator.pub) a RunFinished for LEASE/RUN
+ *                                     without Hello; expects no Ack within 3 s (prints what came)
  *
  * Exit 0 when the frames were sent (and the expected answer came back), 1 otherwise. */
 #include <stdio.h>
@@ -39,6 +43,62 @@ static int expect_reject(void *s, enum sw_reject_code want) {
   return 0;
 }
 
+/* The first 40 characters (a z85 key) of path into key; 0 or -1. */
+static int read_key(const char *dir, const char *name, char key[41]) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t n = fread(key, 1, 40, f);
+  fclose(f);
+  key[40] = '\0';
+  return n == 40 ? 0 : -1;
+}
+
+/* Sends a RunFinished for someone else's lease and reports whether an Ack came back. */
+static int impersonate(void *s, const char *lease, const char *run) {
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_RUN_FINISHED);
+  m.u.run_finished.lease_id = strtoull(lease, NULL, 10);
+  m.u.run_finished.epoch = 1;
+  m.u.run_finished.run_id = strtoull(run, NULL, 10);
+  m.u.run_finished.attempt = 1;
+  m.u.run_finished.quiet = true;
+  m.u.run_finished.result_json = "{\"train_s\": 1.0, \"psnr_db\": 99.0}";
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  if (sw_codec_encode(&m, &buf, &len, &err)) {
+    fprintf(stderr, "frame_poke: encode: %s\n", err.msg);
+    return 1;
+  }
+  zmq_send(s, buf, len, 0);
+  free(buf);
+  int got_ack = 0;
+  zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
+  while (zmq_poll(&it, 1, 3000) > 0) {
+    zmq_msg_t f;
+    zmq_msg_init(&f);
+    zmq_msg_recv(&f, s, 0);
+    struct sw_msg a;
+    struct sw_err e = {0};
+    if (sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), &a, &e) == 0) {
+      printf("answer: %s%s%s\n", sw_msg_type_name(a.type), a.type == SW_MSG_REJECT ? ": " : "",
+             a.type == SW_MSG_REJECT && a.u.reject.reason ? a.u.reject.reason : "");
+      if (a.type == SW_MSG_ACK)
+        got_ack = 1;
+      sw_msg_clear(&a);
+    }
+    zmq_msg_close(&f);
+  }
+  if (got_ack)
+    fprintf(stderr, "frame_poke: the impersonated RunFinished was acknowledged\n");
+  else
+    printf("no Ack for the impersonated RunFinished\n");
+  return got_ack;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: frame_poke ENDPOINT garbage N|multipart|badversion|oversize|nohello\n");
@@ -49,6 +109,24 @@ int main(int argc, char **argv) {
   int zero = 0, linger = 2000;
   (void)zero;
   zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+  if (!strcmp(argv[2], "impersonate")) {
+    if (argc < 6) {
+      fprintf(stderr, "usage: frame_poke ENDPOINT impersonate RID LEASE RUN [KEYS_DIR]\n");
+      return 2;
+    }
+    zmq_setsockopt(s, ZMQ_ROUTING_ID, argv[3], strlen(argv[3]));
+    if (argc > 6) {
+      char pub[41], sec[41], srv[41];
+      if (read_key(argv[6], "public.key", pub) || read_key(argv[6], "secret.key", sec) ||
+          read_key(argv[6], "coordinator.pub", srv)) {
+        fprintf(stderr, "frame_poke: cannot read the keys of %s\n", argv[6]);
+        return 1;
+      }
+      zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, srv, 40);
+      zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, pub, 40);
+      zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, sec, 40);
+    }
+  }
   if (zmq_connect(s, argv[1]) != 0) {
     fprintf(stderr, "frame_poke: connect %s failed\n", argv[1]);
     return 1;
@@ -116,6 +194,8 @@ int main(int argc, char **argv) {
     zmq_send(s, buf, len, 0);
     free(buf);
     rc = expect_reject(s, SW_REJECT_UNKNOWN);
+  } else if (!strcmp(mode, "impersonate")) {
+    rc = impersonate(s, argv[4], argv[5]);
   } else {
     fprintf(stderr, "frame_poke: unknown mode %s\n", mode);
     rc = 2;
