@@ -664,10 +664,19 @@ static char *status_text(json_t *st) {
   return buf;
 }
 
-static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m) {
+/* key: the connection's User-Id (borrowed; NULL when insecure). With CurveZMQ only a submitter
+ * key may submit or cancel; a viewer's request is answered with Error. */
+static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m,
+                           const char *key) {
   struct sw_msg r;
   struct sw_err err = {0};
   char *owned = NULL;
+  if (c->zap && (m->type == SW_MSG_SUBMIT_REQ || m->type == SW_MSG_CANCEL_REQ) &&
+      sw_zap_role(key) != SW_ZAP_ROLE_SUBMITTER) {
+    sw_zap_refused(c->zap, key, m->type == SW_MSG_SUBMIT_REQ ? "submit" : "cancel");
+    sw_err_set(&err, SW_EINVAL, "viewer keys may not submit/cancel");
+    goto error;
+  }
   switch (m->type) {
   case SW_MSG_SUBMIT_REQ: {
     int64_t id = 0;
@@ -772,15 +781,15 @@ static void recv_endpoint(sw_coord_t *c, void *sock, struct endpoint_stats *st, 
       close_frames(f, 2);
       continue;
     }
-    if (is_work) {
-      /* The ZAP handler's User-Id (the key's allow-list name) rides on every message of a
-       * CURVE connection; insecure connections have none. */
-      const char *key = zmq_msg_gets(&f[1], "User-Id");
-      if (!key)
-        key = zmq_msg_gets(&f[0], "User-Id");
+    /* The ZAP handler's User-Id (the key's allow-list name; on control with its role prefix)
+     * rides on every message of a CURVE connection; insecure connections have none. */
+    const char *key = zmq_msg_gets(&f[1], "User-Id");
+    if (!key)
+      key = zmq_msg_gets(&f[0], "User-Id");
+    if (is_work)
       handle_work(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m, key ? key : "", t);
-    } else
-      handle_control(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m);
+    else
+      handle_control(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m, key);
     sw_msg_clear(&m);
     close_frames(f, 2);
   }
@@ -967,8 +976,9 @@ int sw_coord_sessions(const sw_coord_t *c) { return (int)c->n_sessions; }
 
 /* ---- lifecycle ----------------------------------------------------------------------------- */
 
-static void *router(sw_coord_t *c, const char *ep, const char *mon_ep, void **mon,
-                    struct sw_err *err) {
+/* zap_domain names the endpoint to the ZAP handler, which admits by it (sw_zap.h). */
+static void *router(sw_coord_t *c, const char *ep, const char *zap_domain, const char *mon_ep,
+                    void **mon, struct sw_err *err) {
   void *s = zmq_socket(c->ctx, ZMQ_ROUTER);
   if (!s) {
     sw_err_set(err, SW_ENET, "zmq_socket: %s", zmq_strerror(errno));
@@ -987,7 +997,7 @@ static void *router(sw_coord_t *c, const char *ep, const char *mon_ep, void **mo
   if (!c->o->insecure) {
     zmq_setsockopt(s, ZMQ_CURVE_SERVER, &one, sizeof one);
     zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, c->secret_key, 40);
-    zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "splatsweep", 10);
+    zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, zap_domain, strlen(zap_domain));
   }
   if (zmq_socket_monitor(s, mon_ep, ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) ==
       0) {
@@ -1060,14 +1070,15 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     goto fail;
   char mon[96];
   snprintf(mon, sizeof mon, "inproc://sw-mon-work-%p", (void *)c);
-  c->work = router(c, o->bind_work ? o->bind_work : "tcp://*:7710", mon, &c->mon_work, err);
+  c->work = router(c, o->bind_work ? o->bind_work : "tcp://*:7710", SW_ZAP_DOMAIN_WORK, mon,
+                   &c->mon_work, err);
   if (!c->work) {
     rc = SW_ENET;
     goto fail;
   }
   snprintf(mon, sizeof mon, "inproc://sw-mon-control-%p", (void *)c);
-  c->control =
-      router(c, o->bind_control ? o->bind_control : "tcp://*:7711", mon, &c->mon_control, err);
+  c->control = router(c, o->bind_control ? o->bind_control : "tcp://*:7711", SW_ZAP_DOMAIN_CONTROL,
+                      mon, &c->mon_control, err);
   if (!c->control) {
     rc = SW_ENET;
     goto fail;
