@@ -158,3 +158,23 @@ int sw_fs_self_exe(char *buf, size_t cap, struct sw_err *err) {
   return 0;
 #endif
 }
+
+int sw_fs_find_in(const char *list, const char *name, enum sw_fs_find kind, char *out,
+                  size_t cap) {
+  while (list && *list) {
+    size_t n = strcspn(list, ":");
+    if (n || kind == SW_FS_FIND_EXEC) {
+      if (n)
+        snprintf(out, cap, "%.*s/%s", (int)n, list, name);
+      else
+        snprintf(out, cap, "./%s", name);
+      struct stat st;
+      if (stat(out, &st) == 0 &&
+          (kind == SW_FS_FIND_DIR ? S_ISDIR(st.st_mode)
+                                  : S_ISREG(st.st_mode) && access(out, X_OK) == 0))
+        return 1;
+    }
+    list += n + (list[n] == ':');
+  }
+  return 0;
+}

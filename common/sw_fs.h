@@ -23,4 +23,12 @@ int sw_fs_exists(const char *path);
  * SW_EIO. */
 int sw_fs_self_exe(char *buf, size_t cap, struct sw_err *err);
 
+enum sw_fs_find { SW_FS_FIND_EXEC = 0, SW_FS_FIND_DIR = 1 };
+/* Looks name up in the folders of a colon-separated list (PATH, SW_DATASETS) and writes the
+ * first match, "FOLDER/name", into out (cap bytes). SW_FS_FIND_EXEC wants an executable regular
+ * file and takes an empty folder as ".", as execvp does; SW_FS_FIND_DIR wants a directory and
+ * skips empty folders. list may be NULL. Returns 1 when found, else 0. */
+int sw_fs_find_in(const char *list, const char *name, enum sw_fs_find kind, char *out,
+                  size_t cap);
+
 #endif

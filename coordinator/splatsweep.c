@@ -101,19 +101,10 @@ static char *find_splat_train(void) {
         return strdup(cand);
     }
   }
-  const char *path = getenv("PATH");
-  if (!path)
-    return NULL;
-  char *copy = strdup(path), *save = NULL;
-  char *found = NULL;
-  for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-    char cand[PATH_MAX + 16];
-    snprintf(cand, sizeof cand, "%s/splat-train", d);
-    if (access(cand, X_OK) == 0)
-      found = strdup(cand);
-  }
-  free(copy);
-  return found;
+  char cand[PATH_MAX + 16];
+  return sw_fs_find_in(getenv("PATH"), "splat-train", SW_FS_FIND_EXEC, cand, sizeof cand)
+             ? strdup(cand)
+             : NULL;
 }
 
 static int parse_i64(const char *s, int64_t *out) {

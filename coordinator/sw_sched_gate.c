@@ -80,22 +80,6 @@ static struct window_load summarise_window(const struct sweep_mem *sw,
   return L;
 }
 
-/* Appends one reason to why, "; "-separated, truncating at cap. */
-static void add_reason(char *why, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void add_reason(char *why, size_t cap, const char *fmt, ...) {
-  size_t len = strlen(why);
-  if (len > 0 && len + 2 < cap) {
-    memcpy(why + len, "; ", 3);
-    len += 2;
-  }
-  if (len + 1 >= cap) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why + len, cap - len, fmt, ap);
-  va_end(ap);
-}
-
 /* Environment changes (docs/gate-rules.md "Environment changes inside a pair"). The worker
  * takes an environment object just before the trainer starts and just after it exits
  * (worker/sw_fingerprint.c sw_fingerprint_env: device, driver, trainer_sha256). A pair must
@@ -200,7 +184,7 @@ enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct s
   if (!r->quiet && r->n_pre > 0) { /* (a) */
     struct window_load L = summarise_window(sw, r, -c->settle_s * 1000.0, 0);
     if (L.n > 0 && (L.mean > c->cpu_other_mean_max || L.over_s > c->over_max_s))
-      add_reason(why, cap,
+      add_text(why, cap, "; ",
                  "not quiet before the run: cpu_other mean %.2f cores over the last %.1f s "
                  "(limit %.2f), above %.2f for %.1f s (limit %.1f s)",
                  L.mean, L.span_s, c->cpu_other_mean_max, c->cpu_other_max, L.over_s,
@@ -208,10 +192,10 @@ enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct s
   }
   struct window_load D = summarise_window(sw, r, 0, INFINITY);
   if (D.n > 0 && D.mean > c->cpu_other_mean_max) /* (b) */
-    add_reason(why, cap, "cpu_other mean %.2f cores over %.1f s of the run (limit %.2f)", D.mean,
+    add_text(why, cap, "; ", "cpu_other mean %.2f cores over %.1f s of the run (limit %.2f)", D.mean,
                D.span_s, c->cpu_other_mean_max);
   if (D.over_s > c->over_max_s) /* (c) */
-    add_reason(why, cap,
+    add_text(why, cap, "; ",
                "cpu_other above %.2f cores for %.1f s (limit %.1f s), peak %.2f at %+.1f s",
                c->cpu_other_max, D.over_s, c->over_max_s, D.peak, D.peak_ms / 1000.0);
   if (c->gpu_foreign) { /* (d) */
@@ -225,13 +209,13 @@ enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct s
       if (w->gpu_foreign > most) most = w->gpu_foreign;
     }
     if (seen)
-      add_reason(why, cap,
+      add_text(why, cap, "; ",
                  "%d foreign process(es) on the trainer's GPU from %+.1f s to %+.1f s (%d of %d "
                  "samples)",
                  most, first_ms / 1000.0, last_ms / 1000.0, seen, r->n_during);
   }
   if (c->load1_max > 0 && r->n_pre > 0 && r->pre[r->n_pre - 1].load1 > c->load1_max) /* (e) */
-    add_reason(why, cap, "load1 %.2f before the run, above load1_max %.2f",
+    add_text(why, cap, "; ", "load1 %.2f before the run, above load1_max %.2f",
                r->pre[r->n_pre - 1].load1, c->load1_max);
   return why[0] ? SW_ATTEMPT_CONTAMINATED : SW_ATTEMPT_OK;
 }

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sw_fs.h"
 #include "sw_sha256.h"
 
 static void copy(char *dst, size_t cap, const char *src) {
@@ -166,16 +167,7 @@ static int exec_path(const char *trainer_json, char *out, size_t cap) {
     snprintf(out, cap, "%s", prog);
     found = 1;
   } else if (prog && *prog) {
-    const char *path = getenv("PATH");
-    char dir[4096];
-    while (path && *path && !found) {
-      size_t n = strcspn(path, ":");
-      snprintf(dir, sizeof dir, "%.*s", (int)n, path);
-      snprintf(out, cap, "%s/%s", n ? dir : ".", prog);
-      struct stat st;
-      found = stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0;
-      path += n + (path[n] == ':');
-    }
+    found = sw_fs_find_in(getenv("PATH"), prog, SW_FS_FIND_EXEC, out, cap);
   }
   json_decref(t);
   return found;

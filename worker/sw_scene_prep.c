@@ -230,16 +230,8 @@ int sw_scene_prepare(const char *scene_json, const char *cache_dir, const char *
     if (p[0] == '/') {
       if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
         snprintf(found, sizeof found, "%s", p);
-    } else {
-      const char *roots = getenv("SW_DATASETS");
-      while (roots && *roots && !found[0]) {
-        size_t n = strcspn(roots, ":");
-        char cand[4096];
-        snprintf(cand, sizeof cand, "%.*s/%s", (int)n, roots, p);
-        if (n && stat(cand, &st) == 0 && S_ISDIR(st.st_mode))
-          snprintf(found, sizeof found, "%s", cand);
-        roots += n + (roots[n] == ':');
-      }
+    } else if (!sw_fs_find_in(getenv("SW_DATASETS"), p, SW_FS_FIND_DIR, found, sizeof found)) {
+      found[0] = '\0';
     }
     if (!found[0] && p[0] != '/')
       rc = sw_err_set(err, SW_ENOTFOUND,

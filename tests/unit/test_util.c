@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sw_err.h"
@@ -69,6 +70,34 @@ START_TEST(atomic_write_and_read_back) {
 }
 END_TEST
 
+/* A colon-separated search list: the first folder holding the right kind of entry wins; an
+ * executable must be a regular file with the x bit, a data set a directory. */
+START_TEST(find_in_search_lists) {
+  char dir[] = "/tmp/sw_test_findXXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char a[300], b[300], p[400], list[700], out[600];
+  struct sw_err err = {0};
+  snprintf(a, sizeof a, "%s/a", dir);
+  snprintf(b, sizeof b, "%s/b", dir);
+  snprintf(p, sizeof p, "%s/tool/x", a); /* a/tool is a directory, not an executable */
+  ck_assert_int_eq(sw_fs_mkdir_p(p, &err), 0);
+  snprintf(p, sizeof p, "%s/tool", b);
+  ck_assert_int_eq(sw_fs_mkdir_p(b, &err), 0);
+  ck_assert_int_eq(sw_fs_write_atomic(p, "#!/bin/sh\n", 10, &err), 0);
+  snprintf(list, sizeof list, "%s::%s", a, b);
+  ck_assert_int_eq(sw_fs_find_in(list, "tool", SW_FS_FIND_EXEC, out, sizeof out), 0);
+  ck_assert_int_eq(chmod(p, 0755), 0);
+  ck_assert_int_eq(sw_fs_find_in(list, "tool", SW_FS_FIND_EXEC, out, sizeof out), 1);
+  ck_assert_str_eq(out, p);
+  ck_assert_int_eq(sw_fs_find_in(list, "tool", SW_FS_FIND_DIR, out, sizeof out), 1);
+  snprintf(p, sizeof p, "%s/tool", a);
+  ck_assert_str_eq(out, p);
+  ck_assert_int_eq(sw_fs_find_in(list, "missing", SW_FS_FIND_DIR, out, sizeof out), 0);
+  ck_assert_int_eq(sw_fs_find_in(NULL, "tool", SW_FS_FIND_EXEC, out, sizeof out), 0);
+  ck_assert_int_eq(sw_fs_rm_rf(dir, &err), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("core");
@@ -76,6 +105,7 @@ int main(void) {
   tcase_add_test(tc, sha256_known_vectors);
   tcase_add_test(tc, atomic_write_and_read_back);
   tcase_add_test(tc, self_exe_path);
+  tcase_add_test(tc, find_in_search_lists);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
