@@ -295,6 +295,8 @@ static void enc_body(struct pool *p, Splatsweep__Envelope *env, const struct sw_
                STATUS_REQUEST);
       o->sweep_id = m->u.status_req.sweep_id;
       o->format = (Splatsweep__Format)m->u.status_req.format;
+      o->workers_offset = m->u.status_req.workers_offset;
+      o->workers_limit = m->u.status_req.workers_limit;
       return;
     }
     case SW_MSG_STATUS_REP: {
@@ -683,6 +685,8 @@ static int dec_body(struct sw_msg *m, const Splatsweep__Envelope *env, struct sw
       m->type = SW_MSG_STATUS_REQ;
       m->u.status_req.sweep_id = env->status_request->sweep_id;
       m->u.status_req.format = (enum sw_msg_format)env->status_request->format;
+      m->u.status_req.workers_offset = env->status_request->workers_offset;
+      m->u.status_req.workers_limit = env->status_request->workers_limit;
       return 0;
     case SPLATSWEEP__ENVELOPE__BODY_STATUS_REPLY:
       m->type = SW_MSG_STATUS_REP;

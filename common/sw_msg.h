@@ -279,6 +279,8 @@ struct sw_msg_submit_rep {
 struct sw_msg_status_req {
   uint64_t sweep_id; /* 0 = every sweep */
   enum sw_msg_format format;
+  uint64_t workers_offset; /* the page of workers (and sessions) listed: first index, */
+  uint32_t workers_limit;  /* and how many (0 = the coordinator's default page) */
 };
 
 struct sw_msg_status_rep {

@@ -33,6 +33,7 @@
 #include "sw_log.h"
 #include "sw_pareto.h"
 #include "sw_report.h"
+#include "sw_result.h"
 #include "sw_spec.h"
 #include "sw_store.h"
 #include "sw_worker.h"
@@ -70,10 +71,12 @@ static void usage(FILE *f) {
       "         [--work-dir DIR] [--trainer PATH] [--host-lock FILE] [--shared-host]\n"
       "         --insecure (both): ipc:// and loopback endpoints only, unless --insecure-anywhere\n"
       "  submit SPEC [--coordinator EP] [--keys DIR]     prints the sweep id\n"
-      "  status [SWEEP] [--coordinator EP] [--format text|json]\n"
+      "  status [SWEEP] [--coordinator EP] [--format text|json] [--workers-from N]\n"
+      "         [--workers-shown N]                     workers listed: 200 from 0 by default\n"
       "  report [SWEEP] [--db PATH | --coordinator EP] [--format text|md|json|html] [-o FILE]\n"
       "  cancel SWEEP [--coordinator EP]\n"
       "  check SPEC                                      validate a spec (exit 2 when bad)\n"
+      "  check-result RESULT.json...                     against docs/result.schema.json\n"
       "  gate eval FILE.json                             the gate engine on given pairs\n"
       "  keygen DIR                                      CurveZMQ key pair for a daemon\n"
       "  pareto [SWEEP] [--db PATH] [--format text|md|json|csv|html] [-o FILE]\n"
@@ -243,7 +246,9 @@ enum {
   OPT_LOG,
   OPT_HOST_LOCK,
   OPT_SHARED_HOST,
-  OPT_INSECURE_ANYWHERE
+  OPT_INSECURE_ANYWHERE,
+  OPT_WORKERS_FROM,
+  OPT_WORKERS_SHOWN
 };
 
 static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_WORKERS},
@@ -269,12 +274,16 @@ static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_
                                           {"shared-host", no_argument, 0, OPT_SHARED_HOST},
                                           {"insecure-anywhere", no_argument, 0,
                                            OPT_INSECURE_ANYWHERE},
+                                          {"workers-from", required_argument, 0, OPT_WORKERS_FROM},
+                                          {"workers-shown", required_argument, 0,
+                                           OPT_WORKERS_SHOWN},
                                           {"output", required_argument, 0, 'o'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
 
 struct args {
   int64_t workers, heartbeat_ms, liveness, lease_ttl_ms, max_attempts, timeout_ms;
+  int64_t workers_from, workers_shown; /* status: the page of workers listed */
   const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer, *output,
       *format, *host_lock;
   int insecure, insecure_anywhere, keep_runs, shared_host;
@@ -316,6 +325,15 @@ static int parse_args(int argc, char **argv, struct args *a) {
         a->max_attempts = v;
       if (c == OPT_TIMEOUT)
         a->timeout_ms = v;
+      break;
+    case OPT_WORKERS_FROM:
+    case OPT_WORKERS_SHOWN:
+      if (parse_i64(optarg, &v) || v > INT32_MAX) {
+        fprintf(stderr, "splatsweep: --%s: expected a non-negative integer, got '%s'\n",
+                c == OPT_WORKERS_FROM ? "workers-from" : "workers-shown", optarg);
+        return -1;
+      }
+      *(c == OPT_WORKERS_FROM ? &a->workers_from : &a->workers_shown) = v;
       break;
     case OPT_DB:
       a->db = optarg;
@@ -378,10 +396,20 @@ static int parse_args(int argc, char **argv, struct args *a) {
         fprintf(stderr, "splatsweep: --label %s: expected key=value\n", optarg);
         return -1;
       }
-      char key[SW_MSG_NAME_MAX + 1];
+      /* The limits a Hello is validated against, checked here so that a worker with too many
+       * or too long labels stops at start instead of being refused by every coordinator. */
+      if (eq - optarg > SW_MSG_KEY_MAX || strlen(eq + 1) > SW_MSG_KV_VALUE_MAX ||
+          a->n_labels >= SW_MSG_LABELS_MAX) {
+        fprintf(stderr,
+                "splatsweep: --label %s: at most %d labels, keys of at most %d bytes and values "
+                "of at most %d\n",
+                optarg, SW_MSG_LABELS_MAX, SW_MSG_KEY_MAX, SW_MSG_KV_VALUE_MAX);
+        return -1;
+      }
+      char key[SW_MSG_KEY_MAX + 1];
       snprintf(key, sizeof key, "%.*s", (int)(eq - optarg), optarg);
       if (sw_msg_kv_add(&a->labels, &a->n_labels, key, eq + 1)) {
-        fprintf(stderr, "splatsweep: --label %s: too long or too many labels\n", optarg);
+        fprintf(stderr, "splatsweep: --label %s: out of memory\n", optarg);
         return -1;
       }
       break;
@@ -404,6 +432,33 @@ static int parse_args(int argc, char **argv, struct args *a) {
 }
 
 static int check_trainer_keys(const char *path, const struct sw_spec *s);
+
+/* check-result FILE...: each file against docs/result.schema.json, as the coordinator checks
+ * every result it is sent. Exit 0 when all match, 1 when one does not, 2 when one is unreadable. */
+static int cmd_check_result(int n, char **files) {
+  if (n < 1) {
+    fprintf(stderr, "usage: splatsweep check-result RESULT.json...\n");
+    return EXIT_USAGE;
+  }
+  int rc = 0;
+  for (int i = 0; i < n; i++) {
+    char *text = NULL;
+    struct sw_err err = {0};
+    if (sw_fs_read_all(files[i], &text, NULL, &err)) {
+      fprintf(stderr, "%s: %s\n", files[i], err.msg);
+      rc = EXIT_USAGE;
+      continue;
+    }
+    if (sw_result_check_text(text, &err)) {
+      printf("%s: %s\n", files[i], err.msg);
+      if (!rc) rc = 1;
+    } else {
+      printf("%s: ok\n", files[i]);
+    }
+    free(text);
+  }
+  return rc;
+}
 
 static int cmd_check(struct args *a) {
   if (a->n_pos != 1) {
@@ -777,7 +832,8 @@ static int write_out(const char *path, const char *text) {
 static int cmd_status(struct args *a) {
   int64_t sweep = 0;
   if (a->n_pos > 1 || (a->n_pos == 1 && parse_i64(a->pos[0], &sweep))) {
-    fprintf(stderr, "usage: splatsweep status [SWEEP] [--coordinator EP] [--format text|json]\n");
+    fprintf(stderr, "usage: splatsweep status [SWEEP] [--coordinator EP] [--format text|json] "
+                    "[--workers-from N] [--workers-shown N]\n");
     return EXIT_USAGE;
   }
   enum sw_msg_format fmt = SW_FMT_TEXT;
@@ -790,6 +846,8 @@ static int cmd_status(struct args *a) {
   sw_msg_init(&req, SW_MSG_STATUS_REQ);
   req.u.status_req.sweep_id = (uint64_t)sweep;
   req.u.status_req.format = fmt;
+  req.u.status_req.workers_offset = (uint64_t)a->workers_from;
+  req.u.status_req.workers_limit = (uint32_t)a->workers_shown;
   struct sw_err err = {0};
   int rc = client_open(&cl, ep, a->keys, &err);
   if (!rc)
@@ -1095,6 +1153,8 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+  if (!strcmp(cmd, "check-result"))
+    return cmd_check_result(argc - 2, argv + 2);
   /* pareto, audit and the dashboard live in sw_analysis (sw_pareto.h, sw_audit.h, sw_http.h). */
   if (!strcmp(cmd, "pareto"))
     return sw_pareto_cli(argc - 1, argv + 1);

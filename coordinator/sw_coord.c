@@ -35,7 +35,7 @@ struct session {
   int waiting;      /* sent Ready, no Assign yet */
   int64_t ready_us; /* when that Ready arrived (monotonic microseconds) */
   int64_t lease_id;
-  uint32_t epoch;
+  uint64_t epoch;
   uint64_t run_id; /* run in progress (RunStarted) */
   uint64_t iter;   /* last Progress */
   double train_s;
@@ -49,10 +49,6 @@ struct lat_ring {
 };
 
 /* A worker id's key, fixed by its first Hello for the coordinator's lifetime (CURVE mode). */
-struct binding {
-  char worker_id[SW_MSG_ID_MAX + 1];
-  char key[SW_ZAP_USER_ID_MAX + 1];
-};
 
 struct endpoint_stats {
   uint64_t frames, dropped, bad_protocol, disconnects, auth_denied;
@@ -69,8 +65,6 @@ struct sw_coord {
   char public_key[41], secret_key[41];
   struct session **sessions;
   size_t n_sessions, cap_sessions;
-  struct binding *binds; /* worker id -> key */
-  size_t n_binds, cap_binds;
   uint64_t refused_identity; /* Hellos refused: id bound to another key, or live elsewhere */
   uint64_t dropped_identity; /* non-Hello frames whose key is not their session's */
   uint64_t seq, session_counter;
@@ -160,29 +154,6 @@ static struct session *add_session(sw_coord_t *c, const void *rid, size_t len) {
   return s;
 }
 
-/* The key a worker id is bound to, or NULL when it has none yet. */
-static const char *bound_key(const sw_coord_t *c, const char *worker_id) {
-  for (size_t i = 0; i < c->n_binds; i++)
-    if (!strcmp(c->binds[i].worker_id, worker_id))
-      return c->binds[i].key;
-  return NULL;
-}
-
-static int bind_key(sw_coord_t *c, const char *worker_id, const char *key) {
-  if (c->n_binds == c->cap_binds) {
-    size_t nc = c->cap_binds ? c->cap_binds * 2 : 16;
-    struct binding *nb = realloc(c->binds, nc * sizeof *nb);
-    if (!nb)
-      return -1;
-    c->binds = nb;
-    c->cap_binds = nc;
-  }
-  struct binding *b = &c->binds[c->n_binds++];
-  snprintf(b->worker_id, sizeof b->worker_id, "%s", worker_id);
-  snprintf(b->key, sizeof b->key, "%s", key);
-  return 0;
-}
-
 /* ---- sending ------------------------------------------------------------------------------- */
 
 static int send_to(sw_coord_t *c, void *sock, const void *rid, size_t rid_len, struct sw_msg *m) {
@@ -192,7 +163,17 @@ static int send_to(sw_coord_t *c, void *sock, const void *rid, size_t rid_len, s
   struct sw_err err = {0};
   if (sw_codec_encode(m, &buf, &len, &err)) {
     sw_log_error("cannot encode %s: %s", sw_msg_type_name(m->type), err.msg);
-    return -1;
+    if (m->type == SW_MSG_ERROR)
+      return -1;
+    /* The peer waits for an answer: it gets an Error saying why instead of silence. */
+    char text[SW_ERR_MSG_MAX + 64];
+    snprintf(text, sizeof text, "the %s reply could not be encoded: %s",
+             sw_msg_type_name(m->type), err.msg);
+    struct sw_msg e;
+    sw_msg_init(&e, SW_MSG_ERROR);
+    e.u.error.code = err.code ? err.code : SW_EPROTO;
+    e.u.error.message = text;
+    return send_to(c, sock, rid, rid_len, &e);
   }
   int rc = zmq_send(sock, rid, rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
   if (rc >= 0)
@@ -363,8 +344,19 @@ static char *labels_json(const struct sw_msg_hello *h) {
 static void on_hello(sw_coord_t *c, const void *rid, size_t len, struct session *s,
                      const struct sw_msg *m, const char *key, int64_t t) {
   const struct sw_msg_hello *h = &m->u.hello;
-  /* CURVE: a worker id belongs to the key of its first Hello for the coordinator's lifetime. */
-  const char *bound = c->zap ? bound_key(c, h->worker_id) : NULL;
+  /* CURVE: a worker id belongs to the key of its first Hello, for good (kept in the store). */
+  char bound_buf[SW_ZAP_USER_ID_MAX + 1];
+  const char *bound = NULL;
+  if (c->zap) {
+    struct sw_err kerr = {0};
+    int kr = sw_sched_worker_key(c->sched, h->worker_id, bound_buf, sizeof bound_buf, &kerr);
+    if (kr < 0) {
+      sw_log_error("hello from %s: %s", h->worker_id, kerr.msg);
+      send_reject(c, c->work, rid, len, SW_REJECT_UNSPECIFIED, kerr.msg);
+      return;
+    }
+    bound = kr ? bound_buf : NULL;
+  }
   if (bound && strcmp(bound, key)) {
     c->refused_identity++;
     sw_log_warn("refused Hello as worker %s from key '%s': the id is bound to key '%s'",
@@ -397,14 +389,13 @@ static void on_hello(sw_coord_t *c, const void *rid, size_t len, struct session 
     }
     remove_session(c, other);
   }
-  if (c->zap && !bound && bind_key(c, h->worker_id, key))
-    return;
   if (!s && !(s = add_session(c, rid, len)))
     return;
   snprintf(s->key, sizeof s->key, "%s", key);
   char *fp = fingerprint_json(h), *lb = labels_json(h);
   struct sw_err err = {0};
   int rc = sw_sched_worker_hello(c->sched, h->worker_id, fp, lb, t, &err);
+  if (!rc && c->zap && !bound) rc = sw_sched_worker_bind(c->sched, h->worker_id, key, &err);
   free(fp);
   free(lb);
   if (rc) {
@@ -462,7 +453,7 @@ static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_ms
     return; /* out of memory: not acknowledged, the worker resends */
   }
   struct sw_run_result r = {.lease_id = (int64_t)f->lease_id,
-                            .epoch = (uint32_t)f->epoch,
+                            .epoch = f->epoch,
                             .worker_id = s->worker_id,
                             .run_id = (int64_t)f->run_id,
                             .attempt = (int)f->attempt,
@@ -552,7 +543,7 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
     break;
   case SW_MSG_LEASE_DONE:
     if (sw_sched_lease_done(c->sched, (int64_t)m->u.lease_done.lease_id,
-                            (uint32_t)m->u.lease_done.epoch, s->worker_id, t, &err) == 0) {
+                            m->u.lease_done.epoch, s->worker_id, t, &err) == 0) {
       if (s->lease_id == (int64_t)m->u.lease_done.lease_id)
         s->lease_id = 0;
     } else {
@@ -562,7 +553,7 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
     break;
   case SW_MSG_HEARTBEAT:
     if (m->u.heartbeat.lease_id) {
-      if (sw_sched_renew(c->sched, (int64_t)m->u.heartbeat.lease_id, (uint32_t)m->u.heartbeat.epoch,
+      if (sw_sched_renew(c->sched, (int64_t)m->u.heartbeat.lease_id, m->u.heartbeat.epoch,
                          s->worker_id, t, &err) == SW_ESTATE) {
         c->stale++;
         send_cancel(c, s, (int64_t)m->u.heartbeat.lease_id, "stale lease: abort it");
@@ -688,7 +679,11 @@ static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw
     break;
   }
   case SW_MSG_STATUS_REQ: {
-    json_t *st = sw_coord_status_json(c, (int64_t)m->u.status_req.sweep_id, &err);
+    uint64_t off = m->u.status_req.workers_offset;
+    uint32_t lim = m->u.status_req.workers_limit;
+    json_t *st = sw_coord_status_json(c, (int64_t)m->u.status_req.sweep_id,
+                                      off > INT32_MAX ? INT32_MAX : (int64_t)off,
+                                      lim > INT32_MAX ? INT32_MAX : (int)lim, &err);
     if (!st)
       goto error;
     if (m->u.status_req.format == SW_FMT_JSON)
@@ -939,13 +934,19 @@ static json_t *stats_json(const struct endpoint_stats *s) {
                    (json_int_t)s->auth_denied);
 }
 
-json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, struct sw_err *err) {
-  json_t *st = sw_sched_status_json(c->sched, sweep_id, err);
+json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_offset,
+                             int workers_limit, struct sw_err *err) {
+  json_t *st = sw_sched_status_json(c->sched, sweep_id, workers_offset, workers_limit, err);
   if (!st)
     return NULL;
   int64_t t = now_ms();
   json_t *sessions = json_array();
-  for (size_t i = 0; i < c->n_sessions; i++) {
+  /* Sessions are paged like the workers (the page the scheduler settled on). */
+  json_t *page = json_object_get(st, "workers_page");
+  size_t from = (size_t)json_integer_value(json_object_get(page, "offset"));
+  size_t shown = (size_t)json_integer_value(json_object_get(page, "limit"));
+  json_object_set_new(page, "sessions_total", json_integer((json_int_t)c->n_sessions));
+  for (size_t i = from; i < c->n_sessions && i - from < shown; i++) {
     struct session *s = c->sessions[i];
     json_array_append_new(
         sessions, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id, "session",
@@ -1112,7 +1113,6 @@ void sw_coord_destroy(sw_coord_t **self_p) {
   for (size_t i = 0; i < c->n_sessions; i++)
     free(c->sessions[i]);
   free(c->sessions);
-  free(c->binds);
   free(c->lat_all.us);
   free(c->lat_now.us);
   free(c);

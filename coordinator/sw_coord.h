@@ -70,7 +70,8 @@ int sw_coord_submit(sw_coord_t *self, const char *yaml, const char *file_name, i
 int sw_coord_sweep_finished(sw_coord_t *self, int64_t sweep_id, struct sw_err *err);
 /* Status JSON: the scheduler's view plus "coordinator" (counters, sessions, Ready->Assign
  * latency percentiles, resident memory). New reference or NULL. */
-json_t *sw_coord_status_json(sw_coord_t *self, int64_t sweep_id, struct sw_err *err);
+json_t *sw_coord_status_json(sw_coord_t *self, int64_t sweep_id, int64_t workers_offset,
+                             int workers_limit, struct sw_err *err);
 /* Number of live worker sessions. */
 int sw_coord_sessions(const sw_coord_t *self);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_result.h"
 #include "sw_sched_int.h"
 
 void sw_sched_opts_default(struct sw_sched_opts *opts) {
@@ -14,6 +15,8 @@ void sw_sched_opts_default(struct sw_sched_opts *opts) {
   opts->lease_ttl_ms = 60000;
   opts->max_attempts = 3;
   opts->seed = 1;
+  opts->worker_expire_ms = SW_SCHED_WORKER_EXPIRE_MS;
+  opts->workers_offline_max = SW_SCHED_WORKERS_OFFLINE_MAX;
 }
 
 /* ---- growable arrays ---------------------------------------------------------------------- */
@@ -288,6 +291,160 @@ int sw_sched_worker_gone(sw_sched_t *s, const char *worker_id, int64_t now, stru
   rc = sqlite3_step(st);
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "marking worker offline");
+}
+
+int sw_sched_worker_key(sw_sched_t *s, const char *worker_id, char *buf, size_t len,
+                        struct sw_err *err) {
+  static const char *const SQL = "SELECT key FROM workers WHERE id = ?1 AND key IS NOT NULL";
+  int w = find_worker(s, worker_id);
+  const char *key = w >= 0 ? s->workers[w].key : NULL;
+  if (!key) {
+    sqlite3_stmt *st;
+    int rc = sw_store_stmt(s->store, SQL, &st, err);
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      char *k = strdup((const char *)sqlite3_column_text(st, 0));
+      sqlite3_reset(st);
+      if (!k) return sw_err_set(err, SW_ENOMEM, "worker key: out of memory");
+      if (w >= 0)
+        key = s->workers[w].key = k; /* cached: the binding never changes */
+      else {
+        int fits = strlen(k) < len;
+        if (fits) memcpy(buf, k, strlen(k) + 1);
+        free(k);
+        return fits ? 1 : sw_err_set(err, SW_EINVAL, "worker key longer than %zu bytes", len);
+      }
+    } else {
+      sqlite3_reset(st);
+      return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "reading worker key");
+    }
+  }
+  if (strlen(key) >= len) return sw_err_set(err, SW_EINVAL, "worker key longer than %zu bytes", len);
+  memcpy(buf, key, strlen(key) + 1);
+  return 1;
+}
+
+int sw_sched_worker_bind(sw_sched_t *s, const char *worker_id, const char *key,
+                         struct sw_err *err) {
+  static const char *const SQL = "UPDATE workers SET key = ?2 WHERE id = ?1 AND key IS NULL";
+  int w = find_worker(s, worker_id);
+  if (w < 0) return sw_err_set(err, SW_ENOTFOUND, "unknown worker '%s'", worker_id);
+  if (s->workers[w].key) return 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "binding worker key");
+  char buf[256];
+  rc = sw_sched_worker_key(s, worker_id, buf, sizeof buf, err); /* caches what the store holds */
+  return rc < 0 ? rc : 0;
+}
+
+int sw_sched_workers_in_memory(const sw_sched_t *s) { return s->n_workers; }
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Drops from memory the workers offline without a lease for longer than worker_expire_ms, and
+ * beyond workers_offline_max offline ones the longest offline:
+ * compacts the array (order kept), renumbers the leases' and machines' indices and rebuilds the
+ * id index at a size fitting what is left. Nothing changes when memory for the new index cannot
+ * be had (the next tick tries again). O(workers). */
+static void workers_expire(sw_sched_t *s, int64_t now) {
+  int n = s->n_workers, gone = 0;
+  unsigned char *pin = calloc((size_t)n + 1, 1);
+  if (!pin) return;
+  for (int i = 0; i < s->n_leases; i++) pin[s->leases[i].worker] = 1;
+  int offline = 0;
+  for (int w = 0; w < n; w++) {
+    const struct worker_mem *wm = &s->workers[w];
+    pin[w] |= wm->online || wm->lease_id;
+    offline += !pin[w];
+  }
+  /* Offline workers seen after `keep_after` stay: those within the expiry, and at most
+   * workers_offline_max of them (the most recently seen). */
+  int64_t keep_after = now - s->opts.worker_expire_ms;
+  if (offline > s->opts.workers_offline_max) {
+    int64_t *seen = malloc((size_t)offline * sizeof *seen);
+    if (!seen) {
+      free(pin);
+      return;
+    }
+    int k = 0;
+    for (int w = 0; w < n; w++)
+      if (!pin[w]) seen[k++] = s->workers[w].last_seen;
+    qsort(seen, (size_t)k, sizeof *seen, cmp_i64);
+    int64_t t = seen[k - s->opts.workers_offline_max - 1]; /* the newest of those to drop */
+    if (t > keep_after) keep_after = t;
+    free(seen);
+  }
+  for (int w = 0; w < n; w++) {
+    if (!pin[w] && s->workers[w].last_seen > keep_after) pin[w] = 1;
+    gone += !pin[w];
+  }
+  int cap = 64;
+  while ((n - gone) * 2 > cap) cap *= 2;
+  int *map = gone ? malloc((size_t)n * sizeof *map) : NULL;
+  int *idx = gone ? malloc((size_t)cap * sizeof *idx) : NULL;
+  if (!gone || !map || !idx) {
+    free(pin);
+    free(map);
+    free(idx);
+    return;
+  }
+  int kept = 0;
+  for (int w = 0; w < n; w++) {
+    struct worker_mem *wm = &s->workers[w];
+    if (!pin[w]) {
+      free(wm->id);
+      free(wm->key);
+      json_decref(wm->labels);
+      json_decref(wm->fingerprint);
+      map[w] = -1;
+      continue;
+    }
+    map[w] = kept;
+    if (kept != w) s->workers[kept] = *wm;
+    kept++;
+  }
+  s->n_workers = kept;
+  for (int i = 0; i < s->n_leases; i++) s->leases[i].worker = map[s->leases[i].worker];
+  /* A machine's representative is its first worker; where that one left, the first remaining
+   * worker of the machine takes over (found by machine_assign, which looks only at lower
+   * indices, all renumbered by then). */
+  for (int w = 0; w < kept; w++) {
+    int m = map[s->workers[w].machine];
+    if (m >= 0)
+      s->workers[w].machine = m;
+    else
+      machine_assign(s, w);
+  }
+  for (int i = 0; i < cap; i++) idx[i] = -1;
+  for (int w = 0; w < kept; w++) {
+    unsigned i = hash_str(s->workers[w].id) & (unsigned)(cap - 1);
+    while (idx[i] >= 0) i = (i + 1) & (unsigned)(cap - 1);
+    idx[i] = w;
+  }
+  free(s->worker_index);
+  s->worker_index = idx;
+  s->index_cap = cap;
+  if (kept < s->cap_workers / 4) { /* give the array back too, keeping room to grow */
+    int nc = kept * 2 > 16 ? kept * 2 : 16;
+    struct worker_mem *nw = realloc(s->workers, (size_t)nc * sizeof *nw);
+    if (nw) {
+      s->workers = nw;
+      s->cap_workers = nc;
+    }
+  }
+  free(map);
+  free(pin);
 }
 
 /* The value a placement matcher tests: "label.NAME" reads a label, "worker_id" the id, any other
@@ -580,9 +737,9 @@ static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_i
   snprintf(out->order, sizeof out->order, "%s", (const char *)sqlite3_column_text(st, 3));
   sqlite3_step(st); /* RETURNING completes on the next step */
   sqlite3_reset(st);
-  out->epoch = (uint32_t)out->attempt;
+  out->epoch = (uint64_t)out->attempt;
   if ((rc = sw_store_stmt(s->store, SQL_LEASE, &st, err))) goto fail;
-  sqlite3_bind_int(st, 1, (int)out->epoch);
+  sqlite3_bind_int64(st, 1, (sqlite3_int64)out->epoch);
   sqlite3_bind_text(st, 2, wm->id, -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, 3, pair_id);
   sqlite3_bind_int64(st, 4, now);
@@ -672,13 +829,13 @@ int sw_sched_next(sw_sched_t *s, const char *worker_id, int64_t now, struct sw_l
   return rc;
 }
 
-int sw_sched_renew(sw_sched_t *s, int64_t lease_id, uint32_t epoch, const char *worker_id,
+int sw_sched_renew(sw_sched_t *s, int64_t lease_id, uint64_t epoch, const char *worker_id,
                    int64_t now, struct sw_err *err) {
   struct lease_mem *l = find_lease(s, lease_id);
   if (!l) return sw_err_set(err, SW_ESTATE, "lease %lld is not active", (long long)lease_id);
   if (l->epoch != epoch || strcmp(s->workers[l->worker].id, worker_id) != 0)
-    return sw_err_set(err, SW_ESTATE, "lease %lld epoch %u is not held by '%s'",
-                      (long long)lease_id, epoch, worker_id);
+    return sw_err_set(err, SW_ESTATE, "lease %lld epoch %llu is not held by '%s'",
+                      (long long)lease_id, (unsigned long long)epoch, worker_id);
   l->deadline = now + s->opts.lease_ttl_ms;
   s->workers[l->worker].last_seen = now;
   return 0;
@@ -729,36 +886,50 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
   }
   struct lease_mem *l = find_lease(s, res->lease_id);
   if (!l || l->epoch != res->epoch || strcmp(s->workers[l->worker].id, res->worker_id) != 0 ||
-      l->pair_id != pair_id || (uint32_t)res->attempt != l->epoch) {
+      l->pair_id != pair_id || res->attempt < 0 || (uint64_t)res->attempt != l->epoch) {
     rc = sw_err_set(err, SW_ESTATE,
-                    "stale result: run %lld attempt %d under lease %lld epoch %u from '%s' does "
+                    "stale result: run %lld attempt %d under lease %lld epoch %llu from '%s' does "
                     "not match an active lease",
-                    (long long)res->run_id, res->attempt, (long long)res->lease_id, res->epoch,
+                    (long long)res->run_id, res->attempt, (long long)res->lease_id,
+                    (unsigned long long)res->epoch,
                     res->worker_id);
     goto fail;
   }
   int64_t lease_id = l->id;
   struct sweep_mem *sw = sched_sweep(s, l->sweep_id);
-  int result_ok = 0;
-  json_t *parsed = res->result_json ? json_loads(res->result_json, 0, NULL) : NULL;
-  if (res->exit_status == 0 && parsed) {
-    const json_t *status = json_object_get(parsed, "status");
-    result_ok =
-        json_is_object(json_object_get(parsed, "metrics")) &&
-        (!status || (json_is_string(status) && strcmp(json_string_value(status), "ok") == 0));
-  }
+  /* A run that exited 0 must leave a result that parses and matches docs/result.schema.json
+   * (checked by code generated from that file): one that parses but breaks the schema is
+   * stored as invalid, with the schema's complaint as its reason, and never reaches a verdict
+   * (its pair gets the replacement an invalid run gets); one that does not parse is a failed
+   * run. */
+  int result_ok = 0, untrusted = 0;
   char why[SW_FLAG_REASON_MAX] = "";
+  json_t *parsed =
+      res->result_json ? json_loads(res->result_json, JSON_REJECT_DUPLICATES, NULL) : NULL;
+  if (res->exit_status == 0 && parsed) {
+    struct sw_err verr = {0};
+    if (sw_result_check(parsed, &verr)) {
+      untrusted = 1;
+      snprintf(why, sizeof why, "result.json breaks docs/result.schema.json at %s", verr.msg);
+    } else {
+      result_ok = 1;
+    }
+  }
+  enum sw_attempt_status status =
+      untrusted ? SW_ATTEMPT_INVALID
+      : sw      ? sched_classify(sw, res, result_ok, why, sizeof why)
+                : (result_ok ? SW_ATTEMPT_OK : SW_ATTEMPT_FAILED);
   struct sw_attempt_rec rec = {.run_id = res->run_id,
                                .attempt = res->attempt,
                                .lease_id = res->lease_id,
                                .worker_id = res->worker_id,
-                               .status = sw ? sched_classify(sw, res, result_ok, why, sizeof why)
-                                            : (result_ok ? SW_ATTEMPT_OK : SW_ATTEMPT_FAILED),
+                               .status = status,
+                               .result_untrusted = untrusted,
                                .exit_status = res->exit_status,
                                .started_ms = now,
                                .finished_ms = now,
                                .result_json = res->result_json,
-                               .result = parsed,
+                               .result = untrusted ? NULL : parsed,
                                .error_text = res->error_text,
                                .pre = res->pre,
                                .n_pre = res->n_pre,
@@ -792,14 +963,14 @@ fail:
   return rc;
 }
 
-int sw_sched_lease_done(sw_sched_t *s, int64_t lease_id, uint32_t epoch, const char *worker_id,
+int sw_sched_lease_done(sw_sched_t *s, int64_t lease_id, uint64_t epoch, const char *worker_id,
                         int64_t now, struct sw_err *err) {
   static const char *const SQL = "SELECT worker_id, epoch FROM leases WHERE id = ?1";
   struct lease_mem *l = find_lease(s, lease_id);
   if (l) {
     if (l->epoch != epoch || strcmp(s->workers[l->worker].id, worker_id) != 0)
-      return sw_err_set(err, SW_ESTATE, "lease %lld epoch %u is not held by '%s'",
-                        (long long)lease_id, epoch, worker_id);
+      return sw_err_set(err, SW_ESTATE, "lease %lld epoch %llu is not held by '%s'",
+                        (long long)lease_id, (unsigned long long)epoch, worker_id);
     return lease_finish(s, l, now, "lease finished without every result", err);
   }
   /* Already closed (its pair completed with the last result): fine for its holder. */
@@ -809,12 +980,12 @@ int sw_sched_lease_done(sw_sched_t *s, int64_t lease_id, uint32_t epoch, const c
   sqlite3_bind_int64(st, 1, lease_id);
   rc = sqlite3_step(st);
   int ok = rc == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(st, 0), worker_id) == 0 &&
-           (uint32_t)sqlite3_column_int(st, 1) == epoch;
+           (uint64_t)sqlite3_column_int64(st, 1) == epoch;
   sqlite3_reset(st);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sw_store_fail(s->store, err, "reading lease");
   return ok ? 0
-            : sw_err_set(err, SW_ESTATE, "lease %lld epoch %u is not held by '%s'",
-                         (long long)lease_id, epoch, worker_id);
+            : sw_err_set(err, SW_ESTATE, "lease %lld epoch %llu is not held by '%s'",
+                         (long long)lease_id, (unsigned long long)epoch, worker_id);
 }
 
 int sw_sched_tick(sw_sched_t *s, int64_t now, int *n_expired, struct sw_err *err) {
@@ -843,6 +1014,7 @@ int sw_sched_tick(sw_sched_t *s, int64_t now, int *n_expired, struct sw_err *err
     sched_reap(s);
     if (n_expired) (*n_expired)++;
   }
+  workers_expire(s, now);
   return 0;
 }
 
@@ -901,8 +1073,12 @@ int sw_sched_cancel(sw_sched_t *s, int64_t sweep_id, int64_t now, int64_t *lease
 static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
   static const char *const SQL_SWEEPS =
       "SELECT id, spec_json, priority FROM sweeps WHERE status = 'running' ORDER BY id";
-  static const char *const SQL_WORKERS = "SELECT id, fingerprint_json, labels_json, last_seen_ms "
-                                         "FROM workers ORDER BY id";
+  /* Only workers seen within the expiry or holding an active lease come back into memory: the
+   * others are loaded by their next Hello. */
+  static const char *const SQL_WORKERS =
+      "SELECT id, fingerprint_json, labels_json, last_seen_ms, key FROM workers WHERE "
+      "last_seen_ms >= ?1 OR id IN (SELECT worker_id FROM leases WHERE state = 'active') ORDER BY "
+      "id";
   static const char *const SQL_LEASES =
       "SELECT l.id, l.epoch, l.worker_id, l.pair_id, p.sweep_id FROM leases l JOIN pairs p ON "
       "p.id = l.pair_id WHERE l.state = 'active'";
@@ -921,6 +1097,7 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "loading sweeps");
   if ((rc = sw_store_stmt(s->store, SQL_WORKERS, &st, err))) return rc;
+  sqlite3_bind_int64(st, 1, now - s->opts.worker_expire_ms);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int w = ensure_worker(s, (const char *)sqlite3_column_text(st, 0));
     if (w < 0) {
@@ -933,6 +1110,11 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
     s->workers[w].fingerprint = object_or_empty((const char *)sqlite3_column_text(st, 1));
     s->workers[w].labels = object_or_empty((const char *)sqlite3_column_text(st, 2));
     s->workers[w].last_seen = sqlite3_column_int64(st, 3);
+    if (sqlite3_column_type(st, 4) == SQLITE_TEXT &&
+        !(s->workers[w].key = strdup((const char *)sqlite3_column_text(st, 4)))) {
+      sqlite3_reset(st);
+      return sw_err_set(err, SW_ENOMEM, "loading workers: out of memory");
+    }
   }
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "loading workers");
@@ -944,7 +1126,7 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
       continue;
     /* We cannot know how long the lease had left: give it a whole fresh term. */
     s->leases[s->n_leases++] = (struct lease_mem){.id = sqlite3_column_int64(st, 0),
-                                                  .epoch = (uint32_t)sqlite3_column_int(st, 1),
+                                                  .epoch = (uint64_t)sqlite3_column_int64(st, 1),
                                                   .worker = w,
                                                   .pair_id = sqlite3_column_int64(st, 3),
                                                   .sweep_id = sqlite3_column_int64(st, 4),
@@ -968,6 +1150,8 @@ int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t no
   if (s->opts.lease_ttl_ms <= 0) s->opts.lease_ttl_ms = 60000;
   if (s->opts.max_attempts <= 0) s->opts.max_attempts = 3;
   if (!s->opts.seed) s->opts.seed = 1;
+  if (s->opts.worker_expire_ms <= 0) s->opts.worker_expire_ms = SW_SCHED_WORKER_EXPIRE_MS;
+  if (s->opts.workers_offline_max <= 0) s->opts.workers_offline_max = SW_SCHED_WORKERS_OFFLINE_MAX;
   int rc = load_state(s, now, err);
   if (rc) {
     sw_sched_destroy(&s);
@@ -983,6 +1167,7 @@ void sw_sched_destroy(sw_sched_t **sched) {
   for (int i = 0; i < s->n_sweeps; i++) sweep_free(&s->sweeps[i]);
   for (int i = 0; i < s->n_workers; i++) {
     free(s->workers[i].id);
+    free(s->workers[i].key);
     json_decref(s->workers[i].labels);
     json_decref(s->workers[i].fingerprint);
   }

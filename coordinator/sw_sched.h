@@ -39,7 +39,19 @@ struct sw_sched_opts {
   int64_t lease_ttl_ms; /* a lease not renewed for this long expires; 0 = 60000 */
   int max_attempts;     /* attempts per pair before it is failed as poison; 0 = 3 */
   uint64_t seed;        /* seed for `order: random` when the spec gives none; 0 = 1 */
+  /* An offline worker without a lease leaves memory after this long (it stays in the store, its
+   * key binding too, and comes back with its next Hello); 0 = SW_SCHED_WORKER_EXPIRE_MS. */
+  int64_t worker_expire_ms;
+  /* At most this many offline workers without a lease stay in memory: beyond it the longest
+   * offline leave at the next tick, expired or not (a flood of ids costs bounded memory);
+   * 0 = SW_SCHED_WORKERS_OFFLINE_MAX. */
+  int workers_offline_max;
 };
+#define SW_SCHED_WORKER_EXPIRE_MS (10 * 60 * 1000)
+#define SW_SCHED_WORKERS_OFFLINE_MAX 1000
+/* Workers listed per status reply unless the request asks for another page size. */
+#define SW_SCHED_STATUS_WORKERS 200
+#define SW_SCHED_STATUS_WORKERS_MAX 1000
 void sw_sched_opts_default(struct sw_sched_opts *opts);
 
 /* Creates a scheduler over an open store (borrowed; must outlive the scheduler). Reloads active
@@ -69,6 +81,22 @@ int sw_sched_worker_hello(sw_sched_t *sched, const char *worker_id, const char *
 /* The worker was declared offline. Its lease keeps running until its own deadline. */
 int sw_sched_worker_gone(sw_sched_t *sched, const char *worker_id, int64_t now, struct sw_err *err);
 
+/* The key (ZAP User-Id) worker_id is bound to. Returns 1 with the key copied into buf (len
+ * bytes, truncated never: a longer key is SW_EINVAL), 0 when the id has no binding (never seen,
+ * or only in insecure mode), or a negative code. Memory first, then the store, so a binding
+ * survives a coordinator restart and the worker's expiry from memory. */
+int sw_sched_worker_key(sw_sched_t *sched, const char *worker_id, char *buf, size_t len,
+                        struct sw_err *err);
+
+/* Binds worker_id (known: call after sw_sched_worker_hello) to key when it has no binding yet;
+ * an existing binding is never replaced (0 either way; compare with sw_sched_worker_key). */
+int sw_sched_worker_bind(sw_sched_t *sched, const char *worker_id, const char *key,
+                         struct sw_err *err);
+
+/* How many workers the scheduler holds in memory (online, holding a lease, or offline for less
+ * than worker_expire_ms, at most workers_offline_max of those). */
+int sw_sched_workers_in_memory(const sw_sched_t *sched);
+
 #define SW_SCHED_MAX_RUNS 2
 
 /* One run of a lease, in the order the worker runs them. Strings owned by the lease. */
@@ -81,7 +109,7 @@ struct sw_lease_run {
 /* What an Assign carries. Filled by sw_sched_next; release with sw_lease_clear. */
 struct sw_lease {
   int64_t lease_id;
-  uint32_t epoch; /* the pair's attempt number the lease was issued for */
+  uint64_t epoch; /* the pair's attempt number the lease was issued for */
   int64_t deadline_ms;
   int64_t sweep_id, gate_id, pair_id; /* gate_id 0 for grid runs */
   int pair_index;
@@ -104,13 +132,13 @@ int sw_sched_next(sw_sched_t *sched, const char *worker_id, int64_t now, struct 
 
 /* Renews a lease (heartbeat): 0, or SW_ESTATE when the lease is not active, the epoch differs
  * or worker_id is not its holder (the coordinator then tells the worker to abort). */
-int sw_sched_renew(sw_sched_t *sched, int64_t lease_id, uint32_t epoch, const char *worker_id,
+int sw_sched_renew(sw_sched_t *sched, int64_t lease_id, uint64_t epoch, const char *worker_id,
                    int64_t now, struct sw_err *err);
 
 /* A finished run, as RunFinished carries it. Strings and arrays borrowed. */
 struct sw_run_result {
   int64_t lease_id;
-  uint32_t epoch;
+  uint64_t epoch;
   const char *worker_id;
   int64_t run_id;
   int attempt;
@@ -137,10 +165,11 @@ int sw_sched_result(sw_sched_t *sched, const struct sw_run_result *res, int64_t 
 
 /* The worker finished a lease. Runs without a stored result make the pair re-queue as
  * attempt + 1 (or fail when the cap is reached). Returns 0 or SW_ESTATE (not the holder). */
-int sw_sched_lease_done(sw_sched_t *sched, int64_t lease_id, uint32_t epoch, const char *worker_id,
+int sw_sched_lease_done(sw_sched_t *sched, int64_t lease_id, uint64_t epoch, const char *worker_id,
                         int64_t now, struct sw_err *err);
 
-/* Expires leases past their deadline; *n_expired (may be NULL) gets how many. */
+/* Expires leases past their deadline (*n_expired, may be NULL, gets how many) and drops from
+ * memory the workers offline without a lease for longer than worker_expire_ms. */
 int sw_sched_tick(sw_sched_t *sched, int64_t now, int *n_expired, struct sw_err *err);
 
 /* Cancels a sweep: pending pairs abandoned, its active leases closed. lease_ids_out (may be
@@ -153,9 +182,13 @@ int sw_sched_cancel(sw_sched_t *sched, int64_t sweep_id, int64_t now, int64_t *l
 const char *sw_sched_lease_worker(sw_sched_t *sched, int64_t lease_id);
 
 /* Progress: {"sweeps":[{id,name,kind,status,priority,gates:[{name,status,verdict,pairs:{done,
- * leased,pending,failed,total}}],runs:{...}}], "workers":[{id,state,lease,pairs_run,last_seen}],
- * "leases_active":n}. sweep_id 0 = all sweeps. New reference, NULL on failure (err set). */
-json_t *sw_sched_status_json(sw_sched_t *sched, int64_t sweep_id, struct sw_err *err);
+ * leased,pending,failed,total}}],runs:{...}}], "workers":[{id,state,lease,labels,last_seen_ms}],
+ * "workers_page":{offset,limit,total}, "leases_active":n}. sweep_id 0 = all sweeps. Workers (in
+ * memory) are listed from workers_offset, at most workers_limit of them (0 =
+ * SW_SCHED_STATUS_WORKERS, capped at SW_SCHED_STATUS_WORKERS_MAX), so a reply stays small
+ * however large the fleet. New reference, NULL on failure (err set). */
+json_t *sw_sched_status_json(sw_sched_t *sched, int64_t sweep_id, int64_t workers_offset,
+                             int workers_limit, struct sw_err *err);
 
 /* 1 when the sweep has finished (done, failed or cancelled), 0 when still running. */
 int sw_sched_sweep_finished(sw_sched_t *sched, int64_t sweep_id, struct sw_err *err);

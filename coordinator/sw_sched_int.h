@@ -37,6 +37,7 @@ struct sweep_mem {
 
 struct worker_mem {
   char *id;
+  char *key;           /* the ZAP User-Id it is bound to; NULL when none (insecure) */
   json_t *labels;      /* object, owned, never NULL */
   json_t *fingerprint; /* object, owned, never NULL */
   /* Index of the first worker on the same machine (fingerprint hostname, else the worker id):
@@ -49,7 +50,7 @@ struct worker_mem {
 
 struct lease_mem {
   int64_t id;
-  uint32_t epoch;
+  uint64_t epoch;
   int worker; /* index into sched->workers */
   int64_t pair_id;
   int64_t sweep_id;

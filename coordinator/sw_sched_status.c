@@ -28,7 +28,8 @@ static json_t *pair_counts(sw_sched_t *s, const char *sql, int64_t id, struct sw
   return o;
 }
 
-json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, struct sw_err *err) {
+json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, int64_t workers_offset,
+                             int workers_limit, struct sw_err *err) {
   static const char *const SQL_SWEEPS =
       "SELECT id, name, kind, status, priority, created_ms, finished_ms FROM sweeps WHERE "
       "(?1 = 0 AND (status = 'running' OR id > (SELECT COALESCE(MAX(id), 0) - 20 FROM sweeps))) "
@@ -102,7 +103,13 @@ json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, struct sw_err *err
       json_object_set_new(g, "pairs", gc);
     }
   }
-  for (int w = 0; w < s->n_workers; w++) {
+  if (workers_limit <= 0) workers_limit = SW_SCHED_STATUS_WORKERS;
+  if (workers_limit > SW_SCHED_STATUS_WORKERS_MAX) workers_limit = SW_SCHED_STATUS_WORKERS_MAX;
+  if (workers_offset < 0) workers_offset = 0;
+  json_object_set_new(root, "workers_page",
+                      json_pack("{s:I,s:i,s:i}", "offset", (json_int_t)workers_offset, "limit",
+                                workers_limit, "total", s->n_workers));
+  for (int64_t w = workers_offset; w < s->n_workers && w < workers_offset + workers_limit; w++) {
     const struct worker_mem *wm = &s->workers[w];
     json_t *o = json_pack("{s:s,s:s,s:I,s:O}", "id", wm->id, "state",
                           wm->online ? (wm->lease_id ? "busy" : "idle") : "offline", "last_seen_ms",

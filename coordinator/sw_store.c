@@ -159,6 +159,10 @@ static const char *const MIGRATIONS[] = {
     "ALTER TABLE attempts ADD COLUMN env_after TEXT;"
     "ALTER TABLE attempts ADD COLUMN run_start_wall_ms INTEGER;"
     "ALTER TABLE attempts ADD COLUMN run_end_wall_ms INTEGER;",
+
+    /* v4: identity. A worker id is bound to the key (ZAP User-Id) of its first session, and the
+     * binding outlives both the coordinator and the worker's place in its memory. */
+    "ALTER TABLE workers ADD COLUMN key TEXT;",
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == SW_STORE_SCHEMA_VERSION,
@@ -557,8 +561,9 @@ int sw_store_put_attempt(sw_store_t *store, const struct sw_attempt_rec *rec, in
   if (rc != SQLITE_DONE) return sw_store_fail(store, err, "looking up attempt");
 
   json_t *owned = NULL;
-  if (!rec->result && rec->result_json) owned = json_loads(rec->result_json, 0, NULL);
-  const json_t *result = rec->result ? rec->result : owned;
+  if (!rec->result && rec->result_json && !rec->result_untrusted)
+    owned = json_loads(rec->result_json, 0, NULL);
+  const json_t *result = rec->result_untrusted ? NULL : rec->result ? rec->result : owned;
   const json_t *metrics = result ? json_object_get(result, "metrics") : NULL;
   const json_t *trainer = result ? json_object_get(result, "trainer") : NULL;
   const json_t *scene = result ? json_object_get(result, "scene") : NULL;

@@ -23,7 +23,7 @@
 #include "sw_err.h"
 
 /* The schema version this build writes; see docs/store.md for what each version added. */
-#define SW_STORE_SCHEMA_VERSION 3
+#define SW_STORE_SCHEMA_VERSION 4
 
 typedef struct sw_store sw_store_t;
 
@@ -118,6 +118,9 @@ struct sw_attempt_rec {
   int64_t started_ms, finished_ms;
   const char *result_json; /* the trainer's result.json text, may be NULL */
   const json_t *result;    /* result_json already parsed (optional: parsed here when NULL) */
+  /* 1: result_json broke docs/result.schema.json; it is kept as text for the record, but none
+   * of its metrics, kernels, checkpoints or hashes is stored where a verdict could read it. */
+  int result_untrusted;
   const char *error_text;  /* may be NULL */
   const struct sw_window_sample *pre;
   int n_pre;
@@ -129,8 +132,8 @@ struct sw_attempt_rec {
   int64_t run_start_wall_ms, run_end_wall_ms; /* the worker's wall clock; 0 unknown */
 };
 
-/* Stores an attempt with its windows, and (parsed from result_json) its metric columns, kernels,
- * checkpoints and fingerprint hashes. Idempotent by (run_id, attempt): when that attempt is
+/* Stores an attempt with its windows, and (parsed from result_json, unless result_untrusted) its
+ * metric columns, kernels, checkpoints and fingerprint hashes. Idempotent by (run_id, attempt): when that attempt is
  * already stored, nothing is written and *duplicate is set to 1. Must run inside a transaction
  * (sw_store_begin); the caller commits. Returns 0, SW_EDB or SW_ENOMEM. */
 int sw_store_put_attempt(sw_store_t *store, const struct sw_attempt_rec *rec, int *duplicate,

@@ -1,10 +1,8 @@
 /* gs_result.h: the trainer's result.json (DESIGN.md section 7, schema "splatsweep.result/1",
  * documented in docs/result-schema.md and docs/result.schema.json): a plain struct the trainer
- * fills, a writer that serialises it with jansson and writes it atomically (sw_fs_write_atomic, so
- * a reader never sees a half-written file), and a small JSON Schema validator over jansson for
- * the subset of JSON Schema that docs/result.schema.json uses (type, required, properties,
- * additionalProperties false, items, enum, const, minimum, maximum, minLength, pattern of the
- * form ^[0-9a-f]{64}$), so tests and workers can check a result without Python. */
+ * fills, and a writer that serialises it with jansson and writes it atomically (sw_fs_write_atomic,
+ * so a reader never sees a half-written file). What it writes is checked against the schema by
+ * sw_result_check (common/sw_result.h), generated from docs/result.schema.json. */
 #ifndef GS_RESULT_H
 #define GS_RESULT_H
 
@@ -72,14 +70,5 @@ int gs_result_write(const char *path, const struct gs_result *r, struct sw_err *
 
 /* sha256 of the running executable (/proc/self/exe). */
 int gs_result_self_sha256(char hex[SW_SHA256_HEX_LEN], struct sw_err *err);
-
-/* Validates the JSON document `doc_text` against the JSON Schema `schema_text` (the subset named
- * above). Returns 0 when valid; SW_EINVAL with the JSON pointer of the first violation and the
- * rule it breaks in err; SW_EINVAL also for unparsable input or a schema keyword outside the
- * subset (so a schema edit cannot silently weaken the check). */
-int gs_result_validate(const char *doc_text, const char *schema_text, struct sw_err *err);
-
-/* Same with both read from files. */
-int gs_result_validate_files(const char *doc_path, const char *schema_path, struct sw_err *err);
 
 #endif

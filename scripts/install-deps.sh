@@ -9,6 +9,7 @@ pkgs=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools spirv-tools
   libfyaml-dev libjansson-dev libspng-dev libsodium-dev libgsl-dev
   libarchive-dev libmicrohttpd-dev libjs-chart.js jq clang
+  python3 python3-jsonschema
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -22,6 +22,8 @@ sw_it_add(it_check_spec check_spec.sh 17740)
 sw_it_add(it_bad_frames bad_frames.sh 17750)
 sw_it_add(it_two_sweeps two_sweeps.sh 17760)
 sw_it_add(it_curve curve.sh 17770)
+# Hello floods and worker churn against a coordinator with its defaults.
+sw_it_add(it_flood flood.sh 17880)
 
 # Unit tests of the worker's parts (sampler, quiet wait, spool, runner, scene preparation).
 sw_add_check_test(test_worker SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_worker.c

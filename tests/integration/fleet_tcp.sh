@@ -27,7 +27,7 @@ done_() {
 }
 wait_until 60 done_ || fail "sweep did not finish"
 "$SW" report "$id" --coordinator "$CTL" --format json >"$T/report.json" || fail "report through the control endpoint failed"
-jq -e '[.sweeps[0].gates[0].pairs[]] | length == 4' "$T/report.json" >/dev/null || fail "expected 4 pairs"
+expect_pairs "$T/sw.db" 4
 n=$(jq -r '[.sweeps[0].gates[0].pairs[].worker] | unique | length' "$T/report.json")
 [ "$n" = 2 ] || fail "pairs were not spread over both workers ($n)"
 echo "verdict: $(jq -r '.sweeps[0].gates[0].verdict' "$T/report.json")"

@@ -5,6 +5,11 @@
  *   frame_poke ENDPOINT badversion    a well-formed envelope of protocol 99; expects Reject
  *   frame_poke ENDPOINT oversize      one frame larger than ZMQ_MAXMSGSIZE (16 MiB)
  *   frame_poke ENDPOINT nohello       Ready without Hello; expects Reject(unknown)
+ *   frame_poke ENDPOINT hellos N PREFIX
+ *                                     N workers PREFIX-0..N-1 say Hello, each on its own connection
+ *                                     with the most labels and fingerprint extras a Hello may carry
+ *                                     (values of the largest size), wait for Welcome and leave;
+ *                                     expects N Welcomes
  *   frame_poke ENDPOINT impersonate RID LEASE RUN [KEYS_DIR]
  *                                     with routing id RID (and CURVE keys of KEYS_DIR: public.key,
  *                                     secret.key, coordinator.pub) a RunFinished for LEASE/RUN
@@ -97,6 +102,60 @@ static int impersonate(void *s, const char *lease, const char *run) {
   else
     printf("no Ack for the impersonated RunFinished\n");
   return got_ack;
+}
+
+/* One Hello as id with every bound at its largest, on its own connection; 0 on Welcome. */
+static int one_hello(void *ctx, const char *ep, const char *id) {
+  void *s = zmq_socket(ctx, ZMQ_DEALER);
+  int linger = 0;
+  zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger);
+  if (zmq_connect(s, ep) != 0) {
+    zmq_close(s);
+    return 1;
+  }
+  struct sw_msg m;
+  sw_msg_init(&m, SW_MSG_HELLO);
+  snprintf(m.u.hello.worker_id, sizeof m.u.hello.worker_id, "%s", id);
+  snprintf(m.u.hello.fp.hostname, sizeof m.u.hello.fp.hostname, "flood-%s", id);
+  char key[SW_MSG_KEY_MAX + 1], value[SW_MSG_KV_VALUE_MAX + 1];
+  memset(value, 'v', SW_MSG_KV_VALUE_MAX);
+  value[SW_MSG_KV_VALUE_MAX] = '\0';
+  for (int i = 0; i < SW_MSG_LABELS_MAX; i++) {
+    snprintf(key, sizeof key, "label%02d%0*d", i, SW_MSG_KEY_MAX - 7, 0);
+    sw_msg_kv_add(&m.u.hello.labels, &m.u.hello.n_labels, key, value);
+  }
+  for (int i = 0; i < SW_MSG_EXTRA_MAX; i++) {
+    snprintf(key, sizeof key, "extra%02d%0*d", i, SW_MSG_KEY_MAX - 7, 0);
+    sw_msg_kv_add(&m.u.hello.fp.extra, &m.u.hello.fp.n_extra, key, value);
+  }
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  struct sw_err err = {0};
+  int rc = sw_codec_encode(&m, &buf, &len, &err);
+  sw_msg_clear(&m);
+  if (rc) {
+    fprintf(stderr, "frame_poke: encode Hello: %s\n", err.msg);
+    zmq_close(s);
+    return 1;
+  }
+  zmq_send(s, buf, len, 0);
+  free(buf);
+  zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
+  rc = 1;
+  if (zmq_poll(&it, 1, 5000) > 0) {
+    zmq_msg_t f;
+    zmq_msg_init(&f);
+    zmq_msg_recv(&f, s, 0);
+    struct sw_msg w;
+    if (sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), &w, &err) == 0) {
+      rc = w.type == SW_MSG_WELCOME ? 0 : 1;
+      if (rc) fprintf(stderr, "frame_poke: %s got %s\n", id, sw_msg_type_name(w.type));
+      sw_msg_clear(&w);
+    }
+    zmq_msg_close(&f);
+  }
+  zmq_close(s);
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -194,6 +253,15 @@ int main(int argc, char **argv) {
     zmq_send(s, buf, len, 0);
     free(buf);
     rc = expect_reject(s, SW_REJECT_UNKNOWN);
+  } else if (!strcmp(mode, "hellos")) {
+    int n = argc > 3 ? atoi(argv[3]) : 30, welcomed = 0;
+    char id[SW_MSG_ID_MAX + 1];
+    for (int i = 0; i < n; i++) {
+      snprintf(id, sizeof id, "%s-%d", argc > 4 ? argv[4] : "flood", i);
+      welcomed += one_hello(ctx, argv[1], id) == 0;
+    }
+    printf("%d of %d Hellos welcomed\n", welcomed, n);
+    rc = welcomed == n ? 0 : 1;
   } else if (!strcmp(mode, "impersonate")) {
     rc = impersonate(s, argv[4], argv[5]);
   } else {

@@ -14,6 +14,7 @@
 
 #include "sw_audit.h"
 #include "sw_fs.h"
+#include "fixture_result.h"
 #include "sw_sched.h"
 #include "sw_store.h"
 
@@ -115,17 +116,20 @@ static void setup(void) {
       int no_window = kind == NOWINDOW && n == 1;
       if ((kind == BINARY || kind == CONFIG) && n == 2) g_odd_run[kind] = l.runs[r].run_id;
       if ((kind == NOWINDOW || kind == DEVICES) && n == 1) g_odd_run[kind] = l.runs[r].run_id;
+      char *full = fixture_result(res); /* the rest of the contract */
+      ck_assert_ptr_nonnull(full);
       struct sw_run_result rr = {.lease_id = l.lease_id,
                                  .epoch = l.epoch,
                                  .worker_id = "w1",
                                  .run_id = l.runs[r].run_id,
                                  .attempt = l.attempt,
-                                 .result_json = res,
+                                 .result_json = full,
                                  .pre = QUIET,
                                  .n_pre = 1,
                                  .during = no_window ? NULL : QUIET,
                                  .n_during = no_window ? 0 : 2};
       ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
+      free(full);
       now += 10;
     }
     sw_lease_clear(&l);
@@ -148,17 +152,20 @@ static void setup(void) {
     char *bin = strstr(res, "\"binary_sha256\":\"b1\"");
     ck_assert_ptr_nonnull(bin);
     memcpy(bin + strlen("\"binary_sha256\":\""), k % 2 ? "b2" : "b1", 2);
+    char *full = fixture_result(res); /* the rest of the contract */
+    ck_assert_ptr_nonnull(full);
     struct sw_run_result rr = {.lease_id = l.lease_id,
                                .epoch = l.epoch,
                                .worker_id = w,
                                .run_id = l.runs[0].run_id,
                                .attempt = l.attempt,
-                               .result_json = res,
+                               .result_json = full,
                                .pre = QUIET,
                                .n_pre = 1,
                                .during = QUIET,
                                .n_during = 2};
     ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
+    free(full);
     now += 10;
     sw_lease_clear(&l);
   }
@@ -242,7 +249,9 @@ START_TEST(changed_trainer_binary_is_flagged) {
   ck_assert_str_eq(status_of(root, "trainer"), "fail");
   ck_assert_int_eq(only_run(root, "trainer"), g_odd_run[BINARY]);
   const json_t *r = json_array_get(json_object_get(check_of(root, "trainer"), "runs"), 0);
-  ck_assert_str_eq(json_string_value(json_object_get(r, "value")), "b2");
+  char b2[SW_SHA256_HEX_LEN];
+  fixture_sha("b2", b2);
+  ck_assert_str_eq(json_string_value(json_object_get(r, "value")), b2);
   ck_assert_str_eq(json_string_value(json_object_get(r, "worker")), "w1");
   ck_assert_str_eq(status_of(root, "trainer_before_after"), "fail");
   ck_assert_str_eq(status_of(root, "config"), "pass");

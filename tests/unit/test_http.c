@@ -12,6 +12,7 @@
 
 #include "sw_fs.h"
 #include "sw_http.h"
+#include "fixture_result.h"
 #include "sw_sched.h"
 #include "sw_store.h"
 
@@ -46,17 +47,20 @@ static void run_grid(sw_store_t *store, const char *name) {
              "{\"status\":\"ok\",\"trainer\":{\"name\":\"splat-train\",\"binary_sha256\":\"b1\"},"
              "\"metrics\":{\"train_s\":%d.5,\"psnr_db\":%.2f,\"iterations\":%d}}",
              iters / 10, 25.0 + iters / 100.0, iters);
+    char *full = fixture_result(res); /* the rest of the contract */
+    ck_assert_ptr_nonnull(full);
     struct sw_run_result rr = {.lease_id = l.lease_id,
                                .epoch = l.epoch,
                                .worker_id = "w1",
                                .run_id = l.runs[0].run_id,
                                .attempt = l.attempt,
-                               .result_json = res,
+                               .result_json = full,
                                .pre = QUIET,
                                .n_pre = 1,
                                .during = QUIET,
                                .n_during = 2};
     ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
+    free(full);
     sw_lease_clear(&l);
     now += 10;
   }

@@ -14,6 +14,7 @@
 
 #include "sw_fs.h"
 #include "sw_pareto.h"
+#include "fixture_result.h"
 #include "sw_sched.h"
 #include "sw_store.h"
 
@@ -58,18 +59,21 @@ static void result_for(char *buf, size_t len, int theirs, int iters, int repeat)
 }
 
 static void deliver(sw_sched_t *s, const struct sw_lease *l, int r, const char *res, int64_t now) {
+  char *full = fixture_result(res); /* the rest of the contract */
+  ck_assert_ptr_nonnull(full);
   struct sw_run_result rr = {.lease_id = l->lease_id,
                              .epoch = l->epoch,
                              .worker_id = "w1",
                              .run_id = l->runs[r].run_id,
                              .attempt = l->attempt,
-                             .result_json = res,
+                             .result_json = full,
                              .pre = QUIET,
                              .n_pre = 1,
                              .during = QUIET,
                              .n_during = 2};
   struct sw_err err = {0};
   ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
+  free(full);
 }
 
 static void setup(void) {

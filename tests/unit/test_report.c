@@ -10,6 +10,7 @@
 
 #include "sw_fs.h"
 #include "sw_report.h"
+#include "fixture_result.h"
 #include "sw_sched.h"
 #include "sw_store.h"
 
@@ -31,18 +32,21 @@ static void deliver(sw_sched_t *s, const struct sw_lease *l, const char *w, int 
            "\"iterations\":100},\"kernels\":[{\"name\":\"rasterize_fwd\",\"calls\":100,"
            "\"gpu_ms\":2.5,\"share\":0.4}],\"trainer\":{\"binary_sha256\":\"abc\"}}",
            t, t + 0.5, psnr);
+  char *full = fixture_result(res); /* the rest of the contract */
+  ck_assert_ptr_nonnull(full);
   struct sw_run_result rr = {.lease_id = l->lease_id,
                              .epoch = l->epoch,
                              .worker_id = w,
                              .run_id = l->runs[r].run_id,
                              .attempt = l->attempt,
-                             .result_json = res,
+                             .result_json = full,
                              .pre = QUIET,
                              .n_pre = 1,
                              .during = win,
                              .n_during = 2};
   struct sw_err err = {0};
   ck_assert_msg(sw_sched_result(s, &rr, now, &err) == 0, "%s", err.msg);
+  free(full);
 }
 
 /* Builds the database once per test: a finished 5-pair gate (pair 1 contaminated and replaced,

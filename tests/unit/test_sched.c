@@ -4,12 +4,14 @@
  * contamination replacements, environment changes inside a pair, sequential extension, grids and
  * a coordinator restart. */
 #include <check.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fixture_result.h"
 #include "sw_fs.h"
 #include "sw_sched.h"
 #include "sw_store.h"
@@ -87,23 +89,41 @@ static void hello_on(struct env *e, const char *id, const char *host, int64_t no
   ck_assert_msg(sw_sched_worker_hello(e->sched, id, fp, "{}", now, &e->err) == 0, "%s", e->err.msg);
 }
 
-/* Metrics of a fake run: the on arm is 5% faster, with a little deterministic noise. */
-static char *fake_result(const char *arm, int k, double on_factor) {
+/* 1: fake runs report a foreign trainer's mapped result (metrics and "foreign" only) that also
+ * carries custom_s, a metric outside the contract (gate_metric_outside_the_columns). */
+static int g_mapped_results;
+
+/* Metrics of a fake run: the on arm is 5% faster, with a little deterministic noise. `extra` is
+ * more top-level members (text ending in a comma, or ""). A contract result (fixture_result.h),
+ * or a mapped one when g_mapped_results is set. */
+static char *fake_result_with(const char *arm, int k, double on_factor, const char *extra) {
   double base = 100.0 * (1.0 + 0.002 * ((k * 7) % 5 - 2));
   double t = strcmp(arm, "on") == 0 ? base * on_factor : base;
   double psnr = 30.0 + 0.01 * ((k * 3) % 4);
-  char *buf = malloc(2048);
-  snprintf(buf, 2048,
-           "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
-           "\"splat-train\",\"binary_sha256\":\"aa\",\"shaders_sha256\":\"bb\"},"
+  size_t cap = strlen(extra) + 2048;
+  char *buf = malloc(cap);
+  if (g_mapped_results) {
+    snprintf(buf, cap,
+             "{%s\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"metrics\":{\"train_s\":%.6f,"
+             "\"psnr_db\":%.6f,\"ssim\":0.9,\"custom_s\":%.6f},\"foreign\":{\"seconds\":%.6f}}",
+             extra, t, psnr, 2 * t, t);
+    return buf;
+  }
+  snprintf(buf, cap,
+           "{%s\"trainer\":{\"binary_sha256\":\"aa\",\"shaders_sha256\":\"bb\"},"
            "\"config_sha256\":\"cc\",\"scene\":{\"sha256\":\"dd\"},\"metrics\":{\"train_s\":%.6f,"
            "\"wall_s\":%.6f,\"iterations\":100,\"psnr_db\":%.6f,\"ssim\":0.9,\"splats_final\":1000,"
-           "\"splats_mean\":800,\"gpu_busy_frac\":0.7,\"custom_s\":%.6f},\"kernels\":[{\"name\":"
-           "\"adam\",\"calls\":"
+           "\"splats_mean\":800,\"gpu_busy_frac\":0.7},\"kernels\":[{\"name\":\"adam\",\"calls\":"
            "100,\"gpu_ms\":1.5,\"share\":0.3}],\"checkpoints\":[{\"iter\":50,\"train_s\":1,"
            "\"psnr_db\":20,\"splats\":500}]}",
-           t, t + 1, psnr, 2 * t);
-  return buf;
+           extra, t, t + 1, psnr);
+  char *full = fixture_result(buf);
+  free(buf);
+  return full;
+}
+
+static char *fake_result(const char *arm, int k, double on_factor) {
+  return fake_result_with(arm, k, on_factor, "");
 }
 
 static const struct sw_window_sample QUIET[3] = {
@@ -213,10 +233,14 @@ START_TEST(alternate_orders_three_workers_five_pairs) {
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done' AND verdict = 'adopt'"),
                    1);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM kernels"), 10);
-  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE trainer_sha256 = 'aa' AND "
-                          "psnr_db > 29 AND gpu_busy_frac > 0.6"),
-                   10);
-  json_t *st = sw_sched_status_json(e.sched, sweep, &e.err);
+  char aa[SW_SHA256_HEX_LEN], sql[200];
+  fixture_sha("aa", aa);
+  snprintf(sql, sizeof sql,
+           "SELECT COUNT(*) FROM attempts WHERE trainer_sha256 = '%s' AND psnr_db > 29 AND "
+           "gpu_busy_frac > 0.6",
+           aa);
+  ck_assert_int_eq(q1(&e, sql), 10);
+  json_t *st = sw_sched_status_json(e.sched, sweep, 0, 0, &e.err);
   ck_assert_ptr_nonnull(st);
   json_t *g =
       json_array_get(json_object_get(json_array_get(json_object_get(st, "sweeps"), 0), "gates"), 0);
@@ -268,6 +292,103 @@ START_TEST(lease_expiry_requeues_whole_pair) {
 }
 END_TEST
 
+/* The worker registry is bounded: 10,000 distinct worker ids that come and go leave memory
+ * once they have been offline for worker_expire_ms (the default, 10 minutes), or beyond the
+ * 1,000 most recently seen offline ones (workers_offline_max), while a worker
+ * holding a lease never does; they stay in the store, their key binding too, and a returning
+ * worker is known again. Status lists one page of workers. */
+START_TEST(worker_registry_expires_and_pages) {
+  struct env e;
+  env_open(&e, 60 * 60 * 1000, 3, 0);
+  submit_gate(&e, "g", 1, 1, NULL, 0);
+  hello(&e, "holder", NULL, 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "holder", 0, &l, &e.err), 1);
+  ck_assert_int_eq(sw_sched_worker_bind(e.sched, "holder", "key-holder", &e.err), 0);
+  sw_sched_worker_gone(e.sched, "holder", 0, &e.err); /* offline, but its lease is valid */
+  /* Two rounds of 10,000 ids: the memory in use after the second (SQLite's own left out) equals
+   * that after the first, so nothing accumulates per id. */
+  char id[32], key[64];
+  size_t in_use[2];
+  int64_t later = 0;
+  for (int round = 0; round < 2; round++) {
+    int64_t t0 = 1000 + round * 2 * SW_SCHED_WORKER_EXPIRE_MS;
+    ck_assert_int_eq(sw_store_begin(e.store, &e.err), 0); /* one commit: the test is about memory */
+    for (int i = 0; i < 10000; i++) {
+      snprintf(id, sizeof id, "%c%05d", round ? 'x' : 'w', i);
+      hello(&e, id, "{\"gpu\":\"h200\",\"rack\":\"r1\"}", t0 + i);
+      if (i % 100 == 0) {
+        snprintf(key, sizeof key, "key-%d", i);
+        ck_assert_int_eq(sw_sched_worker_bind(e.sched, id, key, &e.err), 0);
+      }
+      ck_assert_int_eq(sw_sched_worker_gone(e.sched, id, t0 + i, &e.err), 0);
+    }
+    ck_assert_int_eq(sw_store_commit(e.store, &e.err), 0);
+    ck_assert_int_eq(sw_sched_workers_in_memory(e.sched), 10001);
+    if (round == 0) {
+      /* One page in status, however many there are. */
+      json_t *st = sw_sched_status_json(e.sched, 0, 0, 0, &e.err);
+      ck_assert_int_eq(json_array_size(json_object_get(st, "workers")), SW_SCHED_STATUS_WORKERS);
+      ck_assert_int_eq(
+          json_integer_value(json_object_get(json_object_get(st, "workers_page"), "total")), 10001);
+      json_decref(st);
+      st = sw_sched_status_json(e.sched, 0, 9990, 50, &e.err);
+      ck_assert_int_eq(json_array_size(json_object_get(st, "workers")), 11);
+      json_decref(st);
+      st = sw_sched_status_json(e.sched, 0, 0, 1 << 30, &e.err); /* capped */
+      ck_assert_int_eq(json_array_size(json_object_get(st, "workers")),
+                       SW_SCHED_STATUS_WORKERS_MAX);
+      json_decref(st);
+      /* Before the expiry only the cap applies: the 1,000 most recently seen offline workers
+       * stay (and the lease holder). */
+      ck_assert_int_eq(sw_sched_tick(e.sched, t0 + SW_SCHED_WORKER_EXPIRE_MS, NULL, &e.err), 0);
+      ck_assert_int_eq(sw_sched_workers_in_memory(e.sched), 1 + SW_SCHED_WORKERS_OFFLINE_MAX);
+      st = sw_sched_status_json(e.sched, 0, 1, 1, &e.err);
+      ck_assert_str_eq(json_string_value(json_object_get(
+                           json_array_get(json_object_get(st, "workers"), 0), "id")),
+                       "w09000");
+      json_decref(st);
+    }
+    /* After it, all but the lease holder (which renews its lease). */
+    later = t0 + 10000 + SW_SCHED_WORKER_EXPIRE_MS + 1;
+    ck_assert_int_eq(sw_sched_renew(e.sched, l.lease_id, l.epoch, "holder", later, &e.err), 0);
+    ck_assert_int_eq(sw_sched_tick(e.sched, later, NULL, &e.err), 0);
+    ck_assert_int_eq(sw_sched_workers_in_memory(e.sched), 1);
+    /* Ours only: SQLite's page cache (its own accounting) grows with the table up to its cap. */
+    in_use[round] = mallinfo2().uordblks - (size_t)sqlite3_memory_used();
+  }
+  ck_assert_msg(in_use[1] < in_use[0] + 64 * 1024,
+                "memory in use grew by %zu bytes in a second round of 10,000 workers",
+                in_use[1] - in_use[0]);
+  printf("memory in use after 10,000 workers came and went: %zu, after 20,000: %zu bytes\n",
+         in_use[0], in_use[1]);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM workers"), 20001);
+  /* The holder is still found and still holds its lease; bindings outlive expiry. */
+  ck_assert_int_eq(sw_sched_worker_key(e.sched, "holder", key, sizeof key, &e.err), 1);
+  ck_assert_str_eq(key, "key-holder");
+  ck_assert_int_eq(sw_sched_worker_key(e.sched, "w00100", key, sizeof key, &e.err), 1);
+  ck_assert_str_eq(key, "key-100");
+  ck_assert_int_eq(sw_sched_worker_key(e.sched, "w00101", key, sizeof key, &e.err), 0);
+  /* A binding is never replaced. */
+  hello(&e, "w00100", NULL, later + 1);
+  ck_assert_int_eq(sw_sched_worker_bind(e.sched, "w00100", "key-other", &e.err), 0);
+  ck_assert_int_eq(sw_sched_worker_key(e.sched, "w00100", key, sizeof key, &e.err), 1);
+  ck_assert_str_eq(key, "key-100");
+  ck_assert_int_eq(sw_sched_workers_in_memory(e.sched), 2);
+  /* A restarted scheduler loads the recent and the lease holders only, bindings with them. */
+  sw_lease_clear(&l);
+  sw_sched_destroy(&e.sched);
+  struct sw_sched_opts o;
+  sw_sched_opts_default(&o);
+  o.lease_ttl_ms = 60 * 60 * 1000;
+  ck_assert_int_eq(sw_sched_new(e.store, &o, later + 2, &e.sched, &e.err), 0);
+  ck_assert_int_eq(sw_sched_workers_in_memory(e.sched), 2);
+  ck_assert_int_eq(sw_sched_worker_key(e.sched, "holder", key, sizeof key, &e.err), 1);
+  ck_assert_str_eq(key, "key-holder");
+  env_close(&e);
+}
+END_TEST
+
 START_TEST(stale_refused_duplicate_idempotent) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -280,6 +401,11 @@ START_TEST(stale_refused_duplicate_idempotent) {
   bad.epoch = l.epoch + 1;
   ck_assert_int_eq(deliver(&e, &bad, "w1", 0, 0, QUIET, 3, 0, 0.95, 10), SW_ESTATE);
   ck_assert_ptr_nonnull(strstr(e.err.msg, "stale"));
+  /* Epochs are compared in 64 bits: 2^32 + epoch is another epoch, not this one. */
+  bad.epoch = l.epoch + (UINT64_C(1) << 32);
+  ck_assert_int_eq(deliver(&e, &bad, "w1", 0, 0, QUIET, 3, 0, 0.95, 10), SW_ESTATE);
+  ck_assert_int_eq(sw_sched_renew(e.sched, l.lease_id, bad.epoch, "w1", 10, &e.err), SW_ESTATE);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, bad.epoch, "w1", 10, &e.err), SW_ESTATE);
   ck_assert_int_eq(deliver(&e, &l, "w2", 0, 0, QUIET, 3, 0, 0.95, 10), SW_ESTATE);
   ck_assert_int_eq(sw_sched_renew(e.sched, l.lease_id, l.epoch, "w2", 10, &e.err), SW_ESTATE);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts"), 0);
@@ -313,6 +439,7 @@ START_TEST(gate_metric_outside_the_columns) {
   ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
                 e.err.msg);
   hello(&e, "w1", NULL, 0);
+  g_mapped_results = 1; /* custom_s can only come from a mapped (foreign) result */
   for (int k = 0; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; k++) {
     ck_assert_int_lt(k, 5);
     struct sw_lease l;
@@ -320,6 +447,7 @@ START_TEST(gate_metric_outside_the_columns) {
     run_lease(&e, &l, "w1", k, 0.95, k * 10 + 5);
     sw_lease_clear(&l);
   }
+  g_mapped_results = 0;
   /* custom_s (2 x train_s) exists only in result.json; the guard metric is a column. */
   ck_assert_int_eq(q1(&e, "SELECT verdict = 'adopt' AND json_extract(verdict_json, "
                           "'$.lab.mean_off') > 199 AND json_extract(verdict_json, "
@@ -344,10 +472,10 @@ START_TEST(full_disk_result_not_acknowledged_then_resent) {
   ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l, &e.err), 1);
   /* A result.json with a large log: no room for it once the file may not grow. */
   size_t big = 300000;
-  char *res = malloc(big + 2048);
-  char *base = fake_result(l.runs[0].arm, 0, 0.95);
-  snprintf(res, big + 2048, "{\"log\":\"%0*d\",%s", (int)big, 0, base + 1);
-  free(base);
+  char *log = malloc(big + 64);
+  snprintf(log, big + 64, "\"config\":{\"log\":\"%0*d\"},", (int)big, 0);
+  char *res = fake_result_with(l.runs[0].arm, 0, 0.95, log);
+  free(log);
   char pragma[80];
   snprintf(pragma, sizeof pragma, "PRAGMA max_page_count = %lld",
            (long long)q1(&e, "PRAGMA page_count"));
@@ -561,6 +689,60 @@ static const struct sw_window_sample LOADED_PRE[6] = {INDEXING_S(-6000), INDEXIN
 /* LAB-PRACTICE rule 4: a contaminated run's pair is rerun ONCE, the original kept and labelled.
  * Pair 0's off run starts on a loaded machine (pre-run window), its replacement is contaminated
  * too (load during the run): no third try; the engine's sensitivity analysis sees both. */
+/* A result that parses but breaks docs/result.schema.json is stored as invalid with the
+ * schema's complaint, none of its numbers where a verdict reads them, and its pair is replaced
+ * (issue: a fake `{"metrics":{"train_s":1,"psnr_db":99}}` used to be stored as ok). */
+START_TEST(schema_invalid_result_is_invalid_and_out_of_the_verdict) {
+  static const char *const BAD[] = {
+      "{\"metrics\":{\"train_s\":1,\"psnr_db\":99}}",
+      NULL, /* negative train_s, filled below */
+      NULL, /* ssim 7 */
+  };
+  const char *where[] = {"/: the required property 'schema' is missing", "/metrics/train_s",
+                         "/metrics/ssim"};
+  for (int b = 0; b < 3; b++) {
+    struct env e;
+    env_open(&e, 10000, 3, 0);
+    submit_gate(&e, "g", 1, 1, NULL, 0);
+    hello(&e, "w1", NULL, 0);
+    struct sw_lease l;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l, &e.err), 1);
+    char *good = fake_result(l.runs[0].arm, 0, 0.95);
+    json_t *o = json_loads(good, 0, NULL);
+    if (b == 1) json_object_set_new(json_object_get(o, "metrics"), "train_s", json_real(-5));
+    if (b == 2) json_object_set_new(json_object_get(o, "metrics"), "ssim", json_real(7));
+    char *bad = b == 0 ? strdup(BAD[0]) : json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    ck_assert_int_eq(deliver_with(&e, &l, "w1", 0, QUIET, 1, QUIET, 3, bad, 0, 10), 0);
+    free(bad);
+    free(good);
+    ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, 0, 0.95, 20), 0);
+    ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'invalid' AND "
+                            "train_s IS NULL AND psnr_db IS NULL AND ssim IS NULL AND "
+                            "trainer_sha256 IS NULL AND result_json IS NOT NULL AND "
+                            "flag_reason LIKE 'result.json breaks docs/result.schema.json at %'"),
+                     1);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store),
+                                        "SELECT flag_reason FROM attempts WHERE status = 'invalid'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_msg(strstr((const char *)sqlite3_column_text(st, 0), where[b]), "%s",
+                  sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM kernels"), 1); /* the good run's only */
+    /* The pair is replaced, and the gate has no verdict from the invalid pair. */
+    ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1"), 1);
+    ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates WHERE verdict IS NULL"), 1);
+    sw_lease_clear(&l);
+    env_close(&e);
+    teardown(); /* a fresh store for the next case */
+    setup();
+  }
+}
+END_TEST
+
 START_TEST(contaminated_pair_is_rerun_once_only) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -872,12 +1054,15 @@ START_TEST(orders_fixed_and_random_seeded) {
 END_TEST
 
 /* LAB-PRACTICE rule 3: a gate is never adopted unless its quality guard was judged. The trainer
- * here reports no psnr_db (the spec's guard metric): a clear 5% speed-up stays inconclusive. */
+ * here (a foreign one, mapped) reports no psnr_db (the spec's guard metric): a clear 5% speed-up stays inconclusive. */
 START_TEST(gate_without_guard_values_is_not_adopted) {
   struct env e;
   env_open(&e, 10000, 3, 0);
   int64_t sweep = submit_gate(&e, "g", 3, 3, NULL, 0);
   hello(&e, "w1", NULL, 0);
+  /* A contract result must carry psnr_db (else it is invalid): a foreign trainer's mapped one
+   * need not. */
+  g_mapped_results = 1;
   for (int k = 0; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; k++) {
     ck_assert_int_lt(k, 5);
     struct sw_lease l;
@@ -903,6 +1088,7 @@ START_TEST(gate_without_guard_values_is_not_adopted) {
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates, json_each(gates.verdict_json, "
                           "'$.reasons') WHERE json_each.value LIKE '%quality guard is required%'"),
                    1);
+  g_mapped_results = 0;
   env_close(&e);
 }
 END_TEST
@@ -926,9 +1112,12 @@ static void run_binaries(const char *changer, int from_start, char *verdict, siz
     seen[k % 2]++;
     for (int r = 0; r < l.n_runs; r++) {
       char *res = fake_result(l.runs[r].arm, k, 0.95);
-      char *sha = strstr(res, "\"binary_sha256\":\"aa\"");
+      char aa[SW_SHA256_HEX_LEN], ab[SW_SHA256_HEX_LEN];
+      fixture_sha("aa", aa);
+      fixture_sha("ab", ab);
+      char *sha = strstr(res, aa);
       ck_assert_ptr_nonnull(sha);
-      if (rebuilt) sha[strlen("\"binary_sha256\":\"a")] = 'b';
+      if (rebuilt) memcpy(sha, ab, 64);
       ck_assert_int_eq(deliver_with(&e, &l, w, r, QUIET, 1, QUIET, 3, res, k, k * 10), 0);
       free(res);
     }
@@ -985,7 +1174,11 @@ START_TEST(binary_change_mid_gate_is_inconclusive) {
     ck_assert_int_eq(sw_sched_next(e.sched, "w1", k * 10, &l, &e.err), 1);
     for (int r = 0; r < l.n_runs; r++) {
       char *res = fake_result(l.runs[r].arm, k, 0.95);
-      if (k >= 1) strstr(res, "\"binary_sha256\":\"aa\"")[strlen("\"binary_sha256\":\"a")] = 'b';
+      char aa[SW_SHA256_HEX_LEN], ab[SW_SHA256_HEX_LEN];
+      fixture_sha("aa", aa);
+      fixture_sha("ab", ab);
+      ck_assert_ptr_nonnull(strstr(res, aa));
+      if (k >= 1) memcpy(strstr(res, aa), ab, 64);
       ck_assert_int_eq(deliver_with(&e, &l, "w1", r, QUIET, 1, QUIET, 3, res, k, k * 10), 0);
       free(res);
     }
@@ -1433,6 +1626,8 @@ int main(void) {
   tcase_add_test(tc, alternate_orders_three_workers_five_pairs);
   tcase_add_test(tc, lease_expiry_requeues_whole_pair);
   tcase_add_test(tc, stale_refused_duplicate_idempotent);
+  tcase_add_test(tc, worker_registry_expires_and_pages);
+  tcase_add_test(tc, schema_invalid_result_is_invalid_and_out_of_the_verdict);
   tcase_add_test(tc, two_sweeps_both_progress);
   tcase_add_test(tc, gate_metric_outside_the_columns);
   tcase_add_test(tc, full_disk_result_not_acknowledged_then_resent);
