@@ -21,6 +21,7 @@
 
 #include "sw_clock.h"
 #include "sw_codec.h"
+#include "sw_result.h"
 
 struct sim {
   void *sock;
@@ -53,10 +54,15 @@ static void send_ready(struct sim *w) {
   send_msg(w, &m);
 }
 
+#define ZERO64 "0000000000000000000000000000000000000000000000000000000000000000"
 static const char *RESULT =
+    /* A result matching docs/result.schema.json (the coordinator checks each one). */
     "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":\"coord_load\","
-    "\"version\":\"1\",\"binary_sha256\":\"\",\"shaders_sha256\":\"\"},\"config\":{},"
-    "\"config_sha256\":\"\",\"metrics\":{\"train_s\":1.0,\"wall_s\":1.0,\"iterations\":1,"
+    "\"version\":\"1\",\"binary_sha256\":\"" ZERO64 "\",\"shaders_sha256\":\"" ZERO64 "\"},"
+    "\"config\":{},\"config_sha256\":\"" ZERO64 "\",\"scene\":{\"path\":\"none\",\"sha256\":\"" ZERO64
+    "\",\"train_views\":1,\"test_views\":0,\"width\":1,\"height\":1,\"held_out_split\":false},"
+    "\"device\":{\"name\":\"none\",\"driver\":\"\",\"api\":\"none\",\"kind\":\"other\"},"
+    "\"metrics\":{\"train_s\":1.0,\"wall_s\":1.0,\"iterations\":1,"
     "\"psnr_db\":30.0,\"ssim\":0.9,\"splats_final\":1,\"splats_mean\":1,\"gpu_busy_frac\":0.5},"
     "\"kernels\":[],\"checkpoints\":[]}";
 
@@ -134,6 +140,11 @@ static int control_call(void *ctx, const char *ep, struct sw_msg *req, struct sw
 }
 
 int main(int argc, char **argv) {
+  struct sw_err perr = {0};
+  if (sw_result_check_text(RESULT, &perr)) { /* results the coordinator accepts */
+    fprintf(stderr, "coord_load: its result breaks the schema: %s\n", perr.msg);
+    return 1;
+  }
   const char *work = "tcp://127.0.0.1:7710", *control = "tcp://127.0.0.1:7711";
   int nworkers = 300;
   long runs = 3000;
