@@ -397,6 +397,11 @@ static void print_gate(FILE *out, const json_t *g, int md) {
   else
     fprintf(out, "  gate %s: %s%s (%s)\n", str(g, "name", "?"), verdict,
             json_is_true(json_object_get(g, "final")) ? "" : " (not final)", str(g, "status", ""));
+  const json_t *inc = json_object_get(g, "incomplete");
+  if (json_is_object(inc))
+    fprintf(out, md ? "**Incomplete: %lld of %lld planned pairs usable.**\n\n"
+                    : "    incomplete: %lld of %lld planned pairs usable\n",
+            (long long)num(inc, "usable"), (long long)num(inc, "planned"));
   const json_t *guard = json_object_get(g, "guard");
   char go[32], gn[32];
   fmt_num(go, sizeof go, num(guard, "off_mean"), 3);

@@ -797,6 +797,65 @@ fail:
   return rc;
 }
 
+/* The Assign of an active lease again, for its holder: the runs of the lease's epoch that have no
+ * stored result yet (a worker that lost its state redoes only those), a deadline renewed from
+ * now. Returns 1, or a negative code (the lease stays as it was). */
+static int lease_resend(sw_sched_t *s, struct lease_mem *l, int64_t now, struct sw_lease *out,
+                        struct sw_err *err) {
+  static const char *const SQL_PAIR = "SELECT attempt, COALESCE(gate_id, 0), idx, ord FROM pairs "
+                                      "WHERE id = ?1";
+  static const char *const SQL_RUNS =
+      "SELECT r.id, r.arm, r.config_json FROM runs r WHERE r.pair_id = ?1 AND NOT EXISTS (SELECT "
+      "1 FROM attempts a WHERE a.run_id = r.id AND a.attempt = ?2) ORDER BY r.position";
+  struct sweep_mem *sw = sched_sweep(s, l->sweep_id);
+  if (!sw) return sw_err_set(err, SW_ESTATE, "lease %lld: its sweep is gone", (long long)l->id);
+  memset(out, 0, sizeof *out);
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_PAIR, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, l->pair_id);
+  if (sqlite3_step(st) != SQLITE_ROW) {
+    sqlite3_reset(st);
+    return sw_store_fail(s->store, err, "reading the leased pair");
+  }
+  out->attempt = sqlite3_column_int(st, 0);
+  out->gate_id = sqlite3_column_int64(st, 1);
+  out->pair_index = sqlite3_column_int(st, 2);
+  snprintf(out->order, sizeof out->order, "%s", (const char *)sqlite3_column_text(st, 3));
+  sqlite3_reset(st);
+  if ((rc = sw_store_stmt(s->store, SQL_RUNS, &st, err))) return rc;
+  sqlite3_bind_int64(st, 1, l->pair_id);
+  sqlite3_bind_int64(st, 2, (sqlite3_int64)l->epoch);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && out->n_runs < SW_SCHED_MAX_RUNS) {
+    struct sw_lease_run *r = &out->runs[out->n_runs++];
+    r->run_id = sqlite3_column_int64(st, 0);
+    snprintf(r->arm, sizeof r->arm, "%s", (const char *)sqlite3_column_text(st, 1));
+    if (!(r->config_json = strdup((const char *)sqlite3_column_text(st, 2)))) rc = SQLITE_NOMEM;
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE || out->n_runs == 0) {
+    sw_lease_clear(out);
+    return rc == SQLITE_NOMEM ? sw_err_set(err, SW_ENOMEM, "lease: out of memory")
+           : rc == SQLITE_DONE ? sw_err_set(err, SW_ESTATE, "lease %lld has no run left to do",
+                                            (long long)l->id)
+                               : sw_store_fail(s->store, err, "reading runs of pair");
+  }
+  l->deadline = now + s->opts.lease_ttl_ms;
+  out->lease_id = l->id;
+  out->epoch = l->epoch;
+  out->deadline_ms = l->deadline;
+  out->sweep_id = sw->id;
+  out->pair_id = l->pair_id;
+  out->trainer_json = strdup(sw->trainer_json);
+  out->scene_json = strdup(sw->scene_json);
+  out->contamination_json = strdup(sw->contamination_json);
+  if (!out->trainer_json || !out->scene_json || !out->contamination_json) {
+    sw_lease_clear(out);
+    return sw_err_set(err, SW_ENOMEM, "lease: out of memory");
+  }
+  return 1;
+}
+
 int sw_sched_next(sw_sched_t *s, const char *worker_id, int64_t now, struct sw_lease *out,
                   struct sw_err *err) {
   memset(out, 0, sizeof *out);
@@ -806,11 +865,11 @@ int sw_sched_next(sw_sched_t *s, const char *worker_id, int64_t now, struct sw_l
   wm->online = 1;
   wm->last_seen = now;
   if (wm->lease_id) {
+    /* A worker gives a lease up only by saying so (LeaseDone). A Ready from the holder comes
+     * from protocol churn (a reconnect, a coordinator restart, a lost Assign): it gets its lease
+     * again, with a fresh term, never a new attempt. */
     struct lease_mem *l = find_lease(s, wm->lease_id);
-    if (l) {
-      int rc = lease_finish(s, l, now, "worker asked for work while holding the lease", err);
-      if (rc) return rc;
-    }
+    if (l) return lease_resend(s, l, now, out, err);
     wm->lease_id = 0;
   }
   int order_small[32];

@@ -124,8 +124,9 @@ struct sw_lease {
 void sw_lease_clear(struct sw_lease *lease);
 
 /* Picks work for an idle worker. Returns 1 and fills *out when a lease was made, 0 when nothing
- * suits this worker now, or a negative code. A worker that asks while it still holds a lease has
- * given that lease up (it is idle): the lease is closed as if done, re-queuing what is missing.
+ * suits this worker now, or a negative code. A worker that asks while it still holds a lease gets
+ * that lease again (its runs without a stored result, a fresh deadline): only LeaseDone gives a
+ * lease up, so a reconnect or a coordinator restart never costs a pair an attempt.
  * Unknown workers get SW_ENOTFOUND (the coordinator calls hello first). */
 int sw_sched_next(sw_sched_t *sched, const char *worker_id, int64_t now, struct sw_lease *out,
                   struct sw_err *err);

@@ -731,6 +731,34 @@ static int gate_interim(sw_sched_t *s, int64_t gate_id, json_t *verdict_json, in
   return rc;
 }
 
+/* A gate that concludes with fewer usable pairs than planned says so: "incomplete" in its verdict
+ * JSON ({usable, planned, failed, invalid}) and a reason naming why (pairs failed for good after
+ * their attempts, pairs whose runs were invalid). The verdict itself stands on the pairs it had. */
+static int mark_incomplete(sw_sched_t *s, int64_t gate_id, int n_target, json_t *vj,
+                           struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT COALESCE(SUM(p.status = 'done' AND NOT EXISTS (SELECT 1 FROM runs r JOIN attempts a "
+      "ON a.run_id = r.id AND a.attempt = p.attempt WHERE r.pair_id = p.id AND a.status != 'ok')), "
+      "0), COALESCE(SUM(p.status = 'failed'), 0), COALESCE(SUM(p.status = 'done' AND EXISTS "
+      "(SELECT 1 FROM runs r JOIN attempts a ON a.run_id = r.id AND a.attempt = p.attempt WHERE "
+      "r.pair_id = p.id AND a.status = 'invalid')), 0) FROM pairs p WHERE p.gate_id = ?1";
+  int64_t c[3];
+  int rc = row_ints(s, SQL, gate_id, 0, c, 3, err);
+  if (rc || c[0] >= n_target) return rc;
+  json_object_set_new(vj, "incomplete",
+                      json_pack("{s:I,s:i,s:I,s:I}", "usable", (json_int_t)c[0], "planned",
+                                n_target, "failed", (json_int_t)c[1], "invalid",
+                                (json_int_t)c[2]));
+  json_t *reasons = json_object_get(vj, "reasons");
+  char text[SW_GATE_REASON_MAX];
+  snprintf(text, sizeof text,
+           "incomplete: %lld of %d planned pairs usable (%lld failed after every attempt, %lld "
+           "with an invalid run); the verdict rests on the pairs there are",
+           (long long)c[0], n_target, (long long)c[1], (long long)c[2]);
+  if (json_is_array(reasons)) json_array_append_new(reasons, json_string(text));
+  return 0;
+}
+
 int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err *err) {
   static const char *const SQL_GATE =
       "SELECT status, n_target, n_max, metric, sweep_id, name FROM gates WHERE id = ?1";
@@ -805,6 +833,7 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
       }
     }
   }
+  if (!rc && conclude) rc = mark_incomplete(s, gate_id, n_target, vj, err);
   if (!rc)
     rc = conclude ? gate_finish(s, gate_id, sweep_id, name, "done", vj,
                                 sw_gate_verdict_name(verdict), now, err)

@@ -33,7 +33,12 @@
 #define RESEND_EVERY_HB 15 /* heartbeat intervals between resends of unacknowledged results */
 
 enum session_state { S_DISCONNECTED, S_HELLO_SENT, S_CONNECTED };
-enum run_phase { P_NONE, P_LOCK, P_PREP, P_QUIET, P_RUN };
+/* P_DONE: every run of the lease has finished; LeaseDone waits until each result is
+ * acknowledged, so the coordinator never closes a lease whose results it has not stored. */
+enum run_phase { P_NONE, P_LOCK, P_PREP, P_QUIET, P_RUN, P_DONE };
+#define DONE_KEPT 8 /* leases finished recently, whose LeaseDone is repeated if asked again */
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 32000
 
 struct window {
   struct sw_msg_sample *s;
@@ -78,6 +83,10 @@ struct worker {
   int64_t run_start_wall_ms;
   char run_dir[4400];
   int abandon; /* the lease is being dropped: no result is sent for the running trainer */
+  /* leases finished here (LeaseDone sent): an Assign of one again means our LeaseDone was lost */
+  uint64_t done_lease[DONE_KEPT], done_epoch[DONE_KEPT];
+  unsigned n_done;
+  int64_t backoff_ms; /* the next reconnect's delay: doubles per failed attempt, jittered */
 };
 
 static int64_t now_ms(void) { return sw_clock_mono_ms(); }
@@ -219,6 +228,21 @@ static int open_socket(struct worker *w, struct sw_err *err) {
   return 0;
 }
 
+/* The delay before the next reconnect: 1 s, doubling per attempt without a Welcome up to 32 s,
+ * each drawn uniformly from [d/2, d] so that a fleet cut off at once does not come back at once. */
+static int64_t next_backoff(struct worker *w) {
+  int64_t d = w->backoff_ms ? w->backoff_ms * 2 : BACKOFF_MIN_MS;
+  if (d > BACKOFF_MAX_MS) d = BACKOFF_MAX_MS;
+  w->backoff_ms = d;
+  uint32_t r = 0;
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read(fd, &r, sizeof r) != (ssize_t)sizeof r)
+    r = (uint32_t)sw_clock_mono_ns();
+  if (fd >= 0)
+    close(fd);
+  return d / 2 + (int64_t)(r % (uint32_t)(d / 2 + 1));
+}
+
 static void send_hello(struct worker *w) {
   w->hello.seq = 0;
   send_msg(w, &w->hello);
@@ -235,6 +259,25 @@ static void resend_one(void *ctx, uint64_t run_id, uint32_t attempt, uint64_t le
   if (w->sock && zmq_send(w->sock, frame, len, ZMQ_DONTWAIT) >= 0)
     sw_log_info("resent spooled result of run %" PRIu64 " attempt %u (lease %" PRIu64 ")", run_id,
                 attempt, lease);
+}
+
+struct spool_count {
+  uint64_t lease;
+  int n;
+};
+
+static void count_one(void *ctx, uint64_t run_id, uint32_t attempt, uint64_t lease,
+                      const void *frame, size_t len) {
+  struct spool_count *c = ctx;
+  (void)run_id, (void)attempt, (void)frame, (void)len;
+  c->n += lease == c->lease;
+}
+
+/* Results of lease still waiting for their Ack. */
+static int spooled_for(struct worker *w, uint64_t lease) {
+  struct spool_count c = {lease, 0};
+  sw_spool_foreach(w->spool, count_one, &c);
+  return c.n;
 }
 
 /* ---- lease and run phases ------------------------------------------------------------------ */
@@ -513,13 +556,37 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
     start_prep(w);
     return;
   }
+  /* The measurements are over: the host is free; LeaseDone follows the last Ack (step_lease). */
+  release_host(w);
+  w->phase = P_DONE;
+}
+
+static int spooled_for(struct worker *w, uint64_t lease);
+
+/* Sends LeaseDone for lease/epoch and remembers it, so a repeated Assign is answered again. */
+static void send_lease_done(struct worker *w, uint64_t lease, uint64_t epoch) {
   struct sw_msg d;
   sw_msg_init(&d, SW_MSG_LEASE_DONE);
-  d.u.lease_done.lease_id = a->lease_id;
-  d.u.lease_done.epoch = a->epoch;
+  d.u.lease_done.lease_id = lease;
+  d.u.lease_done.epoch = epoch;
   send_msg(w, &d);
-  release_host(w);
-  w->have_lease = 0; /* keep assign for the log line, then clear */
+  unsigned k;
+  for (k = 0; k < w->n_done && k < DONE_KEPT; k++)
+    if (w->done_lease[k] == lease) break;
+  if (k == w->n_done || k >= DONE_KEPT) {
+    k = w->n_done % DONE_KEPT;
+    w->n_done++;
+  }
+  w->done_lease[k] = lease;
+  w->done_epoch[k] = epoch;
+}
+
+/* P_DONE: once every result of the lease is acknowledged, LeaseDone and the next Ready. */
+static void finish_lease(struct worker *w) {
+  if (w->state != S_CONNECTED || spooled_for(w, lease_id(w)) > 0)
+    return;
+  send_lease_done(w, lease_id(w), lease_epoch(w));
+  w->have_lease = 0;
   sw_msg_clear(&w->assign);
   w->phase = P_NONE;
   w->ready_sent = 0;
@@ -618,6 +685,10 @@ static void start_trainer(struct worker *w) {
 static void step_lease(struct worker *w, int64_t t) {
   if (!w->have_lease)
     return;
+  if (w->phase == P_DONE) {
+    finish_lease(w);
+    return;
+  }
   if (w->phase == P_LOCK) {
     /* flock is not fair: a worker that just released the lock and got its next lease at once
      * would win it again before the waiters' next poll. It lets LOCK_YIELD_MS pass first, so
@@ -732,6 +803,23 @@ static void abort_lease(struct worker *w, const char *why) {
 /* ---- receiving ----------------------------------------------------------------------------- */
 
 static void on_assign(struct worker *w, struct sw_msg *m) {
+  uint64_t id = m->u.assign.lease_id;
+  if (w->have_lease && id == lease_id(w)) {
+    /* The coordinator answers a Ready (ours after a reconnect) with the lease we hold: we are
+     * on it already. */
+    sw_log_debug("Assign of lease %" PRIu64 ", which runs here: nothing to do", id);
+    return;
+  }
+  for (unsigned k = 0; k < w->n_done && k < DONE_KEPT; k++) {
+    if (w->done_lease[k] == id) {
+      /* Finished here, but the coordinator missed our LeaseDone (it restarted): say it again. */
+      sw_log_info("lease %" PRIu64 " assigned again: it finished here; repeating LeaseDone", id);
+      send_lease_done(w, id, w->done_epoch[k]);
+      w->ready_sent = 0;
+      send_ready(w);
+      return;
+    }
+  }
   if (w->have_lease) {
     /* One run at a time, never two: a second lease is refused by not starting it. The
      * coordinator only assigns to idle workers, so this means it lost track of us. */
@@ -762,6 +850,7 @@ static int handle(struct worker *w, struct sw_msg *m) {
   switch (m->type) {
   case SW_MSG_WELCOME:
     w->state = S_CONNECTED;
+    w->backoff_ms = 0;
     w->hb_ms = m->u.welcome.heartbeat_ms;
     w->liveness = m->u.welcome.liveness;
     w->lease_ttl_ms = m->u.welcome.lease_ttl_ms;
@@ -955,7 +1044,7 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
       struct sw_err e2 = {0};
       if (open_socket(w, &e2)) {
         sw_log_error("%s", e2.msg);
-        reconnect_at = t + w->hb_ms * 2;
+        reconnect_at = t + next_backoff(w);
       } else {
         w->last_recv_ms = w->last_recv_ms ? w->last_recv_ms : t;
         send_hello(w);
@@ -1008,12 +1097,16 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
     int64_t silent = t - w->last_recv_ms;
     if (w->sock && ((w->state == S_CONNECTED && silent > w->hb_ms * w->liveness) ||
                     (w->state == S_HELLO_SENT && t - w->hello_ms > w->hb_ms * w->liveness))) {
-      sw_log_warn("coordinator silent for %" PRId64 " ms: reconnecting", silent);
+      int64_t wait = next_backoff(w);
+      sw_log_warn("coordinator silent for %" PRId64 " ms: reconnecting in %.1f s", silent,
+                  (double)wait / 1000.0);
       close_socket(w);
-      reconnect_at = t + w->hb_ms;
+      reconnect_at = t + wait;
     }
-    /* Cut off longer than the lease: the coordinator has re-queued the pair by now. */
-    if (w->have_lease && !w->abandon && silent > w->lease_ttl_ms) {
+    /* Cut off longer than the lease: the coordinator has re-queued the pair by now. A lease
+     * whose runs are done keeps its spooled results: a coordinator back from an outage accepts
+     * them while it still holds the lease, and says so (Reject stale) when it does not. */
+    if (w->have_lease && !w->abandon && w->phase != P_DONE && silent > w->lease_ttl_ms) {
       sw_log_warn("cut off for %" PRId64 " ms (> lease ttl %" PRId64 " ms): killing the trainer",
                   silent, w->lease_ttl_ms);
       abort_lease(w, "lease expired while cut off");

@@ -389,6 +389,48 @@ START_TEST(worker_registry_expires_and_pages) {
 }
 END_TEST
 
+/* Protocol churn never costs an attempt: a Ready from the holder of a lease (a reconnect, a
+ * coordinator restart, several queued Hellos) is answered with that same lease, epoch and
+ * attempt, listing only the runs still without a result; only LeaseDone gives it up. */
+START_TEST(ready_from_holder_gets_its_lease_again) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  submit_gate(&e, "g", 1, 1, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l, again;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l, &e.err), 1);
+  for (int k = 0; k < 5; k++) { /* five Readys, as five queued heartbeats' Hellos made */
+    hello(&e, "w1", NULL, 10 + k);
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", 10 + k, &again, &e.err), 1);
+    ck_assert_int_eq(again.lease_id, l.lease_id);
+    ck_assert_uint_eq(again.epoch, l.epoch);
+    ck_assert_int_eq(again.attempt, l.attempt);
+    ck_assert_int_eq(again.n_runs, 2);
+    sw_lease_clear(&again);
+  }
+  ck_assert_int_eq(deliver(&e, &l, "w1", 0, 0, QUIET, 3, 0, 0.95, 20), 0);
+  /* A restarted coordinator too. */
+  sw_sched_destroy(&e.sched);
+  struct sw_sched_opts o;
+  sw_sched_opts_default(&o);
+  o.lease_ttl_ms = 10000;
+  ck_assert_int_eq(sw_sched_new(e.store, &o, 30, &e.sched, &e.err), 0);
+  hello(&e, "w1", NULL, 30);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 30, &again, &e.err), 1);
+  ck_assert_int_eq(again.lease_id, l.lease_id);
+  ck_assert_int_eq(again.n_runs, 1); /* the run with a stored result is not asked for again */
+  ck_assert_int_eq(again.runs[0].run_id, l.runs[1].run_id);
+  sw_lease_clear(&again);
+  ck_assert_int_eq(deliver(&e, &l, "w1", 1, 0, QUIET, 3, 0, 0.95, 40), 0);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", 50, &e.err), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done' AND attempt = 1"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok'"), 2);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM leases"), 1);
+  sw_lease_clear(&l);
+  env_close(&e);
+}
+END_TEST
+
 START_TEST(stale_refused_duplicate_idempotent) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -601,6 +643,14 @@ START_TEST(poison_pair_capped_gate_concludes_from_rest) {
   ck_assert_int_eq(
       q1(&e, "SELECT COUNT(*) FROM gates WHERE status = 'done' AND verdict IS NOT NULL"), 1);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'poison'"), 1);
+  /* It says it is incomplete, and why. */
+  ck_assert_int_eq(q1(&e, "SELECT json_extract(verdict_json, '$.incomplete.usable') = 3 AND "
+                          "json_extract(verdict_json, '$.incomplete.planned') = 4 AND "
+                          "json_extract(verdict_json, '$.incomplete.failed') = 1 FROM gates"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM gates, json_each(gates.verdict_json, '$.reasons') "
+                          "WHERE json_each.value LIKE 'incomplete: 3 of 4 planned pairs usable%'"),
+                   1);
   env_close(&e);
 }
 END_TEST
@@ -1622,10 +1672,14 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("sched");
   TCase *tc = tcase_create("core");
+  /* Not a performance bound: the 10,000-worker registry case takes seconds on a loaded 2-core
+   * machine, past check's 4 s default. */
+  tcase_set_timeout(tc, 120);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, alternate_orders_three_workers_five_pairs);
   tcase_add_test(tc, lease_expiry_requeues_whole_pair);
   tcase_add_test(tc, stale_refused_duplicate_idempotent);
+  tcase_add_test(tc, ready_from_holder_gets_its_lease_again);
   tcase_add_test(tc, worker_registry_expires_and_pages);
   tcase_add_test(tc, schema_invalid_result_is_invalid_and_out_of_the_verdict);
   tcase_add_test(tc, two_sweeps_both_progress);
