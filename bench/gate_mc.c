@@ -183,7 +183,7 @@ int main(int argc, char **argv) {
   long gates = 20000;
   unsigned long seed = 20261130;
   int min_pairs = 3, max_pairs = 5;
-  double contam = 0.10, futility = -1.0, drift = 0.0;
+  double contam = 0.10, futility = -1.0, futility_lab = -1.0, drift = 0.0, alpha = -1.0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--gates") == 0 && i + 1 < argc)
       gates = atol(argv[++i]);
@@ -199,6 +199,10 @@ int main(int argc, char **argv) {
       drift = atof(argv[++i]);
     else if (strcmp(argv[i], "--futility") == 0 && i + 1 < argc)
       futility = atof(argv[++i]);
+    else if (strcmp(argv[i], "--alpha") == 0 && i + 1 < argc)
+      alpha = atof(argv[++i]);
+    else if (strcmp(argv[i], "--futility-lab") == 0 && i + 1 < argc)
+      futility_lab = atof(argv[++i]);
     else {
       fprintf(stderr, "usage: gate_mc [--gates N] [--seed S] [--min PAIRS] [--max PAIRS] [--contam P] [--futility CP] [--drift D]\n");
       return 2;
@@ -217,6 +221,10 @@ int main(int argc, char **argv) {
   cfg.max_pairs = max_pairs;
   if (futility >= 0.0)
     cfg.futility_cp = futility;
+  if (alpha > 0.0)
+    cfg.alpha = alpha;
+  if (futility_lab >= 0.0)
+    cfg.futility_lab_cp = futility_lab;
   struct sw_gate_plan plan;
   struct sw_err e = {0};
   if (sw_gate_plan_make(&cfg, &plan, &e) != 0) {

@@ -14,7 +14,13 @@
  *    signed-rank test (exact for small n without ties), a seeded bootstrap percentile interval;
  *  - per-machine effects and a DerSimonian-Laird random-effects pool with Q, tau^2 and I^2;
  *  - sensitivity: the verdict on contaminated pairs kept / replaced / both kept; a decisive verdict
- *    that does not hold in all three becomes inconclusive ("fragile");
+ *    that does not hold in all three becomes inconclusive ("fragile"). The kept and both sets are
+ *    judged on their mean log ratio with each contaminated pair limited to the range of the clean
+ *    pairs, against the primary's threshold, so that one contaminated run's spike cannot flip
+ *    them (SW_GATE_SENS_ROBUST, the default); SW_GATE_SENS_MEAN judges them with the lab rule and
+ *    the paired test, as the lab's rule 6 reads;
+ *  - the median and the Hodges-Lehmann estimate of the log ratios with the exact signed-rank
+ *    interval, for every set;
  *  - resolution: the minimal detectable effect at the current n and noise, pairs needed;
  *  - sequential looks (Lan-DeMets alpha spending, O'Brien-Fleming type) with futility stopping.
  *
@@ -92,6 +98,15 @@ struct sw_gate_input {
 
 struct sw_gate_plan; /* below */
 
+/* How the sensitivity sets `kept` and `both` are judged (docs/gate-rules.md section 3). */
+enum sw_gate_sens {
+  SW_GATE_SENS_ROBUST = 0, /* default: the set's clipped mean log ratio (contaminated pairs
+                            * limited to the range of its clean pairs) must lie beyond the
+                            * primary's lab threshold on the primary's side, the guard holding */
+  SW_GATE_SENS_MEAN = 1    /* each set by the lab rule and the paired test on its own means, as
+                            * the lab's rule 6 reads; one +5..20% spike flips it */
+};
+
 struct sw_gate_config {
   char name[SW_GATE_NAME_MAX]; /* gate name for the JSON; may be "" */
   enum sw_gate_direction direction;
@@ -114,7 +129,14 @@ struct sw_gate_config {
   int sequential;     /* 1: look after each pair with alpha spending */
   int min_pairs;      /* first look: the spec's pairs.n when sequential (default 3) */
   int max_pairs;      /* last look: the spec's pairs.max (default 8) */
+  double seq_alpha;   /* two-sided level the sequential paired test spends across the looks
+                       * (default 0.10). The lab rule must pass as well, so the procedure's
+                       * false-adopt rate is far below seq_alpha / 2: bench/gate_mc measures it
+                       * (docs/gate-rules.md section 5). Intervals and fixed-n tests use alpha */
   double futility_cp; /* stop futile when conditional power (current trend) < this (default 0.2) */
+  double futility_lab_cp; /* stop futile when the lab rule's conditional power (seq.lab_cond_power)
+                           * < this (default 0.05) */
+  enum sw_gate_sens sens; /* how the kept and both sets are judged (default robust) */
   /* Bootstrap: */
   uint64_t boot_seed; /* default 1 */
   int boot_reps;      /* default 2000; 0 skips the bootstrap */
@@ -126,8 +148,9 @@ struct sw_gate_config {
 #define SW_GATE_MAX_LOOKS 64
 
 /* The sequential plan: looks after min_pairs, min_pairs + 1, ..., max_pairs pairs, information
- * fraction n / max_pairs, two-sided boundaries spending cfg.alpha by the Lan-DeMets
- * O'Brien-Fleming-type function. bound[j] and spent[j] belong to the look at min_pairs + j. */
+ * fraction n / max_pairs, two-sided boundaries spending cfg.seq_alpha by the Lan-DeMets
+ * O'Brien-Fleming-type function. bound[j] and spent[j] belong to the look at min_pairs + j;
+ * alpha is the seq_alpha they spend. */
 struct sw_gate_plan {
   int min_pairs, max_pairs;
   double alpha;
@@ -136,13 +159,14 @@ struct sw_gate_plan {
   double spent[SW_GATE_MAX_LOOKS];
 };
 
-/* Computes the plan for cfg's min_pairs, max_pairs and alpha. SW_EINVAL when they are out of
+/* Computes the plan for cfg's min_pairs, max_pairs and seq_alpha. SW_EINVAL when they are out of
  * range (1 <= min_pairs <= max_pairs, at most SW_GATE_MAX_LOOKS looks). */
 int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *plan,
                       struct sw_err *err);
 
 /* Fills cfg with the defaults listed above (lower is better, k 2, floor 0.01, guard on with
- * max_drop 0.05 and higher-is-better, no band, sequential off, min 3, max 8). */
+ * max_drop 0.05 and higher-is-better, no band, alpha 0.05, sequential off, min 3, max 8,
+ * seq_alpha 0.10, futility 0.2 and 0.05, robust sensitivity). */
 void sw_gate_config_default(struct sw_gate_config *cfg);
 
 /* Which pairs an analysis used (section "sensitivity" of docs/gate-rules.md). */
@@ -200,6 +224,20 @@ struct sw_gate_analysis {
   double wilcox_p;           /* two-sided p */
   int wilcox_exact;          /* 1: exact null distribution; 0: normal approximation */
   double boot_lo_pct, boot_hi_pct; /* seeded bootstrap percentile interval; NAN when skipped */
+  /* Robust location of the log ratios. In the kept and both sets the clipped mean decides
+   * (SW_GATE_SENS_ROBUST; docs/gate-rules.md section 3 says why not the median: at the same
+   * false-adopt rate it cost 2.4 points of power at a 2% effect). The median and the
+   * Hodges-Lehmann estimate with its exact signed-rank interval (which cannot exclude 0 below
+   * n = 6) are reported for every set. */
+  double lr_clipped, clipped_pct;  /* mean log ratio, each contaminated pair's value limited to
+                                    * [min, max] of the set's clean pairs; the median when the set
+                                    * has no clean pair */
+  double lr_median, median_pct;
+  double hl, hl_pct;               /* Hodges-Lehmann estimate (log scale, and as a percentage) */
+  double hl_lo_pct, hl_hi_pct;     /* exact signed-rank interval as percentages */
+  double hl_conf;                  /* its attained level (0.75 at n = 3, 0.875 at n = 4, ...) */
+  int robust_holds;                /* kept / both under SW_GATE_SENS_ROBUST: the clipped mean
+                                    * lies beyond the primary's threshold on the primary's side */
   /* Order (drift) estimate from counterbalanced pairs: in an off-on pair the on run is second, in
    * an on-off pair the off run is, so half the difference of their mean log ratios is how much
    * slower (+) a second run is. Needs >= 2 pairs of each order; NAN otherwise. */
@@ -229,6 +267,9 @@ struct sw_gate_sequential {
   double nominal_p;       /* nominal two-sided p the paired t test must beat now */
   double z_stat;          /* the t statistic mapped to z through its p-value, signed */
   double cond_power;      /* conditional power under the current trend */
+  double lab_cond_power;  /* probability under the current trend that the lab rule passes at max
+                           * pairs: the mean log ratio's remaining pairs drawn around the current
+                           * estimate with the current sd, the threshold held at its current value */
   int pairs_more;         /* more pairs that would resolve the observed effect; -1 unknown */
   int guard_extended;     /* 1: continue instead of a reject that rests on the guard alone,
                            * because the guard's failure lies within its own noise */
