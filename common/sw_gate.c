@@ -26,9 +26,9 @@ void sw_gate_config_default(struct sw_gate_config *cfg) {
   cfg->power = 0.8;
   cfg->min_pairs = 3;
   cfg->max_pairs = 8;
-  cfg->seq_alpha = 0.10;
+  cfg->seq_alpha = 0.09;
   cfg->futility_cp = 0.2;
-  cfg->futility_lab_cp = 0.05;
+  cfg->futility_lab_cp = 0.07;
   cfg->boot_seed = 1;
   cfg->boot_reps = 2000;
 }

@@ -130,12 +130,12 @@ struct sw_gate_config {
   int min_pairs;      /* first look: the spec's pairs.n when sequential (default 3) */
   int max_pairs;      /* last look: the spec's pairs.max (default 8) */
   double seq_alpha;   /* two-sided level the sequential paired test spends across the looks
-                       * (default 0.10). The lab rule must pass as well, so the procedure's
+                       * (default 0.09). The lab rule must pass as well, so the procedure's
                        * false-adopt rate is far below seq_alpha / 2: bench/gate_mc measures it
                        * (docs/gate-rules.md section 5). Intervals and fixed-n tests use alpha */
   double futility_cp; /* stop futile when conditional power (current trend) < this (default 0.2) */
   double futility_lab_cp; /* stop futile when the lab rule's conditional power (seq.lab_cond_power)
-                           * < this (default 0.05) */
+                           * < this (default 0.07) */
   enum sw_gate_sens sens; /* how the kept and both sets are judged (default robust) */
   /* Bootstrap: */
   uint64_t boot_seed; /* default 1 */
@@ -166,7 +166,7 @@ int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *pla
 
 /* Fills cfg with the defaults listed above (lower is better, k 2, floor 0.01, guard on with
  * max_drop 0.05 and higher-is-better, no band, alpha 0.05, sequential off, min 3, max 8,
- * seq_alpha 0.10, futility 0.2 and 0.05, robust sensitivity). */
+ * seq_alpha 0.09, futility 0.2 and 0.07, robust sensitivity). */
 void sw_gate_config_default(struct sw_gate_config *cfg);
 
 /* Which pairs an analysis used (section "sensitivity" of docs/gate-rules.md). */
