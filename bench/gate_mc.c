@@ -28,33 +28,17 @@
 #include "sw_gate.h"
 
 #define MACHINES 3
-#define MAXP 256
-
-struct model {
-  double contam;             /* probability that a run is contaminated */
-  double drift;              /* the second run of a back-to-back pair is slower by this */
-  double cv;                 /* per-run CV of this gate */
-  double offset[MACHINES];   /* machine offsets */
-  double effect;             /* true relative change of the on arm (negative = faster) */
-};
 
 struct tally {
   long adopt, reject, inconclusive, runs, gates;
 };
 
-/* One run: returns the time and whether its load window flagged contamination. */
-static double run_time(gsl_rng *r, const struct model *m, int machine, int on, int second,
-                       int *contaminated) {
-  double t = 100.0 * (1.0 + m->offset[machine]) * (on ? 1.0 + m->effect : 1.0);
-  t *= second ? 1.0 + m->drift : 1.0;
-  t *= 1.0 + gsl_ran_gaussian(r, m->cv);
-  *contaminated = gsl_rng_uniform(r) < m->contam;
-  if (*contaminated)
-    t *= 1.0 + 0.05 + 0.15 * gsl_rng_uniform(r);
-  return t;
-}
-
-static void draw_model(gsl_rng *r, double effect, double contam, double drift, struct model *m) {
+/* The model lives in the engine (sw_gate_sim_model), so that the forecast a user sees before a
+ * gate starts and this benchmark simulate the same thing. */
+static void draw_model(gsl_rng *r, double effect, double contam, double drift,
+                       struct sw_gate_sim_model *m) {
+  sw_gate_sim_model_default(m);
+  m->machines = MACHINES;
   m->contam = contam;
   m->drift = drift;
   m->cv = 0.005 + 0.010 * gsl_rng_uniform(r);
@@ -79,18 +63,18 @@ static int lab_rule(const double *off, int noff, const double *on, int non) {
 
 /* The lab's fixed procedure on one machine. With sens, their rule 6: the verdict must also hold
  * with the contaminated runs kept instead of their reruns, and with both (n + 1). */
-static void lab_gate(gsl_rng *r, const struct model *m, int n, int sens, struct tally *t) {
+static void lab_gate(gsl_rng *r, const struct sw_gate_sim_model *m, int n, int sens, struct tally *t) {
   double off[16], on[16], koff[16], kon[16], boff[32], bon[32];
   int machine = (int)gsl_rng_uniform_int(r, MACHINES), runs = 0, c, nboff = 0, nbon = 0;
   for (int i = 0; i < n; i++) {
     for (int arm = 0; arm < 2; arm++) {
       double *used = arm ? on : off, *kept = arm ? kon : koff, *both = arm ? bon : boff;
       int *nb = arm ? &nbon : &nboff;
-      used[i] = kept[i] = run_time(r, m, machine, arm, arm, &c);
+      used[i] = kept[i] = sw_gate_sim_run(m, r, machine, arm, arm, &c);
       both[(*nb)++] = used[i];
       runs++;
       if (c) { /* rerun once; the rerun is used whatever its window says */
-        used[i] = run_time(r, m, machine, arm, arm, &c);
+        used[i] = sw_gate_sim_run(m, r, machine, arm, arm, &c);
         both[(*nb)++] = used[i];
         runs++;
       }
@@ -109,60 +93,15 @@ static void lab_gate(gsl_rng *r, const struct model *m, int n, int sens, struct 
   t->gates++;
 }
 
-/* Our procedure: the scheduler's loop around the gate engine. */
-static int our_gate(gsl_rng *r, const struct model *m, const struct sw_gate_config *cfg,
-                    int sens, struct sw_gate_result *res, struct tally *t) {
-  struct sw_gate_pair p[MAXP], clean[MAXP];
-  int queue_repl[MAXP], nq = 0; /* indices of contaminated pairs waiting for their replacement */
-  int n = 0, runs = 0, next_machine = (int)gsl_rng_uniform_int(r, MACHINES), fresh = 0;
-  struct sw_gate_input in = {.pairs = p, .baseline_cv = NAN, .baseline_guard_mean = NAN};
-  for (;;) {
-    if (n >= MAXP - 1)
-      return -1;
-    struct sw_gate_pair *q = &p[n];
-    memset(q, 0, sizeof *q);
-    q->off_guard = q->on_guard = NAN;
-    q->replaces = -1;
-    if (nq > 0) {
-      q->replaces = queue_repl[--nq];
-    } else {
-      q->order = fresh % 2 ? SW_GATE_ON_OFF : SW_GATE_OFF_ON; /* alternate: off-on, on-off, ... */
-      fresh++;
-    }
-    if (q->replaces >= 0)
-      q->order = p[q->replaces].order;
-    int machine = next_machine;
-    next_machine = (next_machine + 1) % MACHINES;
-    snprintf(q->machine, sizeof q->machine, "m%d", machine);
-    int c1, c2;
-    q->off = run_time(r, m, machine, 0, q->order == SW_GATE_ON_OFF, &c1);
-    q->on = run_time(r, m, machine, 1, q->order == SW_GATE_OFF_ON, &c2);
-    runs += 2;
-    q->contaminated = c1 || c2;
-    if (q->contaminated && q->replaces < 0)
-      queue_repl[nq++] = n; /* one replacement per original pair */
-    n++;
-    in.n_pairs = (size_t)n;
-    struct sw_gate_input cin = in;
-    if (!sens) {
-      /* Explanatory variant: the engine sees only the uncontaminated pairs, so it has no
-       * sensitivity sets to check. */
-      size_t nc = 0;
-      for (int i = 0; i < n; i++)
-        if (!p[i].contaminated) {
-          clean[nc] = p[i];
-          clean[nc++].replaces = -1;
-        }
-      cin.pairs = clean;
-      cin.n_pairs = nc;
-    }
-    struct sw_err e = {0};
-    if (sw_gate_eval(&cin, cfg, res, &e) != 0) {
-      fprintf(stderr, "gate_mc: %s\n", e.msg);
-      return -1;
-    }
-    if (res->seq.decision != SW_GATE_SEQ_CONTINUE)
-      break;
+/* Our procedure: the scheduler's loop around the gate engine (sw_gate_sim_gate). */
+static int our_gate(gsl_rng *r, const struct sw_gate_sim_model *m,
+                    const struct sw_gate_config *cfg, int sens, struct sw_gate_result *res,
+                    struct tally *t) {
+  int runs = 0;
+  struct sw_err e = {0};
+  if (sw_gate_sim_gate(m, cfg, cfg->min_pairs, r, !sens, res, &runs, &e) != 0) {
+    fprintf(stderr, "gate_mc: %s\n", e.msg);
+    return -1;
   }
   if (res->verdict == SW_GATE_ADOPT)
     t->adopt++;
@@ -225,7 +164,7 @@ static int table(long gates, unsigned long seed, double contam, double drift,
     gsl_rng_set(r, seed + (unsigned long)k);
     gsl_rng_set(r2, seed + 1000 + (unsigned long)k);
     for (long g = 0; g < gates; g++) {
-      struct model m;
+      struct sw_gate_sim_model m;
       draw_model(r, effects[k], contam, drift, &m);
       lab_gate(r, &m, 3, 0, &lab3);
       lab_gate(r, &m, 5, 0, &lab5);

@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <gsl/gsl_rng.h>
 #include <jansson.h>
 
 #include "sw_err.h"
@@ -313,6 +314,94 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
  * JSON (indented, one trailing newline) to out. Returns 0, SW_ENOTFOUND / SW_EIO for the file,
  * SW_EINVAL for bad JSON or bad content (message names the file, line and key). */
 int sw_gate_eval_file(const char *path, FILE *out, struct sw_err *err);
+
+/* ---- planning (sw_gate_plan.c) ------------------------------------------------------------
+ * Before a gate starts: what it will cost and how likely each verdict is, from the spec's design
+ * and the machines' recorded noise; and the per-machine noise memory that supplies that noise. */
+
+#define SW_GATE_SIM_MACHINES 16  /* machines a simulated gate spreads over */
+#define SW_GATE_SIM_MAX_PAIRS 256 /* pairs, replacements included */
+
+/* The noise model of a simulated gate (bench/gate_mc's, issue 5's): a run's time is
+ * 100 (1 + offset[machine]) (1 + effect if on) (1 + drift if second in its pair) (1 + N(0, cv)),
+ * and with probability contam its load window flags it and it is slower by a further
+ * spike_lo + spike_span U(0, 1). */
+struct sw_gate_sim_model {
+  int machines;
+  double offset[SW_GATE_SIM_MACHINES];
+  double cv, contam, spike_lo, spike_span, drift, effect;
+};
+
+/* One machine, cv 1%, 10% contaminated by +5..20%, no drift, no effect. */
+void sw_gate_sim_model_default(struct sw_gate_sim_model *m);
+
+/* One run of the model: returns its time, *contaminated whether its window flags it. Draws, in
+ * this order, one Gaussian, one uniform, and one more uniform when contaminated. */
+double sw_gate_sim_run(const struct sw_gate_sim_model *m, gsl_rng *r, int machine, int on,
+                       int second, int *contaminated);
+
+/* One simulated gate, as the scheduler runs it: pairs round-robin over the machines from a random
+ * first one, orders alternating off-on / on-off, one replacement pair (same order) for each
+ * contaminated pair, sw_gate_eval after every pair until the sequential decision is not
+ * `continue` (a fixed-n gate: once after n_pairs pairs and their replacements). clean_only feeds
+ * the engine the uncontaminated pairs alone (no sensitivity sets; for comparison). res holds the
+ * last evaluation, *runs the runs spent, reruns included. SW_EINVAL for a model or design out of
+ * range, or an engine error. */
+int sw_gate_sim_gate(const struct sw_gate_sim_model *m, const struct sw_gate_config *cfg,
+                     int n_pairs, gsl_rng *r, int clean_only, struct sw_gate_result *res,
+                     int *runs, struct sw_err *err);
+
+#define SW_GATE_FORECAST_ROWS 4
+
+struct sw_gate_forecast_row {
+  double effect;    /* true improvement (fraction, in the better direction): 0, 1, 1.5 and 3 times
+                     * the lab threshold max(k cv, floor) */
+  double p_adopt;   /* share of simulated gates adopted */
+  double p_reject;  /* share rejected (a regression verdict on an improvement or a null) */
+  double runs_mean; /* mean runs to the verdict, reruns included */
+  int runs_max;     /* most runs any simulated gate took */
+};
+
+struct sw_gate_forecast {
+  double cv, contam, threshold;
+  int machines, sims, n_pairs, max_pairs, sequential;
+  struct sw_gate_forecast_row row[SW_GATE_FORECAST_ROWS];
+};
+
+/* The expected runs and verdicts of a gate with design cfg (n_pairs = the spec's pairs.n; the
+ * sequential keys of cfg) on machines with per-run CV cv, a share contam of runs flagged, pairs
+ * spread over `machines` machines: sims simulated gates per row through sw_gate_sim_gate, seeded
+ * with seed (the same arguments give the same forecast). The guard is left out: it is judged on
+ * its own metric. SW_EINVAL for arguments out of range. About sims x 4 x max_pairs engine
+ * evaluations (400 sims and 7 pairs: about 0.1 s). */
+int sw_gate_forecast(const struct sw_gate_config *cfg, int n_pairs, double cv, double contam,
+                     int machines, int sims, uint64_t seed, struct sw_gate_forecast *out,
+                     struct sw_err *err);
+
+/* One earlier gate's noise on one machine: the within-machine CV of its runs of the metric (off
+ * arm, machine mean removed) and its degrees of freedom (runs - 1). */
+struct sw_gate_noise_obs {
+  double cv;
+  int df;
+};
+
+struct sw_gate_noise {
+  int n_obs;
+  double cv_recent;  /* the latest gate's CV; NAN without observations */
+  int df_recent;
+  double cv_history; /* the pooled CV of the gates before it; NAN with fewer than 2 gates */
+  int df_history;
+  double ratio;      /* cv_recent / cv_history */
+  double p;          /* F test of the latest variance against the history's, upper tail */
+  int jumped;        /* the noise rose: ratio > 1 and p < jump_p. The caller reports it */
+  double cv_plan;    /* the CV to plan with: everything pooled, or cv_recent when it jumped (the
+                      * machine as it is now; never the calmer past silently) */
+};
+
+/* The noise memory of one machine: obs[0..n-1] oldest first (the store's earlier gates of that
+ * worker and metric). jump_p: the F test's level for a jump (0.01 is a good default). */
+int sw_gate_noise_assess(const struct sw_gate_noise_obs *obs, size_t n, double jump_p,
+                         struct sw_gate_noise *out, struct sw_err *err);
 
 /* Names for JSON and logs: "adopt" / "reject" / "inconclusive"; "continue" / "stop-decisive" /
  * "stop-futile" / "stop-max" / "none"; "off-on" / "on-off"; "replaced" / "kept" / "both". */

@@ -678,6 +678,79 @@ START_TEST(guard_uncertain_and_certain_keep_the_lab_verdict) {
 }
 END_TEST
 
+/* ---- planning: forecast and noise memory ------------------------------------------------ */
+
+/* What a user sees before a gate starts: for the shipped design (3..7 pairs, sequential) on
+ * machines with a 1% CV and 10% of runs flagged, a null change is almost never adopted, one of
+ * three times the threshold almost always, and the expected runs lie between the first look and
+ * the most any gate took. A fixed n = 5 without contamination runs exactly 10 runs, every time;
+ * with contamination each flagged pair costs two more. The same seed gives the same forecast. */
+START_TEST(forecast_shows_runs_and_verdicts_before_a_gate) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  cfg.sequential = 1;
+  cfg.min_pairs = 3;
+  cfg.max_pairs = 7;
+  struct sw_gate_forecast f, g;
+  ck_assert_int_eq(sw_gate_forecast(&cfg, 3, 0.01, 0.10, 3, 400, 5, &f, NULL), 0);
+  ck_assert(fabs(f.threshold - 0.02) < 1e-12);
+  ck_assert(f.row[0].effect == 0.0 && fabs(f.row[3].effect - 0.06) < 1e-12);
+  ck_assert(f.row[0].p_adopt < 0.03);
+  ck_assert(f.row[3].p_adopt > 0.9);
+  for (int k = 0; k < SW_GATE_FORECAST_ROWS; k++) {
+    ck_assert(f.row[k].runs_mean >= 6.0);
+    ck_assert(f.row[k].runs_mean <= f.row[k].runs_max);
+    ck_assert(f.row[k].p_adopt + f.row[k].p_reject <= 1.0);
+  }
+  ck_assert(f.row[3].runs_mean < f.row[1].runs_mean); /* a clear effect stops early */
+  ck_assert_int_eq(sw_gate_forecast(&cfg, 3, 0.01, 0.10, 3, 400, 5, &g, NULL), 0);
+  ck_assert(memcmp(&f, &g, sizeof f) == 0);
+  cfg.sequential = 0;
+  ck_assert_int_eq(sw_gate_forecast(&cfg, 5, 0.01, 0.0, 1, 100, 5, &f, NULL), 0);
+  for (int k = 0; k < SW_GATE_FORECAST_ROWS; k++) {
+    ck_assert(f.row[k].runs_mean == 10.0);
+    ck_assert_int_eq(f.row[k].runs_max, 10);
+  }
+  ck_assert_int_eq(sw_gate_forecast(&cfg, 5, 0.01, 0.10, 1, 400, 5, &f, NULL), 0);
+  /* 5 pairs, each flagged with probability 1 - 0.9^2 = 0.19 and then run again: 11.9 expected. */
+  ck_assert(f.row[0].runs_mean > 11.3 && f.row[0].runs_mean < 12.5);
+  struct sw_err e = {0};
+  ck_assert_int_eq(sw_gate_forecast(&cfg, 5, 0.0, 0.1, 1, 400, 5, &f, &e), SW_EINVAL);
+  ck_assert(strstr(e.msg, "cv") != NULL);
+}
+END_TEST
+
+/* A machine's noise memory: five earlier gates at CV 1% (4 degrees of freedom each) and a latest
+ * one at 3%. F = 9 with (4, 20) degrees of freedom: upper tail x^10 (11 - 10 x) with
+ * x = 20 / (20 + 4 x 9) (the incomplete beta function with b = 2 in closed form) =
+ * 2.50798532052e-4: a jump, reported, and the plan uses the 3% the machine has now. A latest 1.1%
+ * is no jump: the plan pools all six. */
+START_TEST(noise_memory_spots_a_jump) {
+  struct sw_gate_noise_obs obs[6] = {{0.01, 4}, {0.01, 4}, {0.01, 4}, {0.01, 4}, {0.01, 4},
+                                     {0.03, 4}};
+  struct sw_gate_noise nz;
+  ck_assert_int_eq(sw_gate_noise_assess(obs, 6, 0.01, &nz, NULL), 0);
+  ck_assert_int_eq(nz.n_obs, 6);
+  ck_assert(fabs(nz.cv_history - 0.01) < 1e-15);
+  ck_assert_int_eq(nz.df_history, 20);
+  ck_assert(fabs(nz.ratio - 3.0) < 1e-12);
+  ck_assert(fabs(nz.p - 2.50798532052e-4) < 1e-12);
+  ck_assert(nz.jumped);
+  ck_assert(nz.cv_plan == 0.03);
+  obs[5].cv = 0.011;
+  ck_assert_int_eq(sw_gate_noise_assess(obs, 6, 0.01, &nz, NULL), 0);
+  ck_assert(!nz.jumped);
+  ck_assert(fabs(nz.cv_plan - 0.0101734949746879) < 1e-15);
+  /* One gate: nothing to compare with; no gate: nothing to plan with. */
+  ck_assert_int_eq(sw_gate_noise_assess(obs, 1, 0.01, &nz, NULL), 0);
+  ck_assert(!nz.jumped && nz.cv_plan == 0.01 && isnan(nz.cv_history));
+  ck_assert_int_eq(sw_gate_noise_assess(obs, 0, 0.01, &nz, NULL), 0);
+  ck_assert(isnan(nz.cv_plan));
+  obs[2].df = 0;
+  ck_assert_int_eq(sw_gate_noise_assess(obs, 6, 0.01, &nz, NULL), SW_EINVAL);
+}
+END_TEST
+
 /* ---- sequential looks ------------------------------------------------------------------- */
 
 START_TEST(sequential_stops_early_for_a_clear_effect) {
@@ -916,6 +989,8 @@ static Suite *suite(void) {
   suite_add_tcase(s, rules);
   TCase *seq = tcase_create("sequential");
   tcase_add_test(seq, sequential_stops_early_for_a_clear_effect);
+  tcase_add_test(seq, forecast_shows_runs_and_verdicts_before_a_gate);
+  tcase_add_test(seq, noise_memory_spots_a_jump);
   tcase_add_test(seq, sequential_stops_for_futility_and_at_max);
   tcase_add_test(seq, sequential_extends_while_the_guard_is_within_its_noise);
   suite_add_tcase(s, seq);
