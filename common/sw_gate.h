@@ -399,7 +399,12 @@ struct sw_gate_noise {
 };
 
 /* The noise memory of one machine: obs[0..n-1] oldest first (the store's earlier gates of that
- * worker and metric). jump_p: the F test's level for a jump (0.01 is a good default). */
+ * worker and metric). jump_p: the F test's level for a jump (0.01 is a good default).
+ * Wiring (the coordinator's, not done here): for each worker machine of a gate's placement, the
+ * store's finished gates on that metric give one observation each: the off runs' within-machine
+ * CV sd(off) / mean(off) and df = runs - 1 (the last ~10 gates); a jumped machine goes into the
+ * submit / check output and the gate's log, and the fleet's planning CV, the root mean square of
+ * the machines' cv_plan, goes to sw_gate_forecast. */
 int sw_gate_noise_assess(const struct sw_gate_noise_obs *obs, size_t n, double jump_p,
                          struct sw_gate_noise *out, struct sw_err *err);
 
