@@ -22,7 +22,10 @@
  *  - the median and the Hodges-Lehmann estimate of the log ratios with the exact signed-rank
  *    interval, for every set;
  *  - resolution: the minimal detectable effect at the current n and noise, pairs needed;
- *  - sequential looks (Lan-DeMets alpha spending, O'Brien-Fleming type) with futility stopping.
+ *  - sequential looks (Lan-DeMets alpha spending, O'Brien-Fleming type) with futility stopping on
+ *    the paired test's and the lab rule's conditional power;
+ *  - planning (sw_gate_plan.c): the scheduler's loop simulated on a noise model, the forecast of
+ *    runs and verdicts before a gate starts, and a machine's noise memory from earlier gates.
  *
  * The engine is pure: no I/O (except sw_gate_eval_file), no global state, deterministic for a
  * given bootstrap seed, and it allocates only scratch arrays that it frees before returning.
