@@ -26,7 +26,9 @@ void sw_gate_config_default(struct sw_gate_config *cfg) {
   cfg->power = 0.8;
   cfg->min_pairs = 3;
   cfg->max_pairs = 8;
+  cfg->seq_alpha = 0.09;
   cfg->futility_cp = 0.2;
+  cfg->futility_lab_cp = 0.07;
   cfg->boot_seed = 1;
   cfg->boot_reps = 2000;
 }
@@ -72,19 +74,20 @@ int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *pla
   int looks = cfg->max_pairs - cfg->min_pairs + 1;
   if (looks > SW_GATE_MAX_LOOKS)
     return sw_err_set(err, SW_EINVAL, "gate plan: %d looks, at most %d", looks, SW_GATE_MAX_LOOKS);
-  if (!(cfg->alpha > 0.0 && cfg->alpha < 0.5))
-    return sw_err_set(err, SW_EINVAL, "gate plan: alpha %g is not in (0, 0.5)", cfg->alpha);
+  if (!(cfg->seq_alpha > 0.0 && cfg->seq_alpha < 0.5))
+    return sw_err_set(err, SW_EINVAL, "gate plan: sequential alpha %g is not in (0, 0.5)",
+                      cfg->seq_alpha);
   memset(plan, 0, sizeof *plan);
   plan->min_pairs = cfg->min_pairs;
   plan->max_pairs = cfg->max_pairs;
-  plan->alpha = cfg->alpha;
+  plan->alpha = cfg->seq_alpha;
   plan->n_looks = looks;
   double t[SW_GATE_MAX_LOOKS];
   for (int j = 0; j < looks; j++) {
     t[j] = (double)(cfg->min_pairs + j) / (double)cfg->max_pairs;
-    plan->spent[j] = sw_stats_obf_spend(t[j], cfg->alpha);
+    plan->spent[j] = sw_stats_obf_spend(t[j], cfg->seq_alpha);
   }
-  return sw_stats_gs_bounds(t, (size_t)looks, cfg->alpha, plan->bound, err);
+  return sw_stats_gs_bounds(t, (size_t)looks, cfg->seq_alpha, plan->bound, err);
 }
 
 /* ---- reasons ---------------------------------------------------------------------------- */
@@ -138,6 +141,9 @@ static int check_config(const struct sw_gate_config *c, struct sw_err *err) {
                       c->boot_reps);
   if (c->sequential && !(c->futility_cp >= 0.0 && c->futility_cp < 1.0))
     return sw_err_set(err, SW_EINVAL, "gate config: futility %g must be in [0, 1)", c->futility_cp);
+  if (c->sequential && !(c->futility_lab_cp >= 0.0 && c->futility_lab_cp < 1.0))
+    return sw_err_set(err, SW_EINVAL, "gate config: lab-rule futility %g must be in [0, 1)",
+                      c->futility_lab_cp);
   return 0;
 }
 
@@ -267,6 +273,52 @@ static void order_effect(const struct sw_gate_pair *P, const size_t *idx, size_t
   }
 }
 
+/* The median and the Hodges-Lehmann estimate of the log ratios lr[0..n-1], with the exact
+ * signed-rank interval at level 1 - alpha (or the highest this n attains). */
+static int robust_location(const double *lr, size_t n, double alpha, struct sw_gate_analysis *an,
+                           struct sw_err *err) {
+  int rc = sw_stats_median(lr, n, &an->lr_median, err);
+  if (rc)
+    return rc;
+  an->median_pct = pct(an->lr_median);
+  if (n > SW_STATS_HL_MAX)
+    return 0;
+  int nonzero = 0;
+  for (size_t j = 0; j < n; j++)
+    nonzero += lr[j] != 0.0;
+  if (nonzero == 0)
+    return 0;
+  struct sw_stats_hl hl;
+  rc = sw_stats_hodges_lehmann(lr, n, 1.0 - alpha, &hl, err);
+  if (rc)
+    return rc;
+  an->hl = hl.est;
+  an->hl_pct = pct(hl.est);
+  an->hl_lo_pct = pct(hl.lo);
+  an->hl_hi_pct = pct(hl.hi);
+  an->hl_conf = hl.conf;
+  return 0;
+}
+
+/* The mean log ratio with each contaminated pair's value limited to the range of the set's clean
+ * pairs: a contaminated pair counts at most as much as the most extreme clean pair on its side,
+ * whatever its spike. Without contaminated pairs it is the plain mean; with no clean pair the
+ * median stands in. */
+static double clipped_mean(const struct sw_gate_pair *P, const size_t *idx, size_t n,
+                           const double *lr, double median) {
+  double lo = INFINITY, hi = -INFINITY, s = 0.0;
+  for (size_t j = 0; j < n; j++)
+    if (!P[idx[j]].contaminated) {
+      lo = fmin(lo, lr[j]);
+      hi = fmax(hi, lr[j]);
+    }
+  if (!isfinite(lo))
+    return median;
+  for (size_t j = 0; j < n; j++)
+    s += P[idx[j]].contaminated ? fmin(hi, fmax(lo, lr[j])) : lr[j];
+  return s / (double)n;
+}
+
 struct scratch {
   double *lr, *a, *b; /* log ratios, and two work arrays of n_pairs values */
 };
@@ -362,6 +414,8 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   an->lr_mean = an->lr_sd = an->lr_se = an->t_stat = an->t_df = an->t_p = nan;
   an->t_lo = an->t_hi = an->effect_pct = an->effect_lo_pct = an->effect_hi_pct = nan;
   an->wilcox_v = an->wilcox_p = an->boot_lo_pct = an->boot_hi_pct = nan;
+  an->lr_median = an->median_pct = an->hl = an->hl_pct = an->hl_lo_pct = an->hl_hi_pct = nan;
+  an->hl_conf = an->lr_clipped = an->clipped_pct = nan;
   an->re_mu = an->re_se = an->re_lo = an->re_hi = an->re_pct = an->re_lo_pct = an->re_hi_pct = nan;
   an->re_q = an->re_tau2 = an->re_i2 = an->mde_pct = nan;
   an->order_pct = an->order_p = nan;
@@ -468,6 +522,11 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
     an->lr_mean = sc->lr[0];
   }
   an->effect_pct = pct(an->lr_mean);
+  int rc = robust_location(sc->lr, n, cfg->alpha, an, err);
+  if (rc)
+    return rc;
+  an->lr_clipped = clipped_mean(P, idx, n, sc->lr, an->lr_median);
+  an->clipped_pct = pct(an->lr_clipped);
   if (!base)
     order_effect(P, idx, n, sc->lr, an);
 
@@ -514,7 +573,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   an->sign_disagree = an->n_machines >= 2 && pos > 0 && neg > 0;
   if (!base && k >= 2) {
     struct sw_stats_dl dl;
-    int rc = sw_stats_dersimonian_laird(y, v, (size_t)k, 1.0 - cfg->alpha, &dl, err);
+    rc = sw_stats_dersimonian_laird(y, v, (size_t)k, 1.0 - cfg->alpha, &dl, err);
     if (rc)
       return rc;
     an->re_k = k;
@@ -560,7 +619,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
                       an->guard_off >= cfg->band_lo && an->guard_off <= cfg->band_hi;
       an->guard_pass = an->guard_pass && an->band_pass;
     }
-    int rc = guard_resolution(in, cfg, idx, n, sc->a, an, err);
+    rc = guard_resolution(in, cfg, idx, n, sc->a, an, err);
     if (rc)
       return rc;
   }
@@ -588,6 +647,31 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
 }
 
 /* ---- the whole gate --------------------------------------------------------------------- */
+
+/* The verdict of a kept or both set under SW_GATE_SENS_ROBUST. The primary (replaced set) has
+ * already shown significance by the lab rule and the paired test; what a sensitivity set asks is
+ * whether the effect still stands when the contaminated pairs are counted. Its clipped mean log
+ * ratio answers that without letting one pair's spike decide: it must lie beyond the primary's
+ * threshold (whose CV comes from clean runs) on the primary's side. The guard is judged on the
+ * set's means as in every set. */
+static enum sw_gate_verdict robust_verdict(const struct sw_gate_config *cfg,
+                                           const struct sw_gate_analysis *primary,
+                                           struct sw_gate_analysis *an) {
+  an->robust_holds = 0;
+  if (an->guard_evaluated && !an->guard_pass)
+    return SW_GATE_REJECT;
+  if (an->n < 1 || !isfinite(primary->threshold) || !isfinite(an->lr_median))
+    return SW_GATE_INCONCLUSIVE;
+  double e = expm1(an->lr_clipped);
+  if (!(fabs(e) > primary->threshold))
+    return SW_GATE_INCONCLUSIVE;
+  an->robust_holds = (e < 0.0) == (primary->delta < 0.0);
+  int better = cfg->direction == SW_GATE_LOWER ? e < 0.0 : e > 0.0;
+  if (!better)
+    return SW_GATE_REJECT;
+  int unguarded = cfg->has_guard && cfg->guard_required && !an->guard_evaluated;
+  return unguarded ? SW_GATE_INCONCLUSIVE : SW_GATE_ADOPT;
+}
 
 static const char *better_word(const struct sw_gate_config *cfg, double delta) {
   if (cfg->direction == SW_GATE_LOWER)
@@ -677,6 +761,14 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
   } else if (res->fragile) {
     reason(res, "inconclusive (fragile): the verdict does not hold with contaminated pairs "
                 "kept, replaced and both kept");
+    if (cfg->sens == SW_GATE_SENS_ROBUST)
+      for (int s = 1; s < SW_GATE_NSETS; s++)
+        if (res->set_present[s] && res->set[s].verdict != res->set[0].verdict)
+          reason(res, "sensitivity: the %s set's effect is %+.2f%% with each contaminated pair "
+                      "limited to the range of the clean pairs (median %+.2f%%), against the "
+                      "threshold %.2f%%: the verdict rests on those pairs",
+                 sw_gate_set_name((enum sw_gate_set)s), res->set[s].clipped_pct,
+                 res->set[s].median_pct, 100 * p->threshold);
   } else {
     if (res->seq.guard_extended)
       reason(res, "inconclusive for now: the quality guard fails on its mean (on - off %+.3g, "
@@ -735,6 +827,21 @@ static int guard_reject_in_noise(const struct sw_gate_config *cfg,
          speed_verdict(cfg, a) != SW_GATE_REJECT;
 }
 
+/* The lab rule's prospects at max pairs under the current trend: the final mean log ratio is the
+ * current one plus the remaining pairs' mean, those drawn around the current estimate with the
+ * current sd; the threshold is held where it is (it scales with CV, not with n). The probability
+ * that the final |effect| exceeds it. NAN when it cannot be computed or n >= max. */
+static double lab_cond_power(const struct sw_gate_analysis *a, int max_pairs) {
+  if (a->n < 2 || a->n >= max_pairs || !isfinite(a->threshold) || !isfinite(a->lr_sd))
+    return NAN;
+  double rest = max_pairs - a->n;
+  double sd = a->lr_sd * sqrt(rest) / max_pairs;
+  double gap = fabs(a->lr_mean) - log1p(a->threshold);
+  if (!(sd > 0.0))
+    return gap > 0.0 ? 1.0 : 0.0;
+  return gsl_cdf_ugaussian_P(gap / sd);
+}
+
 /* The sequential decision on the primary set (result.seq); returns the two-sided level the
  * primary's paired test had to beat. */
 static double sequential_decide(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
@@ -745,6 +852,7 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
   sq->decision = SW_GATE_SEQ_NONE;
   sq->pairs_more = -1;
   sq->z_bound = sq->nominal_p = sq->z_stat = sq->cond_power = sq->info_frac = sq->alpha_spent = NAN;
+  sq->lab_cond_power = NAN;
   double p_crit_primary = cfg->alpha;
   if (plan) {
     sq->look = a->n;
@@ -773,6 +881,7 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
       double c_end = plan->bound[plan->n_looks - 1];
       if (t < 1.0 && isfinite(sq->z_stat))
         sq->cond_power = gsl_cdf_ugaussian_Q((c_end - fabs(sq->z_stat) / sqrt(t)) / sqrt(1.0 - t));
+      sq->lab_cond_power = lab_cond_power(a, plan->max_pairs);
       /* Effect shown smaller than the floor: the interval lies inside +-floor. */
       int inside_floor = isfinite(a->t_lo) && a->t_lo > log1p(-cfg->floor) &&
                          a->t_hi < log1p(cfg->floor);
@@ -804,13 +913,17 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
       } else if (res->fragile && pending_replacements(in) > 0) {
         sq->decision = SW_GATE_SEQ_CONTINUE; /* the replacement may settle it */
         sq->pairs_more = pending_replacements(in);
-      } else if (res->fragile) {
+      } else if (res->fragile && cfg->sens == SW_GATE_SENS_MEAN) {
         /* Every contaminated pair has been rerun and the verdict still depends on leaving them
-         * out. Further clean pairs dilute a +5..20% spike in the kept set only as 1/sqrt(n),
-         * far slower than max pairs allows (bench/gate_mc measured no gain): stop. */
+         * out. Judged by means, further clean pairs dilute a +5..20% spike in the kept set only
+         * as 1/sqrt(n), far slower than max pairs allows (bench/gate_mc measured no gain): stop.
+         * Judged by the median (the default), a clean pair moves the kept set's median towards
+         * the clean pairs', so the gate goes on below. */
         sq->decision = SW_GATE_SEQ_STOP_FUTILE;
         sq->pairs_more = 0;
-      } else if ((isfinite(sq->cond_power) && sq->cond_power < cfg->futility_cp) || inside_floor) {
+      } else if ((isfinite(sq->cond_power) && sq->cond_power < cfg->futility_cp) ||
+                 (isfinite(sq->lab_cond_power) && sq->lab_cond_power < cfg->futility_lab_cp) ||
+                 inside_floor) {
         sq->decision = SW_GATE_SEQ_STOP_FUTILE;
         sq->pairs_more = 0;
       } else {
@@ -858,7 +971,7 @@ static void explain_sequential(const struct sw_gate_config *cfg, const struct sw
     else if (sq->decision == SW_GATE_SEQ_STOP_DECISIVE)
       reason(res, "sequential: stopped at %d pairs, |z| %.2f crosses the boundary %.2f "
                   "(alpha spent %.4f of %.4f)",
-             a->n, fabs(sq->z_stat), sq->z_bound, sq->alpha_spent, cfg->alpha);
+             a->n, fabs(sq->z_stat), sq->z_bound, sq->alpha_spent, plan->alpha);
     else
       reason(res, "sequential: stopped at the maximum of %d pairs", plan->max_pairs);
   }
@@ -931,7 +1044,7 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   if (cfg->sequential) {
     plan = cfg->plan;
     if (!plan || plan->min_pairs != cfg->min_pairs || plan->max_pairs != cfg->max_pairs ||
-        plan->alpha != cfg->alpha) {
+        plan->alpha != cfg->seq_alpha) {
       rc = sw_gate_plan_make(cfg, &local, err);
       if (rc)
         return rc;
@@ -968,6 +1081,10 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
 
   /* Sensitivity: a decisive verdict must hold in every set. */
   struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
+  if (cfg->sens == SW_GATE_SENS_ROBUST)
+    for (int s = 1; s < SW_GATE_NSETS; s++)
+      if (res->set_present[s])
+        res->set[s].verdict = robust_verdict(cfg, a, &res->set[s]);
   res->verdict = a->verdict;
   for (int s = 1; s < SW_GATE_NSETS; s++)
     if (res->set_present[s] && res->set[s].verdict != a->verdict &&

@@ -14,9 +14,18 @@
  *    signed-rank test (exact for small n without ties), a seeded bootstrap percentile interval;
  *  - per-machine effects and a DerSimonian-Laird random-effects pool with Q, tau^2 and I^2;
  *  - sensitivity: the verdict on contaminated pairs kept / replaced / both kept; a decisive verdict
- *    that does not hold in all three becomes inconclusive ("fragile");
+ *    that does not hold in all three becomes inconclusive ("fragile"). The kept and both sets are
+ *    judged on their mean log ratio with each contaminated pair limited to the range of the clean
+ *    pairs, against the primary's threshold, so that one contaminated run's spike cannot flip
+ *    them (SW_GATE_SENS_ROBUST, the default); SW_GATE_SENS_MEAN judges them with the lab rule and
+ *    the paired test, as the lab's rule 6 reads;
+ *  - the median and the Hodges-Lehmann estimate of the log ratios with the exact signed-rank
+ *    interval, for every set;
  *  - resolution: the minimal detectable effect at the current n and noise, pairs needed;
- *  - sequential looks (Lan-DeMets alpha spending, O'Brien-Fleming type) with futility stopping.
+ *  - sequential looks (Lan-DeMets alpha spending, O'Brien-Fleming type) with futility stopping on
+ *    the paired test's and the lab rule's conditional power;
+ *  - planning (sw_gate_plan.c): the scheduler's loop simulated on a noise model, the forecast of
+ *    runs and verdicts before a gate starts, and a machine's noise memory from earlier gates.
  *
  * The engine is pure: no I/O (except sw_gate_eval_file), no global state, deterministic for a
  * given bootstrap seed, and it allocates only scratch arrays that it frees before returning.
@@ -28,6 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <gsl/gsl_rng.h>
 #include <jansson.h>
 
 #include "sw_err.h"
@@ -92,6 +102,15 @@ struct sw_gate_input {
 
 struct sw_gate_plan; /* below */
 
+/* How the sensitivity sets `kept` and `both` are judged (docs/gate-rules.md section 3). */
+enum sw_gate_sens {
+  SW_GATE_SENS_ROBUST = 0, /* default: the set's clipped mean log ratio (contaminated pairs
+                            * limited to the range of its clean pairs) must lie beyond the
+                            * primary's lab threshold on the primary's side, the guard holding */
+  SW_GATE_SENS_MEAN = 1    /* each set by the lab rule and the paired test on its own means, as
+                            * the lab's rule 6 reads; one +5..20% spike flips it */
+};
+
 struct sw_gate_config {
   char name[SW_GATE_NAME_MAX]; /* gate name for the JSON; may be "" */
   enum sw_gate_direction direction;
@@ -114,7 +133,14 @@ struct sw_gate_config {
   int sequential;     /* 1: look after each pair with alpha spending */
   int min_pairs;      /* first look: the spec's pairs.n when sequential (default 3) */
   int max_pairs;      /* last look: the spec's pairs.max (default 8) */
+  double seq_alpha;   /* two-sided level the sequential paired test spends across the looks
+                       * (default 0.09). The lab rule must pass as well, so the procedure's
+                       * false-adopt rate is far below seq_alpha / 2: bench/gate_mc measures it
+                       * (docs/gate-rules.md section 5). Intervals and fixed-n tests use alpha */
   double futility_cp; /* stop futile when conditional power (current trend) < this (default 0.2) */
+  double futility_lab_cp; /* stop futile when the lab rule's conditional power (seq.lab_cond_power)
+                           * < this (default 0.07) */
+  enum sw_gate_sens sens; /* how the kept and both sets are judged (default robust) */
   /* Bootstrap: */
   uint64_t boot_seed; /* default 1 */
   int boot_reps;      /* default 2000; 0 skips the bootstrap */
@@ -126,8 +152,9 @@ struct sw_gate_config {
 #define SW_GATE_MAX_LOOKS 64
 
 /* The sequential plan: looks after min_pairs, min_pairs + 1, ..., max_pairs pairs, information
- * fraction n / max_pairs, two-sided boundaries spending cfg.alpha by the Lan-DeMets
- * O'Brien-Fleming-type function. bound[j] and spent[j] belong to the look at min_pairs + j. */
+ * fraction n / max_pairs, two-sided boundaries spending cfg.seq_alpha by the Lan-DeMets
+ * O'Brien-Fleming-type function. bound[j] and spent[j] belong to the look at min_pairs + j;
+ * alpha is the seq_alpha they spend. */
 struct sw_gate_plan {
   int min_pairs, max_pairs;
   double alpha;
@@ -136,13 +163,14 @@ struct sw_gate_plan {
   double spent[SW_GATE_MAX_LOOKS];
 };
 
-/* Computes the plan for cfg's min_pairs, max_pairs and alpha. SW_EINVAL when they are out of
+/* Computes the plan for cfg's min_pairs, max_pairs and seq_alpha. SW_EINVAL when they are out of
  * range (1 <= min_pairs <= max_pairs, at most SW_GATE_MAX_LOOKS looks). */
 int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *plan,
                       struct sw_err *err);
 
 /* Fills cfg with the defaults listed above (lower is better, k 2, floor 0.01, guard on with
- * max_drop 0.05 and higher-is-better, no band, sequential off, min 3, max 8). */
+ * max_drop 0.05 and higher-is-better, no band, alpha 0.05, sequential off, min 3, max 8,
+ * seq_alpha 0.09, futility 0.2 and 0.07, robust sensitivity). */
 void sw_gate_config_default(struct sw_gate_config *cfg);
 
 /* Which pairs an analysis used (section "sensitivity" of docs/gate-rules.md). */
@@ -200,6 +228,20 @@ struct sw_gate_analysis {
   double wilcox_p;           /* two-sided p */
   int wilcox_exact;          /* 1: exact null distribution; 0: normal approximation */
   double boot_lo_pct, boot_hi_pct; /* seeded bootstrap percentile interval; NAN when skipped */
+  /* Robust location of the log ratios. In the kept and both sets the clipped mean decides
+   * (SW_GATE_SENS_ROBUST; docs/gate-rules.md section 3 says why not the median: at the same
+   * false-adopt rate it cost 2.4 points of power at a 2% effect). The median and the
+   * Hodges-Lehmann estimate with its exact signed-rank interval (which cannot exclude 0 below
+   * n = 6) are reported for every set. */
+  double lr_clipped, clipped_pct;  /* mean log ratio, each contaminated pair's value limited to
+                                    * [min, max] of the set's clean pairs; the median when the set
+                                    * has no clean pair */
+  double lr_median, median_pct;
+  double hl, hl_pct;               /* Hodges-Lehmann estimate (log scale, and as a percentage) */
+  double hl_lo_pct, hl_hi_pct;     /* exact signed-rank interval as percentages */
+  double hl_conf;                  /* its attained level (0.75 at n = 3, 0.875 at n = 4, ...) */
+  int robust_holds;                /* kept / both under SW_GATE_SENS_ROBUST: the clipped mean
+                                    * lies beyond the primary's threshold on the primary's side */
   /* Order (drift) estimate from counterbalanced pairs: in an off-on pair the on run is second, in
    * an on-off pair the off run is, so half the difference of their mean log ratios is how much
    * slower (+) a second run is. Needs >= 2 pairs of each order; NAN otherwise. */
@@ -229,6 +271,9 @@ struct sw_gate_sequential {
   double nominal_p;       /* nominal two-sided p the paired t test must beat now */
   double z_stat;          /* the t statistic mapped to z through its p-value, signed */
   double cond_power;      /* conditional power under the current trend */
+  double lab_cond_power;  /* probability under the current trend that the lab rule passes at max
+                           * pairs: the mean log ratio's remaining pairs drawn around the current
+                           * estimate with the current sd, the threshold held at its current value */
   int pairs_more;         /* more pairs that would resolve the observed effect; -1 unknown */
   int guard_extended;     /* 1: continue instead of a reject that rests on the guard alone,
                            * because the guard's failure lies within its own noise */
@@ -272,6 +317,99 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
  * JSON (indented, one trailing newline) to out. Returns 0, SW_ENOTFOUND / SW_EIO for the file,
  * SW_EINVAL for bad JSON or bad content (message names the file, line and key). */
 int sw_gate_eval_file(const char *path, FILE *out, struct sw_err *err);
+
+/* ---- planning (sw_gate_plan.c) ------------------------------------------------------------
+ * Before a gate starts: what it will cost and how likely each verdict is, from the spec's design
+ * and the machines' recorded noise; and the per-machine noise memory that supplies that noise. */
+
+#define SW_GATE_SIM_MACHINES 16  /* machines a simulated gate spreads over */
+#define SW_GATE_SIM_MAX_PAIRS 256 /* pairs, replacements included */
+
+/* The noise model of a simulated gate (bench/gate_mc's, issue 5's): a run's time is
+ * 100 (1 + offset[machine]) (1 + effect if on) (1 + drift if second in its pair) (1 + N(0, cv)),
+ * and with probability contam its load window flags it and it is slower by a further
+ * spike_lo + spike_span U(0, 1). */
+struct sw_gate_sim_model {
+  int machines;
+  double offset[SW_GATE_SIM_MACHINES];
+  double cv, contam, spike_lo, spike_span, drift, effect;
+};
+
+/* One machine, cv 1%, 10% contaminated by +5..20%, no drift, no effect. */
+void sw_gate_sim_model_default(struct sw_gate_sim_model *m);
+
+/* One run of the model: returns its time, *contaminated whether its window flags it. Draws, in
+ * this order, one Gaussian, one uniform, and one more uniform when contaminated. */
+double sw_gate_sim_run(const struct sw_gate_sim_model *m, gsl_rng *r, int machine, int on,
+                       int second, int *contaminated);
+
+/* One simulated gate, as the scheduler runs it: pairs round-robin over the machines from a random
+ * first one, orders alternating off-on / on-off, one replacement pair (same order) for each
+ * contaminated pair, sw_gate_eval after every pair until the sequential decision is not
+ * `continue` (a fixed-n gate: once after n_pairs pairs and their replacements). clean_only feeds
+ * the engine the uncontaminated pairs alone (no sensitivity sets; for comparison). res holds the
+ * last evaluation, *runs the runs spent, reruns included. SW_EINVAL for a model or design out of
+ * range, or an engine error. */
+int sw_gate_sim_gate(const struct sw_gate_sim_model *m, const struct sw_gate_config *cfg,
+                     int n_pairs, gsl_rng *r, int clean_only, struct sw_gate_result *res,
+                     int *runs, struct sw_err *err);
+
+#define SW_GATE_FORECAST_ROWS 4
+
+struct sw_gate_forecast_row {
+  double effect;    /* true improvement (fraction, in the better direction): 0, 1, 1.5 and 3 times
+                     * the lab threshold max(k cv, floor) */
+  double p_adopt;   /* share of simulated gates adopted */
+  double p_reject;  /* share rejected (a regression verdict on an improvement or a null) */
+  double runs_mean; /* mean runs to the verdict, reruns included */
+  int runs_max;     /* most runs any simulated gate took */
+};
+
+struct sw_gate_forecast {
+  double cv, contam, threshold;
+  int machines, sims, n_pairs, max_pairs, sequential;
+  struct sw_gate_forecast_row row[SW_GATE_FORECAST_ROWS];
+};
+
+/* The expected runs and verdicts of a gate with design cfg (n_pairs = the spec's pairs.n; the
+ * sequential keys of cfg) on machines with per-run CV cv, a share contam of runs flagged, pairs
+ * spread over `machines` machines: sims simulated gates per row through sw_gate_sim_gate, seeded
+ * with seed (the same arguments give the same forecast). The guard is left out: it is judged on
+ * its own metric. SW_EINVAL for arguments out of range. About sims x 4 x max_pairs engine
+ * evaluations (400 sims of a 5..8 design: about 0.3 s). */
+int sw_gate_forecast(const struct sw_gate_config *cfg, int n_pairs, double cv, double contam,
+                     int machines, int sims, uint64_t seed, struct sw_gate_forecast *out,
+                     struct sw_err *err);
+
+/* One earlier gate's noise on one machine: the within-machine CV of its runs of the metric (off
+ * arm, machine mean removed) and its degrees of freedom (runs - 1). */
+struct sw_gate_noise_obs {
+  double cv;
+  int df;
+};
+
+struct sw_gate_noise {
+  int n_obs;
+  double cv_recent;  /* the latest gate's CV; NAN without observations */
+  int df_recent;
+  double cv_history; /* the pooled CV of the gates before it; NAN with fewer than 2 gates */
+  int df_history;
+  double ratio;      /* cv_recent / cv_history */
+  double p;          /* F test of the latest variance against the history's, upper tail */
+  int jumped;        /* the noise rose: ratio > 1 and p < jump_p. The caller reports it */
+  double cv_plan;    /* the CV to plan with: everything pooled, or cv_recent when it jumped (the
+                      * machine as it is now; never the calmer past silently) */
+};
+
+/* The noise memory of one machine: obs[0..n-1] oldest first (the store's earlier gates of that
+ * worker and metric). jump_p: the F test's level for a jump (0.01 is a good default).
+ * Wiring (the coordinator's, not done here): for each worker machine of a gate's placement, the
+ * store's finished gates on that metric give one observation each: the off runs' within-machine
+ * CV sd(off) / mean(off) and df = runs - 1 (the last ~10 gates); a jumped machine goes into the
+ * submit / check output and the gate's log, and the fleet's planning CV, the root mean square of
+ * the machines' cv_plan, goes to sw_gate_forecast. */
+int sw_gate_noise_assess(const struct sw_gate_noise_obs *obs, size_t n, double jump_p,
+                         struct sw_gate_noise *out, struct sw_err *err);
 
 /* Names for JSON and logs: "adopt" / "reject" / "inconclusive"; "continue" / "stop-decisive" /
  * "stop-futile" / "stop-max" / "none"; "off-on" / "on-off"; "replaced" / "kept" / "both". */

@@ -50,6 +50,12 @@ static json_t *analysis_json(const struct sw_gate_analysis *a, const struct sw_g
   json_object_set_new(pr, "wilcoxon", json_pack("{s:o s:o s:b}", "v", num(a->wilcox_v), "p",
                                                  num(a->wilcox_p), "exact", a->wilcox_exact));
   json_object_set_new(pr, "bootstrap_pct", pair_of(a->boot_lo_pct, a->boot_hi_pct));
+  json_object_set_new(pr, "robust",
+                      json_pack("{s:o s:o s:o s:o s:o s:b}", "median_pct", num(a->median_pct),
+                                "hodges_lehmann_pct", num(a->hl_pct), "signed_rank_interval_pct",
+                                pair_of(a->hl_lo_pct, a->hl_hi_pct), "interval_level",
+                                num(a->hl_conf), "clipped_mean_pct", num(a->clipped_pct),
+                                "holds", a->robust_holds));
   json_object_set_new(pr, "significant", json_boolean(a->paired_significant));
   json_object_set_new(pr, "order", json_pack("{s:i s:i s:o s:o}", "off_on", a->n_off_on, "on_off",
                                               a->n_on_off, "second_run_pct", num(a->order_pct),
@@ -155,6 +161,8 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
     json_object_set_new(seq, "nominal_p", num(sq->nominal_p));
     json_object_set_new(seq, "z", num(sq->z_stat));
     json_object_set_new(seq, "conditional_power", num(sq->cond_power));
+    json_object_set_new(seq, "lab_conditional_power", num(sq->lab_cond_power));
+    json_object_set_new(seq, "alpha", json_real(cfg->seq_alpha));
     json_object_set_new(seq, "pairs_more", json_integer(sq->pairs_more));
     json_object_set_new(seq, "guard_extended", json_boolean(sq->guard_extended));
   }
@@ -169,6 +177,8 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
                                                "reps", cfg->boot_reps));
   json_object_set_new(c, "guard_required", json_boolean(cfg->guard_required));
   json_object_set_new(c, "sequential", json_boolean(cfg->sequential));
+  json_object_set_new(c, "sensitivity",
+                      json_string(cfg->sens == SW_GATE_SENS_MEAN ? "mean" : "robust"));
   json_object_set_new(c, "baseline_form", json_boolean(res->has_baseline));
   json_object_set_new(o, "config", c);
   return o;
@@ -280,7 +290,8 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
                             struct sw_err *err) {
   static const char *const top_keys[] = {"name", "metric", "metric_direction", "rule", "guard",
                                          "pairs", "baseline", "alpha", "power",
-                                         "sigma_ratio_warn", "sequential", "bootstrap", NULL};
+                                         "sigma_ratio_warn", "sequential", "bootstrap",
+                                         "sensitivity", NULL};
   if (!in || !pairs_out || !cfg)
     return sw_err_set(err, SW_EINVAL, "gate input: missing output");
   *pairs_out = NULL;
@@ -314,6 +325,16 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
       (rc = get_num(root, "power", "gate input", &cfg->power, err)) ||
       (rc = get_num(root, "sigma_ratio_warn", "gate input", &cfg->sigma_ratio_warn, err)))
     return rc;
+  v = json_object_get(root, "sensitivity");
+  if (v && !json_is_null(v)) {
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    if (strcmp(s, "robust") == 0)
+      cfg->sens = SW_GATE_SENS_ROBUST;
+    else if (strcmp(s, "mean") == 0)
+      cfg->sens = SW_GATE_SENS_MEAN;
+    else
+      return sw_err_set(err, SW_EINVAL, "sensitivity: expected \"robust\" or \"mean\"");
+  }
   v = json_object_get(root, "rule");
   if (v && !json_is_null(v)) {
     static const char *const k[] = {"k", "floor", NULL};
@@ -353,7 +374,8 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
   }
   v = json_object_get(root, "sequential");
   if (v && !json_is_null(v)) {
-    static const char *const k[] = {"enabled", "min_pairs", "max_pairs", "futility", NULL};
+    static const char *const k[] = {"enabled", "min_pairs", "max_pairs", "futility",
+                                    "futility_lab", "alpha", NULL};
     if (!json_is_object(v))
       return sw_err_set(err, SW_EINVAL, "sequential: expected an object");
     cfg->sequential = 1;
@@ -361,7 +383,9 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
         (rc = get_bool(v, "enabled", "sequential", &cfg->sequential, err)) ||
         (rc = get_int(v, "min_pairs", "sequential", &cfg->min_pairs, err)) ||
         (rc = get_int(v, "max_pairs", "sequential", &cfg->max_pairs, err)) ||
-        (rc = get_num(v, "futility", "sequential", &cfg->futility_cp, err)))
+        (rc = get_num(v, "futility", "sequential", &cfg->futility_cp, err)) ||
+        (rc = get_num(v, "futility_lab", "sequential", &cfg->futility_lab_cp, err)) ||
+        (rc = get_num(v, "alpha", "sequential", &cfg->seq_alpha, err)))
       return rc;
   }
   v = json_object_get(root, "bootstrap");

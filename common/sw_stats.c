@@ -1,4 +1,4 @@
-/* sw_stats.c: t test, Wilcoxon signed-rank, bootstrap, DerSimonian-Laird and group-sequential
+/* sw_stats.c: t test, Wilcoxon signed-rank, median and Hodges-Lehmann, bootstrap, DerSimonian-Laird and group-sequential
  * boundaries for the gate engine. Conventions follow R (stats::t.test, stats::wilcox.test) so that
  * the golden fixtures made by tests/fixtures/gate/golden.R check them number for number. */
 #include "sw_stats.h"
@@ -60,6 +60,24 @@ struct absidx {
 static int cmp_absidx(const void *pa, const void *pb) {
   const struct absidx *a = pa, *b = pb;
   return (a->a > b->a) - (a->a < b->a);
+}
+
+/* The exact null distribution of the signed-rank statistic V for m values: cnt[s] is the number
+ * of subsets of {1..m} with rank sum s, s = 0..m(m+1)/2, 2^m in all (exact in doubles for
+ * m < 54). Caller frees; NULL on out of memory. */
+static double *signrank_counts(size_t m) {
+  size_t maxs = m * (m + 1) / 2;
+  double *cnt = calloc(maxs + 1, sizeof *cnt);
+  if (!cnt)
+    return NULL;
+  cnt[0] = 1.0;
+  size_t top = 0;
+  for (size_t k = 1; k <= m; k++) {
+    top += k;
+    for (size_t s = top; s >= k; s--)
+      cnt[s] += cnt[s - k];
+  }
+  return cnt;
 }
 
 int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, struct sw_err *err) {
@@ -124,16 +142,9 @@ int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, 
     /* Exact null distribution of V: counts of subsets of {1..m} by rank sum, 2^m in all. Counts
      * stay below 2^50 for m < 50, so doubles hold them exactly. */
     size_t maxs = m * (m + 1) / 2;
-    double *cnt = calloc(maxs + 1, sizeof *cnt);
+    double *cnt = signrank_counts(m);
     if (!cnt)
       return sw_err_set(err, SW_ENOMEM, "wilcoxon: out of memory");
-    cnt[0] = 1.0;
-    size_t top = 0;
-    for (size_t k = 1; k <= m; k++) {
-      top += k;
-      for (size_t s = top; s >= k; s--)
-        cnt[s] += cnt[s - k];
-    }
     double total = ldexp(1.0, (int)m);
     double lower = 0.0; /* P(V <= q) */
     double pone;
@@ -162,6 +173,89 @@ int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, 
   }
   out->p = fmin(1.0, out->p);
   out->exact = 0;
+  return 0;
+}
+
+int sw_stats_median(const double *x, size_t n, double *median, struct sw_err *err) {
+  if (!x || !median || n < 1)
+    return sw_err_set(err, SW_EINVAL, "median: needs at least 1 value");
+  if (!all_finite(x, n))
+    return sw_err_set(err, SW_EINVAL, "median: non-finite value in the data");
+  double *s = malloc(n * sizeof *s);
+  if (!s)
+    return sw_err_set(err, SW_ENOMEM, "median: out of memory");
+  memcpy(s, x, n * sizeof *s);
+  gsl_sort(s, 1, n);
+  *median = gsl_stats_median_from_sorted_data(s, 1, n);
+  free(s);
+  return 0;
+}
+
+int sw_stats_hodges_lehmann(const double *x, size_t n, double conf, struct sw_stats_hl *out,
+                            struct sw_err *err) {
+  if (!x || !out)
+    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: no data");
+  if (!all_finite(x, n))
+    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: non-finite value in the data");
+  if (!(conf > 0.0 && conf < 1.0))
+    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: confidence level %g is not in (0, 1)", conf);
+  if (n > SW_STATS_HL_MAX)
+    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: %zu values, at most %d", n,
+                      SW_STATS_HL_MAX);
+  memset(out, 0, sizeof *out);
+  double *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v)
+    return sw_err_set(err, SW_ENOMEM, "hodges-lehmann: out of memory");
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (x[i] != 0.0)
+      v[m++] = x[i];
+  out->n = (int)m;
+  if (m == 0) {
+    free(v);
+    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: every value is zero");
+  }
+  size_t nw = m * (m + 1) / 2;
+  double *w = malloc(nw * sizeof *w);
+  double *cnt = signrank_counts(m);
+  if (!w || !cnt) {
+    free(v);
+    free(w);
+    free(cnt);
+    return sw_err_set(err, SW_ENOMEM, "hodges-lehmann: out of memory");
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = i; j < m; j++)
+      w[k++] = (v[i] + v[j]) / 2.0;
+  gsl_sort(w, 1, nw);
+  out->est = gsl_stats_median_from_sorted_data(w, 1, nw);
+  /* Ties among |x| make the level approximate (R leaves the exact branch then). */
+  gsl_sort(v, 1, m);
+  int ties = 0;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = i + 1; j < m; j++)
+      ties |= fabs(v[i]) == fabs(v[j]);
+  out->exact = m < 50 && !ties;
+  /* qu = qsignrank(a / 2, m): the smallest q with P(V <= q) >= a / 2; at least 1. */
+  double total = ldexp(1.0, (int)m), half = (1.0 - conf) / 2.0, cum = 0.0;
+  size_t qu = 0;
+  for (; qu <= nw; qu++) {
+    cum += cnt[qu] / total;
+    if (cum >= half * (1.0 - 1e-12))
+      break;
+  }
+  if (qu == 0)
+    qu = 1;
+  double below = 0.0; /* psignrank(qu - 1, m) */
+  for (size_t s = 0; s + 1 <= qu; s++)
+    below += cnt[s] / total;
+  out->lo = w[qu - 1];
+  out->hi = w[nw - qu];
+  out->conf = 1.0 - 2.0 * below;
+  free(v);
+  free(w);
+  free(cnt);
   return 0;
 }
 

@@ -1,7 +1,8 @@
 /* sw_stats.h: the statistics the gate engine is built from: the one-sample t test and interval,
  * the Wilcoxon signed-rank test (exact null distribution for small n, R's normal approximation
- * otherwise), a seeded bootstrap percentile interval of the mean, the DerSimonian-Laird
- * random-effects pool, and Lan-DeMets O'Brien-Fleming group-sequential boundaries.
+ * otherwise), the median and the Hodges-Lehmann estimate with its exact signed-rank interval,
+ * a seeded bootstrap percentile interval of the mean, the DerSimonian-Laird random-effects pool,
+ * and Lan-DeMets O'Brien-Fleming group-sequential boundaries.
  *
  * Distributions, quantiles, sorting and the random generator come from GSL. Every function is pure
  * (no global state, deterministic for a given seed) and checked against R in tests/fixtures/gate/.
@@ -35,6 +36,31 @@ struct sw_stats_wilcoxon {
 /* R's wilcox.test(x, mu = 0, exact = NULL, correct = TRUE), two-sided. Zeros are dropped as R
  * does; with nothing left, v = 0 and p = 1. Allocates O(n^2) scratch; SW_ENOMEM on failure. */
 int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, struct sw_err *err);
+
+/* The median of x[0..n-1] (n >= 1; the mean of the middle two for even n). x is not changed;
+ * O(n) scratch; SW_ENOMEM on failure. */
+int sw_stats_median(const double *x, size_t n, double *median, struct sw_err *err);
+
+#define SW_STATS_HL_MAX 200 /* values the Hodges-Lehmann estimate accepts (Walsh averages n^2/2) */
+
+struct sw_stats_hl {
+  int n;         /* non-zero values used (zeros are dropped, as R does) */
+  double est;    /* Hodges-Lehmann estimate: the median of the n (n + 1) / 2 Walsh averages */
+  double lo, hi; /* the signed-rank interval: order statistics of the Walsh averages */
+  double conf;   /* its attained level 1 - 2 psignrank(qu - 1, n): discrete, so near the level
+                  * asked, or the highest attainable when n is small (n = 3: 0.75, where R warns
+                  * "requested conf.level not achievable") */
+  int exact;     /* 1: no ties and n < 50, so the level is exact (R's exact branch) */
+};
+
+/* R's wilcox.test(x, conf.int = TRUE, conf.level = conf)$estimate and $conf.int in its exact
+ * branch: the Walsh averages (x_i + x_j) / 2, i <= j, sorted; qu = qsignrank((1 - conf) / 2, n)
+ * (1 when that is 0); the interval is [w_qu, w_{n(n+1)/2 - qu + 1}] and its level
+ * 1 - 2 psignrank(qu - 1, n). With ties or n >= 50 R switches to a normal approximation found by
+ * root search; this function keeps the order statistics and says exact = 0. n >= 1 non-zero
+ * values, at most SW_STATS_HL_MAX. */
+int sw_stats_hodges_lehmann(const double *x, size_t n, double conf, struct sw_stats_hl *out,
+                            struct sw_err *err);
 
 /* Percentile bootstrap interval of the mean at level conf: reps resamples drawn with GSL's
  * MT19937 seeded with seed. Needs n >= 1 and reps >= 10. */

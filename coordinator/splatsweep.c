@@ -460,6 +460,44 @@ static int cmd_check_result(int n, char **files) {
   return rc;
 }
 
+/* What a gate spec will cost, before it starts (docs/gate-rules.md section 5): the gate
+ * engine's forecast for the spec's design at three assumed machine CVs, 10% of runs flagged, the
+ * pairs on one machine. `check` has no store; the machines' recorded noise (sw_gate_noise_assess)
+ * is the coordinator's to supply at submit. The design is the spec's: k, floor, alpha,
+ * direction, pairs.n / max / sequential; everything else the engine's defaults. */
+static void print_forecast(const struct sw_spec *s) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  cfg.direction = s->gate.direction == SW_DIR_HIGHER ? SW_GATE_HIGHER : SW_GATE_LOWER;
+  cfg.k = s->gate.k;
+  cfg.floor = s->gate.floor;
+  cfg.alpha = s->gate.alpha;
+  cfg.sequential = s->pairs.sequential;
+  cfg.min_pairs = (int)s->pairs.n;
+  cfg.max_pairs = (int)s->pairs.max;
+  const double cvs[3] = {0.005, 0.01, 0.015};
+  if (cfg.sequential)
+    printf("forecast (gate engine, 400 simulated gates per figure, looks from %d to %d pairs, "
+           "10%% of runs flagged, machine CV assumed):\n", cfg.min_pairs, cfg.max_pairs);
+  else
+    printf("forecast (gate engine, 400 simulated gates per figure, %d pairs, 10%% of runs "
+           "flagged, machine CV assumed):\n", cfg.min_pairs);
+  for (int i = 0; i < 3; i++) {
+    struct sw_gate_forecast f;
+    struct sw_err err = {0};
+    if (sw_gate_forecast(&cfg, (int)s->pairs.n, cvs[i], 0.10, 1, 400, 1, &f, &err)) {
+      printf("  CV %.1f%%: no forecast: %s\n", 100 * cvs[i], err.msg);
+      continue;
+    }
+    printf("  CV %.1f%% (threshold %.2f%%): null change adopted %.1f%%, %.1f runs;", 100 * cvs[i],
+           100 * f.threshold, 100 * f.row[0].p_adopt, f.row[0].runs_mean);
+    for (int k = 1; k < SW_GATE_FORECAST_ROWS; k++)
+      printf(" %.2f%% better: adopted %.0f%%, %.1f runs%s", 100 * f.row[k].effect,
+             100 * f.row[k].p_adopt, f.row[k].runs_mean, k + 1 < SW_GATE_FORECAST_ROWS ? ";" : "");
+    printf(" (at most %d runs)\n", f.row[1].runs_max);
+  }
+}
+
 static int cmd_check(struct args *a) {
   if (a->n_pos != 1) {
     fprintf(stderr, "usage: splatsweep check SPEC\n");
@@ -484,6 +522,8 @@ static int cmd_check(struct args *a) {
     rc = -1;
   } else if (!(rc = check_trainer_keys(a->pos[0], spec))) {
     fputs(said ? said : "", stdout);
+    if (spec->kind == SW_SPEC_GATE)
+      print_forecast(spec);
   }
   sw_spec_destroy(&spec);
   free(said);

@@ -177,6 +177,56 @@ START_TEST(wilcoxon_exact_small_values) {
 }
 END_TEST
 
+/* The Hodges-Lehmann estimate and R's exact signed-rank interval (wilcox.test(x, conf.int =
+ * TRUE)), worked by hand from the sorted Walsh averages and the signed-rank counts. n = 5: the 15
+ * averages of {1.2, -0.4, 2.5, 3.1, 0.7} have median 1.35; P(V <= 0) = 1/32 >= 0.025, so
+ * qu = max(1, 0) = 1 and the interval is [min, max] = [-0.4, 3.1] at level 1 - 2/32 = 0.9375
+ * (the highest n = 5 attains). n = 8: qsignrank(0.025, 8) = 4, P(V <= 3) = 5/256, so the 4th
+ * smallest and largest of the 36 averages at level 1 - 10/256 (the textbook 96.1%). n = 10: the
+ * 9th, level 1 - 50/1024 = 95.1%. */
+START_TEST(hodges_lehmann_exact_interval) {
+  struct sw_stats_hl h;
+  double a[] = {1.2, -0.4, 2.5, 3.1, 0.7};
+  ck_assert_int_eq(sw_stats_hodges_lehmann(a, 5, 0.95, &h, NULL), 0);
+  NEAR(h.est, 1.35, 1e-12);
+  NEAR(h.lo, -0.4, 1e-12);
+  NEAR(h.hi, 3.1, 1e-12);
+  NEAR(h.conf, 0.9375, 1e-12);
+  ck_assert_int_eq(h.exact, 1);
+  double b[] = {-2.1, -1.7, -3.0, -0.2, -2.6, -1.1, -2.2, 0.4};
+  ck_assert_int_eq(sw_stats_hodges_lehmann(b, 8, 0.95, &h, NULL), 0);
+  NEAR(h.est, -1.625, 1e-12);
+  NEAR(h.lo, -2.6, 1e-12);
+  NEAR(h.hi, -0.35, 1e-12);
+  NEAR(h.conf, 1.0 - 10.0 / 256.0, 1e-12);
+  double c[] = {0.8, 1.9, -0.6, 2.4, 1.1, 0.3, 1.6, 2.9, -0.2, 1.4};
+  ck_assert_int_eq(sw_stats_hodges_lehmann(c, 10, 0.95, &h, NULL), 0);
+  NEAR(h.est, 1.15, 1e-12);
+  NEAR(h.lo, 0.3, 1e-12);
+  NEAR(h.hi, 2.0, 1e-12);
+  NEAR(h.conf, 1.0 - 50.0 / 1024.0, 1e-12);
+  /* n = 3 attains 0.75 at most (R: "requested conf.level not achievable"). */
+  double d[] = {0.3, -0.1, 0.5};
+  ck_assert_int_eq(sw_stats_hodges_lehmann(d, 3, 0.95, &h, NULL), 0);
+  NEAR(h.est, 0.25, 1e-12);
+  NEAR(h.conf, 0.75, 1e-12);
+  /* Ties among |x|: the order statistics stay, the level is no longer exact. */
+  double t[] = {0.5, -0.5, 1.0, 2.0};
+  ck_assert_int_eq(sw_stats_hodges_lehmann(t, 4, 0.95, &h, NULL), 0);
+  ck_assert_int_eq(h.exact, 0);
+  /* Zeros are dropped as R drops them; nothing left is an error. */
+  double z[] = {0.0, 0.0};
+  ck_assert_int_eq(sw_stats_hodges_lehmann(z, 2, 0.95, &h, NULL), SW_EINVAL);
+  double m;
+  ck_assert_int_eq(sw_stats_median(a, 5, &m, NULL), 0);
+  NEAR(m, 1.2, 0.0);
+  ck_assert(a[0] == 1.2 && a[4] == 0.7); /* the input is not reordered */
+  ck_assert_int_eq(sw_stats_median(c, 10, &m, NULL), 0);
+  NEAR(m, 1.25, 1e-15);
+  ck_assert_int_eq(sw_stats_median(c, 0, &m, NULL), SW_EINVAL);
+}
+END_TEST
+
 START_TEST(obf_boundaries_match_published_table) {
   /* Lan-DeMets O'Brien-Fleming spending, 5 equally spaced looks, two-sided alpha 0.05: the
    * boundaries tabulated by Jennison & Turnbull and reproduced by gsDesign / ldbounds. */
@@ -238,6 +288,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, dersimonian_laird_matches_metafor);
   tcase_add_test(tc, gs_bounds_match_rpact);
   tcase_add_test(tc, wilcoxon_exact_small_values);
+  tcase_add_test(tc, hodges_lehmann_exact_interval);
   tcase_add_test(tc, obf_boundaries_match_published_table);
   tcase_add_test(tc, bootstrap_is_seeded_and_sane);
   tcase_add_test(tc, errors_are_reported_not_crashed);
