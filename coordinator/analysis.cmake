@@ -1,5 +1,6 @@
 # coordinator/analysis.cmake: library sw_analysis: Pareto data (sw_pareto.h), reproducibility
-# audits (sw_audit.h) and the read-only HTTP dashboard (sw_http.h), all reading only the store.
+# audits (sw_audit.h), the machines' noise memory (sw_noise.h) and the read-only HTTP dashboard
+# (sw_http.h), all reading only the store.
 if(NOT TARGET PkgConfig::MHD)
   message(FATAL_ERROR "libmicrohttpd not found: install libmicrohttpd-dev (the HTTP dashboard, "
                       "coordinator/sw_http.c, needs it)")
@@ -7,7 +8,8 @@ endif()
 add_library(sw_analysis STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_pareto.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_audit.c
-  ${CMAKE_CURRENT_LIST_DIR}/sw_http.c)
+  ${CMAKE_CURRENT_LIST_DIR}/sw_http.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_noise.c)
 target_include_directories(sw_analysis PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(sw_analysis PUBLIC sw_coordcore sw_util PkgConfig::JANSSON PkgConfig::MHD
                       PkgConfig::SQLITE Threads::Threads m)

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include "sw_gate.h"
 #include "sw_http.h"
 #include "sw_log.h"
+#include "sw_noise.h"
 #include "sw_pareto.h"
 #include "sw_report.h"
 #include "sw_result.h"
@@ -75,7 +77,8 @@ static void usage(FILE *f) {
       "         [--workers-shown N]                     workers listed: 200 from 0 by default\n"
       "  report [SWEEP] [--db PATH | --coordinator EP] [--format text|md|json|html] [-o FILE]\n"
       "  cancel SWEEP [--coordinator EP]\n"
-      "  check SPEC                                      validate a spec (exit 2 when bad)\n"
+      "  check SPEC [--db PATH]                          validate a spec (exit 2 when bad); a\n"
+      "                                                  gate's forecast, on recorded noise too\n"
       "  check-result RESULT.json...                     against docs/result.schema.json\n"
       "  gate eval FILE.json                             the gate engine on given pairs\n"
       "  keygen DIR                                      CurveZMQ key pair for a daemon\n"
@@ -465,7 +468,7 @@ static int cmd_check_result(int n, char **files) {
  * pairs on one machine. `check` has no store; the machines' recorded noise (sw_gate_noise_assess)
  * is the coordinator's to supply at submit. The design is the spec's: k, floor, alpha,
  * direction, pairs.n / max / sequential; everything else the engine's defaults. */
-static void print_forecast(const struct sw_spec *s) {
+static void print_forecast(const struct sw_spec *s, double recorded_cv, int machines) {
   struct sw_gate_config cfg;
   sw_gate_config_default(&cfg);
   cfg.direction = s->gate.direction == SW_DIR_HIGHER ? SW_GATE_HIGHER : SW_GATE_LOWER;
@@ -475,14 +478,17 @@ static void print_forecast(const struct sw_spec *s) {
   cfg.sequential = s->pairs.sequential;
   cfg.min_pairs = (int)s->pairs.n;
   cfg.max_pairs = (int)s->pairs.max;
-  const double cvs[3] = {0.005, 0.01, 0.015};
+  /* The machines' recorded noise first, when there is a store to read it from. */
+  double cvs[4] = {recorded_cv, 0.005, 0.01, 0.015};
+  int first = isfinite(recorded_cv) && recorded_cv > 0 ? 0 : 1;
   if (cfg.sequential)
     printf("forecast (gate engine, 400 simulated gates per figure, looks from %d to %d pairs, "
            "10%% of runs flagged, machine CV assumed):\n", cfg.min_pairs, cfg.max_pairs);
   else
     printf("forecast (gate engine, 400 simulated gates per figure, %d pairs, 10%% of runs "
            "flagged, machine CV assumed):\n", cfg.min_pairs);
-  for (int i = 0; i < 3; i++) {
+  for (int i = first; i < 4; i++) {
+    if (i == 0) printf("  recorded noise of %d machine(s):", machines);
     struct sw_gate_forecast f;
     struct sw_err err = {0};
     if (sw_gate_forecast(&cfg, (int)s->pairs.n, cvs[i], 0.10, 1, 400, 1, &f, &err)) {
@@ -498,9 +504,46 @@ static void print_forecast(const struct sw_spec *s) {
   }
 }
 
+/* The machines' noise on the gate's metric from the store at db (sw_noise.h): prints each
+ * machine whose noise jumped, and gives the fleet's planning CV (NAN when nothing is recorded). */
+static void recorded_noise(const char *db, const struct sw_spec *spec, double *cv, int *machines) {
+  struct sw_store_opts so;
+  sw_store_opts_default(&so);
+  so.read_only = 1;
+  sw_store_t *store = NULL;
+  struct sw_err err = {0};
+  if (sw_store_open(db, &so, &store, &err)) {
+    printf("recorded noise: none (%s)\n", err.msg);
+    return;
+  }
+  json_t *nz = sw_noise_json(store, spec->gate.metric, &err);
+  sw_store_close(&store);
+  if (!nz) {
+    printf("recorded noise: none (%s)\n", err.msg);
+    return;
+  }
+  size_t i;
+  json_t *m;
+  json_array_foreach(json_object_get(nz, "machines"), i, m) {
+    if (!json_is_true(json_object_get(m, "jumped"))) continue;
+    printf("noise jumped on machine %s: CV %.2f%% in its latest gate, %.2f%% before (F test p = "
+           "%.2g); planning with the latest\n",
+           json_string_value(json_object_get(m, "machine")),
+           100 * json_number_value(json_object_get(m, "cv_recent")),
+           100 * json_number_value(json_object_get(m, "cv_history")),
+           json_number_value(json_object_get(m, "p")));
+  }
+  *machines = (int)json_array_size(json_object_get(nz, "machines"));
+  if (json_is_number(json_object_get(nz, "cv_plan")))
+    *cv = json_number_value(json_object_get(nz, "cv_plan"));
+  else
+    printf("recorded noise: no finished gate on %s in %s\n", spec->gate.metric, db);
+  json_decref(nz);
+}
+
 static int cmd_check(struct args *a) {
   if (a->n_pos != 1) {
-    fprintf(stderr, "usage: splatsweep check SPEC\n");
+    fprintf(stderr, "usage: splatsweep check SPEC [--db PATH]\n");
     return EXIT_USAGE;
   }
   /* The "ok" line is held back until the trainer keys have been checked too. */
@@ -522,8 +565,13 @@ static int cmd_check(struct args *a) {
     rc = -1;
   } else if (!(rc = check_trainer_keys(a->pos[0], spec))) {
     fputs(said ? said : "", stdout);
-    if (spec->kind == SW_SPEC_GATE)
-      print_forecast(spec);
+    if (spec->kind == SW_SPEC_GATE) {
+      double cv = NAN;
+      int machines = 0;
+      if (a->db) /* --db: plan on the machines' recorded noise too, and name jumps */
+        recorded_noise(a->db, spec, &cv, &machines);
+      print_forecast(spec, cv, machines);
+    }
   }
   sw_spec_destroy(&spec);
   free(said);

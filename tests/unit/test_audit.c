@@ -15,6 +15,7 @@
 #include "sw_audit.h"
 #include "sw_fs.h"
 #include "fixture_result.h"
+#include "sw_noise.h"
 #include "sw_sched.h"
 #include "sw_store.h"
 
@@ -240,6 +241,32 @@ START_TEST(clean_series_passes) {
 }
 END_TEST
 
+/* The machines' noise memory reads the gate's off runs per machine: the fixture's gate ran on
+ * one worker with off times 100.0 + 0.2 x pair (CV 0.32% over 5 pairs), nothing jumped. */
+START_TEST(noise_memory_of_the_machines) {
+  sw_store_t *s = open_ro();
+  struct sw_err err = {0};
+  json_t *nz = sw_noise_json(s, "train_s", &err);
+  ck_assert_msg(nz != NULL, "%s", err.msg);
+  const json_t *ms = json_object_get(nz, "machines");
+  ck_assert_int_ge(json_array_size(ms), 1);
+  const json_t *m = json_array_get(ms, 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "gates")), 1);
+  double cv = json_number_value(json_object_get(m, "cv_recent"));
+  ck_assert_msg(cv > 0.001 && cv < 0.01, "cv %g", cv);
+  ck_assert(json_is_false(json_object_get(m, "jumped")));
+  ck_assert(json_is_number(json_object_get(nz, "cv_plan")));
+  ck_assert_int_eq(json_array_size(json_object_get(nz, "jumped")), 0);
+  json_decref(nz);
+  /* A metric without finished gates: no machines, no plan. */
+  nz = sw_noise_json(s, "wall_s", &err);
+  ck_assert_int_eq(json_array_size(json_object_get(nz, "machines")), 0);
+  ck_assert(json_is_null(json_object_get(nz, "cv_plan")));
+  json_decref(nz);
+  sw_store_close(&s);
+}
+END_TEST
+
 START_TEST(changed_trainer_binary_is_flagged) {
   sw_store_t *s = open_ro();
   int problems = 0;
@@ -412,6 +439,7 @@ int main(void) {
   TCase *tc = tcase_create("store");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, clean_series_passes);
+  tcase_add_test(tc, noise_memory_of_the_machines);
   tcase_add_test(tc, changed_trainer_binary_is_flagged);
   tcase_add_test(tc, per_machine_builds_pass);
   tcase_add_test(tc, missing_window_is_flagged);
