@@ -648,8 +648,11 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
                       struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   const struct gs_scene *sc = t->sc;
-  struct gs_rng rng;
+  /* Two streams: the camera order must not depend on how many splits earlier densifications
+   * drew (one split more or less, from float rounding, would reorder every later view). */
+  struct gs_rng rng, split_rng;
   gs_rng_seed(&rng, (uint64_t)cfg->seed ^ 0x5851f42d4c957f2dull);
+  gs_rng_seed(&split_rng, (uint64_t)cfg->seed ^ 0x9e3779b97f4a7c15ull);
   uint32_t *order = malloc(sizeof(uint32_t) * sc->n_train);
   if (!order) return sw_err_set(err, SW_ENOMEM, "camera order: out of memory");
   uint32_t pos = sc->n_train;
@@ -739,7 +742,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     int grow, reset;
     densify_kind(cfg, iter, &grow, &reset);
     if (iter < iters && (grow || reset)) {
-      rc = densify_step(t, iter, &rng, err);
+      rc = densify_step(t, iter, &split_rng, err);
       if (rc) break;
     }
     if (io && io->progress && (iter % (uint32_t)cfg->progress_every == 0 || iter == iters)) {
