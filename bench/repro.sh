@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # bench/repro.sh: the reproducibility matrix of issue 12 on a real GPU: trainings of the Lego with
 # one config, in both modes (deterministic off and on), five runs each that differ only in what
-# must not matter: the first with a cold (empty) pipeline cache, then a plain one, one with
-# --progress, one with checkpoint evaluations in the middle, one under a CPU hog (one busy shell
-# loop per core). It prints one line per run (splats at the checkpoints and at the end, test
-# PSNR, train_s, the first 16 hex digits of final.ply's sha256) and per mode the spread of splats
-# and PSNR; in deterministic mode every final.ply must be the same file.
+# must not matter: the first with cold (empty) pipeline and driver shader caches, then a plain
+# one, one with --progress, one with checkpoint evaluations in the middle, one under a CPU hog
+# (one busy shell loop per core). It prints one line per run (splats at the checkpoints and at
+# the end, test PSNR, train_s, the first 16 hex digits of final.ply's sha256) and per mode the
+# spread of splats and PSNR; in deterministic mode every final.ply must be the same file.
 #
 # usage: SW_DATASETS=DIR[:DIR...] bench/repro.sh [SPLAT_TRAIN] [OUT]
 #   SPLAT_TRAIN  the trainer (default: build/bin/splat-train)
@@ -67,13 +67,18 @@ run() {
   # shellcheck disable=SC2206
   args+=($EXTRA)
   local cache="$OUT/pipeline-cache.bin"
+  # The driver's own shader cache (NVIDIA: __GL_SHADER_DISK_CACHE_PATH, Mesa: MESA_SHADER_CACHE_DIR)
+  # goes to a folder of this run's, empty for the cold run.
+  local dcache="$OUT/driver-cache"
   case $variant in
-    cold) rm -f "$cache" ;;
+    cold) rm -f "$cache"; rm -rf "$dcache" ;;
     progress) args+=(--progress) ;;
     checkpoints) args+=(--set "checkpoints=$CHECKPOINTS") ;;
   esac
   [ "$variant" = cpu_hog ] && hog_start
-  GS_PIPELINE_CACHE=$cache "$ST" "${args[@]}" >"$dir.stdout" 2>"$dir.stderr"
+  mkdir -p "$dcache"
+  GS_PIPELINE_CACHE=$cache __GL_SHADER_DISK_CACHE_PATH=$dcache MESA_SHADER_CACHE_DIR=$dcache \
+    "$ST" "${args[@]}" >"$dir.stdout" 2>"$dir.stderr"
   local rc=$?
   [ "$variant" = cpu_hog ] && hog_stop
   if [ $rc -ne 0 ] || [ ! -f "$dir/result.json" ]; then
