@@ -12,7 +12,7 @@
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
- *                   [--cas] [--adam-visible]
+ *                   [--cas] [--adam-visible] [--deterministic]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
 #include <stdio.h>
@@ -51,12 +51,14 @@ static int parse(int argc, char **argv, struct args *a) {
     }
     /* Backward variants (defaults: the trainer's defaults). */
     if (!strcmp(k, "--no-warp-skip") || !strcmp(k, "--lane0-atomics") ||
-        !strcmp(k, "--direct-atomics") || !strcmp(k, "--cas") || !strcmp(k, "--adam-visible")) {
+        !strcmp(k, "--direct-atomics") || !strcmp(k, "--cas") || !strcmp(k, "--adam-visible") ||
+        !strcmp(k, "--deterministic")) {
       if (!strcmp(k, "--no-warp-skip")) a->tk.warp_skip = 0;
       if (!strcmp(k, "--lane0-atomics")) a->tk.atomic_spread = 0;
       if (!strcmp(k, "--direct-atomics")) a->tk.direct_atomics = 1;
       if (!strcmp(k, "--cas")) a->tk.force_cas = 1;
       if (!strcmp(k, "--adam-visible")) a->tk.adam_visible = 1;
+      if (!strcmp(k, "--deterministic")) a->tk.deterministic = 1;
       continue;
     }
     if (!v) {
@@ -192,6 +194,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     int retry = 0;
     do {
       rc = gs_fwd_prepare(b->fwd, n, a->size, a->size, err);
+      if (!rc) rc = gs_tk_reserve(b->tk, n, err);
       const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
       VkCommandBuffer cmd = VK_NULL_HANDLE;
       /* The stages in order; per_kernel submits after each one. */

@@ -135,6 +135,9 @@ static const struct key keys[] = {
      "rasterize backward: issue the per-splat atomics from lane 0, or from several lanes"},
     {"adam", K_ENUM, OFF(adam), "all", "all|visible", 0, 0,
      "Adam over every splat, or only over splats that received gradient this iteration"},
+    {"deterministic", K_ENUM, OFF(deterministic), "off", "off|on", 0, 0,
+     "on: a run is bit-identical to the next with the same config on the same device (the "
+     "rasterize backward sums in 64-bit fixed point instead of float atomics)"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

@@ -94,6 +94,7 @@ struct gs_config {
   int32_t ssim_walk;
   int32_t atomic_spread;
   int32_t adam;
+  int32_t deterministic; /* 1: bit-identical runs (fixed-point rasterize backward) */
 };
 
 /* Fills cfg with every default. */

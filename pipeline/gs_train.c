@@ -250,6 +250,7 @@ static int run_iteration(struct trainer *t, const struct iter_args *a, int *retr
   int per_kernel = t->cfg->timing == GS_TIMING_PER_KERNEL;
   const struct gs_camera *cam = &a->in.cam;
   int rc = gs_fwd_prepare(t->fwd, a->in.model.count, cam->width, cam->height, err);
+  if (!rc) rc = gs_tk_reserve(t->tk, a->in.model.count, err);
   if (rc) return rc;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   if (!per_kernel) {
@@ -444,7 +445,8 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
                           .atomic_spread = cfg->atomic_spread == GS_ATOMIC_SPREAD_LANES,
                           .adam_visible = cfg->adam == GS_ADAM_VISIBLE,
                           .alpha_max = (float)cfg->alpha_max,
-                          .ssim_padding = cfg->ssim_padding};
+                          .ssim_padding = cfg->ssim_padding,
+                          .deterministic = cfg->deterministic == GS_ON};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
   if (!rc && cfg->lambda_dssim > 0 && !gs_tk_ssim_pixels(t->tk, t->sc->width, t->sc->height))
     rc = sw_err_set(err, SW_EINVAL,
@@ -507,6 +509,23 @@ static void shuffle(uint32_t *a, uint32_t n, struct gs_rng *rng) {
   }
 }
 
+/* What iteration `iter` does after its step: grow/prune (in the window (densify_from,
+ * densify_until), every densify_every) and/or reset opacities (every opacity_reset_every while
+ * densifying and with opacity_reset_margin left; with white_reset also once at densify_from on
+ * white backgrounds, as the Inria code does, so that floaters in front of the white do not
+ * survive). The one owner of this rule: the loop and densify_step both ask it. */
+static void densify_kind(const struct gs_config *cfg, uint32_t iter, int *grow, int *reset) {
+  int32_t i = (int32_t)iter;
+  *grow = i > cfg->densify_from && i < cfg->densify_until &&
+          iter % (uint32_t)cfg->densify_every == 0;
+  *reset = cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
+           iter % (uint32_t)cfg->opacity_reset_every == 0 &&
+           (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin;
+  if (cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
+      i < cfg->densify_until)
+    *reset = 1;
+}
+
 /* One densification step on the GPU: the statistics and the few parameters the decisions need
  * come to the host, the plan (gs_densify_plan) goes back, and densify_gather builds the new set
  * of parameters and moments from the current one; the sets swap. A reset-only step is the
@@ -517,15 +536,8 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
   int64_t t0 = sw_clock_mono_ns();
   struct gs_model *m = t->model;
   uint32_t n = m->count;
-  int in_window = (int32_t)iter > cfg->densify_from && (int32_t)iter < cfg->densify_until &&
-                  iter % (uint32_t)cfg->densify_every == 0;
-  /* Opacity reset (with white_reset, also once at densify_from on white backgrounds, as the
-   * Inria code does, so that floaters in front of the white do not survive). */
-  int reset = cfg->opacity_reset_every > 0 && (int32_t)iter < cfg->densify_until &&
-              iter % (uint32_t)cfg->opacity_reset_every == 0 &&
-              (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin;
-  if (cfg->white_reset && cfg->background == GS_BG_WHITE && (int32_t)iter == cfg->densify_from)
-    reset = 1;
+  int in_window, reset;
+  densify_kind(cfg, iter, &in_window, &reset);
   size_t nn = n ? n : 1;
   float *h = malloc(sizeof(float) * 11 * nn);
   struct gs_densify_plan plan = {0};
@@ -608,17 +620,6 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
   return rc;
 }
 
-static int is_densify_iter(const struct gs_config *cfg, uint32_t iter) {
-  int32_t i = (int32_t)iter;
-  if (i < cfg->densify_until && i > cfg->densify_from && iter % (uint32_t)cfg->densify_every == 0)
-    return 1;
-  if (cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
-      iter % (uint32_t)cfg->opacity_reset_every == 0 &&
-      (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin)
-    return 1;
-  return cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
-         i < cfg->densify_until;
-}
 
 static void fill_kernels(struct trainer *t, struct gs_result *res, double *busy_ms) {
   const struct gs_vk_stage_stats *st;
@@ -647,8 +648,11 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
                       struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   const struct gs_scene *sc = t->sc;
-  struct gs_rng rng;
+  /* Two streams: the camera order must not depend on how many splits earlier densifications
+   * drew (one split more or less, from float rounding, would reorder every later view). */
+  struct gs_rng rng, split_rng;
   gs_rng_seed(&rng, (uint64_t)cfg->seed ^ 0x5851f42d4c957f2dull);
+  gs_rng_seed(&split_rng, (uint64_t)cfg->seed ^ 0x9e3779b97f4a7c15ull);
   uint32_t *order = malloc(sizeof(uint32_t) * sc->n_train);
   if (!order) return sw_err_set(err, SW_ENOMEM, "camera order: out of memory");
   uint32_t pos = sc->n_train;
@@ -735,8 +739,10 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     }
     /* Nothing trains after the last iteration, so densifying or resetting opacities there would
      * only spoil the final model (a reset at iteration 3000 of a 3000-iteration run). */
-    if (iter < iters && is_densify_iter(cfg, iter)) {
-      rc = densify_step(t, iter, &rng, err);
+    int grow, reset;
+    densify_kind(cfg, iter, &grow, &reset);
+    if (iter < iters && (grow || reset)) {
+      rc = densify_step(t, iter, &split_rng, err);
       if (rc) break;
     }
     if (io && io->progress && (iter % (uint32_t)cfg->progress_every == 0 || iter == iters)) {

@@ -2,6 +2,7 @@
  * specialization constants) and recording their dispatches (see gs_train_gpu.h). */
 #include "gs_train_gpu.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ _Static_assert(sizeof(struct gs_pc_adam) == 72, "gs_pc_adam layout");
 _Static_assert(sizeof(struct gs_pc_project_bwd) == 112, "gs_pc_project_bwd layout");
 _Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
 _Static_assert(sizeof(struct gs_pc_densify) == 56, "gs_pc_densify layout");
+_Static_assert(sizeof(struct gs_pc_resolve) == 16, "gs_pc_resolve layout");
 
 const uint32_t gs_pgroup_floats[GS_P_COUNT] = {3, 3, 4, 1, 48};
 
@@ -61,9 +63,15 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   if (!rc) rc = kernel(vk, "loss_ssim", "loss_ssim", 5, ls, lss, 2, &tk->loss_ssim, err);
   if (!rc) rc = kernel(vk, "ssim_bwd_h", "ssim_bwd_h", 2, ls, &walk, 1, &tk->ssim_bwd_h, err);
   if (!rc) rc = kernel(vk, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk, 1, &tk->ssim_bwd_v, err);
+  const char *rb_stem = tk->opts.deterministic ? "rasterize_bwd_det"
+                        : tk->cas               ? "rasterize_bwd_cas"
+                                                : "rasterize_bwd";
   if (!rc)
-    rc = kernel(vk, tk->cas ? "rasterize_bwd_cas" : "rasterize_bwd", "rasterize_bwd", 7,
-                sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);
+    rc = kernel(vk, rb_stem, "rasterize_bwd", 7, sizeof(struct gs_pc_raster), rb, 5,
+                &tk->raster_bwd, err);
+  if (!rc && tk->opts.deterministic)
+    rc = kernel(vk, "grad2d_resolve", "grad2d_resolve", 3, sizeof(struct gs_pc_resolve), NULL, 0,
+                &tk->resolve, err);
   if (!rc)
     rc = kernel(vk, "project_bwd", "project_bwd", 13, sizeof(struct gs_pc_project_bwd), NULL, 0,
                 &tk->project_bwd, err);
@@ -91,8 +99,17 @@ void gs_tk_destroy(struct gs_tk **tkp) {
   gs_vk_kernel_destroy(&tk->project_bwd);
   gs_vk_kernel_destroy(&tk->adam);
   gs_vk_kernel_destroy(&tk->densify);
+  gs_vk_kernel_destroy(&tk->resolve);
+  gs_vk_buf_destroy(&tk->grad2d_fx);
   free(tk);
   *tkp = NULL;
+}
+
+int gs_tk_reserve(struct gs_tk *tk, uint32_t n, struct sw_err *err) {
+  if (!tk->opts.deterministic) return 0;
+  VkDeviceSize bytes = 8ull * GS_G2D * (n ? n : 1);
+  if (tk->grad2d_fx) return gs_vk_buf_reserve(tk->grad2d_fx, bytes, NULL, err);
+  return gs_vk_buf_new(tk->vk, bytes, 0, "grad2d_fx", &tk->grad2d_fx, err);
 }
 
 static int reserve(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, unsigned flags,
@@ -216,10 +233,28 @@ void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct
                              struct gs_vk_buf *last, struct gs_vk_buf *dl,
                              struct gs_vk_buf *grad2d, uint32_t n) {
   VkDeviceSize bytes = (VkDeviceSize)GS_G2D * 4 * (n ? n : 1);
-  vkCmdFillBuffer(cmd, grad2d->buf, 0, bytes, 0);
+  if (!tk->opts.deterministic) {
+    vkCmdFillBuffer(cmd, grad2d->buf, 0, bytes, 0);
+    gs_vk_barrier(cmd);
+    struct gs_vk_buf *b[7] = {ranges, values, splats, final_t, last, dl, grad2d};
+    gs_vk_dispatch(cmd, tk->raster_bwd, b, pc, pc->tiles_x, pc->tiles_y, 1);
+    return;
+  }
+  /* Fixed point: 2^32 units per loss unit 1 / (3 w h) (rasterize_bwd.glsl). */
+  assert(tk->grad2d_fx && tk->grad2d_fx->size >= 2 * bytes && "gs_tk_reserve first");
+  struct gs_pc_raster p = *pc;
+  p.fx_scale = ldexpf(3.0f * (float)pc->width * (float)pc->height, 32);
+  vkCmdFillBuffer(cmd, tk->grad2d_fx->buf, 0, 2 * bytes, 0);
   gs_vk_barrier(cmd);
-  struct gs_vk_buf *b[7] = {ranges, values, splats, final_t, last, dl, grad2d};
-  gs_vk_dispatch(cmd, tk->raster_bwd, b, pc, pc->tiles_x, pc->tiles_y, 1);
+  struct gs_vk_buf *b[7] = {ranges, values, splats, final_t, last, dl, tk->grad2d_fx};
+  gs_vk_dispatch(cmd, tk->raster_bwd, b, &p, pc->tiles_x, pc->tiles_y, 1);
+  gs_vk_barrier(cmd);
+  struct gs_pc_resolve rp = {.n = n, .fx_scale = p.fx_scale};
+  struct gs_vk_buf *r[3] = {tk->grad2d_fx, splats, grad2d};
+  uint64_t groups = ((uint64_t)GS_G2D * n + GS_WG - 1) / GS_WG;
+  if (!groups) return;
+  uint32_t gx = groups > 65535 ? 65535 : (uint32_t)groups;
+  gs_vk_dispatch(cmd, tk->resolve, r, &rp, gx, (uint32_t)((groups + gx - 1) / gx), 1);
 }
 
 void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,

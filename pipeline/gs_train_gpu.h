@@ -6,7 +6,9 @@
  *
  * Variants are specialization constants fixed when the kernels are built (struct gs_tk_opts), so
  * each A/B arm runs exactly one code path. The rasterize backward uses float atomic add where the
- * device has it (shaderBufferFloat32AtomicAdd), else the compare-and-swap build of the same body. */
+ * device has it (shaderBufferFloat32AtomicAdd), else the compare-and-swap build of the same body;
+ * with opts.deterministic it sums in 64-bit fixed point instead (order-independent, so a run
+ * repeats bit for bit) and resolves the sums into float grad2d with one more small kernel. */
 #ifndef GS_TRAIN_GPU_H
 #define GS_TRAIN_GPU_H
 
@@ -33,6 +35,8 @@ struct gs_tk_opts {
   float alpha_max;    /* the alpha clamp, as the forward's (0: GS_ALPHA_MAX; else within
                          [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */
   int ssim_padding;   /* enum gs_ssim_padding (gs_types.h): which pixels the SSIM map covers */
+  int deterministic;  /* rasterize backward in fixed point (bit-identical runs); needs
+                         gs_tk_reserve before recording it */
 };
 
 struct gs_tk {
@@ -41,10 +45,15 @@ struct gs_tk {
   int cas; /* the compare-and-swap build is in use */
   gs_vk_kernel_t *loss_l1, *ssim_h, *loss_ssim, *ssim_bwd_h, *ssim_bwd_v;
   gs_vk_kernel_t *raster_bwd, *project_bwd, *adam, *densify;
+  gs_vk_kernel_t *resolve;   /* deterministic mode: fixed-point sums -> grad2d */
+  struct gs_vk_buf *grad2d_fx; /* deterministic mode: the fixed-point sums (grow-only) */
 };
 
 int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err);
 void gs_tk_destroy(struct gs_tk **tk);
+/* Sizes tk's own scratch for n splats (deterministic mode: the fixed-point sums; otherwise
+ * nothing). Grow-only; call outside recording, with no submitted work using tk pending. */
+int gs_tk_reserve(struct gs_tk *tk, uint32_t n, struct sw_err *err);
 
 /* Image-sized scratch of the loss: dL/dimage, SSIM moments and derivatives, per-workgroup loss
  * partial sums (host-visible). Grow-only. */
@@ -75,7 +84,8 @@ uint64_t gs_tk_ssim_pixels(const struct gs_tk *tk, uint32_t w, uint32_t h);
 
 /* Stage "rasterize_bwd": zeroes grad2d (GS_G2D floats per splat, n splats) and accumulates the
  * per-splat gradients from dl. Buffers: the forward's tile ranges, sorted values, splats2d,
- * final_t, last. */
+ * final_t, last. pc->fx_scale is ignored (set here in deterministic mode, where the stage is
+ * zero / accumulate in fixed point / resolve into grad2d; gs_tk_reserve(tk, n) must precede). */
 void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_raster *pc,
                              struct gs_vk_buf *ranges, struct gs_vk_buf *values,
                              struct gs_vk_buf *splats, struct gs_vk_buf *final_t,

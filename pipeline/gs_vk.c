@@ -39,6 +39,9 @@ struct gs_vk {
   VkPhysicalDeviceMemoryProperties mem_props;
   struct gs_vk_device_info info;
   int staging; /* device-local buffers need staging copies */
+  int force_staging; /* opts->force_staging or GS_VK_FORCE_STAGING=1 */
+  int poison;        /* GS_VK_POISON set: new buffers are filled with poison_word */
+  uint32_t poison_word;
   PFN_vkCmdPushDescriptorSetKHR push_descriptor;
   uint64_t allocs;     /* buffer allocations so far (fault injection) */
   uint64_t fail_alloc; /* 0 or the 1-based allocation that fails */
@@ -473,6 +476,11 @@ int gs_vk_open(gs_vk_t **out, const struct gs_vk_opts *opts, struct sw_err *err)
   if (!vk) return sw_err_set(err, SW_ENOMEM, "out of memory opening the device");
   const char *fail = getenv("GS_VK_FAIL_ALLOC");
   if (fail && *fail) vk->fail_alloc = strtoull(fail, NULL, 10);
+  const char *poison = getenv("GS_VK_POISON");
+  if (poison && *poison) {
+    vk->poison = 1;
+    vk->poison_word = (uint32_t)strtoul(poison, NULL, 0);
+  }
   int rc = create_instance(&vk->instance, err);
   VkPhysicalDevice *pds = NULL;
   struct gs_vk_device_info *infos = NULL;
@@ -501,7 +509,9 @@ int gs_vk_open(gs_vk_t **out, const struct gs_vk_opts *opts, struct sw_err *err)
   free(infos);
   if (!rc) {
     vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
-    vk->staging = !vk->info.unified_memory || (opts && opts->force_staging);
+    const char *fs = getenv("GS_VK_FORCE_STAGING");
+    vk->force_staging = (opts && opts->force_staging) || (fs && !strcmp(fs, "1"));
+    vk->staging = !vk->info.unified_memory || vk->force_staging;
     rc = create_device(vk, err);
   }
   if (!rc) {
@@ -597,8 +607,10 @@ static int buf_alloc(gs_vk_t *vk, VkDeviceSize size, int host, struct gs_vk_buf 
                              .memoryTypeIndex = (uint32_t)type};
   r = vkAllocateMemory(vk->device, &ai, NULL, &b->mem);
   if (r == VK_SUCCESS) r = vkBindBufferMemory(vk->device, b->buf, b->mem, 0);
-  if (r == VK_SUCCESS && (vk->mem_props.memoryTypes[type].propertyFlags &
-                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+  /* Forced staging (tests) leaves device buffers unmapped even where their memory is
+   * host-visible, so that unified-memory devices take the discrete GPUs' copy paths. */
+  if (r == VK_SUCCESS && (host || !vk->force_staging) &&
+      (vk->mem_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
     r = vkMapMemory(vk->device, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map);
   if (r != VK_SUCCESS) {
     if (b->mem) vkFreeMemory(vk->device, b->mem, NULL);
@@ -634,7 +646,9 @@ int gs_vk_buf_new(gs_vk_t *vk, VkDeviceSize size, unsigned flags, const char *la
   if (size < 4) size = 4;
   size = (size + 3) & ~(VkDeviceSize)3;
   int rc = buf_alloc(vk, size, (flags & GS_VK_BUF_HOST) || !vk->staging, b, err);
+  if (!rc && vk->poison) rc = gs_vk_buf_fill(b, vk->poison_word, err);
   if (rc) {
+    buf_free(b);
     free(b);
     return rc;
   }
@@ -657,6 +671,7 @@ int gs_vk_buf_reserve(struct gs_vk_buf *b, VkDeviceSize size, int *grown, struct
   want = (want + 3) & ~(VkDeviceSize)3;
   buf_free(b);
   int rc = buf_alloc(b->vk, want, (b->flags & GS_VK_BUF_HOST) || !b->vk->staging, b, err);
+  if (!rc && b->vk->poison) rc = gs_vk_buf_fill(b, b->vk->poison_word, err);
   if (rc) return rc;
   if (grown) *grown = 1;
   return 0;
@@ -694,6 +709,16 @@ void gs_vk_cmd_discard(gs_vk_t *vk, VkCommandBuffer *cmd) {
 }
 
 int gs_vk_cmd_submit_wait(gs_vk_t *vk, VkCommandBuffer *cmd, struct sw_err *err) {
+  /* The host reads what this submission wrote as soon as the fence signals (staging copies,
+   * the forward's pair count, loss partial sums), but a fence's memory dependency covers device
+   * accesses only: without a barrier into the host stage, device writes to host-visible memory
+   * are not guaranteed visible to the host (Vulkan spec, "Fences"; discrete GPUs may still hold
+   * them in their caches). */
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+  vkCmdPipelineBarrier(*cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
   VkResult r = vkEndCommandBuffer(*cmd);
   if (r != VK_SUCCESS) {
     gs_vk_cmd_discard(vk, cmd);

@@ -89,7 +89,9 @@ struct gs_vk_opts {
   const char *pipeline_cache; /* file; NULL: env GS_PIPELINE_CACHE, else
                                  $XDG_CACHE_HOME|~/.cache /splatsweep/pipeline-<vendor>-<device>.bin;
                                  "" disables the on-disk cache */
-  int force_staging;          /* use device-local + staging even on unified memory (tests) */
+  int force_staging;          /* device buffers unmapped, copies through staging, even on unified
+                                 memory (tests; also env GS_VK_FORCE_STAGING=1): the discrete
+                                 GPUs' transfer paths on lavapipe */
 };
 
 /* Opens the device context. opts may be NULL (all defaults). */
@@ -146,7 +148,8 @@ int gs_vk_buf_fill(struct gs_vk_buf *buf, uint32_t value, struct sw_err *err);
 /* Allocates a primary command buffer from the context's pool and begins it (one-time submit).
  * Use from one thread at a time. */
 int gs_vk_cmd_begin(gs_vk_t *vk, VkCommandBuffer *out, struct sw_err *err);
-/* Ends, submits, waits for completion and frees the command buffer (*cmd set to NULL). */
+/* Ends (after a barrier that makes every shader and transfer write visible to host reads),
+ * submits, waits for completion and frees the command buffer (*cmd set to NULL). */
 int gs_vk_cmd_submit_wait(gs_vk_t *vk, VkCommandBuffer *cmd, struct sw_err *err);
 /* Frees a command buffer that was begun but will not be submitted (error paths). */
 void gs_vk_cmd_discard(gs_vk_t *vk, VkCommandBuffer *cmd);

@@ -124,11 +124,12 @@ struct gs_pc_sort {
   GS_U32 pad[3];
 };
 
-/* rasterize_fwd */
+/* rasterize_fwd, rasterize_bwd */
 struct gs_pc_raster {
   GS_U32 width, height, tiles_x, tiles_y;
   float background[3];
-  GS_U32 pad;
+  float fx_scale; /* deterministic rasterize_bwd only: fixed-point units per unit of gradient
+                     (set by gs_tk_record_raster_bwd; the forward ignores it) */
 };
 
 #endif

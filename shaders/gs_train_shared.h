@@ -13,6 +13,8 @@
  *                                        the map's pixels: all, or the interior with padding valid)
  *   grad2d:  float[GS_G2D * n]           per splat, summed over pixels: dL/d(mean2d.xy, conic.abc,
  *                                        rgb, opacity) at the GS_G2D_* offsets
+ *   grad2d_fx: uint[2 * GS_G2D * n]      deterministic mode: the same sums in 64-bit fixed point
+ *                                        (lo, hi words), resolved into grad2d by grad2d_resolve
  *   grads:   the model layout (means 3n, log_scales 3n, quats 4n, opacity n, sh 48n)
  *   moments: one buffer, Adam (m, v) interleaved per parameter float, group g from mom_off[g]
  *   counters: the forward's (gs_shared.h): a frame whose pairs overflowed the arena is recorded
@@ -87,6 +89,14 @@ struct gs_pc_project_bwd {
   GS_U32 accumulate; /* 1: add the 2D gradient norm / visibility / radius to dens */
   GS_U32 count_radii; /* 1: count a view only where gsplat's radii > 0 (see project_bwd.comp) */
   GS_U32 pad;
+};
+
+/* grad2d_resolve: the deterministic rasterize backward's fixed-point sums of n splats back to
+ * float grad2d (see grad2d_resolve.comp). */
+struct gs_pc_resolve {
+  GS_U32 n;
+  float fx_scale; /* as the rasterize backward's gs_pc_raster.fx_scale */
+  GS_U32 pad[2];
 };
 
 /* densify_gather: new splats from a plan (see densify_gather.comp). */

@@ -1,5 +1,6 @@
 // rasterize_bwd.glsl: body of the rasterize backward (rasterize_bwd.comp with float atomic add,
-// rasterize_bwd_cas.comp with a compare-and-swap loop for devices without it).
+// rasterize_bwd_cas.comp with a compare-and-swap loop for devices without it, and
+// rasterize_bwd_det.comp, the deterministic build: 64-bit fixed-point sums, see below).
 //
 // One workgroup per 16x16 tile, one thread per two pixels (rows y and y + 8): the subgroup
 // reductions, the costly part, are then shared by two pixels. The tile's sorted splats are walked back to
@@ -15,6 +16,18 @@
 //   dL/dalpha = T dot(rgb - acc, dL/dpix), acc <- rgb alpha + (1 - alpha) acc, acc starting at
 //   the background (zero when the alpha clamp is active), dL/do = G dL/dalpha, dL/dsigma = -o G dL/dalpha,
 //   dL/dmean2d = dL/dsigma (a dx + b dy, c dy + b dx), dL/dconic = dL/dsigma (dx^2/2, dx dy, dy^2/2).
+//
+// Deterministic build (GS_DET): float additions in whatever order the atomics land make two runs
+// differ in the last bits, and training amplifies that. Here every subgroup sum is rounded once
+// to a 64-bit two's-complement fixed-point integer, q = round(v w fx_scale), and added to shared
+// and global memory as two 32-bit words with an explicit carry (uint atomics exist everywhere;
+// integer addition is associative, so the total is exact and independent of the order).
+// fx_scale is 2^32 / (1 / (3 w h)): 32 fraction bits below the loss's per-pixel unit, so the
+// resolution does not depend on the image size. w is 1 for the 2D mean, colour and opacity and
+// the conic itself for the conic terms (a, sqrt(a c), c): dL/dconic grows with the splat's area
+// while w dL/dconic does not, so one scale fits every splat. grad2d_resolve.comp turns the sums
+// back into floats (divides by fx_scale and w). Each rounded term is clamped to 2^52, far
+// beyond any real sum (2^20 per-pixel units from one subgroup), so nothing can overflow.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_vote : require
@@ -41,7 +54,44 @@ layout(std430, binding = 2) readonly buffer Splats { gs_splat2d splats[]; };
 layout(std430, binding = 3) readonly buffer FinalT { float final_t[]; };
 layout(std430, binding = 4) readonly buffer Last { uint last[]; };
 layout(std430, binding = 5) readonly buffer Dl { float dl[]; };
-#ifdef GS_CAS
+#if defined(GS_DET)
+// grad: two words (lo, hi) per grad2d float; s_grad likewise per staged splat.
+layout(std430, binding = 6) buffer Grad { uint grad[]; };
+shared uint s_grad[BWD_WG * GS_G2D * 2];
+const float FX_MAX = 4503599627370496.0;  // 2^52
+const float FX_WORD = 4294967296.0;       // 2^32
+// round(x) as (lo, hi) of a 64-bit two's-complement integer, |x| clamped to 2^52. The split is
+// exact: x rounded has 24 significant bits, so x - hi 2^32 is representable.
+uvec2 fx_encode(float x) {
+  float a = abs(x);
+  a = a < FX_MAX ? roundEven(a) : FX_MAX;  // NaN lands on the clamp too
+  float h = floor(a * (1.0 / FX_WORD));
+  uint hi = uint(h), lo = uint(a - h * FX_WORD);
+  if (x < 0.0) {
+    lo = ~lo + 1u;
+    hi = ~hi + (lo == 0u ? 1u : 0u);
+  }
+  return uvec2(lo, hi);
+}
+void grad_add_fx(uint i, uvec2 v) {
+  if ((v.x | v.y) == 0u) return;
+  uint old = atomicAdd(grad[2u * i], v.x);
+  uint hi = v.y + (old + v.x < old ? 1u : 0u);  // carry out of the low word
+  if (hi != 0u) atomicAdd(grad[2u * i + 1u], hi);
+}
+void shared_add_fx(uint i, uvec2 v) {
+  if ((v.x | v.y) == 0u) return;
+  uint old = atomicAdd(s_grad[2u * i], v.x);
+  uint hi = v.y + (old + v.x < old ? 1u : 0u);
+  if (hi != 0u) atomicAdd(s_grad[2u * i + 1u], hi);
+}
+void grad_add(uint i, float v) { grad_add_fx(i, fx_encode(v)); }
+void shared_add(uint i, float v) { shared_add_fx(i, fx_encode(v)); }
+void shared_zero(uint i) {
+  s_grad[2u * i] = 0u;
+  s_grad[2u * i + 1u] = 0u;
+}
+#elif defined(GS_CAS)
 layout(std430, binding = 6) buffer Grad { uint grad[]; };
 shared uint s_grad[BWD_WG * GS_G2D];
 void grad_add(uint i, float v) {
@@ -183,6 +233,13 @@ void main() {
       // zero sums (exact: x + 0 = x), which is the cost the skip removes.
       if (WARP_SKIP != 0u && !subgroupAny(any_valid)) continue;
       for (int k = 0; k < 9; k++) g[k] = subgroupAdd(g[k]);
+#ifdef GS_DET
+      // Into fixed-point units (the weights of the header comment; the resolve divides them out).
+      for (int k = 0; k < 9; k++) g[k] *= pc.fx_scale;
+      g[GS_G2D_CONIC] *= cn.x;
+      g[GS_G2D_CONIC + 1] *= sqrt(cn.x * cn.z);
+      g[GS_G2D_CONIC + 2] *= cn.z;
+#endif
       if (SHARED_ACC != 0u) {
         uint base = GS_G2D * j;
         if (SPREAD != 0u) {
@@ -206,8 +263,13 @@ void main() {
     if (SHARED_ACC != 0u && off < count) {
       uint gbase = GS_G2D * s_id[tid];
       for (uint k = 0u; k < GS_G2D; k++) {
+#ifdef GS_DET
+        uint w = 2u * (GS_G2D * tid + k);
+        grad_add_fx(gbase + k, uvec2(s_grad[w], s_grad[w + 1u]));
+#else
         float v = shared_get(GS_G2D * tid + k);
         if (v != 0.0) grad_add(gbase + k, v);
+#endif
       }
     }
   }

@@ -10,6 +10,8 @@ gs_embed_shaders(TARGET gs_train_shaders
     ${CMAKE_CURRENT_LIST_DIR}/ssim_bwd_v.comp
     ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd.comp
     ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_cas.comp
+    ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_det.comp
+    ${CMAKE_CURRENT_LIST_DIR}/grad2d_resolve.comp
     ${CMAKE_CURRENT_LIST_DIR}/project_bwd.comp
     ${CMAKE_CURRENT_LIST_DIR}/adam.comp
     ${CMAKE_CURRENT_LIST_DIR}/densify_gather.comp

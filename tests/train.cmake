@@ -2,7 +2,7 @@
 # on a generated scene) and the GPU backward kernels against the C reference (lavapipe in CI).
 if(TARGET gs_train)
   sw_add_check_test(test_train SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_train.c
-    LIBS gs_train gs_core TIMEOUT 300)
+    LIBS gs_train gs_core TIMEOUT 600)
   target_compile_definitions(test_train PRIVATE SW_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     SW_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/unit/test_gpu_bwd.c

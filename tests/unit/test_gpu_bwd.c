@@ -250,7 +250,8 @@ static void clamp_events(const struct gs_ref_frame *r, uint32_t *clamped, uint32
     }
 }
 
-/* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics.
+/* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics,
+ * 32 deterministic (fixed-point sums; also checked to repeat bit for bit).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). */
 static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max) {
   struct fixture fx;
@@ -276,9 +277,11 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
                          .sigma_skip = (variant & 4) != 0,
                          .atomic_spread = (variant & 8) != 0,
                          .direct_atomics = (variant & 16) != 0,
+                         .deterministic = (variant & 32) != 0,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
+  ck_assert_msg(gs_tk_reserve(tk, n, &err) == 0, "%s", err.msg);
   if (variant & 1) ck_assert(tk->cas);
   struct gpu_frame g;
   upload_frame(&fx, fx.dl, &g);
@@ -290,6 +293,19 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
   ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
   float *gpu = malloc(4 * GS_G2D * (size_t)n);
   download(g2d, gpu, 4 * GS_G2D * (size_t)n);
+  if (variant & 32) { /* the same inputs again: the same bits */
+    float *again = malloc(4 * GS_G2D * (size_t)n);
+    for (int rep = 0; rep < 3; rep++) {
+      ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+      gs_tk_record_raster_bwd(tk, cmd, &g.pc, g.ranges, g.values, g.splats, g.final_t, g.last,
+                              g.dl, g2d, n);
+      ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+      download(g2d, again, 4 * GS_G2D * (size_t)n);
+      ck_assert_msg(!memcmp(gpu, again, 4 * GS_G2D * (size_t)n),
+                    "deterministic rasterize backward differs on repetition %d", rep + 1);
+    }
+    free(again);
+  }
   /* Reference in the same interleaved layout. */
   float *rf = malloc(4 * GS_G2D * (size_t)n);
   for (uint32_t i = 0; i < n; i++) {
@@ -332,6 +348,17 @@ START_TEST(raster_bwd_variants_match_reference) {
 }
 END_TEST
 START_TEST(raster_bwd_opaque_matches_reference) { raster_case(2 | 4, 60, 9, 4.0f, 0.0f); }
+END_TEST
+/* Deterministic mode (fixed point): the trainer's defaults, every switch off, direct global
+ * sums; and opaque splats (clamped alpha, early termination). Same tolerance as the float
+ * builds. */
+static const int det_variants[] = {32 | 2 | 4 | 8, 32, 32 | 2 | 16};
+START_TEST(raster_bwd_deterministic_matches_reference) {
+  if (_i < 3)
+    raster_case(det_variants[_i], 60, 11 + (uint64_t)_i, 0, 0.0f);
+  else
+    raster_case(32 | 2 | 4 | 8, 60, 9, 4.0f, 0.0f);
+}
 END_TEST
 /* gsplat's clamp 0.999 on opacities 0.99988..0.999994 (o G on both sides of 0.99 and of
  * 0.999 near the centres), in the float-atomic (0) and the compare-and-swap (1) builds; and the
@@ -681,6 +708,7 @@ int main(void) {
   tcase_add_test(tc, raster_bwd_matches_reference);
   tcase_add_loop_test(tc, raster_bwd_variants_match_reference, 0, 6);
   tcase_add_test(tc, raster_bwd_opaque_matches_reference);
+  tcase_add_loop_test(tc, raster_bwd_deterministic_matches_reference, 0, 4);
   tcase_add_loop_test(tc, raster_bwd_alpha_max_matches_reference, 0, 3);
   tcase_add_test(tc, alpha_max_out_of_range_is_refused);
   tcase_add_test(tc, project_bwd_matches_reference);

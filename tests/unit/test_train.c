@@ -22,6 +22,7 @@
 #include "gs_vk.h"
 #include "sw_fs.h"
 #include "sw_result.h"
+#include "sw_sha256.h"
 
 #ifndef SW_SOURCE_DIR
 #define SW_SOURCE_DIR "."
@@ -551,6 +552,52 @@ START_TEST(lavapipe_loop_limit_is_named) {
 }
 END_TEST
 
+/* One short deterministic training into dir (checkpoints: evaluations in the middle, which must
+ * not change what is trained); the sha256 of its final.ply into hex. */
+static void det_run(const char *dir, int checkpoints, char hex[SW_SHA256_HEX_LEN],
+                    uint32_t *splats) {
+  struct gs_config c;
+  short_config(&c);
+  c.iterations = 150;
+  c.densify_from = 30;
+  c.densify_every = 20;
+  c.deterministic = GS_ON;
+  c.n_checkpoints = 0;
+  if (checkpoints) {
+    c.checkpoints[0] = 0;
+    c.checkpoints[1] = 60;
+    c.checkpoints[2] = 100;
+    c.n_checkpoints = 3;
+  }
+  struct sw_err err = {0};
+  ck_assert_int_eq(sw_fs_mkdir_p(dir, &err), 0);
+  struct gs_result *r = calloc(1, sizeof *r);
+  struct gs_train_io io = {.out_dir = dir};
+  int rc = gs_train_run(&c, scene_dir, &io, r, &err);
+  ck_assert_msg(rc == 0, "training failed: %s", err.msg);
+  *splats = (uint32_t)r->splats_final;
+  free(r);
+  char path[256];
+  snprintf(path, sizeof path, "%s/final.ply", dir);
+  ck_assert_msg(sw_sha256_file(path, hex, &err) == 0, "%s", err.msg);
+}
+
+/* deterministic: on: a run repeats bit for bit, with or without checkpoint evaluations. */
+START_TEST(deterministic_runs_are_bit_identical) {
+  make_scene();
+  char a[160], b[160], ha[SW_SHA256_HEX_LEN], hb[SW_SHA256_HEX_LEN];
+  uint32_t na, nb;
+  snprintf(a, sizeof a, "%s/det_a", work_dir);
+  snprintf(b, sizeof b, "%s/det_b", work_dir);
+  det_run(a, 0, ha, &na);
+  det_run(b, 1, hb, &nb);
+  fprintf(stderr, "deterministic: %u / %u splats, final.ply %.16s / %.16s\n", na, nb, ha, hb);
+  ck_assert_uint_ne(na, 500); /* densification ran */
+  ck_assert_uint_eq(na, nb);
+  ck_assert_str_eq(ha, hb);
+}
+END_TEST
+
 static void remove_scene(void) {
   if (work_dir[0]) sw_fs_rm_rf(work_dir, NULL);
 }
@@ -573,6 +620,7 @@ int main(void) {
   tcase_add_test(gpu, short_training_raises_test_psnr);
   tcase_add_test(gpu, cli_exit_codes);
   tcase_add_test(gpu, lavapipe_loop_limit_is_named);
+  tcase_add_test(gpu, deterministic_runs_are_bit_identical);
   suite_add_tcase(s, gpu);
   SRunner *sr = srunner_create(s);
   /* The generated scene is shared by the training tests: run them in this process. */
