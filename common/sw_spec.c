@@ -1121,6 +1121,34 @@ static void event_pos(struct fy_event *ev, int *line, int *col) {
   if (ev->type == FYET_ALIAS && *col > 1) (*col)--;
 }
 
+/* Offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or n when the text is UTF-8. A spec is
+ * YAML, so Unicode text; and libfyaml 0.7.12 loops forever on a malformed sequence inside a
+ * directive line ("%" and one byte 0xa5 is enough; found by fuzzing, fixed upstream after 0.7.12
+ * by "Fix infinite loop in scan directive for bad utf8 input"), so no such text may reach it.
+ * sw_msg.c checks the same rules for wire fields without a position; a spec error needs one. */
+static size_t utf8_bad_at(const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    unsigned cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+    unsigned min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    if (!len || n - i < len) return i;
+    for (size_t k = 1; k < len; k++) {
+      if ((s[i + k] & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return n;
+}
+
 /* The first pass: libfyaml's parser reads the whole text as events, nothing is built. It stops at
  * the first event past a limit, so neither the builder's memory (about 300 bytes a node) nor its
  * duplicate-key checks ever see more than the limits allow. */
@@ -1330,6 +1358,17 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
   struct fy_diag *diag = fy_diag_create(&dcfg);
   if (!diag) return oom(&L);
   fy_diag_set_collect_errors(diag, true);
+  size_t bad = utf8_bad_at((const unsigned char *)yaml, len);
+  if (bad < len) {
+    int line = 1, col = 1;
+    for (size_t i = 0; i < bad; i++) {
+      if (yaml[i] == '\n') line++, col = 1;
+      else if (((unsigned char)yaml[i] & 0xc0) != 0x80) col++;
+    }
+    fy_diag_destroy(diag);
+    return sw_err_set(err, SW_EINVAL, "%s:%d:%d: not UTF-8 text (byte 0x%02x)", L.file, line, col,
+                      (unsigned char)yaml[bad]);
+  }
   int rc = scan_events(&L, yaml, len, diag);
   if (rc) {
     fy_diag_destroy(diag);

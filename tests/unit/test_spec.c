@@ -665,6 +665,19 @@ START_TEST(mapping_width_limited) {
 }
 END_TEST
 
+START_TEST(not_utf8_refused) {
+  /* A spec is Unicode text. libfyaml 0.7.12 never returns from a directive line holding a
+   * malformed UTF-8 sequence (found by fuzzing), so such text is refused before it is parsed. */
+  load_bad("%\xa5\n", "t.yaml:1:2: not UTF-8 text (byte 0xa5)");
+  load_bad(GATE_HEAD GATE_ARMS "description: caf\xc3\xa9 \xc3(\n",
+           "t.yaml:6:19: not UTF-8 text (byte 0xc3)");
+  load_bad(GATE_HEAD GATE_ARMS "description: \xed\xa0\x80\n", "t.yaml:6:14: not UTF-8 text");
+  struct sw_spec *s = load_ok(GATE_HEAD GATE_ARMS "description: caf\xc3\xa9 \xf0\x9f\x8c\x8b\n");
+  ck_assert_str_eq(s->description, "caf\xc3\xa9 \xf0\x9f\x8c\x8b");
+  sw_spec_destroy(&s);
+}
+END_TEST
+
 START_TEST(size_limited) {
   /* A valid spec padded with a comment to exactly the limit loads; one byte more does not. */
   const char *head = GATE_HEAD GATE_ARMS "#";
@@ -758,6 +771,7 @@ static Suite *spec_suite(void) {
   tcase_add_test(limits, multi_document_refused);
   tcase_add_test(limits, depth_limited);
   tcase_add_test(limits, mapping_width_limited);
+  tcase_add_test(limits, not_utf8_refused);
   tcase_add_test(limits, size_limited);
   suite_add_tcase(s, limits);
   return s;
