@@ -1185,7 +1185,8 @@ static int scan_events(struct loader *L, const char *yaml, size_t len, struct fy
       if (++nodes > SPEC_NODES_MAX)
         snprintf(what, sizeof what, "more than %d YAML nodes (the limit)", SPEC_NODES_MAX);
       else if (depth && is_map[depth - 1] && ++children[depth - 1] > 2 * SPEC_MAP_KEYS_MAX)
-        snprintf(what, sizeof what, "a mapping of more than %d keys (the limit)", SPEC_MAP_KEYS_MAX);
+        snprintf(what, sizeof what, "a mapping of more than %d keys (the limit)",
+                 SPEC_MAP_KEYS_MAX);
       else if ((t == FYET_MAPPING_START || t == FYET_SEQUENCE_START) && depth == SPEC_DEPTH_MAX)
         snprintf(what, sizeof what, "nested deeper than %d levels (the limit)", SPEC_DEPTH_MAX);
       else if (t != FYET_ALIAS && fy_event_get_anchor_token(ev) && ++anchors > SPEC_ANCHORS_MAX)
@@ -1254,7 +1255,8 @@ static size_t map_width(struct fy_node *m, int hops) {
     struct fy_node *one = fy_node_is_sequence(v) ? fy_node_sequence_iterate(v, &vit) : v;
     for (; one; one = fy_node_is_sequence(v) ? fy_node_sequence_iterate(v, &vit) : NULL) {
       struct fy_node *t = fy_node_is_alias(one) ? fy_node_resolve_alias(one) : NULL;
-      if (t && fy_node_is_mapping(t)) w += hops >= SPEC_DEPTH_MAX ? SPEC_NODES_MAX : map_width(t, hops + 1);
+      if (t && fy_node_is_mapping(t))
+        w += hops >= SPEC_DEPTH_MAX ? SPEC_NODES_MAX : map_width(t, hops + 1);
     }
     if (w > SPEC_NODES_MAX) return w;
   }
@@ -1348,8 +1350,9 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
   if (!yaml) return sw_err_set(err, SW_EINVAL, "%s:1:1: no spec text", L.file);
   size_t len = strlen(yaml);
   if (len > SPEC_YAML_MAX)
-    return sw_err_set(err, SW_EINVAL, "%s:1:1: spec of %zu bytes is larger than %u bytes (the limit)",
-                      L.file, len, SPEC_YAML_MAX);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s:1:1: spec of %zu bytes is larger than %u bytes (the limit)", L.file, len,
+                      SPEC_YAML_MAX);
   struct fy_diag_cfg dcfg;
   fy_diag_cfg_default(&dcfg);
   dcfg.fp = NULL;

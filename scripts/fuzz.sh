@@ -20,7 +20,8 @@ build=${SW_BUILD_DIR:-build-fuzz}
 jobs=${SW_JOBS:-$(nproc)}
 all=(codec spec result scene png ply)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
-CC=clang cmake -S . -B "$build" -DSW_FUZZ=ON -DSW_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+CC=clang cmake -S . -B "$build" -DSW_FUZZ=ON -DSW_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]/#/fuzz_}" >/dev/null
 mkdir -p "$build/crashes"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"

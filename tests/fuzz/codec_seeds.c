@@ -109,7 +109,8 @@ int main(int argc, char **argv) {
   m.u.run_finished = (struct sw_msg_run_finished){
       .lease_id = 5, .epoch = 1, .run_id = 11, .attempt = 1, .exit_status = 0, .wall_s = 7.5,
       .waited_s = 5.2, .quiet = true,
-      .result_json = "{\"schema\":\"splatsweep.result/1\",\"metrics\":{\"train_s\":6.9,\"psnr_db\":24.1}}",
+      .result_json =
+          "{\"schema\":\"splatsweep.result/1\",\"metrics\":{\"train_s\":6.9,\"psnr_db\":24.1}}",
       .samples = during, .n_samples = 3, .pre_samples = pre, .n_pre_samples = 2,
       .env_before = "{\"governor\":\"performance\"}", .env_after = "{\"governor\":\"performance\"}",
       .run_start_wall_ms = 1764633605000, .run_end_wall_ms = 1764633612500};
@@ -160,7 +161,8 @@ int main(int argc, char **argv) {
 
   sw_msg_init(&m, SW_MSG_STATUS_REP);
   m.seq = 15;
-  m.u.status_rep = (struct sw_msg_status_rep){SW_FMT_JSON, "{\"sweeps\":[{\"id\":1,\"state\":\"running\"}]}"};
+  m.u.status_rep =
+      (struct sw_msg_status_rep){SW_FMT_JSON, "{\"sweeps\":[{\"id\":1,\"state\":\"running\"}]}"};
   put(dir, &m);
 
   sw_msg_init(&m, SW_MSG_REPORT_REQ);

@@ -527,7 +527,8 @@ START_TEST(alias_bomb_refused) {
   /* "Billion laughs": nine levels of ten aliases each expand to 10^9 nodes. The loader refuses it
    * at the alias whose expansion passes the node limit, without expanding it. */
   char yaml[4096];
-  int off = snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "base: {a: 1}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+  int off = snprintf(yaml, sizeof yaml,
+                     GATE_HEAD GATE_ARMS "base: {a: 1}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
   for (int level = 1; level <= 9; level++) {
     off += snprintf(yaml + off, sizeof yaml - off, "l%d: &l%d [", level, level);
     for (int i = 0; i < 10; i++)
@@ -576,7 +577,8 @@ START_TEST(node_count_limited) {
   char *yaml = malloc(cap);
   ck_assert_ptr_nonnull(yaml);
   size_t off = (size_t)snprintf(yaml, cap, GATE_HEAD GATE_ARMS "description: [");
-  for (int i = 0; i < 100001; i++) off += (size_t)snprintf(yaml + off, cap - off, "%s1", i ? "," : "");
+  for (int i = 0; i < 100001; i++)
+    off += (size_t)snprintf(yaml + off, cap - off, "%s1", i ? "," : "");
   off += (size_t)snprintf(yaml + off, cap - off, "]\n");
   ck_assert_uint_lt(off, cap);
   /* The spec's own nodes come first (25 up to the list), so the limit falls inside the list. */
