@@ -18,7 +18,21 @@
 
 #include "sw_fs.h"
 
+/* Limits on hostile input (docs/spec.md "Limits"). The text is bounded first (the control
+ * endpoint refuses a longer spec_yaml too). A first pass over libfyaml's events, which builds
+ * nothing, bounds the nodes, the nesting and the width of every mapping as written and refuses a
+ * second document; a walk of the built but unresolved tree then bounds what aliases and merge
+ * keys expand to with the same numbers, so an alias bomb ("billion laughs") is refused after at
+ * most SPEC_NODES_MAX visits instead of being expanded. The mapping width bounds libfyaml's
+ * duplicate-key checks, which compare every key of a mapping with every other (a flat mapping
+ * of 10,000 keys took seconds). */
 #define SPEC_YAML_MAX SW_MSG_YAML_MAX
+#define SPEC_NODES_MAX 100000
+#define SPEC_DEPTH_MAX 64
+#define SPEC_MAP_KEYS_MAX 256
+/* libfyaml looks an alias's anchor up by a linear search when several anchors share its name, so
+ * the anchors are bounded too; a spec needs a handful. */
+#define SPEC_ANCHORS_MAX 64
 #define GRID_POINTS_MAX 10000
 #define PARAM_VALUES_MAX 1000
 #define CONFIG_KEYS_MAX 256
@@ -45,6 +59,8 @@ static void node_pos(struct fy_node *n, int *line, int *col) {
   if (t) {
     const struct fy_mark *m = fy_token_start_mark(t);
     if (m) *line = m->line + 1, *col = m->column + 1;
+    /* An alias token's mark starts at the name; the user wrote the '*' one column before it. */
+    if (fy_node_is_alias(n) && *col > 1) (*col)--;
   }
 }
 
@@ -1094,6 +1110,239 @@ static void diag_sink(struct fy_diag *diag, void *user, const char *buf, size_t 
   (void)diag, (void)user, (void)buf, (void)len;
 }
 
+/* ---- limits on the parsed text --------------------------------------------------------- */
+
+/* The 1-based position of an event; an alias's mark starts at its name, after the '*'. */
+static void event_pos(struct fy_event *ev, int *line, int *col) {
+  *line = 1, *col = 1;
+  const struct fy_mark *m = ev ? fy_event_start_mark(ev) : NULL;
+  if (!m) return;
+  *line = m->line + 1, *col = m->column + 1;
+  if (ev->type == FYET_ALIAS && *col > 1) (*col)--;
+}
+
+/* Offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or n when the text is UTF-8. A spec is
+ * YAML, so Unicode text; and libfyaml 0.7.12 loops forever on a malformed sequence inside a
+ * directive line ("%" and one byte 0xa5 is enough; found by fuzzing, fixed upstream after 0.7.12
+ * by "Fix infinite loop in scan directive for bad utf8 input"), so no such text may reach it.
+ * sw_msg.c checks the same rules for wire fields without a position; a spec error needs one. */
+static size_t utf8_bad_at(const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    unsigned cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+    unsigned min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    if (!len || n - i < len) return i;
+    for (size_t k = 1; k < len; k++) {
+      if ((s[i + k] & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return n;
+}
+
+/* The first pass: libfyaml's parser reads the whole text as events, nothing is built. It stops at
+ * the first event past a limit, so neither the builder's memory (about 300 bytes a node) nor its
+ * duplicate-key checks ever see more than the limits allow. */
+static int scan_events(struct loader *L, const char *yaml, size_t len, struct fy_diag *diag) {
+  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_JSON_NONE,
+                              .diag = diag};
+  struct fy_parser *fyp = fy_parser_create(&pcfg);
+  if (!fyp || fy_parser_set_string(fyp, yaml, len)) {
+    fy_parser_destroy(fyp);
+    return oom(L);
+  }
+  size_t children[SPEC_DEPTH_MAX]; /* items of each open collection (keys and values) */
+  int is_map[SPEC_DEPTH_MAX];
+  int depth = 0, docs = 0, rc = 0, line, col;
+  size_t nodes = 0, anchors = 0;
+  struct fy_event *ev;
+  while (!rc && (ev = fy_parser_parse(fyp)) != NULL) {
+    enum fy_event_type t = ev->type;
+    if (t == FYET_DOCUMENT_START && ++docs > 1) {
+      /* A document started without "---" (after a "...") has no token: its first node is where
+       * it starts. */
+      if (fy_event_is_implicit(ev)) {
+        fy_parser_event_free(fyp, ev);
+        ev = fy_parser_parse(fyp);
+      }
+      event_pos(ev, &line, &col);
+      rc = sw_err_set(L->err, SW_EINVAL,
+                      "%s:%d:%d: a second YAML document starts here (a spec is one document)",
+                      L->file, line, col);
+    } else if (t == FYET_SCALAR || t == FYET_ALIAS || t == FYET_MAPPING_START ||
+               t == FYET_SEQUENCE_START) {
+      event_pos(ev, &line, &col);
+      char what[96] = "";
+      if (++nodes > SPEC_NODES_MAX)
+        snprintf(what, sizeof what, "more than %d YAML nodes (the limit)", SPEC_NODES_MAX);
+      else if (depth && is_map[depth - 1] && ++children[depth - 1] > 2 * SPEC_MAP_KEYS_MAX)
+        snprintf(what, sizeof what, "a mapping of more than %d keys (the limit)",
+                 SPEC_MAP_KEYS_MAX);
+      else if ((t == FYET_MAPPING_START || t == FYET_SEQUENCE_START) && depth == SPEC_DEPTH_MAX)
+        snprintf(what, sizeof what, "nested deeper than %d levels (the limit)", SPEC_DEPTH_MAX);
+      else if (t != FYET_ALIAS && fy_event_get_anchor_token(ev) && ++anchors > SPEC_ANCHORS_MAX)
+        snprintf(what, sizeof what, "more than %d anchors (the limit)", SPEC_ANCHORS_MAX);
+      if (*what) {
+        rc = sw_err_set(L->err, SW_EINVAL, "%s:%d:%d: YAML: %s", L->file, line, col, what);
+      } else if (t == FYET_MAPPING_START || t == FYET_SEQUENCE_START) {
+        is_map[depth] = t == FYET_MAPPING_START;
+        children[depth++] = 0;
+      }
+    } else if ((t == FYET_MAPPING_END || t == FYET_SEQUENCE_END) && depth) {
+      depth--;
+    }
+    fy_parser_event_free(fyp, ev);
+  }
+  if (!rc && fy_diag_got_error(diag)) rc = yaml_syntax_error(L, diag);
+  fy_parser_destroy(fyp);
+  return rc;
+}
+
+/* The second pass bounds expansion: it walks the built, unresolved tree the way
+ * fy_document_resolve will expand it (an alias stands for a copy of its anchor's node, a merge
+ * key `<<` adds the pairs of the mappings it names) without copying anything, and stops at the
+ * first limit it passes, so its cost is at most SPEC_NODES_MAX visits however large the expansion
+ * would have been. via is the outermost alias on the current path (the one written in the spec's
+ * own structure, where the user looks); last is the latest scalar seen, which locates errors
+ * inside collections (libfyaml's API gives collections no position of their own). */
+struct budget {
+  struct loader *L;
+  size_t nodes;
+  struct fy_node *via;
+  struct fy_node *last;
+  int expands; /* an alias or a merge key was seen: the tree needs resolving */
+};
+
+static int budget_fail(struct budget *b, struct fy_node *at, const char *what) {
+  struct yn y = {at, at, ""};
+  if (!b->via) return fail(b->L, &y, "YAML: %s", what);
+  size_t len = 0;
+  const char *name = fy_node_get_scalar(b->via, &len);
+  struct yn v = {b->via, b->via, ""};
+  return fail(b->L, &v, "alias '*%.*s' expands the document: %s", (int)(len > 64 ? 64 : len),
+              name ? name : "", what);
+}
+
+static int is_merge_key(struct fy_node *k) {
+  size_t len = 0;
+  const char *t = fy_node_is_scalar(k) && !fy_node_is_alias(k) && is_plain(k)
+                      ? fy_node_get_scalar(k, &len) : NULL;
+  return t && len == 2 && !memcmp(t, "<<", 2);
+}
+
+/* Pairs a mapping holds once its merge keys are resolved (an upper bound: libfyaml skips merged
+ * keys the mapping already has). hops bounds chains of merges, and a mapping merging itself. */
+static size_t map_width(struct fy_node *m, int hops) {
+  size_t w = 0;
+  void *it = NULL;
+  struct fy_node_pair *p;
+  while ((p = fy_node_mapping_iterate(m, &it)) != NULL) {
+    if (!is_merge_key(fy_node_pair_key(p))) {
+      w++;
+      continue;
+    }
+    struct fy_node *v = fy_node_pair_value(p);
+    void *vit = NULL;
+    struct fy_node *one = fy_node_is_sequence(v) ? fy_node_sequence_iterate(v, &vit) : v;
+    for (; one; one = fy_node_is_sequence(v) ? fy_node_sequence_iterate(v, &vit) : NULL) {
+      struct fy_node *t = fy_node_is_alias(one) ? fy_node_resolve_alias(one) : NULL;
+      if (t && fy_node_is_mapping(t))
+        w += hops >= SPEC_DEPTH_MAX ? SPEC_NODES_MAX : map_width(t, hops + 1);
+    }
+    if (w > SPEC_NODES_MAX) return w;
+  }
+  return w;
+}
+
+static int budget_walk(struct budget *b, struct fy_node *n, int depth) {
+  if (!n) return 0;
+  if (fy_node_is_alias(n)) {
+    b->expands = 1;
+    struct fy_node *target = fy_node_resolve_alias(n);
+    if (!target) {
+      size_t len = 0;
+      const char *name = fy_node_get_scalar(n, &len);
+      struct yn y = {n, n, ""};
+      return fail(b->L, &y, "YAML: alias '*%.*s' names no anchor", (int)(len > 64 ? 64 : len),
+                  name ? name : "");
+    }
+    struct fy_node *outer = b->via;
+    if (!outer) b->via = n;
+    int rc = budget_walk(b, target, depth);
+    b->via = outer;
+    return rc;
+  }
+  char what[96];
+  if (++b->nodes > SPEC_NODES_MAX) {
+    snprintf(what, sizeof what, "more than %d YAML nodes (the limit)", SPEC_NODES_MAX);
+    return budget_fail(b, fy_node_is_scalar(n) ? n : b->last, what);
+  }
+  if (fy_node_is_scalar(n)) {
+    b->last = n;
+    return 0;
+  }
+  if (depth >= SPEC_DEPTH_MAX) {
+    snprintf(what, sizeof what, "nested deeper than %d levels (the limit)", SPEC_DEPTH_MAX);
+    return budget_fail(b, b->last, what);
+  }
+  void *it = NULL;
+  int rc = 0;
+  if (fy_node_is_sequence(n)) {
+    struct fy_node *e;
+    while (!rc && (e = fy_node_sequence_iterate(n, &it)) != NULL) rc = budget_walk(b, e, depth + 1);
+    return rc;
+  }
+  struct fy_node_pair *p;
+  struct fy_node *merge = NULL;
+  while (!rc && (p = fy_node_mapping_iterate(n, &it)) != NULL) {
+    if (!merge && is_merge_key(fy_node_pair_key(p))) b->expands = 1, merge = fy_node_pair_key(p);
+    rc = budget_walk(b, fy_node_pair_key(p), depth + 1);
+    if (!rc) rc = budget_walk(b, fy_node_pair_value(p), depth + 1);
+  }
+  /* Merge keys widen a mapping past what the first pass saw; the width bounds libfyaml's
+   * duplicate-key checks during resolution. */
+  if (!rc && merge && map_width(n, 0) > SPEC_MAP_KEYS_MAX) {
+    snprintf(what, sizeof what, "a mapping of more than %d keys after merge keys (the limit)",
+             SPEC_MAP_KEYS_MAX);
+    rc = budget_fail(b, merge, what);
+  }
+  return rc;
+}
+
+/* Builds the one document of the text (scan_events has bounded it), bounds what its aliases and
+ * merge keys expand to, then resolves them. Returns 0 with *doc_out (destroy it with
+ * fy_parse_document_destroy before the parser), or SW_EINVAL / SW_ENOMEM with the position. */
+static int parse_document(struct loader *L, struct fy_parser *fyp, struct fy_diag *diag,
+                          struct fy_document **doc_out) {
+  *doc_out = NULL;
+  struct fy_document *doc = fy_parse_load_document(fyp);
+  if (!doc || fy_diag_got_error(diag)) {
+    fy_parse_document_destroy(fyp, doc);
+    return yaml_syntax_error(L, diag);
+  }
+  struct budget b = {L, 0, NULL, NULL, 0};
+  int rc = budget_walk(&b, fy_document_root(doc), 0);
+  /* Resolution compares every key of each mapping with every other, so a tree without aliases
+   * or merge keys, which it would leave as it is, is not resolved. */
+  if (!rc && b.expands && (fy_document_resolve(doc) || fy_diag_got_error(diag)))
+    rc = yaml_syntax_error(L, diag);
+  if (rc) {
+    fy_parse_document_destroy(fyp, doc);
+    return rc;
+  }
+  *doc_out = doc;
+  return 0;
+}
+
 int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw_spec **out,
                         struct sw_err *err) {
   *out = NULL;
@@ -1101,7 +1350,9 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
   if (!yaml) return sw_err_set(err, SW_EINVAL, "%s:1:1: no spec text", L.file);
   size_t len = strlen(yaml);
   if (len > SPEC_YAML_MAX)
-    return sw_err_set(err, SW_EINVAL, "%s:1:1: spec larger than %u bytes", L.file, SPEC_YAML_MAX);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s:1:1: spec of %zu bytes is larger than %u bytes (the limit)", L.file, len,
+                      SPEC_YAML_MAX);
   struct fy_diag_cfg dcfg;
   fy_diag_cfg_default(&dcfg);
   dcfg.fp = NULL;
@@ -1110,36 +1361,49 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
   struct fy_diag *diag = fy_diag_create(&dcfg);
   if (!diag) return oom(&L);
   fy_diag_set_collect_errors(diag, true);
-  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_RESOLVE_DOCUMENT |
-                                       FYPCF_JSON_NONE,
-                              .diag = diag};
-  struct fy_document *doc = fy_document_build_from_string(&pcfg, yaml, len);
-  int rc;
-  if (!doc || fy_diag_got_error(diag)) {
-    rc = yaml_syntax_error(&L, diag);
-    fy_document_destroy(doc);
+  size_t bad = utf8_bad_at((const unsigned char *)yaml, len);
+  if (bad < len) {
+    int line = 1, col = 1;
+    for (size_t i = 0; i < bad; i++) {
+      if (yaml[i] == '\n') line++, col = 1;
+      else if (((unsigned char)yaml[i] & 0xc0) != 0x80) col++;
+    }
+    fy_diag_destroy(diag);
+    return sw_err_set(err, SW_EINVAL, "%s:%d:%d: not UTF-8 text (byte 0x%02x)", L.file, line, col,
+                      (unsigned char)yaml[bad]);
+  }
+  int rc = scan_events(&L, yaml, len, diag);
+  if (rc) {
     fy_diag_destroy(diag);
     return rc;
   }
-  struct fy_node *root = fy_document_root(doc);
-  if (!root) {
-    fy_document_destroy(doc);
-    fy_diag_destroy(diag);
-    return sw_err_set(err, SW_EINVAL, "%s:1:1: empty spec", L.file);
-  }
-  L.s = calloc(1, sizeof *L.s);
-  if (!L.s) {
-    fy_document_destroy(doc);
+  /* No FYPCF_RESOLVE_DOCUMENT: aliases are resolved by parse_document once their expansion is
+   * known to fit. libfyaml's own depth limit (63 levels) is off because scan_events has bounded
+   * the nesting to SPEC_DEPTH_MAX already. */
+  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_JSON_NONE |
+                                       FYPCF_DISABLE_DEPTH_LIMIT,
+                              .diag = diag};
+  struct fy_parser *fyp = fy_parser_create(&pcfg);
+  if (!fyp || fy_parser_set_string(fyp, yaml, len)) {
+    fy_parser_destroy(fyp);
     fy_diag_destroy(diag);
     return oom(&L);
   }
-  set_defaults(L.s);
-  L.s->source = strdup(L.file);
-  rc = L.s->source ? load_root(&L, root) : oom(&L);
-  fy_document_destroy(doc);
+  struct fy_document *doc = NULL;
+  rc = parse_document(&L, fyp, diag, &doc);
+  struct fy_node *root = doc ? fy_document_root(doc) : NULL;
+  if (!rc && !root) rc = sw_err_set(err, SW_EINVAL, "%s:1:1: empty spec", L.file);
+  if (!rc && !(L.s = calloc(1, sizeof *L.s))) rc = oom(&L);
+  if (!rc) {
+    set_defaults(L.s);
+    L.s->source = strdup(L.file);
+    rc = L.s->source ? load_root(&L, root) : oom(&L);
+  }
+  fy_parse_document_destroy(fyp, doc);
+  fy_parser_destroy(fyp);
   fy_diag_destroy(diag);
   if (rc) {
-    spec_free(L.s);
+    if (L.s) spec_free(L.s);
     return rc;
   }
   *out = L.s;

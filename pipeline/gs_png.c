@@ -19,7 +19,7 @@ static int spng_fail(struct sw_err *err, const char *path, const char *what, int
 /* Reads the whole file and starts a decoder on it, up to its header. On success the caller
  * frees *data_out and *ctx_out (the decoder reads from the buffer); on failure both are NULL. */
 static int decoder_open(const char *path, char **data_out, spng_ctx **ctx_out,
-                        struct spng_ihdr *ihdr, struct sw_err *err) {
+                        struct spng_ihdr *ihdr, size_t *len_out, struct sw_err *err) {
   *data_out = NULL;
   *ctx_out = NULL;
   char *data = NULL;
@@ -41,6 +41,7 @@ static int decoder_open(const char *path, char **data_out, spng_ctx **ctx_out,
   }
   *data_out = data;
   *ctx_out = ctx;
+  if (len_out) *len_out = len;
   return 0;
 }
 
@@ -50,7 +51,8 @@ int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32
   char *data = NULL;
   spng_ctx *ctx = NULL;
   struct spng_ihdr ihdr;
-  int rc = decoder_open(path, &data, &ctx, &ihdr, err);
+  size_t len = 0;
+  int rc = decoder_open(path, &data, &ctx, &ihdr, &len, err);
   if (rc) return rc;
   float *out = NULL;
   void *raw = NULL;
@@ -63,10 +65,18 @@ int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32
   }
   int deep = ihdr.bit_depth == 16;
   int fmt = deep ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
-  size_t size = 0;
+  size_t size = 0, png_size = 0;
   src = spng_decoded_image_size(ctx, fmt, &size);
+  if (!src) src = spng_decoded_image_size(ctx, SPNG_FMT_PNG, &png_size);
   if (src) {
     rc = spng_fail(err, path, "image size", src);
+    goto done;
+  }
+  /* Deflate expands at most 1032-fold, so a file too short to hold the image its header claims
+   * is refused before allocating for it (fuzzing: 60 bytes asked for 4 GiB). */
+  if (png_size / 1032 > len) {
+    rc = sw_err_set(err, SW_EINVAL, "%s: truncated PNG (%zu bytes cannot hold a %ux%u image)",
+                    path, len, ihdr.width, ihdr.height);
     goto done;
   }
   raw = malloc(size);
@@ -168,7 +178,7 @@ int gs_png_read_size(const char *path, uint32_t *width, uint32_t *height, struct
   char *data = NULL;
   spng_ctx *ctx = NULL;
   struct spng_ihdr ihdr;
-  int rc = decoder_open(path, &data, &ctx, &ihdr, err);
+  int rc = decoder_open(path, &data, &ctx, &ihdr, NULL, err);
   if (rc) return rc;
   *width = ihdr.width;
   *height = ihdr.height;

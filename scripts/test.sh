@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
-# Builds everything with warnings as errors and runs every test (ctest), then compiles everything
-# again with clang, warnings as errors (compile only: the lab's Macs build with Apple clang, whose
-# warnings differ from GCC's; SW_CLANG=0 skips it). The README's test command.
+# The README's test command (CI runs it through .ci/run). Three passes:
+# 1. GCC, warnings as errors: build everything and run every test (ctest; extra arguments go to
+#    this ctest).
+# 2. clang, warnings as errors, with AddressSanitizer + UBSan (scripts/test-sanitize.sh, its
+#    options: any report fails the test): compiles everything (the lab's Macs build with Apple
+#    clang, whose warnings differ from GCC's) and runs the unit tests under the sanitizers. The
+#    tests that drive lavapipe (test_gpu_sort, test_gpu_fwd, test_gpu_bwd, test_render,
+#    test_train, iter_bench_smoke) are left to a full `scripts/test-sanitize.sh`: under ASan they
+#    are the slow part, and lavapipe's JIT-compiled shader code leaks 128 bytes a process from
+#    code LeakSanitizer cannot name, so no honest suppression exists for it (docs/reliability.md).
+#    SW_CLANG=0 skips this pass.
+# 3. libFuzzer: every target of tests/fuzz for SW_FUZZ_SECONDS (default 20) each
+#    (scripts/fuzz.sh). SW_FUZZ=0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -10,11 +20,11 @@ cmake -S . -B "$build" -DSW_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 (cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@")
 if [ "${SW_CLANG:-1}" != 0 ]; then
-  CC=clang cmake -S . -B "${build}-clang" -DSW_WERROR=ON >/dev/null
-  cmake --build "${build}-clang" -j"$(nproc)" >/dev/null || {
-    echo "clang build failed (warnings are errors):" >&2
-    cmake --build "${build}-clang" -j1 2>&1 | grep -E 'error|warning' >&2
-    exit 1
-  }
-  echo "clang build: ok"
+  CC=clang SW_BUILD_DIR="${build}-clang" ./scripts/test-sanitize.sh -LE 'integration|fuzz' \
+    -E '^(test_gpu_(sort|fwd|bwd)|test_render|test_train|iter_bench_smoke)$'
+  echo "clang build + ASan/UBSan unit tests: ok"
+fi
+if [ "${SW_FUZZ:-1}" != 0 ]; then
+  ./scripts/fuzz.sh "${SW_FUZZ_SECONDS:-20}"
+  echo "fuzzing: ok"
 fi

@@ -506,6 +506,200 @@ START_TEST(worker_eligibility) {
 }
 END_TEST
 
+/* A valid gate spec, the base of the limit tests below. */
+#define GATE_HEAD                                                                \
+  "name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+#define GATE_ARMS "arms: {off: {a: 1}, on: {a: 2}}\n"
+
+/* Text of `depth` nested flow sequences around one scalar: [[[1]]] for 3. */
+static char *nested(int depth) {
+  char *t = malloc(2 * (size_t)depth + 2);
+  ck_assert_ptr_nonnull(t);
+  char *p = t;
+  for (int i = 0; i < depth; i++) *p++ = '[';
+  *p++ = '1';
+  for (int i = 0; i < depth; i++) *p++ = ']';
+  *p = 0;
+  return t;
+}
+
+START_TEST(alias_bomb_refused) {
+  /* "Billion laughs": nine levels of ten aliases each expand to 10^9 nodes. The loader refuses it
+   * at the alias whose expansion passes the node limit, without expanding it. */
+  char yaml[4096];
+  int off = snprintf(yaml, sizeof yaml,
+                     GATE_HEAD GATE_ARMS "base: {a: 1}\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+  for (int level = 1; level <= 9; level++) {
+    off += snprintf(yaml + off, sizeof yaml - off, "l%d: &l%d [", level, level);
+    for (int i = 0; i < 10; i++)
+      off += snprintf(yaml + off, sizeof yaml - off, "%s*l%d", i ? ", " : "", level - 1);
+    off += snprintf(yaml + off, sizeof yaml - off, "]\n");
+  }
+  ck_assert_int_lt(off, (int)sizeof yaml);
+  /* l0 holds 11 nodes, l1 111, l3 11,111: with the 12,4xx nodes before it, the eighth alias of
+   * l4 (line 11) is where the expansion passes 100,000 nodes. */
+  load_bad(yaml, "t.yaml:11:45: alias '*l3' expands the document: more than 100000 YAML nodes "
+                 "(the limit)");
+
+  /* The same bomb sent as the value of a real key is refused the same way. */
+  load_bad(GATE_HEAD "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+                     "a1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]\n"
+                     "a2: &a2 [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]\n"
+                     "a3: &a3 [*a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2]\n"
+                     "arms: {off: {a: 1}, on: {a: 2}}\n"
+                     "description: [*a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3]\n",
+           "t.yaml:10:50: alias '*a3' expands the document: more than 100000 YAML nodes");
+
+  /* Anchors and aliases within the limits still work: an arm shares the base's mapping. */
+  struct sw_spec *s = load_ok(GATE_HEAD "base: &b {iterations: 100, seed: 1}\n"
+                              "arms: {off: *b, on: {iterations: 200}}\n");
+  const struct sw_spec_kv *it = sw_spec_config_get(&s->arm_off, "iterations");
+  ck_assert_ptr_nonnull(it);
+  ck_assert_str_eq(it->text, "100");
+  ck_assert_uint_eq(s->arm_off.n, 2);
+  sw_spec_destroy(&s);
+
+  /* Anchors are bounded (libfyaml finds an alias's anchor by a linear search): 65 are refused. */
+  char many[2048];
+  int o = snprintf(many, sizeof many, GATE_HEAD GATE_ARMS "description: [");
+  for (int i = 0; i < 65; i++) o += snprintf(many + o, sizeof many - o, "&n%d x, ", i);
+  snprintf(many + o, sizeof many - o, "x]\n");
+  load_bad(many, "t.yaml:6:522: YAML: more than 64 anchors (the limit)");
+
+  /* An alias that names no anchor is a positioned error, not an empty spec. */
+  load_bad(GATE_HEAD GATE_ARMS "description: *nowhere\n", "t.yaml:6:14:");
+}
+END_TEST
+
+START_TEST(node_count_limited) {
+  /* 100,001 scalars in one list, no alias: more nodes than the limit however they are written. */
+  size_t cap = 300000;
+  char *yaml = malloc(cap);
+  ck_assert_ptr_nonnull(yaml);
+  size_t off = (size_t)snprintf(yaml, cap, GATE_HEAD GATE_ARMS "description: [");
+  for (int i = 0; i < 100001; i++)
+    off += (size_t)snprintf(yaml + off, cap - off, "%s1", i ? "," : "");
+  off += (size_t)snprintf(yaml + off, cap - off, "]\n");
+  ck_assert_uint_lt(off, cap);
+  /* The spec's own nodes come first (25 up to the list), so the limit falls inside the list. */
+  load_bad(yaml, "more than 100000 YAML nodes (the limit)");
+  struct sw_err err = {0};
+  struct sw_spec *s = NULL;
+  ck_assert_int_eq(sw_spec_load_string(yaml, "t.yaml", &s, &err), SW_EINVAL);
+  ck_assert_msg(strncmp(err.msg, "t.yaml:6:", 9) == 0, "error '%s' is not on line 6", err.msg);
+  free(yaml);
+}
+END_TEST
+
+START_TEST(multi_document_refused) {
+  /* A second document is refused at its first line, even when the first one is a valid spec. */
+  load_bad(GATE_HEAD GATE_ARMS "---\nname: y\n",
+           "t.yaml:6:1: a second YAML document starts here (a spec is one document)");
+  load_bad("---\n" GATE_HEAD GATE_ARMS "...\n---\n", "t.yaml:8:1: a second YAML document");
+  /* After an end marker a document may also start without "---". */
+  load_bad(GATE_HEAD GATE_ARMS "...\nname: y\n", "t.yaml:7:1: a second YAML document");
+  /* An explicit start and end of the one document are fine. */
+  struct sw_spec *s = load_ok("---\n" GATE_HEAD GATE_ARMS "...\n# trailing comment\n");
+  ck_assert_str_eq(s->name, "x");
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+START_TEST(depth_limited) {
+  char yaml[1024];
+  /* 64 levels (the root mapping and 63 sequences) are allowed: they fail later for what they
+   * are, not for their depth. */
+  char *ok = nested(63);
+  snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "description: %s\n", ok);
+  load_bad(yaml, "t.yaml:6:1: description: expected a string, got a sequence");
+  free(ok);
+  char *deep = nested(64);
+  snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "description: %s\n", deep);
+  load_bad(yaml, "t.yaml:6:77: YAML: nested deeper than 64 levels (the limit)");
+  ck_assert_ptr_nonnull(strstr(yaml, deep));
+  free(deep);
+  /* Aliases cannot nest deeper than the text may: 40 levels inside 30 (and the root) is 71. */
+  char *inner = nested(40), *outer = nested(30);
+  char *at = strchr(outer, '1');
+  *at = 0;
+  snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "x: &x %s\ndescription: %s*x%s\n", inner, outer,
+           at + 1);
+  load_bad(yaml, "t.yaml:7:44: alias '*x' expands the document: nested deeper than 64 levels");
+  free(inner);
+  free(outer);
+}
+END_TEST
+
+/* A flow mapping {PREFIX0: 1, PREFIX1: 1, ...} of n keys. */
+static char *wide_map(const char *prefix, int n) {
+  size_t cap = (size_t)n * 16 + 8;
+  char *t = malloc(cap);
+  ck_assert_ptr_nonnull(t);
+  size_t off = (size_t)snprintf(t, cap, "{");
+  for (int i = 0; i < n; i++)
+    off += (size_t)snprintf(t + off, cap - off, "%s%s%d: 1", i ? ", " : "", prefix, i);
+  snprintf(t + off, cap - off, "}");
+  return t;
+}
+
+START_TEST(mapping_width_limited) {
+  /* libfyaml compares every key of a mapping with every other, so mappings are bounded: 256 keys
+   * load (here as a builtin trainer's options), 257 do not, refused at the 257th key. */
+  char yaml[16384];
+  char *m = wide_map("k", 256);
+  snprintf(yaml, sizeof yaml, "name: x\nkind: gate\ntrainer: {builtin: %s}\nscene: {path: /x}\n"
+           GATE_ARMS, m);
+  struct sw_spec *s = load_ok(yaml);
+  ck_assert_uint_eq(s->trainer.options.n, 256);
+  sw_spec_destroy(&s);
+  free(m);
+  m = wide_map("k", 257);
+  snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "base: %s\n", m);
+  load_bad(yaml, "t.yaml:6:2202: YAML: a mapping of more than 256 keys (the limit)");
+  free(m);
+  /* Merge keys widen a mapping after the text is read: 200 + 100 merged keys are refused. */
+  char *a = wide_map("a", 200), *b = wide_map("b", 100);
+  snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "x: &a %s\ny: &b %s\nbase: {<<: [*a, *b]}\n",
+           a, b);
+  load_bad(yaml, "t.yaml:8:8: YAML: a mapping of more than 256 keys after merge keys (the limit)");
+  free(a);
+  free(b);
+}
+END_TEST
+
+START_TEST(not_utf8_refused) {
+  /* A spec is Unicode text. libfyaml 0.7.12 never returns from a directive line holding a
+   * malformed UTF-8 sequence (found by fuzzing), so such text is refused before it is parsed. */
+  load_bad("%\xa5\n", "t.yaml:1:2: not UTF-8 text (byte 0xa5)");
+  load_bad(GATE_HEAD GATE_ARMS "description: caf\xc3\xa9 \xc3(\n",
+           "t.yaml:6:19: not UTF-8 text (byte 0xc3)");
+  load_bad(GATE_HEAD GATE_ARMS "description: \xed\xa0\x80\n", "t.yaml:6:14: not UTF-8 text");
+  struct sw_spec *s = load_ok(GATE_HEAD GATE_ARMS "description: caf\xc3\xa9 \xf0\x9f\x8c\x8b\n");
+  ck_assert_str_eq(s->description, "caf\xc3\xa9 \xf0\x9f\x8c\x8b");
+  sw_spec_destroy(&s);
+}
+END_TEST
+
+START_TEST(size_limited) {
+  /* A valid spec padded with a comment to exactly the limit loads; one byte more does not. */
+  const char *head = GATE_HEAD GATE_ARMS "#";
+  size_t max = SW_MSG_YAML_MAX;
+  char *yaml = malloc(max + 2);
+  ck_assert_ptr_nonnull(yaml);
+  size_t n = strlen(head);
+  memcpy(yaml, head, n);
+  memset(yaml + n, 'x', max - n - 1);
+  yaml[max - 1] = '\n';
+  yaml[max] = 0;
+  struct sw_spec *s = load_ok(yaml);
+  sw_spec_destroy(&s);
+  yaml[max] = '\n';
+  yaml[max + 1] = 0;
+  load_bad(yaml, "t.yaml:1:1: spec of 1048577 bytes is larger than 1048576 bytes (the limit)");
+  free(yaml);
+}
+END_TEST
+
 /* xorshift64*: seeded, so a failing mutation can be replayed. */
 static uint64_t rng_next(uint64_t *x) {
   *x ^= *x >> 12;
@@ -573,6 +767,15 @@ static Suite *spec_suite(void) {
   tcase_add_test(api, worker_eligibility);
   tcase_add_test(api, fuzz_mutated_specs);
   suite_add_tcase(s, api);
+  TCase *limits = tcase_create("limits");
+  tcase_add_test(limits, alias_bomb_refused);
+  tcase_add_test(limits, node_count_limited);
+  tcase_add_test(limits, multi_document_refused);
+  tcase_add_test(limits, depth_limited);
+  tcase_add_test(limits, mapping_width_limited);
+  tcase_add_test(limits, not_utf8_refused);
+  tcase_add_test(limits, size_limited);
+  suite_add_tcase(s, limits);
   return s;
 }
 

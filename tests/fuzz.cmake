@@ -1,0 +1,33 @@
+# tests/fuzz.cmake: the libFuzzer targets of tests/fuzz/ (option SW_FUZZ, clang only; the top-level
+# CMakeLists.txt checks the compiler and instruments everything). scripts/fuzz.sh builds and runs
+# them; each is also a ctest test (label fuzz) that replays its seed corpus once.
+if(SW_FUZZ)
+  set(_fz ${CMAKE_CURRENT_LIST_DIR}/fuzz)
+  # sw_fuzz_add(NAME SOURCES... LIBS ...): one fuzz target and its corpus replay.
+  function(sw_fuzz_add name)
+    cmake_parse_arguments(F "" "" "SOURCES;LIBS" ${ARGN})
+    add_executable(fuzz_${name} ${_fz}/fuzz_${name}.c ${_fz}/fuzz_util.c ${F_SOURCES})
+    target_include_directories(fuzz_${name} PRIVATE ${_fz})
+    target_link_libraries(fuzz_${name} PRIVATE ${F_LIBS})
+    target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+    add_test(NAME fuzz_${name}_corpus
+             COMMAND fuzz_${name} -runs=0 ${_fz}/corpus/${name})
+    set_tests_properties(fuzz_${name}_corpus PROPERTIES LABELS fuzz)
+  endfunction()
+  sw_fuzz_add(codec LIBS sw_wire)
+  sw_fuzz_add(spec LIBS sw_wire)
+  add_executable(codec_seeds ${_fz}/codec_seeds.c)
+  target_link_libraries(codec_seeds PRIVATE sw_wire)
+  if(TARGET gs_core)
+    sw_fuzz_add(png LIBS gs_core)
+    sw_fuzz_add(ply LIBS gs_core)
+    sw_fuzz_add(scene LIBS gs_core)
+    # The validator is compiled in on its own (as test_sweep_configs does with gs_config.c), so the
+    # target does not link the trainer and its Vulkan libraries.
+    sw_fuzz_add(result SOURCES ${CMAKE_SOURCE_DIR}/pipeline/gs_result.c
+                LIBS sw_util PkgConfig::JANSSON)
+    target_include_directories(fuzz_result PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
+    target_compile_definitions(fuzz_result PRIVATE
+      SW_RESULT_SCHEMA_PATH="${CMAKE_SOURCE_DIR}/docs/result.schema.json")
+  endif()
+endif()
