@@ -16,18 +16,13 @@ if(SW_FUZZ)
   endfunction()
   sw_fuzz_add(codec LIBS sw_wire)
   sw_fuzz_add(spec LIBS sw_wire)
+  # The result check is generated from docs/result.schema.json into sw_util.
+  sw_fuzz_add(result LIBS sw_util)
   add_executable(codec_seeds ${_fz}/codec_seeds.c)
   target_link_libraries(codec_seeds PRIVATE sw_wire)
   if(TARGET gs_core)
     sw_fuzz_add(png LIBS gs_core)
     sw_fuzz_add(ply LIBS gs_core)
     sw_fuzz_add(scene LIBS gs_core)
-    # The validator is compiled in on its own (as test_sweep_configs does with gs_config.c), so the
-    # target does not link the trainer and its Vulkan libraries.
-    sw_fuzz_add(result SOURCES ${CMAKE_SOURCE_DIR}/pipeline/gs_result.c
-                LIBS sw_util PkgConfig::JANSSON)
-    target_include_directories(fuzz_result PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
-    target_compile_definitions(fuzz_result PRIVATE
-      SW_RESULT_SCHEMA_PATH="${CMAKE_SOURCE_DIR}/docs/result.schema.json")
   endif()
 endif()
