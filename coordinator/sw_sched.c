@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__ /* defined by the headers above */
+#include <malloc.h>
+#endif
 
 #include "sw_result.h"
 #include "sw_sched_int.h"
@@ -445,6 +448,11 @@ static void workers_expire(sw_sched_t *s, int64_t now) {
   }
   free(map);
   free(pin);
+#ifdef __GLIBC__
+  /* Many workers' fingerprints and labels were freed at once: give the pages back, so that the
+   * coordinator's resident size follows the registry down. */
+  if (gone >= 100) malloc_trim(0);
+#endif
 }
 
 /* The value a placement matcher tests: "label.NAME" reads a label, "worker_id" the id, any other
@@ -869,6 +877,13 @@ int sw_sched_next(sw_sched_t *s, const char *worker_id, int64_t now, struct sw_l
      * from protocol churn (a reconnect, a coordinator restart, a lost Assign): it gets its lease
      * again, with a fresh term, never a new attempt. */
     struct lease_mem *l = find_lease(s, wm->lease_id);
+    if (l && l->deadline < now) {
+      /* Past its deadline (the loop's tick has not come round yet, e.g. after a stall): it
+       * expires now, whichever event comes first, and the worker gets other work. */
+      int rc = sw_sched_tick(s, now, NULL, err);
+      if (rc) return rc;
+      l = find_lease(s, wm->lease_id);
+    }
     if (l) return lease_resend(s, l, now, out, err);
     wm->lease_id = 0;
   }

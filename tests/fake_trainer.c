@@ -96,7 +96,8 @@ static int write_result(const char *out, json_t *cfg, const char *scene, double 
   char *cfg_text = json_dumps(cfg, JSON_SORT_KEYS | JSON_COMPACT);
   sw_sha256_buf(cfg_text, strlen(cfg_text), cfg_sha);
   free(cfg_text);
-  /* It reads no scene: the hash of the scene's path stands in for the scene's hash. */
+  /* It reads no scene: the hash of the scene's path stands in for the scene's hash, and a spec
+   * without a scene (an empty {scene}) is named "(none)": the schema wants a path. */
   char scene_sha[SW_SHA256_HEX_LEN];
   sw_sha256_buf(scene, strlen(scene), scene_sha);
   if (foreign) {
@@ -116,7 +117,7 @@ static int write_result(const char *out, json_t *cfg, const char *scene, double 
         "schema", "splatsweep.result/1", "status", "ok", "trainer", "name", "fake_trainer",
         "version", "1", "binary_sha256", bin_sha, "shaders_sha256",
         "0000000000000000000000000000000000000000000000000000000000000000", "config", cfg,
-        "config_sha256", cfg_sha, "scene", "path", scene, "sha256", scene_sha, "train_views", 1,
+        "config_sha256", cfg_sha, "scene", "path", scene[0] ? scene : "(none)", "sha256", scene_sha, "train_views", 1,
         "test_views", 0, "width", 1, "height", 1, "held_out_split", 0, "device", "name", "fake", "driver", "none", "api",
         "none", "kind", "cpu", "metrics", "train_s", train_s, "wall_s", wall_s, "iterations", 1000,
         "psnr_db", psnr, "ssim", 0.98, "splats_final", 5000, "splats_mean", 3000, "gpu_busy_frac",

@@ -427,6 +427,16 @@ START_TEST(ready_from_holder_gets_its_lease_again) {
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok'"), 2);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM leases"), 1);
   sw_lease_clear(&l);
+  /* A lease past its deadline is not handed back, whichever comes first, the Ready or the tick:
+   * it expires and its pair comes back as attempt 2. */
+  submit_gate(&e, "g2", 1, 1, NULL, 60);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 60, &l, &e.err), 1);
+  ck_assert_int_eq(l.attempt, 1);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 60 + 10001, &again, &e.err), 1);
+  ck_assert_int_ne(again.lease_id, l.lease_id);
+  ck_assert_int_eq(again.attempt, 2);
+  sw_lease_clear(&again);
+  sw_lease_clear(&l);
   env_close(&e);
 }
 END_TEST
