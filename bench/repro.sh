@@ -17,6 +17,7 @@
 #                      splats at 7,000 against 292k)
 #   CHECKPOINTS=3500,6000  checkpoints of the checkpoint variant
 #   MODES="off on"     which deterministic modes to run
+#   VARIANTS="cold plain progress checkpoints cpu_hog"  which runs of each mode
 #   EXTRA="--set k=v"  more trainer arguments for every run
 # Budget on an H200: a 7,000-iteration Lego run takes ~26 s of training (plus ~5 s of loading and
 # evaluation), so the 10 runs take about 6 minutes (deterministic ones somewhat longer).
@@ -29,6 +30,7 @@ ITERS=${ITERS:-7000}
 LR_STEPS=${LR_STEPS:-30000}
 CHECKPOINTS=${CHECKPOINTS:-3500,6000}
 MODES=${MODES:-off on}
+VARIANTS=${VARIANTS:-cold plain progress checkpoints cpu_hog}
 EXTRA=${EXTRA:-}
 if [ ! -x "$ST" ]; then echo "repro.sh: no trainer at $ST" >&2; exit 2; fi
 SCENE=""
@@ -101,7 +103,7 @@ EOF
 : >"$OUT/table"
 printf 'mode\tvariant\tsplats\tpsnr_db\ttrain_s\tfinal.ply\tcheckpoint splats\n'
 for mode in $MODES; do
-  for variant in cold plain progress checkpoints cpu_hog; do run "$mode" "$variant"; done
+  for variant in $VARIANTS; do run "$mode" "$variant"; done
 done
 
 python3 - "$OUT/table" <<'EOF'
