@@ -2,10 +2,13 @@
 #include "sw_coord.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #ifdef __APPLE__
@@ -60,6 +63,7 @@ struct sw_coord {
   sw_store_t *store;
   sw_sched_t *sched;
   sw_zap_t *zap; /* CurveZMQ allow-list handler; NULL when insecure */
+  int db_lock_fd; /* flock on DB.lock for the coordinator's lifetime; -1 none */
   int hb_ms, liveness;
   int64_t lease_ttl_ms;
   char public_key[41], secret_key[41];
@@ -1016,12 +1020,65 @@ static void *router(sw_coord_t *c, const char *ep, const char *zap_domain, const
   return s;
 }
 
+/* One coordinator per database: an exclusive flock on DB.lock, held until sw_coord_destroy (the
+ * kernel drops it if the process dies, so a crash leaves nothing to clean up). A second
+ * coordinator would expire the first one's leases and interleave its commits. The holder's pid
+ * is written into the file for the message. */
+static int lock_db(sw_coord_t *c, const char *db, struct sw_err *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s.lock", db);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return sw_err_set(err, SW_EIO, "%s: %s", path, strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    char who[32] = "";
+    ssize_t n = pread(fd, who, sizeof who - 1, 0);
+    who[n > 0 ? n : 0] = '\0';
+    who[strcspn(who, "\n")] = '\0';
+    close(fd);
+    if (e == EWOULDBLOCK)
+      return sw_err_set(err, SW_ESTATE,
+                        "%s is in use by another coordinator (pid %s, lock %s): one coordinator "
+                        "per database", db, who[0] ? who : "?", path);
+    return sw_err_set(err, SW_EIO, "%s: flock: %s", path, strerror(e));
+  }
+  char pid[32];
+  int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+    sw_log_warn("%s: cannot record our pid: %s", path, strerror(errno));
+  c->db_lock_fd = fd;
+  return 0;
+}
+
+/* A store with damaged pages is refused at start with a clear message rather than served until
+ * every commit fails: PRAGMA quick_check (O(N) in the file size, once per start). */
+static int check_db(sw_store_t *store, const char *db, struct sw_err *err) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(sw_store_db(store), "PRAGMA quick_check", -1, &st, NULL) != SQLITE_OK)
+    return sw_err_set(err, SW_EDB, "%s: quick_check: %s", db, sqlite3_errmsg(sw_store_db(store)));
+  int rc = sqlite3_step(st);
+  const char *first = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+  int ok = first && !strcmp(first, "ok");
+  char what[256];
+  snprintf(what, sizeof what, "%s", first ? first : sqlite3_errmsg(sw_store_db(store)));
+  for (char *q = what; *q; q++) /* its report has a line per problem: one line here */
+    if (*q == '\n') *q = ' ';
+  sqlite3_finalize(st);
+  if (!ok)
+    return sw_err_set(err, SW_EDB,
+                      "%s is damaged (PRAGMA quick_check: %s): restore it from a backup, or "
+                      "recover it with `sqlite3 %s .recover`", db, what, db);
+  return 0;
+}
+
 int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
                  struct sw_err *err) {
   *out = NULL;
   sw_coord_t *c = calloc(1, sizeof *c);
   if (!c)
     return sw_err_set(err, SW_ENOMEM, "coordinator: out of memory");
+  c->db_lock_fd = -1;
   c->o = o;
   c->ctx = zmq_ctx;
   c->hb_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 1000;
@@ -1060,7 +1117,11 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
         goto fail;
     }
   }
+  if ((rc = lock_db(c, db, err)))
+    goto fail;
   if ((rc = sw_store_open(db, NULL, &c->store, err)))
+    goto fail;
+  if ((rc = check_db(c->store, db, err)))
     goto fail;
   struct sw_sched_opts so;
   sw_sched_opts_default(&so);
@@ -1110,6 +1171,8 @@ void sw_coord_destroy(sw_coord_t **self_p) {
   sw_zap_stop(&c->zap);
   sw_sched_destroy(&c->sched);
   sw_store_close(&c->store);
+  if (c->db_lock_fd >= 0)
+    close(c->db_lock_fd); /* releases the flock */
   for (size_t i = 0; i < c->n_sessions; i++)
     free(c->sessions[i]);
   free(c->sessions);
