@@ -2,13 +2,10 @@
 #include "sw_coord.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <unistd.h>
 #include <zmq.h>
 
 #ifdef __APPLE__
@@ -18,6 +15,7 @@
 #include "sw_clock.h"
 #include "sw_codec.h"
 #include "sw_fs.h"
+#include "sw_hostlock.h"
 #include "sw_log.h"
 #include "sw_report.h"
 #include "sw_sched.h"
@@ -63,7 +61,7 @@ struct sw_coord {
   sw_store_t *store;
   sw_sched_t *sched;
   sw_zap_t *zap; /* CurveZMQ allow-list handler; NULL when insecure */
-  int db_lock_fd; /* flock on DB.lock for the coordinator's lifetime; -1 none */
+  sw_hostlock_t *db_lock; /* flock on DB.lock for the coordinator's lifetime */
   int hb_ms, liveness;
   int64_t lease_ttl_ms;
   char public_key[41], secret_key[41];
@@ -1020,35 +1018,21 @@ static void *router(sw_coord_t *c, const char *ep, const char *zap_domain, const
   return s;
 }
 
-/* One coordinator per database: an exclusive flock on DB.lock, held until sw_coord_destroy (the
- * kernel drops it if the process dies, so a crash leaves nothing to clean up). A second
- * coordinator would expire the first one's leases and interleave its commits. The holder's pid
- * is written into the file for the message. */
+/* One coordinator per database: an flock on DB.lock (sw_hostlock, the same mechanism as the
+ * workers' measurement lock: the kernel drops it when the process dies, and the file names the
+ * holder), held until sw_coord_destroy. A second coordinator would expire the first one's
+ * leases and interleave its commits. */
 static int lock_db(sw_coord_t *c, const char *db, struct sw_err *err) {
-  char path[4200];
+  char path[4200], who[128] = "";
   snprintf(path, sizeof path, "%s.lock", db);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return sw_err_set(err, SW_EIO, "%s: %s", path, strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int e = errno;
-    char who[32] = "";
-    ssize_t n = pread(fd, who, sizeof who - 1, 0);
-    who[n > 0 ? n : 0] = '\0';
-    who[strcspn(who, "\n")] = '\0';
-    close(fd);
-    if (e == EWOULDBLOCK)
-      return sw_err_set(err, SW_ESTATE,
-                        "%s is in use by another coordinator (pid %s, lock %s): one coordinator "
-                        "per database", db, who[0] ? who : "?", path);
-    return sw_err_set(err, SW_EIO, "%s: flock: %s", path, strerror(e));
-  }
-  char pid[32];
-  int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len)
-    sw_log_warn("%s: cannot record our pid: %s", path, strerror(errno));
-  c->db_lock_fd = fd;
-  return 0;
+  int rc = sw_hostlock_open(path, "coordinator", &c->db_lock, err);
+  if (!rc) rc = sw_hostlock_try(c->db_lock, who, sizeof who, err);
+  if (rc == 0)
+    return sw_err_set(err, SW_ESTATE,
+                      "%s is in use by another coordinator (pid %s, lock %s): one coordinator per "
+                      "database",
+                      db, who[0] ? who : "?", path);
+  return rc < 0 ? rc : 0;
 }
 
 /* A store with damaged pages is refused at start with a clear message rather than served until
@@ -1078,7 +1062,6 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
   sw_coord_t *c = calloc(1, sizeof *c);
   if (!c)
     return sw_err_set(err, SW_ENOMEM, "coordinator: out of memory");
-  c->db_lock_fd = -1;
   c->o = o;
   c->ctx = zmq_ctx;
   c->hb_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 1000;
@@ -1171,8 +1154,7 @@ void sw_coord_destroy(sw_coord_t **self_p) {
   sw_zap_stop(&c->zap);
   sw_sched_destroy(&c->sched);
   sw_store_close(&c->store);
-  if (c->db_lock_fd >= 0)
-    close(c->db_lock_fd); /* releases the flock */
+  sw_hostlock_close(&c->db_lock); /* releases the flock */
   for (size_t i = 0; i < c->n_sessions; i++)
     free(c->sessions[i]);
   free(c->sessions);

@@ -166,9 +166,8 @@ static int find_worker(const sw_sched_t *s, const char *id) {
   }
 }
 
-static int reindex(sw_sched_t *s, int cap) {
-  int *idx = malloc((size_t)cap * sizeof *idx);
-  if (!idx) return -1;
+/* Fills idx (cap slots, a power of two) with every worker's index and makes it the id index. */
+static void index_install(sw_sched_t *s, int *idx, int cap) {
   for (int i = 0; i < cap; i++) idx[i] = -1;
   for (int w = 0; w < s->n_workers; w++) {
     unsigned i = hash_str(s->workers[w].id) & (unsigned)(cap - 1);
@@ -178,7 +177,21 @@ static int reindex(sw_sched_t *s, int cap) {
   free(s->worker_index);
   s->worker_index = idx;
   s->index_cap = cap;
+}
+
+static int reindex(sw_sched_t *s, int cap) {
+  int *idx = malloc((size_t)cap * sizeof *idx);
+  if (!idx) return -1;
+  index_install(s, idx, cap);
   return 0;
+}
+
+/* Frees what a worker entry owns. */
+static void worker_free(struct worker_mem *wm) {
+  free(wm->id);
+  free(wm->key);
+  json_decref(wm->labels);
+  json_decref(wm->fingerprint);
 }
 
 /* Parses a JSON object text, or gives an empty object (NULL / unparsable / not an object). */
@@ -227,9 +240,7 @@ static int ensure_worker(sw_sched_t *s, const char *id) {
     while (s->n_workers * 2 > cap) cap *= 2;
     if (reindex(s, cap)) {
       s->n_workers--;
-      free(wm->id);
-      json_decref(wm->labels);
-      json_decref(wm->fingerprint);
+      worker_free(wm);
       return -1;
     }
   } else {
@@ -300,33 +311,25 @@ int sw_sched_worker_key(sw_sched_t *s, const char *worker_id, char *buf, size_t 
                         struct sw_err *err) {
   static const char *const SQL = "SELECT key FROM workers WHERE id = ?1 AND key IS NOT NULL";
   int w = find_worker(s, worker_id);
-  const char *key = w >= 0 ? s->workers[w].key : NULL;
+  char *key = w >= 0 ? s->workers[w].key : NULL, *loaded = NULL;
   if (!key) {
     sqlite3_stmt *st;
     int rc = sw_store_stmt(s->store, SQL, &st, err);
     if (rc) return rc;
     sqlite3_bind_text(st, 1, worker_id, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-      char *k = strdup((const char *)sqlite3_column_text(st, 0));
-      sqlite3_reset(st);
-      if (!k) return sw_err_set(err, SW_ENOMEM, "worker key: out of memory");
-      if (w >= 0)
-        key = s->workers[w].key = k; /* cached: the binding never changes */
-      else {
-        int fits = strlen(k) < len;
-        if (fits) memcpy(buf, k, strlen(k) + 1);
-        free(k);
-        return fits ? 1 : sw_err_set(err, SW_EINVAL, "worker key longer than %zu bytes", len);
-      }
-    } else {
-      sqlite3_reset(st);
-      return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "reading worker key");
-    }
+    if (rc == SQLITE_ROW) loaded = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW) return sw_store_fail(s->store, err, "reading worker key");
+    if (!loaded) return sw_err_set(err, SW_ENOMEM, "worker key: out of memory");
+    key = loaded;
+    if (w >= 0) s->workers[w].key = loaded; /* cached: the binding never changes */
   }
-  if (strlen(key) >= len) return sw_err_set(err, SW_EINVAL, "worker key longer than %zu bytes", len);
-  memcpy(buf, key, strlen(key) + 1);
-  return 1;
+  size_t n = strlen(key);
+  if (n < len) memcpy(buf, key, n + 1);
+  if (w < 0) free(loaded);
+  return n < len ? 1 : sw_err_set(err, SW_EINVAL, "worker key longer than %zu bytes", len);
 }
 
 int sw_sched_worker_bind(sw_sched_t *s, const char *worker_id, const char *key,
@@ -406,10 +409,7 @@ static void workers_expire(sw_sched_t *s, int64_t now) {
   for (int w = 0; w < n; w++) {
     struct worker_mem *wm = &s->workers[w];
     if (!pin[w]) {
-      free(wm->id);
-      free(wm->key);
-      json_decref(wm->labels);
-      json_decref(wm->fingerprint);
+      worker_free(wm);
       map[w] = -1;
       continue;
     }
@@ -429,15 +429,7 @@ static void workers_expire(sw_sched_t *s, int64_t now) {
     else
       machine_assign(s, w);
   }
-  for (int i = 0; i < cap; i++) idx[i] = -1;
-  for (int w = 0; w < kept; w++) {
-    unsigned i = hash_str(s->workers[w].id) & (unsigned)(cap - 1);
-    while (idx[i] >= 0) i = (i + 1) & (unsigned)(cap - 1);
-    idx[i] = w;
-  }
-  free(s->worker_index);
-  s->worker_index = idx;
-  s->index_cap = cap;
+  index_install(s, idx, cap);
   if (kept < s->cap_workers / 4) { /* give the array back too, keeping room to grow */
     int nc = kept * 2 > 16 ? kept * 2 : 16;
     struct worker_mem *nw = realloc(s->workers, (size_t)nc * sizeof *nw);
@@ -715,6 +707,31 @@ static int pick_pair(sw_sched_t *s, const struct sweep_mem *sw, int w, int64_t *
 }
 
 /* Writes the lease for pair_id to worker w and fills out. One transaction. */
+/* Steps st (bound; columns run id, arm, config JSON) into out's runs and resets it. Returns
+ * SQLITE_DONE, SQLITE_NOMEM or SQLite's error code. */
+static int lease_runs(sqlite3_stmt *st, struct sw_lease *out) {
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW && out->n_runs < SW_SCHED_MAX_RUNS) {
+    struct sw_lease_run *r = &out->runs[out->n_runs++];
+    r->run_id = sqlite3_column_int64(st, 0);
+    snprintf(r->arm, sizeof r->arm, "%s", (const char *)sqlite3_column_text(st, 1));
+    if (!(r->config_json = strdup((const char *)sqlite3_column_text(st, 2)))) {
+      rc = SQLITE_NOMEM; /* not overwritten by a further step */
+      break;
+    }
+  }
+  sqlite3_reset(st);
+  return rc;
+}
+
+/* The sweep's trainer, scene and contamination texts into out: 0, or -1 out of memory. */
+static int lease_sweep_texts(struct sw_lease *out, const struct sweep_mem *sw) {
+  out->trainer_json = strdup(sw->trainer_json);
+  out->scene_json = strdup(sw->scene_json);
+  out->contamination_json = strdup(sw->contamination_json);
+  return out->trainer_json && out->scene_json && out->contamination_json ? 0 : -1;
+}
+
 static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_id, int64_t now,
                       struct sw_lease *out, struct sw_err *err) {
   static const char *const SQL_PAIR =
@@ -761,14 +778,7 @@ static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_i
   out->lease_id = sqlite3_last_insert_rowid(sw_store_db(s->store));
   if ((rc = sw_store_stmt(s->store, SQL_RUNS, &st, err))) goto fail;
   sqlite3_bind_int64(st, 1, pair_id);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW && out->n_runs < SW_SCHED_MAX_RUNS) {
-    struct sw_lease_run *r = &out->runs[out->n_runs++];
-    r->run_id = sqlite3_column_int64(st, 0);
-    snprintf(r->arm, sizeof r->arm, "%s", (const char *)sqlite3_column_text(st, 1));
-    r->config_json = strdup((const char *)sqlite3_column_text(st, 2));
-    if (!r->config_json) rc = SQLITE_NOMEM;
-  }
-  sqlite3_reset(st);
+  rc = lease_runs(st, out);
   if (rc != SQLITE_DONE || out->n_runs == 0) {
     rc = rc == SQLITE_NOMEM ? sw_err_set(err, SW_ENOMEM, "lease: out of memory")
                             : sw_store_fail(s->store, err, "reading runs of pair");
@@ -789,10 +799,7 @@ static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_i
   out->deadline_ms = deadline;
   out->sweep_id = sw->id;
   out->pair_id = pair_id;
-  out->trainer_json = strdup(sw->trainer_json);
-  out->scene_json = strdup(sw->scene_json);
-  out->contamination_json = strdup(sw->contamination_json);
-  if (!out->trainer_json || !out->scene_json || !out->contamination_json) {
+  if (lease_sweep_texts(out, sw)) {
     /* The lease is committed; the worker simply will not get it and it expires normally. */
     sw_lease_clear(out);
     return sw_err_set(err, SW_ENOMEM, "lease: out of memory");
@@ -834,13 +841,7 @@ static int lease_resend(sw_sched_t *s, struct lease_mem *l, int64_t now, struct 
   if ((rc = sw_store_stmt(s->store, SQL_RUNS, &st, err))) return rc;
   sqlite3_bind_int64(st, 1, l->pair_id);
   sqlite3_bind_int64(st, 2, (sqlite3_int64)l->epoch);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW && out->n_runs < SW_SCHED_MAX_RUNS) {
-    struct sw_lease_run *r = &out->runs[out->n_runs++];
-    r->run_id = sqlite3_column_int64(st, 0);
-    snprintf(r->arm, sizeof r->arm, "%s", (const char *)sqlite3_column_text(st, 1));
-    if (!(r->config_json = strdup((const char *)sqlite3_column_text(st, 2)))) rc = SQLITE_NOMEM;
-  }
-  sqlite3_reset(st);
+  rc = lease_runs(st, out);
   if (rc != SQLITE_DONE || out->n_runs == 0) {
     sw_lease_clear(out);
     return rc == SQLITE_NOMEM ? sw_err_set(err, SW_ENOMEM, "lease: out of memory")
@@ -854,10 +855,7 @@ static int lease_resend(sw_sched_t *s, struct lease_mem *l, int64_t now, struct 
   out->deadline_ms = l->deadline;
   out->sweep_id = sw->id;
   out->pair_id = l->pair_id;
-  out->trainer_json = strdup(sw->trainer_json);
-  out->scene_json = strdup(sw->scene_json);
-  out->contamination_json = strdup(sw->contamination_json);
-  if (!out->trainer_json || !out->scene_json || !out->contamination_json) {
+  if (lease_sweep_texts(out, sw)) {
     sw_lease_clear(out);
     return sw_err_set(err, SW_ENOMEM, "lease: out of memory");
   }
@@ -1239,12 +1237,7 @@ void sw_sched_destroy(sw_sched_t **sched) {
   if (!sched || !*sched) return;
   sw_sched_t *s = *sched;
   for (int i = 0; i < s->n_sweeps; i++) sweep_free(&s->sweeps[i]);
-  for (int i = 0; i < s->n_workers; i++) {
-    free(s->workers[i].id);
-    free(s->workers[i].key);
-    json_decref(s->workers[i].labels);
-    json_decref(s->workers[i].fingerprint);
-  }
+  for (int i = 0; i < s->n_workers; i++) worker_free(&s->workers[i]);
   free(s->sweeps);
   free(s->workers);
   free(s->worker_index);

@@ -186,17 +186,22 @@ static void close_socket(struct worker *w) {
   w->state = S_DISCONNECTED;
 }
 
+/* 32 random bits from /dev/urandom (the clock and pid when it cannot be read). */
+static uint32_t random_u32(void) {
+  uint32_t r = 0;
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read(fd, &r, sizeof r) != (ssize_t)sizeof r)
+    r = (uint32_t)(sw_clock_mono_ns() ^ ((uint64_t)getpid() << 16));
+  if (fd >= 0)
+    close(fd);
+  return r;
+}
+
 /* A routing id fresh for each socket, "ID.NONCE": the coordinator's ROUTER ignores a second
  * connection with a live peer's routing id (no handover), so a reconnect must not reuse the
  * old one; the worker id itself travels in Hello. */
 static void fresh_routing_id(const struct worker *w, char *out, size_t cap) {
-  uint32_t nonce = 0;
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || read(fd, &nonce, sizeof nonce) != (ssize_t)sizeof nonce)
-    nonce = (uint32_t)(sw_clock_mono_ns() ^ ((uint64_t)getpid() << 16));
-  if (fd >= 0)
-    close(fd);
-  snprintf(out, cap, "%s.%08" PRIx32, w->id, nonce);
+  snprintf(out, cap, "%s.%08" PRIx32, w->id, random_u32());
 }
 
 static int open_socket(struct worker *w, struct sw_err *err) {
@@ -234,13 +239,7 @@ static int64_t next_backoff(struct worker *w) {
   int64_t d = w->backoff_ms ? w->backoff_ms * 2 : BACKOFF_MIN_MS;
   if (d > BACKOFF_MAX_MS) d = BACKOFF_MAX_MS;
   w->backoff_ms = d;
-  uint32_t r = 0;
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || read(fd, &r, sizeof r) != (ssize_t)sizeof r)
-    r = (uint32_t)sw_clock_mono_ns();
-  if (fd >= 0)
-    close(fd);
-  return d / 2 + (int64_t)(r % (uint32_t)(d / 2 + 1));
+  return d / 2 + (int64_t)(random_u32() % (uint32_t)(d / 2 + 1));
 }
 
 static void send_hello(struct worker *w) {

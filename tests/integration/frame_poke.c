@@ -24,19 +24,28 @@
 
 #include "sw_codec.h"
 
-static int expect_reject(void *s, enum sw_reject_code want) {
+/* The next message on s within 5 s, decoded into m: 0, 1 when none came, or the codec's error
+ * (err set; m then needs no clearing). */
+static int recv_one(void *s, struct sw_msg *m, struct sw_err *err) {
   zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
-  if (zmq_poll(&it, 1, 5000) <= 0) {
-    fprintf(stderr, "frame_poke: no answer within 5 s\n");
+  if (zmq_poll(&it, 1, 5000) <= 0)
     return 1;
-  }
   zmq_msg_t f;
   zmq_msg_init(&f);
   zmq_msg_recv(&f, s, 0);
+  int rc = sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), m, err);
+  zmq_msg_close(&f);
+  return rc;
+}
+
+static int expect_reject(void *s, enum sw_reject_code want) {
   struct sw_msg m;
   struct sw_err err = {0};
-  int rc = sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), &m, &err);
-  zmq_msg_close(&f);
+  int rc = recv_one(s, &m, &err);
+  if (rc == 1) {
+    fprintf(stderr, "frame_poke: no answer within 5 s\n");
+    return 1;
+  }
   if (rc || m.type != SW_MSG_REJECT || m.u.reject.code != want) {
     fprintf(stderr, "frame_poke: expected Reject(%d), got %s (%s)\n", (int)want,
             rc ? "undecodable" : sw_msg_type_name(m.type), err.msg);
@@ -140,19 +149,12 @@ static int one_hello(void *ctx, const char *ep, const char *id) {
   }
   zmq_send(s, buf, len, 0);
   free(buf);
-  zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
-  rc = 1;
-  if (zmq_poll(&it, 1, 5000) > 0) {
-    zmq_msg_t f;
-    zmq_msg_init(&f);
-    zmq_msg_recv(&f, s, 0);
-    struct sw_msg w;
-    if (sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), &w, &err) == 0) {
-      rc = w.type == SW_MSG_WELCOME ? 0 : 1;
-      if (rc) fprintf(stderr, "frame_poke: %s got %s\n", id, sw_msg_type_name(w.type));
-      sw_msg_clear(&w);
-    }
-    zmq_msg_close(&f);
+  struct sw_msg w;
+  rc = recv_one(s, &w, &err) == 0 ? 0 : 1;
+  if (!rc) {
+    rc = w.type == SW_MSG_WELCOME ? 0 : 1;
+    if (rc) fprintf(stderr, "frame_poke: %s got %s\n", id, sw_msg_type_name(w.type));
+    sw_msg_clear(&w);
   }
   zmq_close(s);
   return rc;
