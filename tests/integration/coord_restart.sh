@@ -48,15 +48,16 @@ wait_until 10 empty || fail "spool not emptied by acknowledgements"
 jq -e '[.sweeps[0].gates[0].pairs[] | .off.status == "ok" and .on.status == "ok"] | all and length == 2' \
   "$T/report.json" >/dev/null || fail "not every run made it: $(jq -c '.sweeps[0].gates[0].pairs' "$T/report.json")"
 # A store with damaged pages is refused at start, saying so, instead of being served until every
-# commit fails: a consistent copy of this test's store with three pages overwritten.
+# commit fails: a consistent copy of this test's store with pages 2-4 (b-tree roots of the first
+# tables) overwritten; `timeout` so that a coordinator which did start cannot hang the test.
 sqlite3 "$T/sw.db" ".backup '$T/copy.db'"
 sqlite3 "$T/copy.db" "PRAGMA journal_mode = DELETE" >/dev/null
 pages=$(sqlite3 "$T/copy.db" "PRAGMA page_count")
 [ "$pages" -gt 8 ] || fail "the store has only $pages pages"
-dd if=/dev/urandom of="$T/copy.db" bs=4096 seek=$((pages / 2)) count=3 conv=notrunc 2>/dev/null
+dd if=/dev/urandom of="$T/copy.db" bs=4096 seek=1 count=3 conv=notrunc 2>/dev/null
 set +e
-"$SW" coordinator --bind-work "tcp://127.0.0.1:$((PORT + 5))" --bind-control "tcp://127.0.0.1:$((PORT + 6))" \
-  --db "$T/copy.db" --insecure >"$T/damaged.out" 2>&1
+timeout 20 "$SW" coordinator --bind-work "tcp://127.0.0.1:$((PORT + 5))" \
+  --bind-control "tcp://127.0.0.1:$((PORT + 6))" --db "$T/copy.db" --insecure >"$T/damaged.out" 2>&1
 rc=$?
 set -e
 [ $rc -ne 0 ] || fail "a coordinator served a damaged store"
