@@ -12,6 +12,11 @@
 # gs_shaders_sha256(): the sha256 of the sorted lines "<file name> <sha256 of file>\n" over every
 # shader source, include and SPIR-V module of the build. Every embed library links it.
 #
+# With SW_MSL_CHECK on, every SPIR-V module is also translated to Metal Shading Language 3.0 by
+# spirv-cross (`--msl --msl-version 30000`), the translation MoltenVK makes on the lab's Macs: a
+# shader that Metal cannot take fails the build here rather than on a Mac. The .metal files are
+# written beside the .spv (build/shaders/<target>/) and are not used otherwise.
+#
 # The same file runs in script mode (cmake -P) for the two generation steps (GS_MODE embed|hash).
 
 if(CMAKE_SCRIPT_MODE_FILE)
@@ -99,6 +104,7 @@ function(gs_embed_shaders)
   endforeach()
   set(_spvs "")
   set(_srcs "")
+  set(_metals "")
   foreach(_src IN LISTS S_SOURCES)
     get_filename_component(_src "${_src}" ABSOLUTE)
     get_filename_component(_stem "${_src}" NAME_WE)
@@ -110,6 +116,15 @@ function(gs_embed_shaders)
       VERBATIM)
     list(APPEND _spvs "${_spv}")
     list(APPEND _srcs "${_src}")
+    if(SW_MSL_CHECK)
+      add_custom_command(OUTPUT "${_out}/${_stem}.metal"
+        COMMAND ${SPIRV_CROSS} --msl --msl-version 30000 --output "${_out}/${_stem}.metal"
+                "${_spv}"
+        DEPENDS "${_spv}"
+        COMMENT "spirv-cross ${_stem}.spv -> Metal Shading Language 3.0"
+        VERBATIM)
+      list(APPEND _metals "${_out}/${_stem}.metal")
+    endif()
   endforeach()
   string(REPLACE ";" "|" _spv_arg "${_spvs}")
   add_custom_command(OUTPUT "${_out}/${S_TARGET}.c" "${_out}/${S_TARGET}.h"
@@ -122,7 +137,7 @@ function(gs_embed_shaders)
   add_library(${S_TARGET} STATIC "${_out}/${S_TARGET}.c")
   # The SPIR-V is built by a target of its own so that gs_shaders_id (top directory, where the
   # Makefile generator has no rule for files made in this one) can be ordered after it.
-  add_custom_target(${S_TARGET}_spv DEPENDS ${_spvs})
+  add_custom_target(${S_TARGET}_spv DEPENDS ${_spvs} ${_metals})
   add_dependencies(${S_TARGET} ${S_TARGET}_spv)
   set_property(GLOBAL APPEND PROPERTY GS_SHADER_SPV_TARGETS ${S_TARGET}_spv)
   target_include_directories(${S_TARGET} PUBLIC "${_out}" "${CMAKE_SOURCE_DIR}/pipeline")
