@@ -1147,7 +1147,7 @@ static int cmd_local(struct args *a) {
   }
   struct sw_coord_opts o = {.bind_work = work_ep,
                             .bind_control = ctl_ep,
-                            .db_path = db,
+                            .db_path = a->db,
                             .insecure = 1,
                             .heartbeat_ms = (int)a->heartbeat_ms,
                             .liveness = (int)a->liveness,

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <zmq.h>
 
 #ifdef __APPLE__
@@ -17,6 +19,7 @@
 #include "sw_fs.h"
 #include "sw_hostlock.h"
 #include "sw_log.h"
+#include "sw_reader.h"
 #include "sw_report.h"
 #include "sw_sched.h"
 #include "sw_spec.h"
@@ -62,6 +65,7 @@ struct sw_coord {
   sw_sched_t *sched;
   sw_zap_t *zap; /* CurveZMQ allow-list handler; NULL when insecure */
   sw_hostlock_t *db_lock; /* flock on DB.lock for the coordinator's lifetime */
+  sw_reader_t *reader;    /* reports, rendered off the loop (sw_reader.h) */
   int hb_ms, liveness;
   int64_t lease_ttl_ms;
   char public_key[41], secret_key[41];
@@ -605,6 +609,27 @@ static char *status_text(json_t *st) {
     return NULL;
   size_t i;
   json_t *sw;
+  json_t *sto = json_object_get(st, "store");
+  if (json_is_true(json_object_get(sto, "failing"))) {
+    time_t since = (time_t)(json_integer_value(json_object_get(sto, "failing_since_ms")) / 1000);
+    struct tm tm;
+    char when[32] = "?";
+    if (localtime_r(&since, &tm))
+      strftime(when, sizeof when, "%H:%M:%S", &tm);
+    fprintf(f,
+            "store: FAILING since %s (%" JSON_INTEGER_FORMAT " failures, %" JSON_INTEGER_FORMAT
+            " results not stored yet, kept by their workers); last: %s\n",
+            when, json_integer_value(json_object_get(sto, "failures")),
+            json_integer_value(json_object_get(sto, "results_not_stored")),
+            jstr(json_object_get(sto, "last_error"), "?"));
+  } else if (json_integer_value(json_object_get(sto, "failures")) > 0) {
+    fprintf(f, "store: ok (%" JSON_INTEGER_FORMAT " failures since start; last: %s)\n",
+            json_integer_value(json_object_get(sto, "failures")),
+            jstr(json_object_get(sto, "last_error"), "?"));
+  }
+  if (json_is_string(json_object_get(st, "sweeps_unavailable")))
+    fprintf(f, "sweeps: cannot be read from the store: %s\n",
+            json_string_value(json_object_get(st, "sweeps_unavailable")));
   json_array_foreach(json_object_get(st, "sweeps"), i, sw) {
     fprintf(f, "sweep %" JSON_INTEGER_FORMAT " %s: %s\n",
             json_integer_value(json_object_get(sw, "id")), jstr(json_object_get(sw, "name"), "?"),
@@ -698,15 +723,12 @@ static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw
     r.u.status_rep.body = owned ? owned : "";
     break;
   }
-  case SW_MSG_REPORT_REQ: {
-    enum sw_report_format fmt = (enum sw_report_format)m->u.report_req.format;
-    if (sw_report_render_string(c->store, (int64_t)m->u.report_req.sweep_id, fmt, &owned, &err))
+  case SW_MSG_REPORT_REQ:
+    /* Rendered by the reader thread; its reply is sent from on_reader_reply. */
+    if (sw_reader_submit(c->reader, rid, len, (int64_t)m->u.report_req.sweep_id,
+                         (int)m->u.report_req.format, &err))
       goto error;
-    sw_msg_init(&r, SW_MSG_REPORT_REP);
-    r.u.report_rep.format = m->u.report_req.format;
-    r.u.report_rep.body = owned;
-    break;
-  }
+    return;
   case SW_MSG_CANCEL_REQ: {
     int64_t leases[256];
     int n = 0;
@@ -742,6 +764,25 @@ error:
   r.u.error.code = err.code ? err.code : SW_EINVAL;
   r.u.error.message = err.msg;
   send_to(c, c->control, rid, len, &r);
+}
+
+/* Replies finished by the reader thread, sent on the control socket. */
+static void recv_reader(sw_coord_t *c) {
+  struct sw_reader_reply rep;
+  for (int budget = 0; budget < 64 && sw_reader_take(c->reader, &rep); budget++) {
+    struct sw_msg r;
+    if (rep.code) {
+      sw_msg_init(&r, SW_MSG_ERROR);
+      r.u.error.code = rep.code;
+      r.u.error.message = rep.msg;
+    } else {
+      sw_msg_init(&r, SW_MSG_REPORT_REP);
+      r.u.report_rep.format = (enum sw_msg_format)rep.format;
+      r.u.report_rep.body = rep.body;
+    }
+    send_to(c, c->control, rep.rid, rep.rid_len, &r);
+    free(rep.body);
+  }
 }
 
 /* ---- frames -------------------------------------------------------------------------------- */
@@ -843,15 +884,16 @@ static void tick(sw_coord_t *c, int64_t t) {
 }
 
 int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
-  zmq_pollitem_t items[4] = {{c->work, 0, ZMQ_POLLIN, 0},
+  zmq_pollitem_t items[5] = {{c->work, 0, ZMQ_POLLIN, 0},
                              {c->control, 0, ZMQ_POLLIN, 0},
                              {c->mon_work, 0, ZMQ_POLLIN, 0},
-                             {c->mon_control, 0, ZMQ_POLLIN, 0}};
+                             {c->mon_control, 0, ZMQ_POLLIN, 0},
+                             {sw_reader_socket(c->reader), 0, ZMQ_POLLIN, 0}};
   int64_t t = now_ms();
   int64_t until_tick = c->last_tick_ms + c->hb_ms - t;
   if (until_tick < timeout_ms)
     timeout_ms = until_tick > 0 ? (int)until_tick : 0;
-  int n = zmq_poll(items, 4, timeout_ms);
+  int n = zmq_poll(items, 5, timeout_ms);
   if (n < 0 && errno != EINTR)
     return sw_err_set(err, SW_ENET, "zmq_poll: %s", zmq_strerror(errno));
   if (n > 0) {
@@ -863,6 +905,8 @@ int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
       recv_monitor(c->mon_work, &c->st_work);
     if (items[3].revents & ZMQ_POLLIN)
       recv_monitor(c->mon_control, &c->st_control);
+    if (items[4].revents & ZMQ_POLLIN)
+      recv_reader(c);
   }
   t = now_ms();
   if (t - c->last_tick_ms >= c->hb_ms) {
@@ -939,8 +983,17 @@ static json_t *stats_json(const struct endpoint_stats *s) {
 json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_offset,
                              int workers_limit, struct sw_err *err) {
   json_t *st = sw_sched_status_json(c->sched, sweep_id, workers_offset, workers_limit, err);
-  if (!st)
+  if (!st && err && err->code != SW_EDB)
     return NULL;
+  if (!st) {
+    /* The store cannot be read (locked, failing disk): the live part still answers, with the
+     * reason, so that `status` shows the outage instead of failing with it. */
+    st = json_pack("{s:[],s:[],s:{s:i,s:i,s:i},s:s}", "sweeps", "workers", "workers_page",
+                   "offset", 0, "limit", 0, "total", 0, "sweeps_unavailable", err->msg);
+    if (!st)
+      return NULL;
+    memset(err, 0, sizeof *err);
+  }
   int64_t t = now_ms();
   json_t *sessions = json_array();
   /* Sessions are paged like the workers (the page the scheduler settled on). */
@@ -968,6 +1021,15 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
       "dropped_identity", (json_int_t)c->dropped_identity, "rss_kb", (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms,
       "liveness", c->liveness, "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
   json_object_set_new(st, "coordinator", co);
+  struct sw_store_health h;
+  sw_store_health(c->store, &h);
+  json_object_set_new(
+      st, "store",
+      json_pack("{s:b,s:I,s:I,s:I,s:I,s:s,s:I}", "failing", h.failing, "failures",
+                (json_int_t)h.failures, "failing_since_ms", (json_int_t)h.failing_since_ms,
+                "last_fail_ms", (json_int_t)h.last_fail_ms, "last_ok_ms", (json_int_t)h.last_ok_ms,
+                "last_error", h.last_error, "results_not_stored",
+                (json_int_t)c->runs_failed_store));
   return st;
 }
 
@@ -1089,22 +1151,41 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     if ((rc = sw_zap_start(zmq_ctx, o->keys_dir, &c->zap, err)))
       goto fail;
   }
-  const char *db = o->db_path ? o->db_path : "results/splatsweep.db";
+  const char *db = o->db_path ? o->db_path : SW_COORD_DEFAULT_DB;
   {
+    /* The default database's folder (results/) is made on first use; a --db names a place the
+     * user chose, whose folder must exist: a typo must not create a store nobody finds. */
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", db);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
       *slash = '\0';
-      if ((rc = sw_fs_mkdir_p(dir, err)))
+      struct stat st;
+      if (!o->db_path) {
+        if ((rc = sw_fs_mkdir_p(dir, err)))
+          goto fail;
+      } else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        rc = sw_err_set(err, SW_EINVAL, "--db %s: the folder %s %s (create it first)", db, dir,
+                        stat(dir, &st) != 0 ? "does not exist" : "is not a folder");
         goto fail;
+      }
     }
   }
   if ((rc = lock_db(c, db, err)))
     goto fail;
-  if ((rc = sw_store_open(db, NULL, &c->store, err)))
-    goto fail;
+  {
+    /* Short busy waits: the loop must keep answering heartbeats while another process holds the
+     * database's lock; a write that meets the lock fails now and is retried (a result by its
+     * worker's resend, an expiry by the next tick, an assignment by the next Ready). */
+    struct sw_store_opts so;
+    sw_store_opts_default(&so);
+    so.busy_timeout_ms = SW_COORD_BUSY_MS;
+    if ((rc = sw_store_open(db, &so, &c->store, err)))
+      goto fail;
+  }
   if ((rc = check_db(c->store, db, err)))
+    goto fail;
+  if ((rc = sw_reader_start(zmq_ctx, db, &c->reader, err)))
     goto fail;
   struct sw_sched_opts so;
   sw_sched_opts_default(&so);
@@ -1139,6 +1220,7 @@ void sw_coord_destroy(sw_coord_t **self_p) {
   if (!self_p || !*self_p)
     return;
   sw_coord_t *c = *self_p;
+  sw_reader_stop(&c->reader);
   if (c->work) {
     zmq_socket_monitor(c->work, NULL, 0);
     zmq_close(c->work);

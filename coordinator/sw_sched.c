@@ -1062,6 +1062,18 @@ int sw_sched_lease_done(sw_sched_t *s, int64_t lease_id, uint64_t epoch, const c
 
 int sw_sched_tick(sw_sched_t *s, int64_t now, int *n_expired, struct sw_err *err) {
   if (n_expired) *n_expired = 0;
+  /* While writes fail, a worker cannot have its results stored and so keeps holding its lease
+   * (resending every 15 heartbeats): expiring it would throw finished work away, and a small
+   * expiry may well commit where a large result cannot (a full disk). So no lease expires until
+   * one lease TTL has passed without a new store failure; live workers renew in memory
+   * meanwhile, and only the leases of workers that went away wait that long. */
+  struct sw_store_health h;
+  sw_store_health(s->store, &h);
+  if (h.failures != s->store_failures_seen) {
+    s->store_failures_seen = h.failures;
+    s->store_failed_at = now;
+  }
+  if (s->store_failures_seen && now - s->store_failed_at < s->opts.lease_ttl_ms) return 0;
   for (int i = 0; i < s->n_leases;) {
     struct lease_mem *l = &s->leases[i];
     if (l->deadline >= now) {

@@ -170,7 +170,9 @@ int sw_sched_lease_done(sw_sched_t *sched, int64_t lease_id, uint64_t epoch, con
                         int64_t now, struct sw_err *err);
 
 /* Expires leases past their deadline (*n_expired, may be NULL, gets how many) and drops from
- * memory the workers offline without a lease for longer than worker_expire_ms. */
+ * memory the workers offline without a lease for longer than worker_expire_ms. After a store
+ * failure (sw_store_health) nothing expires for one lease TTL: a worker whose results cannot be
+ * stored keeps its lease through an outage of any length. */
 int sw_sched_tick(sw_sched_t *sched, int64_t now, int *n_expired, struct sw_err *err);
 
 /* Cancels a sweep: pending pairs abandoned, its active leases closed. lease_ids_out (may be

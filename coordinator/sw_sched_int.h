@@ -69,6 +69,8 @@ struct sw_sched {
   struct lease_mem *leases;
   int n_leases, cap_leases;
   uint64_t serve_clock;
+  uint64_t store_failures_seen; /* the store's failure count at the last tick */
+  int64_t store_failed_at;      /* the tick that first saw the latest failure */
 };
 
 /* sw_sched.c */

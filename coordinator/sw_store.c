@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "sw_clock.h"
+
 /* Numbered migrations: MIGRATIONS[i] brings a database from version i to version i + 1.
  * Never edit a released entry; append a new one and bump SW_STORE_SCHEMA_VERSION. */
 static const char *const MIGRATIONS[] = {
@@ -182,7 +184,28 @@ struct sw_store {
   char *path;
   struct stmt_slot cache[STMT_CACHE_SIZE];
   int n_cached;
+  struct sw_store_health health;
 };
+
+/* Every failure path of the store comes through here (sw_store_fail, sw_store_exec): the health
+ * record is what `status` shows and what stops lease expiry while writes fail. */
+static void health_fail(sw_store_t *store, const char *msg) {
+  if (!store) return;
+  struct sw_store_health *h = &store->health;
+  int64_t now = sw_clock_wall_ms();
+  h->failures++;
+  if (!h->failing) h->failing_since_ms = now;
+  h->failing = 1;
+  h->last_fail_ms = now;
+  snprintf(h->last_error, sizeof h->last_error, "%s", msg);
+}
+
+void sw_store_health(const sw_store_t *store, struct sw_store_health *out) {
+  memset(out, 0, sizeof *out);
+  if (store) *out = store->health;
+}
+
+int sw_store_failing(const sw_store_t *store) { return store && store->health.failing; }
 
 void sw_store_opts_default(struct sw_store_opts *opts) {
   memset(opts, 0, sizeof *opts);
@@ -193,7 +216,9 @@ void sw_store_opts_default(struct sw_store_opts *opts) {
 
 int sw_store_fail(sw_store_t *store, struct sw_err *err, const char *what) {
   const char *msg = store && store->db ? sqlite3_errmsg(store->db) : "no database";
-  return sw_err_set(err, SW_EDB, "sqlite: %s: %s", what, msg);
+  int rc = sw_err_set(err, SW_EDB, "sqlite: %s: %s", what, msg);
+  health_fail(store, err ? err->msg : msg);
+  return rc;
 }
 
 int sw_store_exec(sw_store_t *store, const char *sql, struct sw_err *err) {
@@ -201,6 +226,7 @@ int sw_store_exec(sw_store_t *store, const char *sql, struct sw_err *err) {
   if (sqlite3_exec(store->db, sql, NULL, NULL, &emsg) != SQLITE_OK) {
     int rc = sw_err_set(err, SW_EDB, "sqlite: %.120s: %s", sql, emsg ? emsg : "failed");
     sqlite3_free(emsg);
+    health_fail(store, err ? err->msg : sql);
     return rc;
   }
   return 0;
@@ -386,7 +412,12 @@ static void unrelax(sw_store_t *store) {
 
 int sw_store_commit(sw_store_t *store, struct sw_err *err) {
   int rc = sw_store_exec(store, "COMMIT", err);
-  if (rc) sw_store_rollback(store);
+  if (rc) {
+    sw_store_rollback(store);
+  } else {
+    store->health.failing = 0;
+    store->health.last_ok_ms = sw_clock_wall_ms();
+  }
   unrelax(store);
   return rc;
 }

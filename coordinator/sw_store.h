@@ -34,6 +34,18 @@ struct sw_store_opts {
   int read_only;        /* open without write access (reports); no migration is attempted */
 };
 
+/* The connection's health, for `status` and for the scheduler (no lease expires while writes
+ * fail: sw_sched_tick). failing: the last write attempt failed and no commit succeeded since.
+ * Times are wall-clock ms (0 = never). */
+struct sw_store_health {
+  uint64_t failures;       /* failed statements/transactions since open */
+  int failing;             /* failed since the last successful commit */
+  int64_t failing_since_ms;
+  int64_t last_fail_ms;
+  int64_t last_ok_ms;      /* last successful commit */
+  char last_error[256];
+};
+
 /* Default options: 5 s busy timeout, synchronous FULL, latest schema, read-write. */
 void sw_store_opts_default(struct sw_store_opts *opts);
 
@@ -47,6 +59,9 @@ void sw_store_close(sw_store_t **store);
 
 /* The schema version recorded in the file (PRAGMA user_version). */
 int sw_store_version(sw_store_t *store, int *version, struct sw_err *err);
+/* The health record (store may be NULL: all zero). */
+void sw_store_health(const sw_store_t *store, struct sw_store_health *out);
+int sw_store_failing(const sw_store_t *store);
 /* The underlying connection, borrowed (valid until sw_store_close). */
 sqlite3 *sw_store_db(sw_store_t *store);
 /* Path the store was opened with (borrowed). */

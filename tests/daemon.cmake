@@ -24,6 +24,8 @@ sw_it_add(it_two_sweeps two_sweeps.sh 17760)
 sw_it_add(it_curve curve.sh 17770)
 # Hello floods and worker churn against a coordinator with its defaults.
 sw_it_add(it_flood flood.sh 17880)
+# A report of a large store rendered off the loop; a store locked by another process.
+sw_it_add(it_store_faults store_faults.sh 17890)
 
 # Unit tests of the worker's parts (sampler, quiet wait, spool, runner, scene preparation).
 sw_add_check_test(test_worker SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_worker.c

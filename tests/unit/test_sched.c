@@ -559,6 +559,100 @@ START_TEST(full_disk_result_not_acknowledged_then_resent) {
 }
 END_TEST
 
+/* Store outages longer than the lease: another process holding the database's write lock,
+ * then a full disk (where a small expiry could commit but a large result cannot). Each result
+ * is refused (SW_EDB, after a short busy wait: 50 ms here, the daemon's SW_COORD_BUSY_MS is
+ * 200), the store reports itself failing, and no lease expires while failures keep coming and
+ * for one TTL after, even past its deadline and unrenewed; the resent results are stored once
+ * the store is back and the pair completes. A lease whose worker went away during the outage
+ * expires one TTL after the last failure. */
+START_TEST(store_outage_longer_than_the_lease_keeps_it) {
+  struct env e;
+  memset(&e, 0, sizeof e);
+  struct sw_store_opts so;
+  sw_store_opts_default(&so);
+  so.synchronous_full = 0;
+  so.busy_timeout_ms = 50;
+  ck_assert_msg(sw_store_open(g_db, &so, &e.store, &e.err) == 0, "%s", e.err.msg);
+  struct sw_sched_opts o;
+  sw_sched_opts_default(&o);
+  o.lease_ttl_ms = 1000;
+  ck_assert_msg(sw_sched_new(e.store, &o, 0, &e.sched, &e.err) == 0, "%s", e.err.msg);
+  submit_gate(&e, "g", 2, 2, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  struct sw_lease l1, l2;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l1, &e.err), 1);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w2", 0, &l2, &e.err), 1);
+  struct sw_store_health h;
+  sw_store_health(e.store, &h);
+  ck_assert_int_eq(h.failing, 0);
+  /* 1. The lock: w1's first result refused. */
+  sqlite3 *other = NULL;
+  ck_assert_int_eq(sqlite3_open(g_db, &other), SQLITE_OK);
+  ck_assert_int_eq(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+  ck_assert_int_eq(deliver(&e, &l1, "w1", 0, 0, QUIET, 3, 0, 0.95, 100), SW_EDB);
+  sw_store_health(e.store, &h);
+  ck_assert_int_eq(h.failing, 1);
+  ck_assert_msg(strstr(h.last_error, "locked") != NULL, "%s", h.last_error);
+  int n = -1;
+  ck_assert_int_eq(sw_sched_tick(e.sched, 900, &n, &e.err), 0);
+  ck_assert_int_eq(n, 0);
+  ck_assert_int_eq(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  /* Past both deadlines (1000), nobody renewing, lock gone: still no expiry within a TTL of
+   * the failure; w1's resend is stored. */
+  ck_assert_int_eq(sw_sched_tick(e.sched, 1500, &n, &e.err), 0);
+  ck_assert_int_eq(n, 0);
+  ck_assert_msg(deliver(&e, &l1, "w1", 0, 0, QUIET, 3, 0, 0.95, 1600) == 0, "%s", e.err.msg);
+  sw_store_health(e.store, &h);
+  ck_assert_int_eq(h.failing, 0);
+  /* 2. The full disk: w1's second result (a large log) cannot be stored. */
+  size_t big = 300000;
+  char *log = malloc(big + 64);
+  snprintf(log, big + 64, "\"config\":{\"log\":\"%0*d\"},", (int)big, 0);
+  char *res = fake_result_with(l1.runs[1].arm, 0, 0.95, log);
+  free(log);
+  char pragma[80];
+  snprintf(pragma, sizeof pragma, "PRAGMA max_page_count = %lld",
+           (long long)q1(&e, "PRAGMA page_count"));
+  ck_assert_int_eq(sw_store_exec(e.store, pragma, &e.err), 0);
+  struct sw_run_result rr = {.lease_id = l1.lease_id,
+                             .epoch = l1.epoch,
+                             .worker_id = "w1",
+                             .run_id = l1.runs[1].run_id,
+                             .attempt = l1.attempt,
+                             .result_json = res,
+                             .pre = QUIET,
+                             .n_pre = 1,
+                             .during = QUIET,
+                             .n_during = 3};
+  for (int64_t t = 1800; t <= 6000; t += 600) { /* resends keep failing, ticks expire nothing */
+    sw_err_clear(&e.err);
+    ck_assert_int_eq(sw_sched_result(e.sched, &rr, t, &e.err), SW_EDB);
+    ck_assert_int_eq(sw_sched_tick(e.sched, t + 100, &n, &e.err), 0);
+    ck_assert_int_eq(n, 0);
+  }
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM leases WHERE state = 'expired'"), 0);
+  ck_assert_int_eq(sw_store_exec(e.store, "PRAGMA max_page_count = 1000000", &e.err), 0);
+  sw_err_clear(&e.err);
+  ck_assert_msg(sw_sched_result(e.sched, &rr, 6500, &e.err) == 0, "%s", e.err.msg);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l1.lease_id, l1.epoch, "w1", 6500, &e.err), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 1);
+  /* w2 went away at 0: its lease expires once a TTL has passed since the tick that saw the last
+   * failure (6100). */
+  ck_assert_int_eq(sw_sched_tick(e.sched, 7000, &n, &e.err), 0);
+  ck_assert_int_eq(n, 0);
+  ck_assert_int_eq(sw_sched_tick(e.sched, 7200, &n, &e.err), 0);
+  ck_assert_int_eq(n, 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM leases WHERE state = 'expired'"), 1);
+  free(res);
+  sw_lease_clear(&l1);
+  sw_lease_clear(&l2);
+  env_close(&e);
+}
+END_TEST
+
 START_TEST(two_sweeps_both_progress) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -1696,6 +1790,7 @@ int main(void) {
   tcase_add_test(tc, two_sweeps_both_progress);
   tcase_add_test(tc, gate_metric_outside_the_columns);
   tcase_add_test(tc, full_disk_result_not_acknowledged_then_resent);
+  tcase_add_test(tc, store_outage_longer_than_the_lease_keeps_it);
   tcase_add_test(tc, pin_and_match_honoured);
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
