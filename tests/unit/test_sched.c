@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fault_vfs.h"
 #include "fixture_result.h"
 #include "sw_fs.h"
 #include "sw_sched.h"
@@ -647,6 +648,69 @@ START_TEST(store_outage_longer_than_the_lease_keeps_it) {
   ck_assert_int_eq(n, 1);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM leases WHERE state = 'expired'"), 1);
   free(res);
+  sw_lease_clear(&l1);
+  sw_lease_clear(&l2);
+  env_close(&e);
+}
+END_TEST
+
+/* SQLITE_FULL, SQLITE_IOERR_WRITE and SQLITE_IOERR_FSYNC injected into a result's commit (the
+ * fault VFS of fault_vfs.h under the unchanged store): the result is refused (SW_EDB, so no Ack)
+ * with SQLite's message, the store reports itself failing, nothing of the attempt is stored and
+ * the scheduler keeps serving (renewals, status, another worker's lease); once the fault is
+ * gone the resend is stored, and the pair completes with exactly its two runs. */
+static const struct {
+  enum fault_vfs_kind kind;
+  int code;
+  const char *says;
+} COMMIT_FAULTS[] = {{FAULT_VFS_WRITE, SQLITE_FULL, "full"},
+                     {FAULT_VFS_WRITE, SQLITE_IOERR_WRITE, "I/O error"},
+                     {FAULT_VFS_FSYNC, SQLITE_IOERR_FSYNC, "I/O error"}};
+
+START_TEST(injected_commit_fault_is_refused_then_stored) {
+  ck_assert_int_eq(fault_vfs_install(), SQLITE_OK);
+  struct env e;
+  memset(&e, 0, sizeof e);
+  struct sw_store_opts so;
+  sw_store_opts_default(&so); /* synchronous FULL, as the daemon runs: commits sync */
+  ck_assert_msg(sw_store_open(g_db, &so, &e.store, &e.err) == 0, "%s", e.err.msg);
+  struct sw_sched_opts o;
+  sw_sched_opts_default(&o);
+  o.lease_ttl_ms = 10000;
+  ck_assert_msg(sw_sched_new(e.store, &o, 0, &e.sched, &e.err) == 0, "%s", e.err.msg);
+  submit_gate(&e, "g", 2, 2, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  struct sw_lease l1, l2;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l1, &e.err), 1);
+  fault_vfs_arm(COMMIT_FAULTS[_i].kind, COMMIT_FAULTS[_i].code);
+  ck_assert_int_eq(deliver(&e, &l1, "w1", 0, 0, QUIET, 3, 0, 0.95, 100), SW_EDB);
+  ck_assert_int_gt(g_fault.hits, 0);
+  ck_assert_msg(strstr(e.err.msg, COMMIT_FAULTS[_i].says) != NULL, "%s", e.err.msg);
+  struct sw_store_health h;
+  sw_store_health(e.store, &h);
+  ck_assert_int_eq(h.failing, 1);
+  /* Still serving while the disk fails: a renewal, a status, a second lease from memory. */
+  ck_assert_int_eq(sw_sched_renew(e.sched, l1.lease_id, l1.epoch, "w1", 200, &e.err), 0);
+  json_t *st = sw_sched_status_json(e.sched, 0, 0, 100, &e.err);
+  ck_assert_msg(st != NULL, "%s", e.err.msg);
+  json_decref(st);
+  fault_vfs_arm(FAULT_VFS_NONE, 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts"), 0);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w2", 300, &l2, &e.err), 1);
+  ck_assert_msg(deliver(&e, &l1, "w1", 0, 0, QUIET, 3, 0, 0.95, 400) == 0, "%s", e.err.msg);
+  sw_store_health(e.store, &h);
+  ck_assert_int_eq(h.failing, 0);
+  ck_assert_int_eq(deliver(&e, &l1, "w1", 1, 0, QUIET, 3, 0, 0.95, 500), 0);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l1.lease_id, l1.epoch, "w1", 500, &e.err), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok'"), 2);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 1);
+  sqlite3_stmt *ic;
+  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store), "PRAGMA integrity_check", -1, &ic, NULL),
+                   SQLITE_OK);
+  ck_assert_int_eq(sqlite3_step(ic), SQLITE_ROW);
+  ck_assert_str_eq((const char *)sqlite3_column_text(ic, 0), "ok");
+  sqlite3_finalize(ic);
   sw_lease_clear(&l1);
   sw_lease_clear(&l2);
   env_close(&e);
@@ -1791,6 +1855,8 @@ int main(void) {
   tcase_add_test(tc, gate_metric_outside_the_columns);
   tcase_add_test(tc, full_disk_result_not_acknowledged_then_resent);
   tcase_add_test(tc, store_outage_longer_than_the_lease_keeps_it);
+  tcase_add_loop_test(tc, injected_commit_fault_is_refused_then_stored, 0,
+                      (int)(sizeof COMMIT_FAULTS / sizeof COMMIT_FAULTS[0]));
   tcase_add_test(tc, pin_and_match_honoured);
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
