@@ -29,6 +29,8 @@ sw_it_add(it_store_faults store_faults.sh 17890)
 # 30 coordinator SIGKILLs while results arrive (SW_SOAK_TRIALS for more).
 sw_it_add(it_coord_kill coord_kill.sh 17900)
 set_tests_properties(it_coord_kill PROPERTIES TIMEOUT 500)
+# A worker frozen past its lease while its pair finishes elsewhere, then thawed.
+sw_it_add(it_sigstop sigstop.sh 17910)
 
 # Unit tests of the worker's parts (sampler, quiet wait, spool, runner, scene preparation).
 sw_add_check_test(test_worker SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_worker.c
