@@ -915,6 +915,74 @@ int sw_sched_renew(sw_sched_t *s, int64_t lease_id, uint64_t epoch, const char *
 
 /* ---- results ------------------------------------------------------------------------------ */
 
+/* A result of a lease that expired while its worker was cut off (a partition or a store outage
+ * longer than the lease, a frozen process) is finished work: when nobody has taken the pair
+ * since (it waits re-queued, as the next attempt, with no result of the old attempt stored) and
+ * the worker holds no other lease, the lease comes back to life in the caller's transaction:
+ * the pair returns to the old attempt, leased to that worker, the lease is active again with a
+ * fresh deadline, and the result is stored as if the lease had never expired. Returns 1
+ * (revived; the lease is in memory again, sched_lease_forget undoes that on a rollback), 0 (not
+ * revivable: the result is stale) or a negative code. */
+static int lease_revive(sw_sched_t *s, const struct sw_run_result *res, int64_t pair_id,
+                        int64_t now, struct sw_err *err) {
+  static const char *const SQL_CHECK =
+      "SELECT p.sweep_id FROM leases l JOIN pairs p ON p.id = l.pair_id WHERE l.id = ?1 AND "
+      "l.state = 'expired' AND l.worker_id = ?2 AND l.epoch = ?3 AND l.pair_id = ?4 AND "
+      "p.status = 'pending' AND p.attempt = ?3 + 1 AND p.worker_id IS NULL AND NOT EXISTS "
+      "(SELECT 1 FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.pair_id = ?4 AND "
+      "a.attempt = ?3)";
+  static const char *const SQL_PAIR =
+      "UPDATE pairs SET status = 'leased', attempt = ?2, worker_id = ?3 WHERE id = ?1";
+  static const char *const SQL_LEASE =
+      "UPDATE leases SET state = 'active', closed_ms = NULL, deadline_ms = ?2 WHERE id = ?1";
+  if (res->attempt < 1 || (uint64_t)res->attempt != res->epoch) return 0;
+  int w = find_worker(s, res->worker_id);
+  if (w < 0 || (s->workers[w].lease_id && s->workers[w].lease_id != res->lease_id)) return 0;
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s->store, SQL_CHECK, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, res->lease_id);
+  sqlite3_bind_text(st, 2, res->worker_id, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, (sqlite3_int64)res->epoch);
+  sqlite3_bind_int64(st, 4, pair_id);
+  rc = sqlite3_step(st);
+  int64_t sweep_id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_reset(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sw_store_fail(s->store, err, "reading lease");
+  struct sweep_mem *sw = rc == SQLITE_ROW ? sched_sweep(s, sweep_id) : NULL;
+  if (!sw) return 0;
+  int64_t deadline = now + s->opts.lease_ttl_ms;
+  if ((rc = sw_store_stmt(s->store, SQL_PAIR, &st, err))) return rc;
+  sqlite3_bind_int64(st, 1, pair_id);
+  sqlite3_bind_int(st, 2, res->attempt);
+  sqlite3_bind_text(st, 3, res->worker_id, -1, SQLITE_STATIC);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "reviving pair");
+  if ((rc = sw_store_stmt(s->store, SQL_LEASE, &st, err))) return rc;
+  sqlite3_bind_int64(st, 1, res->lease_id);
+  sqlite3_bind_int64(st, 2, deadline);
+  rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "reviving lease");
+  char text[200];
+  snprintf(text, sizeof text,
+           "lease %lld of worker '%s' revived: its result came after it expired, before anyone "
+           "took its pair again",
+           (long long)res->lease_id, res->worker_id);
+  if ((rc = sw_store_event(s->store, now, sweep_id, "revive", text, err))) return rc;
+  if (grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
+    return sw_err_set(err, SW_ENOMEM, "lease: out of memory");
+  s->leases[s->n_leases++] = (struct lease_mem){.id = res->lease_id,
+                                                .epoch = res->epoch,
+                                                .worker = w,
+                                                .pair_id = pair_id,
+                                                .sweep_id = sweep_id,
+                                                .deadline = deadline};
+  s->workers[w].lease_id = res->lease_id;
+  return 1;
+}
+
 int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
                     struct sw_err *err) {
   static const char *const SQL_RUN =
@@ -924,6 +992,7 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
   if ((res->n_pre && !res->pre) || (res->n_during && !res->during) || res->n_pre < 0 ||
       res->n_during < 0)
     return sw_err_set(err, SW_EINVAL, "result: window counts without samples");
+  int revived = 0;
   int rc = sw_store_begin(s->store, err);
   if (rc) return rc;
   sqlite3_stmt *st;
@@ -957,6 +1026,13 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
     goto fail;
   }
   struct lease_mem *l = find_lease(s, res->lease_id);
+  if (!l) {
+    if ((rc = lease_revive(s, res, pair_id, now, err)) < 0) goto fail;
+    if (rc == 1) {
+      revived = 1;
+      l = find_lease(s, res->lease_id);
+    }
+  }
   if (!l || l->epoch != res->epoch || strcmp(s->workers[l->worker].id, res->worker_id) != 0 ||
       l->pair_id != pair_id || res->attempt < 0 || (uint64_t)res->attempt != l->epoch) {
     rc = sw_err_set(err, SW_ESTATE,
@@ -1032,6 +1108,7 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
   return 0;
 fail:
   sw_store_rollback(s->store);
+  if (revived) sched_lease_forget(s, res->lease_id); /* the revival was rolled back with it */
   return rc;
 }
 

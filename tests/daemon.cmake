@@ -31,6 +31,9 @@ sw_it_add(it_coord_kill coord_kill.sh 17900)
 set_tests_properties(it_coord_kill PROPERTIES TIMEOUT 500)
 # A worker frozen past its lease while its pair finishes elsewhere, then thawed.
 sw_it_add(it_sigstop sigstop.sh 17910)
+# Partitions shorter than the liveness window and longer than the lease, in a network namespace.
+sw_it_add(it_partition partition.sh 17920)
+set_tests_properties(it_partition PROPERTIES SKIP_RETURN_CODE 77)
 
 # Unit tests of the worker's parts (sampler, quiet wait, spool, runner, scene preparation).
 sw_add_check_test(test_worker SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_worker.c

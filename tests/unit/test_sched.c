@@ -717,6 +717,52 @@ START_TEST(injected_commit_fault_is_refused_then_stored) {
 }
 END_TEST
 
+/* A worker cut off past its lease (a partition, a frozen process) finishes both runs meanwhile:
+ * its results arrive after the lease expired. While nobody has taken the pair again, the lease
+ * is revived and both results count (attempt 1, pair done, no GPU time lost); once another
+ * worker holds the pair, a late result is stale and refused. */
+START_TEST(late_results_revive_an_expired_lease_nobody_took) {
+  struct env e;
+  env_open(&e, 1000, 3, 0);
+  submit_gate(&e, "g", 2, 2, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  hello(&e, "w2", NULL, 0);
+  struct sw_lease l1, l2, l3;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 0, &l1, &e.err), 1);
+  int n = -1;
+  ck_assert_int_eq(sw_sched_tick(e.sched, 1500, &n, &e.err), 0);
+  ck_assert_int_eq(n, 1);
+  ck_assert_int_eq(q1(&e, "SELECT attempt FROM pairs WHERE idx = 0"), 2);
+  ck_assert_msg(deliver(&e, &l1, "w1", 0, 0, QUIET, 3, 0, 0.95, 1600) == 0, "%s", e.err.msg);
+  ck_assert_int_eq(q1(&e, "SELECT attempt FROM pairs WHERE idx = 0"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM leases WHERE state = 'active'"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'revive'"), 1);
+  /* Revived means held again: a renewal works, the next pair goes to the other worker. */
+  ck_assert_int_eq(sw_sched_renew(e.sched, l1.lease_id, l1.epoch, "w1", 1700, &e.err), 0);
+  ck_assert_int_eq(deliver(&e, &l1, "w1", 1, 0, QUIET, 3, 0, 0.95, 1800), 0);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l1.lease_id, l1.epoch, "w1", 1800, &e.err), 0);
+  ck_assert_int_eq(q1(&e, "SELECT status = 'done' AND attempt = 1 FROM pairs WHERE idx = 0"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok' AND attempt = 1"), 2);
+  /* Pair 1: w2 cut off the same way, but w1 takes the re-queued pair before the late result. */
+  ck_assert_int_eq(sw_sched_next(e.sched, "w2", 2000, &l2, &e.err), 1);
+  ck_assert_int_eq(sw_sched_worker_gone(e.sched, "w2", 2600, &e.err), 0); /* silent: offline */
+  ck_assert_int_eq(sw_sched_tick(e.sched, 3500, &n, &e.err), 0);
+  ck_assert_int_eq(n, 1);
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 3600, &l3, &e.err), 1);
+  ck_assert_int_eq(l3.pair_id, l2.pair_id);
+  ck_assert_int_eq(l3.attempt, 2);
+  ck_assert_int_eq(deliver(&e, &l2, "w2", 0, 0, QUIET, 3, 1, 0.95, 3700), SW_ESTATE);
+  run_lease(&e, &l3, "w1", 1, 0.95, 3800);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 2);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE worker_id = 'w2'"), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'revive'"), 1);
+  sw_lease_clear(&l1);
+  sw_lease_clear(&l2);
+  sw_lease_clear(&l3);
+  env_close(&e);
+}
+END_TEST
+
 START_TEST(two_sweeps_both_progress) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -1855,6 +1901,7 @@ int main(void) {
   tcase_add_test(tc, gate_metric_outside_the_columns);
   tcase_add_test(tc, full_disk_result_not_acknowledged_then_resent);
   tcase_add_test(tc, store_outage_longer_than_the_lease_keeps_it);
+  tcase_add_test(tc, late_results_revive_an_expired_lease_nobody_took);
   tcase_add_loop_test(tc, injected_commit_fault_is_refused_then_stored, 0,
                       (int)(sizeof COMMIT_FAULTS / sizeof COMMIT_FAULTS[0]));
   tcase_add_test(tc, pin_and_match_honoured);
