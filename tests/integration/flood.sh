@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Integration: a coordinator with its defaults stays answerable and bounded under a flood of
-# workers. 30 Hellos carrying the most labels and fingerprint extras a Hello may (each ~25 KiB;
+# workers and of raw connections that never speak ZMTP. 30 Hellos carrying the most labels and fingerprint extras a Hello may (each ~25 KiB;
 # before status paged, such a flood pushed the status reply past the frame limit and the
 # coordinator never answered status again): status answers, and pages. (Expiry from memory after
 # 10 minutes offline, and that 10,000 ids leave nothing behind, are shown by test_sched with a
@@ -39,6 +39,20 @@ for round in 1 2 3; do
   rss[round]=$(jq '.coordinator.rss_kb' "$T/st2.json")
   echo "round $round: $(jq -c '.workers_page' "$T/st2.json"), resident $((rss[round])) KiB"
 done
+# 10,000 plain TCP connections to the worker endpoint and 2,000 to the control endpoint, none
+# speaking ZMTP (random bytes, a greeting cut short, nothing), each closed at once: status still
+# answers and the coordinator's resident memory stays flat (a leak of 512 bytes a connection
+# would add 6 MiB; the bound is 4 MiB).
+status_json >"$T/st3.json" || fail "status before the raw connections"
+rss_before=$(jq '.coordinator.rss_kb' "$T/st3.json")
+"$BIN/frame_poke" "$WORK" rawconns 10000 >"$T/raw.out" 2>&1 || fail "rawconns: $(cat "$T/raw.out")"
+cat "$T/raw.out"
+"$BIN/frame_poke" "$CTL" rawconns 2000 >"$T/raw2.out" 2>&1 || fail "rawconns: $(cat "$T/raw2.out")"
+cat "$T/raw2.out"
+status_json >"$T/st4.json" || fail "no status after 12,000 raw connections"
+rss_after=$(jq '.coordinator.rss_kb' "$T/st4.json")
+echo "resident before the raw connections $rss_before KiB, after $rss_after KiB"
+[ $((rss_after - rss_before)) -lt 4096 ] || fail "resident memory grew from $rss_before to $rss_after KiB"
 stored=$(sqlite3 "$T/sw.db" "SELECT COUNT(*) FROM workers")
 [ "$stored" -eq 6030 ] || fail "the store holds $stored workers, not 6030"
 kept=$((4000 * 25))

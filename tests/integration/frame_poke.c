@@ -16,10 +16,14 @@
  *                                     without Hello; expects no Ack within 3 s (prints what came)
  *
  * Exit 0 when the frames were sent (and the expected answer came back), 1 otherwise. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "sw_codec.h"
@@ -160,9 +164,56 @@ static int one_hello(void *ctx, const char *ep, const char *id) {
   return rc;
 }
 
+/* rawconns N: N plain TCP connections to the endpoint (tcp://HOST:PORT), none of them speaking
+ * ZMTP: a third write random bytes, a third a ZMTP greeting cut short, a third nothing; each
+ * is closed at once. Prints how many connected. */
+static int raw_conns(const char *endpoint, int n) {
+  char host[64];
+  int port = 0;
+  if (sscanf(endpoint, "tcp://%63[^:]:%d", host, &port) != 2) {
+    fprintf(stderr, "frame_poke: rawconns needs tcp://HOST:PORT, not %s\n", endpoint);
+    return 2;
+  }
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+    fprintf(stderr, "frame_poke: %s is not an IPv4 address\n", host);
+    return 2;
+  }
+  static const uint8_t greeting[] = {0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 3, 0, 'N', 'U', 'L'};
+  int connected = 0;
+  srand(4242);
+  for (int i = 0; i < n; i++) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+      perror("socket");
+      return 1;
+    }
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+      connected++;
+      uint8_t buf[256];
+      size_t len = 0;
+      if (i % 3 == 0) {
+        len = (size_t)(1 + rand() % (int)sizeof buf);
+        for (size_t k = 0; k < len; k++)
+          buf[k] = (uint8_t)rand();
+      } else if (i % 3 == 1) {
+        len = (size_t)(1 + rand() % (int)sizeof greeting);
+        memcpy(buf, greeting, len);
+      }
+      if (len && write(fd, buf, len) < 0) { /* the peer may have closed first: fine */
+      }
+    }
+    close(fd);
+  }
+  printf("%d of %d raw connections made and closed\n", connected, n);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 4 && !strcmp(argv[2], "rawconns"))
+    return raw_conns(argv[1], atoi(argv[3]));
   if (argc < 3) {
-    fprintf(stderr, "usage: frame_poke ENDPOINT garbage N|multipart|badversion|oversize|nohello\n");
+    fprintf(stderr, "usage: frame_poke ENDPOINT garbage N|rawconns N|multipart|badversion|oversize|nohello\n");
     return 2;
   }
   void *ctx = zmq_ctx_new();
