@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gsplat_train.py: the peer side of the Lego training comparison (ours: `splat-train train`).
 
-Trains a NeRF-synthetic scene with gsplat 1.5.3 (its `rasterization` and `DefaultStrategy`) on the
+Trains a NeRF-synthetic scene (or an instant-ngp transforms.json capture such as the fox,
+prepared as splat-train prepares it: load_transforms) with gsplat 1.5.3 (its `rasterization` and `DefaultStrategy`) on the
 recipe of gsplat's examples/simple_trainer.py, so that both trainers run on the same GPU, with the
 same split and the same background, in one device call:
 
@@ -54,6 +55,91 @@ def read_png_rgba(path):
 
     im = Image.open(path).convert("RGBA")
     return np.asarray(im, dtype=np.float32) / 255.0
+
+
+def read_rgb(path):
+    from PIL import Image, ImageOps
+
+    im = ImageOps.exif_transpose(Image.open(path)).convert("RGB")
+    return np.asarray(im, dtype=np.float32) / 255.0
+
+
+def undistort(rgb, fx, fy, cx, cy, k, p):
+    """The pinhole image with the same fx, fy, cx, cy: each output pixel centre takes the bilinear
+    sample of the captured image where the OpenCV lens model (k1..k4, p1, p2) sends its ray,
+    edge-clamped; the forward model only, as splat-train's loader does (gs_scene_undistort.c)."""
+    h, w = rgb.shape[:2]
+    u, v = np.meshgrid(np.arange(w) + 0.5, np.arange(h) + 0.5)
+    x, y = (u - cx) / fx, (v - cy) / fy
+    r2 = x * x + y * y
+    radial = 1 + r2 * (k[0] + r2 * (k[1] + r2 * (k[2] + r2 * k[3])))
+    xd = x * radial + 2 * p[0] * x * y + p[1] * (r2 + 2 * x * x)
+    yd = y * radial + p[0] * (r2 + 2 * y * y) + 2 * p[1] * x * y
+    sx = np.clip(fx * xd + cx - 0.5, 0, w - 1)
+    sy = np.clip(fy * yd + cy - 0.5, 0, h - 1)
+    x0, y0 = np.floor(sx).astype(np.int64), np.floor(sy).astype(np.int64)
+    x1, y1 = np.minimum(x0 + 1, w - 1), np.minimum(y0 + 1, h - 1)
+    tx, ty = (sx - x0)[..., None], (sy - y0)[..., None]
+    top = rgb[y0, x0] * (1 - tx) + rgb[y0, x1] * tx
+    bot = rgb[y1, x0] * (1 - tx) + rgb[y1, x1] * tx
+    return (top * (1 - ty) + bot * ty).astype(np.float32)
+
+
+def load_transforms(root, holdout_every, resolution_scale, device):
+    """An instant-ngp / nerfstudio transforms.json capture, prepared as splat-train prepares it
+    (docs/scenes.md): frames in file order, missing images skipped, every holdout_every-th kept
+    frame held out; each image undistorted at its stored size, then box-averaged by
+    resolution_scale with the intrinsics divided; the world moved so that the training cameras'
+    centroid is the origin and scaled so that the farthest is at distance 1."""
+    with open(os.path.join(root, "transforms.json")) as f:
+        meta = json.load(f)
+    images, c2ws, missing, Ks = [], [], [], []
+    s = resolution_scale
+    for fr in meta["frames"]:
+        path = os.path.join(root, fr["file_path"])
+        if not os.path.isfile(path):
+            missing.append(fr["file_path"])
+            continue
+        g = lambda key, default=None: fr.get(key, meta.get(key, default))
+        rgb = read_rgb(path)
+        h, w = rgb.shape[:2]
+        fx = g("fl_x") or 0.5 * w / math.tan(0.5 * g("camera_angle_x"))
+        fy = g("fl_y") or fx
+        cx, cy = g("cx", w / 2.0), g("cy", h / 2.0)
+        k = [g("k1", 0.0), g("k2", 0.0), g("k3", 0.0), g("k4", 0.0)]
+        pp = [g("p1", 0.0), g("p2", 0.0)]
+        if any(k) or any(pp):
+            rgb = undistort(rgb, fx, fy, cx, cy, k, pp)
+        if s > 1:
+            hh, ww = h // s, w // s
+            rgb = rgb[: hh * s, : ww * s].reshape(hh, s, ww, s, 3).mean((1, 3))
+        Ks.append((fx / s, fy / s, cx / s, cy / s))
+        images.append(rgb)
+        m = np.array(fr["transform_matrix"], dtype=np.float64)
+        m[:3, 1:3] *= -1.0
+        c2ws.append(m)
+    if missing:
+        print(json.dumps({"missing_frames": len(missing)}), file=sys.stderr)
+    if len(set(Ks)) != 1:
+        raise SystemExit("gsplat_train.py: per-frame intrinsics are not supported here")
+    fx, fy, cx, cy = Ks[0]
+    h, w = images[0].shape[:2]
+    K = torch.tensor([[fx, 0, cx], [0, fy, cy], [0, 0, 1]], dtype=torch.float32)
+    idx = np.arange(len(images))
+    test = idx % holdout_every == 0
+    c2w = np.stack(c2ws)
+    centroid = c2w[~test, :3, 3].mean(0)
+    c2w[:, :3, 3] -= centroid
+    c2w[:, :3, 3] /= np.linalg.norm(c2w[~test, :3, 3], axis=1).max()
+    views = torch.from_numpy(np.linalg.inv(c2w)).float()
+    imgs = torch.from_numpy(np.stack(images))
+    centres = c2w[~test, :3, 3]
+    scale = 1.1 * np.linalg.norm(centres - centres.mean(0), axis=1).max()
+    return {
+        "train_views": views[~test].to(device), "train_imgs": imgs[~test].to(device),
+        "test_views": views[test].to(device), "test_imgs": imgs[test].to(device),
+        "K": K.to(device), "w": w, "h": h, "scene_scale": float(scale),
+    }
 
 
 def load_scene(root, holdout_every, device):
@@ -127,6 +213,11 @@ def main():
     ap.add_argument("--iterations", type=int, default=7000)
     ap.add_argument("--init", choices=["random", "aabb"], default="random")
     ap.add_argument("--init-points", type=int, default=100_000)
+    ap.add_argument("--init-extent", type=float, default=3.0,
+                    help="random init: a cube of half-size init-extent x scene scale (gsplat's 3)")
+    ap.add_argument("--background", choices=["white", "black"], default="white")
+    ap.add_argument("--resolution-scale", type=int, default=1,
+                    help="transforms.json captures: box-average the images by this factor")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--holdout-every", type=int, default=8)
     ap.add_argument("--ssim-lambda", type=float, default=0.2)
@@ -144,12 +235,15 @@ def main():
     dev = torch.device("cuda")
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
-    sc = load_scene(args.scene, args.holdout_every, dev)
+    if os.path.exists(os.path.join(args.scene, "transforms_train.json")):
+        sc = load_scene(args.scene, args.holdout_every, dev)
+    else:
+        sc = load_transforms(args.scene, args.holdout_every, args.resolution_scale, dev)
     scale = args.scene_scale if args.scene_scale > 0 else sc["scene_scale"]
 
     n = args.init_points
     if args.init == "random":
-        pts = 3.0 * scale * (torch.rand(n, 3, device=dev) * 2 - 1)
+        pts = args.init_extent * scale * (torch.rand(n, 3, device=dev) * 2 - 1)
     else:
         pts = 1.3 * (torch.rand(n, 3, device=dev) * 2 - 1)
     log_s = torch.log(torch.sqrt(knn_mean_sq(pts))).unsqueeze(1).repeat(1, 3)
@@ -182,7 +276,7 @@ def main():
             torch.sigmoid(params["opacities"]), torch.cat([params["sh0"], params["shN"]], 1),
             view[None], K, w, h, sh_degree=deg, near_plane=0.01, far_plane=1e10,
             packed=False, absgrad=False, rasterize_mode="classic")
-        return colors + (1.0 - alphas), info
+        return (colors + (1.0 - alphas) if args.background == "white" else colors), info
 
     print(json.dumps({"trainer": "gsplat", "scene_scale": scale, "train_views": ntrain,
                       "test_views": int(sc["test_views"].shape[0]), "init": args.init}), flush=True)
