@@ -19,6 +19,7 @@
 #include "sw_fs.h"
 #include "sw_log.h"
 #include "sw_pareto.h"
+#include "sw_html.h"
 #include "sw_report.h"
 #include "sw_store.h"
 
@@ -212,7 +213,7 @@ static char *index_html(const json_t *st) {
     long long id = (long long)json_integer_value(json_object_get(o, "id"));
     const json_t *pairs = json_object_get(o, "pairs");
     fprintf(out, "<tr><td>%lld</td><td>", id);
-    sw_report_html_escape(out, json_string_value(json_object_get(o, "name")));
+    sw_html_escape(out, json_string_value(json_object_get(o, "name")));
     fprintf(out, "</td><td>%s</td><td>%s</td><td>%lld / %lld</td><td>",
             json_string_value(json_object_get(o, "kind")),
             json_string_value(json_object_get(o, "status")),
@@ -220,7 +221,7 @@ static char *index_html(const json_t *st) {
             (long long)json_integer_value(json_object_get(pairs, "total")));
     json_array_foreach(json_object_get(o, "gates"), j, g) {
       const char *v = json_string_value(json_object_get(g, "verdict"));
-      sw_report_html_escape(out, json_string_value(json_object_get(g, "name")));
+      sw_html_escape(out, json_string_value(json_object_get(g, "name")));
       fprintf(out, ": %s<br>", v ? v : "(running)");
     }
     fprintf(out, "</td><td><a href=\"/sweep/%lld\">report</a> <a href=\"/pareto/%lld\">pareto"
@@ -236,7 +237,7 @@ static char *index_html(const json_t *st) {
     fputs("<table><tr><th>id</th><th>state</th><th>lease</th><th>pairs done</th></tr>\n", out);
     json_array_foreach(workers, i, o) {
       fputs("<tr><td>", out);
-      sw_report_html_escape(out, json_string_value(json_object_get(o, "id")));
+      sw_html_escape(out, json_string_value(json_object_get(o, "id")));
       const json_t *l = json_object_get(o, "lease");
       fprintf(out, "</td><td>%s</td><td>", json_string_value(json_object_get(o, "state")));
       if (json_is_integer(l)) fprintf(out, "%lld", (long long)json_integer_value(l));

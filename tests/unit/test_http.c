@@ -194,7 +194,7 @@ START_TEST(routes_serve_the_store) {
 
   f = fetch(port, "/pareto/1", NULL);
   ck_assert_int_eq(f.status, 200);
-  ck_assert_ptr_nonnull(strstr(f.body, "pareto-chart"));
+  ck_assert_ptr_nonnull(strstr(f.body, "pareto-charts"));
   free(f.body);
 
   f = fetch(port, "/api/audit/1", NULL);
