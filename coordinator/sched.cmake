@@ -15,22 +15,6 @@ if(NOT EXISTS ${SW_CHARTJS_FILE})
                       "${SW_CHARTJS_VERSION}; scripts/install-deps.sh) or set SW_CHARTJS_FILE")
 endif()
 
-# sw_embed(VAR SYMBOL FILE [SHA256 [TEXT]]): generates gen/SYMBOL.c holding FILE and appends it
-# to VAR (cmake/embed_asset.cmake checks the sha256 and the text).
-function(sw_embed var symbol file)
-  set(sha "${ARGV3}")
-  set(text "${ARGV4}")
-  set(out ${CMAKE_BINARY_DIR}/gen/${symbol}.c)
-  add_custom_command(
-    OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/gen
-    COMMAND ${CMAKE_COMMAND} -DIN=${file} -DOUT=${out} -DSYMBOL=${symbol}
-            "-DEXPECT_SHA256=${sha}" "-DEXPECT_TEXT=${text}"
-            -P ${PROJECT_SOURCE_DIR}/cmake/embed_asset.cmake
-    DEPENDS ${file} ${PROJECT_SOURCE_DIR}/cmake/embed_asset.cmake
-    COMMENT "Embedding ${file}")
-  set(${var} ${${var}} ${out} PARENT_SCOPE)
-endfunction()
 set(SW_HTML_ASSETS)
 sw_embed(SW_HTML_ASSETS sw_asset_chartjs ${SW_CHARTJS_FILE} ${SW_CHARTJS_SHA256}
          "Chart.js v${SW_CHARTJS_VERSION}")

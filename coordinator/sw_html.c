@@ -53,7 +53,10 @@ static void script(FILE *out, const char *text, size_t len) {
 }
 
 void sw_html_begin(FILE *out, const char *title) {
-  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
+  /* The empty icon keeps browsers from asking the dashboard for a /favicon.ico it lacks. */
+  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        "<link rel=\"icon\" href=\"data:,\">\n<title>",
+        out);
   sw_html_escape(out, title);
   fputs("</title>\n<style>\n", out);
   fputs(STYLE, out);

@@ -46,8 +46,22 @@
     f.appendChild(text('figcaption', title + ': ' + why, 'muted'));
     parent.appendChild(f);
   }
+  /* Legend swatches in a dataset's own colour (legendColor), not its first point's, which is
+   * red when that run was flagged. */
+  function legendLabels(ch) {
+    var items = Chart.defaults.plugins.legend.labels.generateLabels(ch);
+    items.forEach(function (i) {
+      var d = ch.data.datasets[i.datasetIndex];
+      if (d && d.legendColor) i.fillStyle = i.strokeStyle = d.legendColor;
+    });
+    return items;
+  }
   function chart(canvas, cfg) {
     cfg.options = cfg.options || {};
+    var pl = cfg.options.plugins = cfg.options.plugins || {};
+    pl.legend = pl.legend || {};
+    pl.legend.labels = pl.legend.labels || {};
+    pl.legend.labels.generateLabels = legendLabels;
     cfg.options.animation = false; /* drawn at once: printable, and a screenshot is complete */
     cfg.options.maintainAspectRatio = false;
     cfg.options.responsive = true;
@@ -131,8 +145,11 @@
     var ds = [];
     ['off', 'on'].forEach(function (arm, a) {
       var col = a ? ON : OFF;
-      ds.push({label: arm + ' runs', data: pts[arm], backgroundColor: pts[arm].map(function (q) {
-        return q.flag ? BAD : col; }), borderColor: col, pointRadius: 4});
+      ds.push({label: arm + ' runs', data: pts[arm], legendColor: col, backgroundColor: col,
+               pointBackgroundColor: pts[arm].map(function (q) { return q.flag ? BAD : col; }),
+               pointStyle: pts[arm].map(function (q) { return q.flag ? 'crossRot' : 'circle'; }),
+               pointBorderColor: pts[arm].map(function (q) { return q.flag ? BAD : col; }),
+               borderColor: col, pointRadius: 4});
       var vs = pts[arm].map(function (q) { return q.y; });
       if (vs.length > 1) {
         var m = vs.reduce(function (s, v) { return s + v; }, 0) / vs.length;
@@ -163,23 +180,29 @@
   /* 3. Which kernel explains it? Mean share of GPU time per kernel, off vs on. */
   function kernelChart(el, g) {
     var title = 'Kernel shares, off vs on';
-    var acc = {};
-    var n = {off: 0, on: 0};
-    g.pairs.forEach(function (p) {
-      ['off', 'on'].forEach(function (arm) {
-        var r = p[arm];
-        if (!r || !r.kernels || !r.kernels.length || r.status !== 'ok') return;
-        n[arm]++;
-        r.kernels.forEach(function (k) {
-          acc[k.name] = acc[k.name] || {off: 0, on: 0, off_ms: 0, on_ms: 0};
-          acc[k.name][arm] += num(k.share) || 0;
-          acc[k.name][arm + '_ms'] += num(k.gpu_ms) || 0;
+    var acc, n;
+    /* Clean runs only; where an arm has none yet, every run with timings, said in the caption. */
+    function gather(cleanOnly) {
+      acc = {};
+      n = {off: 0, on: 0};
+      g.pairs.forEach(function (p) {
+        ['off', 'on'].forEach(function (arm) {
+          var r = p[arm];
+          if (!r || !r.kernels || !r.kernels.length || (cleanOnly && r.status !== 'ok')) return;
+          n[arm]++;
+          r.kernels.forEach(function (k) {
+            acc[k.name] = acc[k.name] || {off: 0, on: 0, off_ms: 0, on_ms: 0};
+            acc[k.name][arm] += num(k.share) || 0;
+            acc[k.name][arm + '_ms'] += num(k.gpu_ms) || 0;
+          });
         });
       });
-    });
-    if (!n.off || !n.on)
-      return note(el, title, 'the runs recorded no kernel timings (the trainer reports them' +
-                  ' with GPU timestamps; an exec trainer may not)');
+      return n.off && n.on;
+    }
+    var clean = gather(true);
+    if (!clean && !gather(false))
+      return note(el, title, 'no run of each arm recorded kernel timings yet (the trainer ' +
+                  'reports them with GPU timestamps; an exec trainer may not)');
     var names = Object.keys(acc).sort(function (a, b) {
       return acc[b].off + acc[b].on - acc[a].off - acc[a].on; });
     var share = function (arm) { return names.map(function (k) { return 100 * acc[k][arm] / n[arm]; }); };
@@ -188,8 +211,9 @@
       var db = Math.abs(acc[b].on_ms / n.on - acc[b].off_ms / n.off);
       return db - da; })[0];
     var k = acc[moved];
-    var cap = 'Share of the GPU time of a run per kernel, mean over each arm\'s clean runs (' +
-              n.off + ' off, ' + n.on + ' on). The kernel whose time moved most is ' + moved +
+    var cap = 'Share of the GPU time of a run per kernel, mean over each arm\'s ' +
+              (clean ? 'clean runs' : 'runs, flagged ones included (an arm has no clean run yet)') +
+              ' (' + n.off + ' off, ' + n.on + ' on). The kernel whose time moved most is ' + moved +
               ': ' + fmt(k.off_ms / n.off, 1) + ' ms off, ' + fmt(k.on_ms / n.on, 1) +
               ' ms on; a change should show where the arms differ.';
     chart(figure(el, title, cap), {type: 'bar', data: {labels: names, datasets: [
@@ -206,16 +230,16 @@
     var get = function (phase, k) {
       return runs.map(function (r) { var w = r.run.window[phase]; return w ? num(w[k]) : null; });
     };
-    var colors = function (c) {
-      return runs.map(function (r) { return flagged(r.run) ? BAD : c; });
+    var colors = function (c, bad) {
+      return runs.map(function (r) { return flagged(r.run) ? bad || BAD : c; });
     };
     var lim = limits || {};
     var flat = function (v) { return labels.map(function () { return v; }); };
     var ds = [
       {type: 'bar', label: 'cpu_other max (during)', data: get('during', 'cpu_other_max'),
-       backgroundColor: colors('#6f8fb3'), yAxisID: 'y'},
+       backgroundColor: colors('#6f8fb3'), legendColor: '#6f8fb3', yAxisID: 'y'},
       {type: 'bar', label: 'cpu_other mean (during)', data: get('during', 'cpu_other_mean'),
-       backgroundColor: colors('#b7c7da'), yAxisID: 'y'},
+       backgroundColor: colors('#b7c7da', '#e6a0a0'), legendColor: '#b7c7da', yAxisID: 'y'},
       {type: 'line', label: 'load1 max (pre)', data: get('pre', 'load1_max'), borderColor: '#555',
        pointRadius: 3, showLine: false, yAxisID: 'load'}];
     if (num(lim.cpu_other_max) !== null)
@@ -244,7 +268,8 @@
               '(bars, left axis), the load average before it (dots, right axis; judged only ' +
               'when the spec sets load1_max)' +
               (scales.gpu ? ', the GPU utilisation where a GPU was sampled (triangles)' : '') +
-              ', against the limits of the spec (dashed). Red bars are flagged runs: ';
+              ', against the limits of the spec (dashed). Red bars are flagged runs (dark: max,' +
+              ' light: mean): ';
     cap += bad.length ? bad.map(function (r) {
       return r.label + ' (' + r.run.status + (r.run.flag_reason ? ': ' + r.run.flag_reason : '') +
              ')'; }).join('; ') + '.' : 'none, every window stayed within its limits.';

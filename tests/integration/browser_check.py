@@ -2,6 +2,7 @@
 """browser_check.py: opens a page in headless Chromium and checks that every chart drew.
 
 Usage: browser_check.py URL SCREENSHOT.png [--min-charts N] [--wait-for JS_EXPR]
+                        [--expect-text TEXT]...
 
 Starts Debian's `chromium --headless` with a private profile and the DevTools protocol on a pipe-
 free local port (chosen by Chromium, read from DevToolsActivePort), loads URL, waits until the
@@ -10,6 +11,7 @@ fetches its data), then checks:
   - no console error, no uncaught exception, no failed request of the page;
   - at least N <canvas> elements (--min-charts), each with a Chart.js chart holding data, and
     each with pixels that are not blank (some pixels differ from the canvas's first pixel);
+  - every --expect-text string is in the page's visible text;
 and saves a full-page screenshot to SCREENSHOT.png. Exit 0 when every check passes, 1 with the
 reasons otherwise, 2 on bad usage. Uses only python3-websocket (Debian) besides the standard
 library."""
@@ -48,7 +50,11 @@ PROBE = r"""
     out.push({index: i, chart: !!ch, type: ch ? ch.config.type : null, values: values,
               width: w, height: h, differing_pixels: differ, caption: cap.slice(0, 80)});
   });
-  return JSON.stringify({canvases: out, chartjs: typeof Chart !== 'undefined' ? Chart.version : null,
+  var notes = [];
+  document.querySelectorAll('figure.chart').forEach(function (f) {
+    if (!f.querySelector('canvas')) notes.push(f.textContent.slice(0, 120));
+  });
+  return JSON.stringify({canvases: out, notes: notes, chartjs: typeof Chart !== 'undefined' ? Chart.version : null,
                          title: document.title});
 })()
 """
@@ -104,6 +110,7 @@ def main():
     ap.add_argument("screenshot")
     ap.add_argument("--min-charts", type=int, default=1)
     ap.add_argument("--wait-for", default=None)
+    ap.add_argument("--expect-text", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=60)
     a = ap.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -169,6 +176,10 @@ def main():
                                                             p["entry"].get("url", "")))
             elif m == "Network.loadingFailed" and not p.get("canceled"):
                 problems.append("request failed: %s" % p.get("errorText"))
+        body = evaluate(cdp, "document.body.innerText")
+        for t in a.expect_text:
+            if t not in body:
+                problems.append("the page does not show %r" % t)
         canv = probe["canvases"]
         if probe["chartjs"] is None:
             problems.append("Chart.js is not on the page")
@@ -186,6 +197,8 @@ def main():
             probe["title"], probe["chartjs"], len(canv),
             ", ".join("%s/%d values/%d px" % (c["type"], c["values"], c["differing_pixels"])
                       for c in canv)))
+        for n in probe["notes"]:
+            print("  no chart (the data is not there): " + n)
         print("screenshot: %s" % a.screenshot)
     finally:
         proc.terminate()
