@@ -1147,6 +1147,7 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     rc = SW_ENET;
     goto fail;
   }
+  publish_status(c); /* the dashboard has the live view before the first heartbeat */
   *out = c;
   return 0;
 fail:

@@ -406,11 +406,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     *upload_data_size = 0;
     reply_text(&r, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only dashboard: GET or HEAD only\n");
   } else if (!token_ok(h, conn, &set_cookie)) {
-    reply_text(&r, MHD_HTTP_UNAUTHORIZED,
+    /* Nothing about this installation (not even the database's path) before the token. */
+    reply_text(&r, MHD_HTTP_UNAUTHORIZED, "%s",
                "this dashboard listens beyond loopback and needs its token: open "
-               "/?token=TOKEN (printed when the coordinator started; stored in %s.http-token) "
-               "or send \"Authorization: Bearer TOKEN\"\n",
-               h->db_path);
+               "/?token=TOKEN (printed when the coordinator started; kept beside its database "
+               "as DATABASE.http-token) or send \"Authorization: Bearer TOKEN\"\n");
   } else {
     route(h, url, &r);
   }

@@ -25,7 +25,8 @@ running_with_a_pair() {
 }
 wait_until 150 running_with_a_pair || fail "no pair finished while the sweep ran: $(api 2>&1 | head -c 600)"
 "$PY" "$CHECK" "http://127.0.0.1:$HTTP/" "$SHOTS/dashboard-running.png" --min-charts 6 \
-  --wait-for "window.swDashReady" --expect-text "so far" --expect-text "it-browser" ||
+  --wait-for "window.swDashReady" --expect-text "so far" --expect-text "it-browser" \
+  --expect-text "(live, " ||
   fail "the live dashboard did not draw every chart"
 wait_until 170 sh -c "! kill -0 $PID_local" || fail "the gate did not finish"
 wait "$PID_local" || fail "local exited $?"
@@ -69,7 +70,7 @@ jq -e '.sweeps[0].name == "it-browser" and .sweeps[0].status == "done"' "$T/dash
 code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$OPEN/sweep/1")
 [ "$code" = 200 ] || fail "the report with the bearer token got $code"
 "$PY" "$CHECK" "$OPEN/?token=$TOKEN" "$SHOTS/dashboard-token.png" --min-charts 6 \
-  --wait-for "window.swDashReady" --expect-text "it-browser" ||
+  --wait-for "window.swDashReady" --expect-text "it-browser" --expect-text "(live, " ||
   fail "the dashboard opened with its token did not draw every chart"
 echo "screenshots in $(cd "$SHOTS" && pwd)"
 echo PASS

@@ -160,8 +160,20 @@ START_TEST(json_has_the_design_shape) {
       ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(win, "during"), "n")), 2);
       ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(win, "pre"), "n")), 1);
       ck_assert_int_eq(json_array_size(json_object_get(run, "kernels")), 1);
+      ck_assert(json_is_array(json_object_get(run, "checkpoints")));
     }
+    /* The per-pair delta the report's chart draws: 100 x (on - off) / off of the gate metric. */
+    double off = json_number_value(json_object_get(
+               json_object_get(json_object_get(p, "off"), "metrics"), "train_s")),
+           on = json_number_value(json_object_get(
+               json_object_get(json_object_get(p, "on"), "metrics"), "train_s"));
+    ck_assert_double_eq_tol(json_number_value(json_object_get(p, "delta_pct")),
+                            100 * (on - off) / off, 1e-9);
   }
+  /* The limits the windows were judged by: the spec's cpu_other_max, the rest defaults. */
+  json_t *lim = json_object_get(sw, "contamination");
+  ck_assert_double_eq(json_number_value(json_object_get(lim, "cpu_other_max")), 0.5);
+  ck_assert_double_eq(json_number_value(json_object_get(lim, "cpu_other_mean_max")), 0.2);
   /* Pair 1's off run is labelled contaminated; pair 5 replaces it. */
   json_t *p1 = json_array_get(pairs, 1);
   ck_assert(json_is_true(json_object_get(json_object_get(p1, "off"), "contaminated")));
@@ -206,6 +218,10 @@ START_TEST(json_has_the_design_shape) {
           json_object_get(json_object_get(json_array_get(points, 1), "run"), "metrics"),
           "train_s")),
       51.0);
+  /* The grid carries its Pareto data (sw_pareto's front) for the front chart. */
+  json_t *pareto = json_object_get(grid, "pareto");
+  ck_assert(json_is_object(pareto));
+  ck_assert_int_ge(json_array_size(json_object_get(pareto, "front")), 1);
   json_decref(root);
   /* One sweep only; an unknown one is an error naming it. */
   root = sw_report_json(s, 2, &err);
