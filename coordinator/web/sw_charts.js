@@ -340,11 +340,15 @@
       pareto(sweep.pareto, el);
     else
       note(el, 'Pareto front', 'no grid point has finished cleanly yet');
+    /* Point numbers on the window chart's axis (the table below names them), the labels in
+     * the curve chart's legend. */
     var runs = (sweep.points || []).map(function (p) {
-      return {label: '#' + p.index + ' ' + p.label, run: p.run};
+      return {label: '#' + p.index, run: p.run};
     });
-    curveChart(el, runs, 'PSNR vs training time (checkpoints)');
-    windowChart(el, runs, sweep.contamination, 'Load window of each run');
+    curveChart(el, runs.map(function (r, i) {
+      return {label: r.label + ' ' + sweep.points[i].label, run: r.run};
+    }), 'PSNR vs training time (checkpoints)');
+    windowChart(el, runs, sweep.contamination, 'Load window of each run (point #)');
   }
 
   /* The Pareto front: a line per configuration through its points in iteration order, the
@@ -372,7 +376,12 @@
   }
 
   function sweep(sw, el) {
-    if (sw.points) return grid(sw, el);
+    if (sw.points) {
+      var box = document.createElement('div');
+      box.className = 'charts';
+      el.appendChild(box);
+      return grid(sw, box);
+    }
     (sw.gates || []).forEach(function (g) {
       el.appendChild(text('h4', 'Gate ' + g.name + ': ' + g.verdict + (g.final ? '' : ' (not final)')));
       var box = document.createElement('div');

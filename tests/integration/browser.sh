@@ -52,6 +52,26 @@ cp "$HTML" "$SHOTS/report.html"
 "$PY" "$CHECK" "file://$HTML" "$SHOTS/report.png" --min-charts 6 --expect-text "it-browser" ||
   fail "the report did not draw every chart"
 
+# A grid's report: its Pareto front, curves and windows (a separate store, 4 short runs).
+cat >"$T/grid.yaml" <<YAML
+name: it-browser-grid
+kind: grid
+trainer:
+  exec:
+    command: ["$FAKE", "train", "--out", "{out}", "{set}", "--progress"]
+base: {seed: 7, fake_cv: 0.004, fake_sleep_s: 0.3}
+parameters:
+  fake_base: [80, 100]
+  fake_psnr: [35.5, 36.8]
+repeats: 1
+contamination: {settle_s: 0.5, sample_interval_s: 0.25}
+YAML
+"$SW" local "$T/grid.yaml" --workers 2 --db "$T/grid/sw.db" --heartbeat-ms 200 >"$T/grid.log" 2>&1 ||
+  fail "the grid failed"
+"$SW" report --db "$T/grid/sw.db" --format html -o "$T/grid.html" || fail "grid report failed"
+"$PY" "$CHECK" "file://$T/grid.html" "$SHOTS/report-grid.png" --min-charts 3 \
+  --expect-text "Pareto front" --expect-text "it-browser-grid" || fail "the grid report did not draw every chart"
+
 # Beyond loopback the token is required.
 start coord "$SW" coordinator --bind-work "tcp://127.0.0.1:$((PORT + 2))" \
   --bind-control "tcp://127.0.0.1:$((PORT + 3))" --db "$DB" --insecure \
