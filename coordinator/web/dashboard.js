@@ -54,7 +54,8 @@
     var detail = 'pairs ' + g.pairs_done + '/' + g.n + (g.max > g.n ? ' (max ' + g.max + ')' : '') +
                  ', look ' + g.looks;
     if (typeof g.delta === 'number')
-      detail += '; delta ' + pct(g.delta, 2) + ' vs threshold ' + pct(g.threshold, 2);
+      detail += '; delta ' + pct(g.delta, 2) + (typeof g.threshold === 'number'
+          ? ' vs threshold ' + pct(g.threshold, 2) : ' (the threshold needs 2 pairs)');
     if (g.interval_pct && typeof g.interval_pct[0] === 'number')
       detail += '; interval ' + num(g.interval_pct[0], 2) + '..' + num(g.interval_pct[1], 2) + '%';
     var sq = g.sequential;

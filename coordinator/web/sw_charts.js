@@ -268,8 +268,10 @@
               '(bars, left axis), the load average before it (dots, right axis; judged only ' +
               'when the spec sets load1_max)' +
               (scales.gpu ? ', the GPU utilisation where a GPU was sampled (triangles)' : '') +
-              ', against the limits of the spec (dashed). Red bars are flagged runs (dark: max,' +
-              ' light: mean): ';
+              ', against the limits of the spec (dashed): a run is flagged when cpu_other ' +
+              'stays above the upper line for more than ' + fmt(num(lim.over_max_s), 1) +
+              ' s, or its mean is above the lower one, so a short spike over the line is ' +
+              'allowed. Red bars are flagged runs (dark: max, light: mean): ';
     cap += bad.length ? bad.map(function (r) {
       return r.label + ' (' + r.run.status + (r.run.flag_reason ? ': ' + r.run.flag_reason : '') +
              ')'; }).join('; ') + '.' : 'none, every window stayed within its limits.';
