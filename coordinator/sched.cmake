@@ -6,8 +6,10 @@
 # 3.9.1 (MIT licence) from Debian 12's libjs-chart.js 3.9.1+~0.2.1-2, pinned by its sha256, so
 # a report made anywhere carries its charts. SW_CHARTJS_FILE names another copy of the same
 # file (same sha256) where /usr/share/javascript is not the place.
-set(SW_CHARTJS_VERSION 3.9.1)
-set(SW_CHARTJS_SHA256 fbc45926e6b46845a0f905552a0e0b1331049bff1115ecf94dbe0904d895e710)
+# Cache entries, so tests/embed.cmake reads the same pin.
+set(SW_CHARTJS_VERSION 3.9.1 CACHE INTERNAL "the embedded Chart.js")
+set(SW_CHARTJS_SHA256 fbc45926e6b46845a0f905552a0e0b1331049bff1115ecf94dbe0904d895e710
+    CACHE INTERNAL "the embedded Chart.js's sha256")
 set(SW_CHARTJS_FILE /usr/share/javascript/chart.js/chart.min.js CACHE FILEPATH
     "Chart.js ${SW_CHARTJS_VERSION} (chart.min.js) embedded in the executables")
 if(NOT EXISTS ${SW_CHARTJS_FILE})
