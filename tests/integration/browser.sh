@@ -12,6 +12,8 @@ CHECK="$(dirname "$0")/browser_check.py"
 command -v chromium >/dev/null || fail "this test needs chromium (scripts/install-deps.sh)"
 "$PY" -c "import websocket" 2>/dev/null || fail "this test needs python3-websocket (scripts/install-deps.sh)"
 command -v curl >/dev/null || fail "this test needs curl"
+# Chromium's profile under the scratch directory: the cleanup of lib.sh ends whatever names it.
+export TMPDIR="$T"
 SHOTS="$BIN/../screenshots"
 mkdir -p "$SHOTS"
 HTTP=$((PORT + 1))
