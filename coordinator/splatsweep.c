@@ -294,6 +294,7 @@ struct args {
   size_t n_labels;
   char *pos[4];
   int n_pos;
+  sw_http_t *http; /* coordinator, local: the dashboard started by --http (NULL without) */
 };
 
 static int parse_args(int argc, char **argv, struct args *a) {
@@ -698,7 +699,9 @@ static int cmd_coordinator(struct args *a) {
                             .liveness = (int)a->liveness,
                             .lease_ttl_ms = a->lease_ttl_ms,
                             .max_attempts = (int)a->max_attempts,
-                            .stop = &stop_flag};
+                            .stop = &stop_flag,
+                            .on_status = a->http ? sw_http_publish : NULL,
+                            .on_status_arg = a->http};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   struct sw_err err = {0};
@@ -1153,7 +1156,9 @@ static int cmd_local(struct args *a) {
                             .liveness = (int)a->liveness,
                             .lease_ttl_ms = a->lease_ttl_ms,
                             .max_attempts = (int)a->max_attempts,
-                            .stop = &stop_flag};
+                            .stop = &stop_flag,
+                            .on_status = a->http ? sw_http_publish : NULL,
+                            .on_status_arg = a->http};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   int64_t sweep = 0;
@@ -1263,6 +1268,7 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int rc;
+  a.http = http;
   if (!strcmp(cmd, "check"))
     rc = cmd_check(&a);
   else if (!strcmp(cmd, "gate"))

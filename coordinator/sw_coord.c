@@ -853,6 +853,24 @@ static void recv_monitor(void *mon, struct endpoint_stats *st) {
 
 /* ---- timers -------------------------------------------------------------------------------- */
 
+/* The status snapshot for opts->on_status (the dashboard), made on this thread. */
+static void publish_status(sw_coord_t *c) {
+  if (!c->o->on_status)
+    return;
+  struct sw_err err = {0};
+  json_t *st = sw_coord_status_json(c, 0, 0, SW_SCHED_STATUS_WORKERS_MAX, &err);
+  if (!st) {
+    sw_log_debug("status snapshot: %s", err.msg);
+    return;
+  }
+  json_object_set_new(st, "t_ms", json_integer(now_ms()));
+  char *text = json_dumps(st, JSON_COMPACT);
+  json_decref(st);
+  if (text)
+    c->o->on_status(c->o->on_status_arg, text);
+  free(text);
+}
+
 static void tick(sw_coord_t *c, int64_t t) {
   /* Liveness: a worker silent for `liveness` intervals is offline; its lease runs on. */
   for (size_t i = 0; i < c->n_sessions;) {
@@ -881,6 +899,7 @@ static void tick(sw_coord_t *c, int64_t t) {
   if (expired)
     sw_log_warn("%d lease(s) expired: their pairs are re-queued", expired);
   c->need_assign = 1;
+  publish_status(c);
 }
 
 int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
@@ -1209,6 +1228,7 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     rc = SW_ENET;
     goto fail;
   }
+  publish_status(c); /* the dashboard has the live view before the first heartbeat */
   *out = c;
   return 0;
 fail:

@@ -51,6 +51,12 @@ struct sw_coord_opts {
   int64_t lease_ttl_ms;              /* default 60000 */
   int max_attempts;                  /* default 3 */
   const volatile sig_atomic_t *stop; /* non-zero ends sw_coord_run; may be NULL */
+  /* Optional: called on the poll loop's thread once per heartbeat interval with the status JSON
+   * (sw_coord_status_json of every sweep, compact text, borrowed for the call). The live
+   * dashboard (sw_http_publish) keeps a copy, so its thread never asks the loop anything and
+   * the loop never waits for it. The callback must not block. */
+  void (*on_status)(void *arg, const char *status_json);
+  void *on_status_arg;
 };
 
 /* Opens the store and the scheduler, starts the ZAP handler (secure mode), binds both endpoints.

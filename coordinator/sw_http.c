@@ -1,24 +1,32 @@
 /* sw_http.c: the read-only HTTP dashboard: a libmicrohttpd daemon on its own internal thread
- * with its own lazily opened read-only store connection, serving the sweep list, reports,
- * Pareto pages and JSON APIs (routes in sw_http.h). */
+ * with its own lazily opened read-only store connection and the coordinator's published status
+ * snapshot, serving the live dashboard (sw_dash.h), reports, Pareto pages and JSON APIs (routes
+ * in sw_http.h), behind a token when it listens beyond loopback. */
 #include "sw_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
+#include <pthread.h>
+#include <sodium.h>
 
 #include "sw_audit.h"
+#include "sw_clock.h"
+#include "sw_dash.h"
 #include "sw_fs.h"
 #include "sw_log.h"
 #include "sw_pareto.h"
+#include "sw_html.h"
 #include "sw_report.h"
 #include "sw_store.h"
 
@@ -27,6 +35,13 @@ struct sw_http {
   char *db_path;
   sw_store_t *store; /* used only from the daemon's thread */
   int port;
+  char token[SW_HTTP_TOKEN_LEN + 1]; /* the dashboard's token (DB.http-token) */
+  int require_token;                 /* listening on anything but loopback */
+  /* The coordinator's last status snapshot (sw_http_publish, from its poll loop's thread),
+   * read by the daemon's thread: the mutex guards only the pointer swap and the copy. */
+  pthread_mutex_t live_mu;
+  char *live;
+  int64_t live_ms;
 };
 
 /* A response under construction: body (malloc'd), its type and the HTTP status. */
@@ -188,71 +203,6 @@ fail:
   return NULL;
 }
 
-/* ---- / --------------------------------------------------------------------------------------- */
-
-static char *index_html(const json_t *st) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&buf, &len);
-  if (!out) return NULL;
-  fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" "
-        "content=\"10\"><title>splatsweep</title>\n<style>body{font-family:sans-serif;margin:"
-        "2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-"
-        "align:left}</style></head><body>\n<h1>splatsweep</h1>\n<h2>Sweeps</h2>\n",
-        out);
-  const json_t *sweeps = json_object_get(st, "sweeps");
-  if (json_array_size(sweeps) == 0) fputs("<p>No sweeps yet.</p>\n", out);
-  else
-    fputs("<table><tr><th>id</th><th>name</th><th>kind</th><th>status</th><th>pairs done / "
-          "total</th><th>verdicts</th><th>pages</th></tr>\n",
-          out);
-  size_t i, j;
-  const json_t *o, *g;
-  json_array_foreach(sweeps, i, o) {
-    long long id = (long long)json_integer_value(json_object_get(o, "id"));
-    const json_t *pairs = json_object_get(o, "pairs");
-    fprintf(out, "<tr><td>%lld</td><td>", id);
-    sw_report_html_escape(out, json_string_value(json_object_get(o, "name")));
-    fprintf(out, "</td><td>%s</td><td>%s</td><td>%lld / %lld</td><td>",
-            json_string_value(json_object_get(o, "kind")),
-            json_string_value(json_object_get(o, "status")),
-            (long long)json_integer_value(json_object_get(pairs, "done")),
-            (long long)json_integer_value(json_object_get(pairs, "total")));
-    json_array_foreach(json_object_get(o, "gates"), j, g) {
-      const char *v = json_string_value(json_object_get(g, "verdict"));
-      sw_report_html_escape(out, json_string_value(json_object_get(g, "name")));
-      fprintf(out, ": %s<br>", v ? v : "(running)");
-    }
-    fprintf(out, "</td><td><a href=\"/sweep/%lld\">report</a> <a href=\"/pareto/%lld\">pareto"
-                 "</a> <a href=\"/api/report/%lld\">json</a> <a href=\"/api/audit/%lld\">audit"
-                 "</a></td></tr>\n",
-            id, id, id, id);
-  }
-  if (json_array_size(sweeps)) fputs("</table>\n", out);
-  fprintf(out, "<h2>Workers</h2>\n<p>%lld active lease(s)</p>\n",
-          (long long)json_integer_value(json_object_get(st, "leases_active")));
-  const json_t *workers = json_object_get(st, "workers");
-  if (json_array_size(workers)) {
-    fputs("<table><tr><th>id</th><th>state</th><th>lease</th><th>pairs done</th></tr>\n", out);
-    json_array_foreach(workers, i, o) {
-      fputs("<tr><td>", out);
-      sw_report_html_escape(out, json_string_value(json_object_get(o, "id")));
-      const json_t *l = json_object_get(o, "lease");
-      fprintf(out, "</td><td>%s</td><td>", json_string_value(json_object_get(o, "state")));
-      if (json_is_integer(l)) fprintf(out, "%lld", (long long)json_integer_value(l));
-      fprintf(out, "</td><td>%lld</td></tr>\n",
-              (long long)json_integer_value(json_object_get(o, "pairs_done")));
-    }
-    fputs("</table>\n", out);
-  }
-  fputs("<p><a href=\"/api/status\">/api/status</a></p>\n</body></html>\n", out);
-  if (fclose(out)) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
-}
-
 /* ---- routing --------------------------------------------------------------------------------- */
 
 /* "/prefix/ID" with a positive decimal ID and nothing after it. */
@@ -269,11 +219,27 @@ static int route_id(const char *url, const char *prefix, int64_t *id) {
   return 1;
 }
 
+/* The live snapshot as JSON (NULL when the coordinator has published none) and its age. */
+static json_t *live_snapshot(struct sw_http *h, int64_t *age_ms) {
+  pthread_mutex_lock(&h->live_mu);
+  json_t *j = h->live ? json_loads(h->live, 0, NULL) : NULL;
+  *age_ms = sw_clock_mono_ms() - h->live_ms;
+  pthread_mutex_unlock(&h->live_mu);
+  return j;
+}
+
 static void route(struct sw_http *h, const char *url, struct reply *r) {
   struct sw_err err = {0};
   int64_t id = 0;
   char *text = NULL;
-  int known = strcmp(url, "/") == 0 || strcmp(url, "/api/status") == 0 ||
+  if (strcmp(url, "/") == 0) {
+    /* The page fetches its data; it needs no store to be served. */
+    r->body = sw_dash_page();
+    r->status = r->body ? MHD_HTTP_OK : MHD_HTTP_INTERNAL_SERVER_ERROR;
+    r->type = "text/html; charset=utf-8";
+    return;
+  }
+  int known = strcmp(url, "/api/dashboard") == 0 || strcmp(url, "/api/status") == 0 ||
               route_id(url, "/sweep/", &id) || route_id(url, "/pareto/", &id) ||
               route_id(url, "/api/report/", &id) || route_id(url, "/api/pareto/", &id) ||
               route_id(url, "/api/audit/", &id);
@@ -282,18 +248,21 @@ static void route(struct sw_http *h, const char *url, struct reply *r) {
     return;
   }
   if (store_ready(h, r)) return;
-  if (strcmp(url, "/") == 0 || strcmp(url, "/api/status") == 0) {
-    json_t *st = status_json(h->store, &err);
-    if (!st) {
+  if (strcmp(url, "/api/dashboard") == 0) {
+    int64_t age = 0;
+    json_t *live = live_snapshot(h, &age);
+    json_t *d = sw_dash_json(h->store, live, age, &err);
+    json_decref(live);
+    if (!d)
       reply_error(r, &err);
-    } else if (url[1] == '\0') {
-      r->body = index_html(st);
-      r->status = r->body ? MHD_HTTP_OK : MHD_HTTP_INTERNAL_SERVER_ERROR;
-      r->type = "text/html; charset=utf-8";
-      json_decref(st);
-    } else {
+    else
+      reply_json(r, d);
+  } else if (strcmp(url, "/api/status") == 0) {
+    json_t *st = status_json(h->store, &err);
+    if (!st)
+      reply_error(r, &err);
+    else
       reply_json(r, st);
-    }
   } else if (route_id(url, "/sweep/", &id) || route_id(url, "/api/report/", &id)) {
     int html = url[1] == 's';
     if (sw_report_render_string(h->store, id, html ? SW_REPORT_HTML : SW_REPORT_JSON, &text,
@@ -327,6 +296,101 @@ static void route(struct sw_http *h, const char *url, struct reply *r) {
   if (err.code == SW_EDB) sw_store_close(&h->store);
 }
 
+/* Constant-time comparison of a presented token with ours (NULL: no token presented). */
+static int token_equal(const struct sw_http *h, const char *t) {
+  return t && strlen(t) == SW_HTTP_TOKEN_LEN &&
+         sodium_memcmp(t, h->token, SW_HTTP_TOKEN_LEN) == 0;
+}
+
+/* Whether the request may be served: always on loopback; otherwise with the token as the
+ * `token` query argument (then *set_cookie: kept as a cookie), an "Authorization: Bearer"
+ * header or the sw_token cookie. */
+static int token_ok(struct sw_http *h, struct MHD_Connection *conn, int *set_cookie) {
+  if (!h->require_token) return 1;
+  const char *q = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+  if (token_equal(h, q)) {
+    *set_cookie = 1;
+    return 1;
+  }
+  const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  if (auth && strncmp(auth, "Bearer ", 7) == 0 && token_equal(h, auth + 7)) return 1;
+  return token_equal(h, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "sw_token"));
+}
+
+/* Writes text to path through a temporary file created with mode 0600 (never readable by
+ * others, not even for a moment) and renamed over it. */
+static int write_private(const char *path, const char *text, struct sw_err *err) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return sw_err_set(err, SW_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+  size_t len = strlen(text);
+  int ok = write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    int rc = sw_err_set(err, SW_EIO, "%s: cannot write: %s", path, strerror(errno));
+    unlink(tmp);
+    return rc;
+  }
+  return 0;
+}
+
+/* The token beside the database (DB.http-token): read when it exists, else made from 32 random
+ * bytes and written with mode 0600, so it survives restarts and only the database's owner can
+ * read it. */
+static int load_token(struct sw_http *h, struct sw_err *err) {
+  size_t n = strlen(h->db_path) + sizeof ".http-token";
+  char *path = malloc(n);
+  if (!path) return sw_err_set(err, SW_ENOMEM, "http: out of memory");
+  snprintf(path, n, "%s.http-token", h->db_path);
+  int rc = 0;
+  char *text = NULL;
+  size_t len = 0;
+  if (sw_fs_exists(path)) {
+    rc = sw_fs_read_all(path, &text, &len, err);
+    while (!rc && len && (text[len - 1] == '\n' || text[len - 1] == '\r')) text[--len] = '\0';
+    if (!rc && (len != SW_HTTP_TOKEN_LEN || strspn(text, "0123456789abcdef") != len))
+      rc = sw_err_set(err, SW_EINVAL, "%s:1:1: expected %d lower-case hex digits (delete the "
+                      "file for a new token)", path, SW_HTTP_TOKEN_LEN);
+    if (!rc) memcpy(h->token, text, SW_HTTP_TOKEN_LEN + 1);
+  } else if (sodium_init() < 0) {
+    rc = sw_err_set(err, SW_EIO, "http: libsodium cannot start (no random source)");
+  } else {
+    unsigned char raw[SW_HTTP_TOKEN_LEN / 2];
+    randombytes_buf(raw, sizeof raw);
+    sodium_bin2hex(h->token, sizeof h->token, raw, sizeof raw);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+      *slash = '\0';
+      rc = sw_fs_mkdir_p(dir, err);
+    }
+    char line[SW_HTTP_TOKEN_LEN + 2];
+    snprintf(line, sizeof line, "%s\n", h->token);
+    if (!rc) rc = write_private(path, line, err);
+  }
+  free(text);
+  free(path);
+  return rc;
+}
+
+void sw_http_publish(void *self, const char *status_json) {
+  struct sw_http *h = self;
+  if (!h || !status_json) return;
+  char *copy = strdup(status_json);
+  if (!copy) return; /* the dashboard shows the previous snapshot, with its age */
+  pthread_mutex_lock(&h->live_mu);
+  free(h->live);
+  h->live = copy;
+  h->live_ms = sw_clock_mono_ms();
+  pthread_mutex_unlock(&h->live_mu);
+}
+
+const char *sw_http_token(const sw_http_t *self) { return self ? self->token : NULL; }
+
+int sw_http_token_required(const sw_http_t *self) { return self ? self->require_token : 0; }
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -336,10 +400,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   (void)con_cls;
   struct sw_http *h = cls;
   struct reply r = {MHD_HTTP_OK, "text/plain", NULL};
+  int set_cookie = 0;
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
     /* Read-only: a request body is never read, so refuse before any is accepted. */
     *upload_data_size = 0;
     reply_text(&r, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only dashboard: GET or HEAD only\n");
+  } else if (!token_ok(h, conn, &set_cookie)) {
+    /* Nothing about this installation (not even the database's path) before the token. */
+    reply_text(&r, MHD_HTTP_UNAUTHORIZED, "%s",
+               "this dashboard listens beyond loopback and needs its token: open "
+               "/?token=TOKEN (printed when the coordinator started; kept beside its database "
+               "as DATABASE.http-token) or send \"Authorization: Bearer TOKEN\"\n");
   } else {
     route(h, url, &r);
   }
@@ -355,6 +426,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   if (r.status == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  if (r.status == MHD_HTTP_UNAUTHORIZED)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"splatsweep\"");
+  if (set_cookie) {
+    /* A token given in the address is kept as a cookie, so the page's own requests and its
+     * links carry it without the token in every URL. */
+    char cookie[SW_HTTP_TOKEN_LEN + 80];
+    snprintf(cookie, sizeof cookie, "sw_token=%s; Path=/; HttpOnly; SameSite=Strict", h->token);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+  }
   enum MHD_Result ret = MHD_queue_response(conn, r.status, resp);
   MHD_destroy_response(resp);
   return ret;
@@ -387,6 +467,15 @@ int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_er
     free(h);
     return sw_err_set(err, SW_ENOMEM, "http: out of memory");
   }
+  /* Loopback (127.0.0.0/8) is this machine's users only; any other address needs the token. */
+  h->require_token = (ntohl(addr.sin_addr.s_addr) >> 24) != 127;
+  int trc = load_token(h, err);
+  if (trc) {
+    free(h->db_path);
+    free(h);
+    return trc;
+  }
+  pthread_mutex_init(&h->live_mu, NULL);
   /* One internal polling thread: every request (and so the store connection) is handled on
    * that thread, one at a time. MHD_USE_AUTO picks epoll/poll, so a coordinator holding many
    * descriptors is not limited by select()'s FD_SETSIZE. */
@@ -398,6 +487,7 @@ int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_er
   if (!h->daemon) {
     int rc = sw_err_set(err, SW_ENET, "http: cannot listen on %s:%d (%s)", bind, opts->port,
                         strerror(errno));
+    pthread_mutex_destroy(&h->live_mu);
     free(h->db_path);
     free(h);
     return rc;
@@ -413,6 +503,8 @@ void sw_http_stop(sw_http_t **self_p) {
   sw_http_t *h = *self_p;
   if (h->daemon) MHD_stop_daemon(h->daemon); /* joins the thread: the store is ours again */
   sw_store_close(&h->store);
+  pthread_mutex_destroy(&h->live_mu);
+  free(h->live);
   free(h->db_path);
   free(h);
   *self_p = NULL;
@@ -455,6 +547,12 @@ int sw_http_from_args(int *argc, char **argv, const char *default_db, sw_http_t 
                       SW_HTTP_DEFAULT_PORT);
   struct sw_http_opts o = {.db_path = db, .bind = bind, .port = (int)port};
   int rc = sw_http_start(&o, out, err);
-  if (!rc) sw_log_info("dashboard on http://%s:%d/", bind ? bind : "127.0.0.1", sw_http_port(*out));
+  if (!rc && sw_http_token_required(*out))
+    sw_log_info("dashboard on http://%s:%d/?token=%s (the token is required off loopback; it "
+                "is kept in %s.http-token)",
+                bind, sw_http_port(*out), sw_http_token(*out), db);
+  else if (!rc)
+    sw_log_info("dashboard on http://%s:%d/ (token %s, needed only off loopback)",
+                bind ? bind : "127.0.0.1", sw_http_port(*out), sw_http_token(*out));
   return rc;
 }

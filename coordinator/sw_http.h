@@ -1,15 +1,23 @@
-/* sw_http.h: the read-only HTTP dashboard (DESIGN.md section 3; docs/pareto-audit.md).
+/* sw_http.h: the read-only HTTP dashboard (DESIGN.md section 3; docs/dashboard.md).
  *
  * libmicrohttpd serves from one internal thread that owns its own read-only SQLite connection
  * (WAL lets it read while the coordinator writes), so a slow page never blocks the
  * coordinator's poll loop and the coordinator's store is never touched from another thread.
  * The connection is opened on the first request (and again after a failure), so the dashboard
- * may start before the coordinator has created the database.
+ * may start before the coordinator has created the database. What only the coordinator knows
+ * live (sessions: current run, iteration; the scheduler's worker states) arrives as a status
+ * snapshot the coordinator publishes from its loop (sw_http_publish); the HTTP thread never
+ * asks the loop anything.
+ *
+ * Token: a random 64-hex-digit token is kept beside the database (DB.http-token, mode 0600,
+ * made on first start) and printed at start. Listening on anything but loopback, every request
+ * must carry it (?token=, then a cookie; or "Authorization: Bearer"); else 401.
  *
  * Routes (GET or HEAD; anything else 405, unknown paths 404):
- *   /                 HTML list of sweeps with status, progress and verdicts, and the workers
+ *   /                 the live dashboard page (sw_dash.h): sweeps, gates, workers, charts
  *   /sweep/ID         the sweep's HTML report (sw_report)
  *   /pareto/ID        the sweep's Pareto page (sw_pareto, HTML)
+ *   /api/dashboard    JSON the dashboard page polls (sw_dash_json; docs/dashboard.md)
  *   /api/status       JSON: sweeps (status, pair counts, gates), workers, active leases
  *   /api/report/ID    the report JSON of DESIGN.md section 10
  *   /api/pareto/ID    the Pareto JSON
@@ -21,6 +29,7 @@
 #include "sw_err.h"
 
 #define SW_HTTP_DEFAULT_PORT 7780
+#define SW_HTTP_TOKEN_LEN 64
 
 typedef struct sw_http sw_http_t;
 
@@ -30,13 +39,22 @@ struct sw_http_opts {
   int port;            /* 0 = an ephemeral port (see sw_http_port) */
 };
 
-/* Starts the server thread. Returns 0, SW_EINVAL (bad address or port), SW_ENET (cannot
- * bind). On success stop it with sw_http_stop. */
+/* Starts the server thread. Returns 0, SW_EINVAL (bad address or port, a token file that is not
+ * a token), SW_EIO (the token cannot be written), SW_ENET (cannot bind). On success stop it
+ * with sw_http_stop. */
 int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_err *err);
 /* Stops the thread, closes the connection; NULL-safe, nulls *self_p. */
 void sw_http_stop(sw_http_t **self_p);
 /* The port actually bound. */
 int sw_http_port(const sw_http_t *self);
+/* The dashboard's token (borrowed; SW_HTTP_TOKEN_LEN hex digits), and whether requests need it
+ * (1 when bound beyond loopback). */
+const char *sw_http_token(const sw_http_t *self);
+int sw_http_token_required(const sw_http_t *self);
+/* Hands the dashboard the coordinator's latest status JSON (copied; self is the sw_http_t).
+ * The signature is sw_coord_opts.on_status's: called on the coordinator's thread, it only
+ * swaps a pointer under a mutex. NULL-safe. */
+void sw_http_publish(void *self, const char *status_json);
 
 /* For the `coordinator` and `local` commands: removes `--http PORT` and `--http-bind ADDR` from
  * argv (updating *argc) and, when --http was given, starts the dashboard on the database named

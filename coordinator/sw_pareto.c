@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "sw_fs.h"
-#include "sw_report.h"
+#include "sw_html.h"
 
-#define CHARTJS_DEFAULT "/usr/share/javascript/chart.js/chart.min.js"
 #define DEFAULT_DB "results/splatsweep.db"
 
 int sw_pareto_format_parse(const char *name, enum sw_pareto_format *out, struct sw_err *err) {
@@ -805,49 +804,11 @@ static void render_csv(FILE *out, const json_t *root) {
   }
 }
 
-/* Draws one scatter: a line per configuration through its points in iteration order, and the
- * front as a dashed line over it. The data is the page's embedded JSON. */
-static const char CHART_SCRIPT[] =
-    "(function(){var d=JSON.parse(document.getElementById('pareto-data').textContent);\n"
-    " if(typeof Chart==='undefined')return;\n"
-    " var pal=['#1f77b4','#d62728','#2ca02c','#ff7f0e','#9467bd','#8c564b','#e377c2',"
-    "'#7f7f7f','#bcbd22','#17becf'];\n"
-    " var ds=d.configurations.map(function(c,i){var col=pal[i%pal.length];return {label:c.id,"
-    "showLine:true,borderColor:col,backgroundColor:col,data:c.points.map(function(p){return "
-    "{x:p.train_s.mean,y:p.psnr_db.mean,iter:p.iter,n:p.n};})};});\n"
-    " ds.push({label:'front',showLine:true,borderDash:[6,4],borderColor:'#000',"
-    "backgroundColor:'rgba(0,0,0,0)',pointRadius:7,data:d.front.map(function(p){return "
-    "{x:p.train_s,y:p.psnr_db,iter:p.iter,n:p.n};})});\n"
-    " new Chart(document.getElementById('pareto-chart'),{type:'scatter',data:{datasets:ds},"
-    "options:{scales:{x:{title:{display:true,text:'train_s (s)'}},y:{title:{display:true,"
-    "text:'PSNR (dB)'}}},plugins:{tooltip:{callbacks:{label:function(c){var r=c.raw;return "
-    "c.dataset.label+' @ '+r.iter+' it (n='+r.n+'): '+r.x.toFixed(2)+' s, '+r.y.toFixed(3)+"
-    "' dB';}}}}}});})();\n";
-
+/* The page: the front chart (sw_charts.js: swCharts.pareto, the one drawing of a Pareto
+ * front, shared with the grid reports), the points table and the comparisons. */
 static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
-  const char *chart_path = getenv("SW_CHARTJS") ? getenv("SW_CHARTJS") : CHARTJS_DEFAULT;
-  char *chartjs = NULL;
-  if (sw_fs_read_all(chart_path, &chartjs, NULL, NULL) == 0 && strstr(chartjs, "</script")) {
-    free(chartjs); /* it would end the element it is inlined in */
-    chartjs = NULL;
-  }
-  fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>splatsweep pareto</title>\n"
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:"
-        "1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td.l,th.l{text-"
-        "align:left}.notice{background:#fee;padding:.5em}#wrap{max-width:900px}</style>\n",
-        out);
-  if (chartjs) {
-    fputs("<script>\n", out);
-    fputs(chartjs, out);
-    fputs("\n</script>\n", out);
-  }
-  fputs("</head><body>\n<h1>Pareto data</h1>\n", out);
-  if (!chartjs) {
-    fputs("<p class=\"notice\">Chart.js was not found at ", out);
-    sw_report_html_escape(out, chart_path);
-    fputs(": install libjs-chart.js or set SW_CHARTJS. The tables hold every number.</p>\n", out);
-  }
-  fputs("<div id=\"wrap\"><canvas id=\"pareto-chart\"></canvas></div>\n", out);
+  sw_html_begin(out, "splatsweep pareto");
+  fputs("<h1>Pareto data</h1>\n<div class=\"charts\" id=\"pareto-charts\"></div>\n", out);
   size_t i, j;
   const json_t *cj, *p;
   fputs("<h2>Points</h2>\n<table><tr><th class=\"l\">configuration</th><th>iterations</th>"
@@ -862,7 +823,7 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
       fmt(v[2], 32, jstat(p, "psnr_db", "mean"), 3);
       fmt(v[3], 32, jstat(p, "psnr_db", "sd"), 3);
       fputs("<tr><td class=\"l\">", out);
-      sw_report_html_escape(out, json_string_value(json_object_get(cj, "id")));
+      sw_html_escape(out, json_string_value(json_object_get(cj, "id")));
       fprintf(out, "</td><td>%lld</td><td class=\"l\">%s</td><td>%lld</td><td>%s</td><td>%s</td>"
                    "<td>%s</td><td>%s</td><td>%s</td></tr>\n",
               (long long)json_integer_value(json_object_get(p, "iter")),
@@ -883,23 +844,16 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
       json_array_foreach(cmps, i, cmp) print_comparison(m, cmp, 0);
       fclose(m);
       fputs("<h2>Comparisons</h2>\n<pre>", out);
-      sw_report_html_escape(out, txt);
+      sw_html_escape(out, txt);
       fputs("</pre>\n", out);
     }
     free(txt);
   }
-  char *data = json_dumps(root, JSON_COMPACT);
-  if (!data) {
-    free(chartjs);
-    return sw_err_set(err, SW_ENOMEM, "pareto: out of memory");
-  }
-  fputs("<script type=\"application/json\" id=\"pareto-data\">", out);
-  sw_report_html_json(out, data);
-  fputs("</script>\n<script>\n", out);
-  fputs(CHART_SCRIPT, out);
-  fputs("</script>\n</body></html>\n", out);
-  free(data);
-  free(chartjs);
+  int rc = sw_html_data(out, "pareto-data", root, err);
+  if (rc) return rc;
+  sw_html_inline(out, "swCharts.pareto(JSON.parse(document.getElementById('pareto-data')."
+                      "textContent),document.getElementById('pareto-charts'));");
+  sw_html_end(out);
   return 0;
 }
 

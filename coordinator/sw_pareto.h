@@ -16,7 +16,7 @@
  * Values that would need extrapolation are null with a note saying why.
  *
  * Formats: text, Markdown, JSON, CSV (the points table) and a self-contained HTML page with a
- * Chart.js scatter (inlined from SW_CHARTJS or Debian's libjs-chart.js, as the reports do). */
+ * Chart.js scatter (the page frame and embedded Chart.js of sw_html.h, as the reports use). */
 #ifndef SW_PARETO_H
 #define SW_PARETO_H
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sw_fs.h"
-
-#define CHARTJS_DEFAULT "/usr/share/javascript/chart.js/chart.min.js"
+#include "sw_html.h"
+#include "sw_pareto.h"
+#include "sw_spec.h"
 
 int sw_report_format_parse(const char *name, enum sw_report_format *out, struct sw_err *err) {
   static const struct {
@@ -52,8 +52,9 @@ static json_t *col_json_str(sqlite3_stmt *st, int i) {
  * looks at, for each phase. */
 static int window_summary(sw_store_t *s, int64_t attempt_id, json_t *run, struct sw_err *err) {
   static const char *const SQL =
-      "SELECT phase, COUNT(*), AVG(load1), MAX(load1), AVG(cpu_other), MAX(cpu_other) FROM "
-      "windows WHERE attempt_id = ?1 GROUP BY phase";
+      "SELECT phase, COUNT(*), AVG(load1), MAX(load1), AVG(cpu_other), MAX(cpu_other), "
+      "COUNT(gpu_util), AVG(gpu_util), MAX(gpu_util) FROM windows WHERE attempt_id = ?1 GROUP BY "
+      "phase";
   json_t *w = json_pack("{s:{s:i},s:{s:i}}", "pre", "n", 0, "during", "n", 0);
   json_object_set_new(run, "window", w);
   sqlite3_stmt *st;
@@ -67,6 +68,11 @@ static int window_summary(sw_store_t *s, int64_t attempt_id, json_t *run, struct
     json_object_set_new(o, "load1_max", col_json_num(st, 3));
     json_object_set_new(o, "cpu_other_mean", col_json_num(st, 4));
     json_object_set_new(o, "cpu_other_max", col_json_num(st, 5));
+    /* GPU utilisation only where the worker sampled a GPU (NVML); absent otherwise. */
+    if (sqlite3_column_int(st, 6) > 0) {
+      json_object_set_new(o, "gpu_util_mean", col_json_num(st, 7));
+      json_object_set_new(o, "gpu_util_max", col_json_num(st, 8));
+    }
     json_object_set_new(w, col_text(st, 0), o);
   }
   sqlite3_reset(st);
@@ -94,6 +100,25 @@ static int kernels_of(sw_store_t *s, int64_t attempt_id, json_t *run, struct sw_
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading kernels");
 }
 
+/* The checkpoints the trainer recorded (iteration, train_s reached, test-view PSNR, splats):
+ * the report's PSNR-versus-training-time chart. */
+static int checkpoints_of(sw_store_t *s, int64_t attempt_id, json_t *run, struct sw_err *err) {
+  static const char *const SQL = "SELECT iter, train_s, psnr_db, splats FROM checkpoints WHERE "
+                                 "attempt_id = ?1 ORDER BY iter";
+  json_t *k = json_array();
+  json_object_set_new(run, "checkpoints", k);
+  sqlite3_stmt *st;
+  int rc = sw_store_stmt(s, SQL, &st, err);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, attempt_id);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    json_array_append_new(k, json_pack("{s:o,s:o,s:o,s:o}", "iter", col_json_num(st, 0),
+                                       "train_s", col_json_num(st, 1), "psnr_db",
+                                       col_json_num(st, 2), "splats", col_json_num(st, 3)));
+  sqlite3_reset(st);
+  return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading checkpoints");
+}
+
 /* The runs of a pair at its current attempt, keyed by arm ("off"/"on", or "run" for grids),
  * each with metrics, status, attempt, contamination flag and window summary. */
 static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, json_t *pair,
@@ -101,7 +126,7 @@ static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, j
   static const char *const SQL =
       "SELECT r.id, r.arm, r.config_sha256, a.id, a.status, a.exit_status, a.worker_id, "
       "a.result_json, a.error_text, a.trainer_sha256, a.shaders_sha256, a.scene_sha256, "
-      "r.config_json FROM runs r LEFT JOIN attempts a ON a.run_id = r.id AND a.attempt = ?2 "
+      "r.config_json, a.flag_reason, a.gpu_busy_frac FROM runs r LEFT JOIN attempts a ON a.run_id = r.id AND a.attempt = ?2 "
       "WHERE r.pair_id = ?1 ORDER BY r.position";
   sqlite3_stmt *st;
   int rc = sw_store_stmt(s, SQL, &st, err);
@@ -139,6 +164,8 @@ static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, j
       json_object_set_new(run, "trainer_sha256", col_json_str(st, 9));
       json_object_set_new(run, "shaders_sha256", col_json_str(st, 10));
       json_object_set_new(run, "scene_sha256", col_json_str(st, 11));
+      json_object_set_new(run, "flag_reason", col_json_str(st, 13));
+      json_object_set_new(run, "gpu_busy_frac", col_json_num(st, 14));
     }
     json_object_set_new(run, "metrics", metrics ? metrics : json_object());
     json_array_append_new(runs, run);
@@ -156,6 +183,7 @@ static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, j
     if (aid) {
       if ((rc = window_summary(s, json_integer_value(aid), run, err))) break;
       if ((rc = kernels_of(s, json_integer_value(aid), run, err))) break;
+      if ((rc = checkpoints_of(s, json_integer_value(aid), run, err))) break;
       json_object_del(run, "attempt_id");
     }
     const char *arm = json_string_value(json_object_get(run, "arm"));
@@ -234,6 +262,36 @@ static int pairs_of(sw_store_t *s, int64_t gate_id, int64_t sweep_id, json_t *ar
   return 0;
 }
 
+/* Each pair's own change in the gate metric, 100 x (on - off) / off (null without both
+ * values): the dots of the report's per-pair delta chart, drawn against the engine's paired
+ * interval and the lab threshold. */
+static void pair_deltas(json_t *gate) {
+  const char *metric = json_string_value(json_object_get(gate, "metric"));
+  size_t i;
+  json_t *p;
+  json_array_foreach(json_object_get(gate, "pairs"), i, p) {
+    const json_t *a = json_object_get(json_object_get(json_object_get(p, "off"), "metrics"),
+                                      metric ? metric : "");
+    const json_t *b = json_object_get(json_object_get(json_object_get(p, "on"), "metrics"),
+                                      metric ? metric : "");
+    double off = json_number_value(a), on = json_number_value(b);
+    json_object_set_new(p, "delta_pct",
+                        json_is_number(a) && json_is_number(b) && off != 0
+                            ? json_real(100 * (on - off) / off)
+                            : json_null());
+  }
+}
+
+/* The contamination limits the scheduler judged this sweep's windows by (the spec's values
+ * over the defaults, sw_spec_contamination_from_json: the one reading of them). */
+static json_t *contamination_limits(const json_t *spec) {
+  struct sw_spec_contamination c;
+  sw_spec_contamination_from_json(json_object_get(spec, "contamination"), &c);
+  return json_pack("{s:f,s:f,s:f,s:f,s:b}", "load1_max", c.load1_max, "cpu_other_max",
+                   c.cpu_other_max, "cpu_other_mean_max", c.cpu_other_mean_max, "over_max_s",
+                   c.over_max_s, "gpu_foreign", c.gpu_foreign);
+}
+
 static int gates_of(sw_store_t *s, int64_t sweep_id, const json_t *spec, json_t *arr,
                     struct sw_err *err) {
   static const char *const SQL =
@@ -278,6 +336,7 @@ static int gates_of(sw_store_t *s, int64_t sweep_id, const json_t *spec, json_t 
     json_t *pairs = json_array();
     json_object_set_new(json_array_get(arr, i), "pairs", pairs);
     rc = pairs_of(s, json_integer_value(json_array_get(ids, i)), sweep_id, pairs, err);
+    if (!rc) pair_deltas(json_array_get(arr, i));
   }
   json_decref(ids);
   return rc;
@@ -341,8 +400,18 @@ json_t *sw_report_json(sw_store_t *s, int64_t sweep_id, struct sw_err *err) {
     int grid = strcmp(json_string_value(json_object_get(o, "kind")), "grid") == 0;
     json_t *arr = json_array();
     json_object_set_new(o, grid ? "points" : "gates", arr);
+    json_object_set_new(o, "contamination", contamination_limits(json_array_get(specs, i)));
     if (grid) {
       if (pairs_of(s, 0, id, arr, err)) goto fail;
+      /* The grid's Pareto data (sw_pareto.h owns the front): the report's front chart. */
+      struct sw_pareto_opts po = {.sweep_id = id};
+      struct sw_err perr = {0};
+      json_t *pareto = sw_pareto_json(s, &po, &perr);
+      if (!pareto && perr.code == SW_EDB) {
+        *err = perr;
+        goto fail;
+      }
+      json_object_set_new(o, "pareto", pareto ? pareto : json_null());
     } else if (gates_of(s, id, json_array_get(specs, i), arr, err)) {
       goto fail;
     }
@@ -513,149 +582,64 @@ static void render_text(FILE *out, const json_t *root, int md) {
 
 /* ---- HTML ----------------------------------------------------------------------------------- */
 
-void sw_report_html_escape(FILE *out, const char *s) {
-  for (; s && *s; s++) {
-    switch (*s) {
-    case '<': fputs("&lt;", out); break;
-    case '>': fputs("&gt;", out); break;
-    case '&': fputs("&amp;", out); break;
-    case '"': fputs("&quot;", out); break;
-    default: fputc(*s, out);
-    }
-  }
-}
-
-void sw_report_html_json(FILE *out, const char *json) {
-  for (const char *s = json; s && *s; s++) {
-    if (s[0] == '<' && s[1] == '/')
-      fputs("<\\", out); /* "<\/" is "</" to a JSON parser */
-    else
-      fputc(*s, out);
-  }
-}
-
-/* The charts, drawn in the browser from the embedded report JSON: per gate a per-pair chart of
- * the gate metric (off vs on) and of the guard metric; per grid a wallclock-vs-PSNR scatter. */
-static const char CHART_SCRIPT[] =
-    "(function(){\n"
-    "var R=JSON.parse(document.getElementById('report-data').textContent);\n"
-    "function m(run,k){return run&&run.metrics&&typeof "
-    "run.metrics[k]==='number'?run.metrics[k]:null;}\n"
-    "function canvas(parent){var c=document.createElement('canvas');c.height=90;"
-    "document.getElementById(parent).appendChild(c);return c;}\n"
-    "if(typeof Chart==='undefined')return;\n"
-    "R.sweeps.forEach(function(sw){\n"
-    " (sw.gates||[]).forEach(function(g,gi){\n"
-    "  var id='charts-'+sw.id+'-'+gi;if(!document.getElementById(id))return;\n"
-    "  var labels=g.pairs.map(function(p){return 'pair '+p.index+(p.is_replacement?'*':'');});\n"
-    "  [[g.metric,'gate metric'],[g.guard_metric,'guard']].forEach(function(mk){\n"
-    "   new Chart(canvas(id),{type:'line',data:{labels:labels,datasets:[\n"
-    "    {label:'off '+mk[0],data:g.pairs.map(function(p){return "
-    "m(p.off,mk[0]);}),borderColor:'#555',"
-    "backgroundColor:'#555'},\n"
-    "    {label:'on '+mk[0],data:g.pairs.map(function(p){return "
-    "m(p.on,mk[0]);}),borderColor:'#d62',"
-    "backgroundColor:'#d62'}]},\n"
-    "    options:{plugins:{title:{display:true,text:g.name+': '+mk[0]+' per pair "
-    "('+mk[1]+')'}}}});\n"
-    "  });\n"
-    " });\n"
-    " if(sw.points){var id='charts-'+sw.id+'-grid';if(!document.getElementById(id))return;\n"
-    "  var pts=sw.points.filter(function(p){return "
-    "m(p.run,'wall_s')!==null&&m(p.run,'psnr_db')!==null;});\n"
-    "  new Chart(canvas(id),{type:'scatter',data:{datasets:[{label:'runs',backgroundColor:'#26a',"
-    "data:pts.map(function(p){return "
-    "{x:m(p.run,'wall_s'),y:m(p.run,'psnr_db'),label:p.label};})}]},\n"
-    "   options:{plugins:{title:{display:true,text:sw.name+': wallclock vs "
-    "PSNR'},tooltip:{callbacks:"
-    "{label:function(c){return c.raw.label+': '+c.raw.x.toFixed(2)+' s, '+c.raw.y.toFixed(3)+' "
-    "dB';}}}},\n"
-    "   "
-    "scales:{x:{title:{display:true,text:'wall_s'}},y:{title:{display:true,text:'psnr_db'}}}}});\n"
-    " }\n"
-    "});\n"
-    "})();\n";
-
+/* The page: per sweep a heading, per gate the verdict, reasons and warnings, a row of charts
+ * (drawn in the browser by sw_charts.js from the embedded report JSON, each with a caption) and
+ * the pair table; per grid the charts and the point table. The frame (style, Chart.js) is
+ * sw_html's, shared with the Pareto page and the dashboard. */
 static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
-  const char *chart_path = getenv("SW_CHARTJS") ? getenv("SW_CHARTJS") : CHARTJS_DEFAULT;
-  char *chartjs = NULL;
-  struct sw_err cerr = {0};
-  if (sw_fs_read_all(chart_path, &chartjs, NULL, &cerr) == 0 && strstr(chartjs, "</script")) {
-    /* Inlined text must not end the script element early. */
-    free(chartjs);
-    chartjs = NULL;
-    sw_err_set(&cerr, SW_EINVAL, "%s contains </script and cannot be inlined", chart_path);
-  }
-  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        "<title>splatsweep report</title>\n<style>\n"
-        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}\n"
-        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
-        "text-align:right}td.l,th.l{text-align:left}\n"
-        ".adopt{color:#070}.reject{color:#a00}.inconclusive{color:#a60}.warn{background:#fee;"
-        "padding:.5em}\n</style>\n",
-        out);
-  if (chartjs) {
-    fputs("<script>\n", out);
-    fputs(chartjs, out);
-    fputs("\n</script>\n", out);
-  }
-  fputs("</head><body>\n<h1>splatsweep report</h1>\n", out);
-  if (!chartjs) {
-    fputs("<p class=\"warn\">Charts are not shown: Chart.js could not be inlined (", out);
-    sw_report_html_escape(out, cerr.msg);
-    fputs("). Install libjs-chart.js or set SW_CHARTJS to chart.min.js. The tables below are "
-          "complete.</p>\n",
-          out);
-  }
+  sw_html_begin(out, "splatsweep report");
+  fputs("<h1>splatsweep report</h1>\n", out);
   size_t i;
   const json_t *sw;
   json_array_foreach(json_object_get(root, "sweeps"), i, sw) {
     long long id = (long long)num(sw, "id");
     fprintf(out, "<h2>Sweep %lld: ", id);
-    sw_report_html_escape(out, str(sw, "name", ""));
+    sw_html_escape(out, str(sw, "name", ""));
     fprintf(out, " (%s, %s)</h2>\n", str(sw, "kind", ""), str(sw, "status", ""));
     size_t j;
     const json_t *g;
     json_array_foreach(json_object_get(sw, "gates"), j, g) {
       const char *v = str(g, "verdict", "inconclusive");
       fputs("<h3>Gate ", out);
-      sw_report_html_escape(out, str(g, "name", ""));
+      sw_html_escape(out, str(g, "name", ""));
       fprintf(out, ": <span class=\"%s\">%s</span>%s</h3>\n<ul>\n", v, v,
               json_is_true(json_object_get(g, "final")) ? "" : " (not final)");
       size_t k;
       const json_t *r;
       json_array_foreach(json_object_get(g, "reasons"), k, r) {
         fputs("<li>", out);
-        sw_report_html_escape(out, json_string_value(r));
+        sw_html_escape(out, json_string_value(r));
         fputs("</li>\n", out);
       }
       json_array_foreach(json_object_get(g, "warnings"), k, r) {
         fputs("<li class=\"warn\">", out);
-        sw_report_html_escape(out, json_string_value(r));
+        sw_html_escape(out, json_string_value(r));
         fputs("</li>\n", out);
       }
       const char *metric = str(g, "metric", "train_s"), *gm = str(g, "guard_metric", "psnr_db");
       fprintf(out,
-              "</ul>\n<div id=\"charts-%lld-%zu\"></div>\n<table><tr><th>pair</th>"
-              "<th class=\"l\">worker</th><th class=\"l\">order</th><th>off %s</th><th>on %s"
-              "</th><th>off %s</th><th>on %s</th><th class=\"l\">status</th>"
-              "<th class=\"l\">flags</th></tr>\n",
+              "</ul>\n<div class=\"charts\" id=\"charts-%lld-%zu\"></div>\n<table><tr>"
+              "<th>pair</th><th class=\"l\">worker</th><th class=\"l\">order</th><th>off %s</th>"
+              "<th>on %s</th><th>delta %%</th><th>off %s</th><th>on %s</th>"
+              "<th class=\"l\">status</th><th class=\"l\">flags</th></tr>\n",
               id, j, metric, metric, gm, gm);
       const json_t *p;
       json_array_foreach(json_object_get(g, "pairs"), k, p) {
         const json_t *off = json_object_get(p, "off"), *on = json_object_get(p, "on");
-        char a[32], b[32], c[32], e[32];
+        char a[32], b[32], c[32], e[32], d[32];
         fmt_num(a, sizeof a, run_metric(off, metric), 3);
         fmt_num(b, sizeof b, run_metric(on, metric), 3);
         fmt_num(c, sizeof c, run_metric(off, gm), 3);
         fmt_num(e, sizeof e, run_metric(on, gm), 3);
+        fmt_num(d, sizeof d, num(p, "delta_pct"), 2);
         fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "index")));
-        sw_report_html_escape(out, str(p, "worker", "-"));
+        sw_html_escape(out, str(p, "worker", "-"));
         fprintf(out,
                 "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
-                str(p, "order", ""), a, b, c, e, str(p, "status", ""), run_flag(off), run_flag(on),
+                "<td>%s</td><td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
+                str(p, "order", ""), a, b, d, c, e, str(p, "status", ""), run_flag(off),
+                run_flag(on),
                 json_is_true(json_object_get(p, "is_replacement")) ? " replacement" : "");
       }
       fputs("</table>\n", out);
@@ -663,9 +647,9 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
     const json_t *points = json_object_get(sw, "points");
     if (points) {
       fprintf(out,
-              "<div id=\"charts-%lld-grid\"></div>\n<table><tr><th>#</th><th class=\"l\">"
-              "point</th><th>repeat</th><th class=\"l\">worker</th><th class=\"l\">status"
-              "</th><th>train_s</th><th>wall_s</th><th>psnr_db</th></tr>\n",
+              "<div class=\"charts\" id=\"charts-%lld-grid\"></div>\n<table><tr><th>#</th>"
+              "<th class=\"l\">point</th><th>repeat</th><th class=\"l\">worker</th>"
+              "<th class=\"l\">status</th><th>train_s</th><th>wall_s</th><th>psnr_db</th></tr>\n",
               id);
       const json_t *p;
       json_array_foreach(points, j, p) {
@@ -676,29 +660,24 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         fmt_num(c, sizeof c, run_metric(run, "psnr_db"), 3);
         fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "index")));
-        sw_report_html_escape(out, str(p, "label", ""));
+        sw_html_escape(out, str(p, "label", ""));
         fprintf(out, "</td><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "repeat")));
-        sw_report_html_escape(out, str(p, "worker", "-"));
+        sw_html_escape(out, str(p, "worker", "-"));
         fprintf(out, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
                 str(run, "status", str(p, "status", "")), a, b, c);
       }
       fputs("</table>\n", out);
     }
   }
-  /* The data the charts use, escaped so that no "</" can close the element. */
-  char *data = json_dumps(root, JSON_COMPACT | JSON_ESCAPE_SLASH);
-  if (!data) {
-    free(chartjs);
-    return sw_err_set(err, SW_ENOMEM, "report: out of memory");
-  }
-  fputs("<script type=\"application/json\" id=\"report-data\">", out);
-  sw_report_html_json(out, data);
-  fputs("</script>\n<script>\n", out);
-  fputs(CHART_SCRIPT, out);
-  fputs("</script>\n</body></html>\n", out);
-  free(data);
-  free(chartjs);
+  fputs("<p class=\"muted\">Charts drawn by Chart.js ", out);
+  fputs(sw_html_chartjs_version(), out);
+  fputs(" (MIT licence), embedded in splatsweep.</p>\n", out);
+  int rc = sw_html_data(out, "report-data", root, err);
+  if (rc) return rc;
+  sw_html_inline(out, "swCharts.report(JSON.parse(document.getElementById('report-data')."
+                      "textContent));");
+  sw_html_end(out);
   return 0;
 }
 

@@ -1,7 +1,7 @@
 /* sw_report.h: reports of sweeps rendered from the store alone (DESIGN.md sections 10-11;
  * docs/report.md). Formats: text for terminals, Markdown, JSON (the contract of section 10:
  * {"sweeps":[{"id","name","gates":[{gate engine object ..., "pairs":[...]}]}]}) and a
- * self-contained HTML page whose charts are drawn by an inlined Chart.js. */
+ * self-contained HTML page (sw_html.h) whose charts are drawn by the embedded Chart.js. */
 #ifndef SW_REPORT_H
 #define SW_REPORT_H
 
@@ -34,13 +34,5 @@ int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format 
 /* Same into a malloc'd NUL-terminated string the caller frees (for the control endpoint). */
 int sw_report_render_string(sw_store_t *store, int64_t sweep_id, enum sw_report_format format,
                             char **text_out, struct sw_err *err);
-
-/* HTML helpers shared by every page the coordinator renders (report, Pareto, dashboard). */
-/* Writes s (NULL: nothing) with <, >, & and " escaped, for element text and attribute values. */
-void sw_report_html_escape(FILE *out, const char *s);
-/* Writes JSON text for the inside of a <script type="application/json"> element: every "</"
- * becomes "<\/" (the same JSON value), so no string in the data, such as a sweep name, can
- * close the element early. */
-void sw_report_html_json(FILE *out, const char *json);
 
 #endif

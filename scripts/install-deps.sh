@@ -10,6 +10,7 @@ pkgs=(
   libfyaml-dev libjansson-dev libspng-dev libsodium-dev libgsl-dev
   libarchive-dev libmicrohttpd-dev libjs-chart.js jq clang libclang-rt-14-dev spirv-cross nftables
   python3 python3-jsonschema
+  chromium chromium-driver python3-websocket curl
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -57,3 +57,6 @@ sw_it_add(it_poison poison.sh 17840)
 sw_it_add(it_impersonate impersonate.sh 17870)
 # The ZAP handler: allow-list, User-Id = the key's file name, fail closed (docs/security.md).
 sw_add_check_test(test_zap SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_zap.c LIBS sw_coord)
+# Headless Chromium on the live dashboard and the report (charts drawn, no console errors,
+# screenshots in BUILD/screenshots), the report made without /usr/share/javascript, the token.
+sw_it_add(it_browser browser.sh 17950)

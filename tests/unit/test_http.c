@@ -2,12 +2,15 @@
  * finished grid sweep is served on an ephemeral loopback port and fetched with libcurl: every
  * route's status code, content type and content, 404 for unknown paths and sweeps, 405 for
  * writes, 503 while the database does not exist, a sweep written by another connection after
- * the server started shows up (WAL readers), and the --http argument handling of the CLI. */
+ * the server started shows up (WAL readers), the dashboard JSON with and without the
+ * coordinator's snapshot, the token off loopback, and the --http argument handling of the CLI. */
 #include <check.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sw_fs.h"
@@ -93,6 +96,7 @@ struct fetched {
   char *body;
   size_t len;
   char type[128];
+  char cookie[200]; /* the Set-Cookie header, if any */
 };
 
 static size_t on_body(char *p, size_t size, size_t n, void *user) {
@@ -106,9 +110,20 @@ static size_t on_body(char *p, size_t size, size_t n, void *user) {
   return size * n;
 }
 
+static size_t on_header(char *p, size_t size, size_t n, void *user) {
+  struct fetched *f = user;
+  if (n * size > 11 && strncasecmp(p, "Set-Cookie:", 11) == 0)
+    snprintf(f->cookie, sizeof f->cookie, "%.*s", (int)(n * size), p);
+  return size * n;
+}
+
+/* GET with one extra request header (NULL: none). */
+static struct fetched fetch_h(int port, const char *path, const char *header);
+
 /* GET (or another method) of http://127.0.0.1:port/path. */
 static struct fetched fetch(int port, const char *path, const char *method) {
-  struct fetched f = {0, NULL, 0, ""};
+  if (!method) return fetch_h(port, path, NULL);
+  struct fetched f = {0, NULL, 0, "", ""};
   char url[256];
   snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
   CURL *c = curl_easy_init();
@@ -134,6 +149,32 @@ static struct fetched fetch(int port, const char *path, const char *method) {
   return f;
 }
 
+static struct fetched fetch_h(int port, const char *path, const char *header) {
+  struct fetched f = {0, NULL, 0, "", ""};
+  char url[256];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+  CURL *c = curl_easy_init();
+  ck_assert_ptr_nonnull(c);
+  struct curl_slist *hs = header ? curl_slist_append(NULL, header) : NULL;
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &f);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &f);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+  if (hs) curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
+  CURLcode rc = curl_easy_perform(c);
+  ck_assert_msg(rc == CURLE_OK, "%s: %s", url, curl_easy_strerror(rc));
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &f.status);
+  char *ct = NULL;
+  curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+  snprintf(f.type, sizeof f.type, "%s", ct ? ct : "");
+  curl_easy_cleanup(c);
+  curl_slist_free_all(hs);
+  if (!f.body) f.body = calloc(1, 1);
+  return f;
+}
+
 static sw_http_t *start(const char *db) {
   struct sw_http_opts o = {.db_path = db, .port = 0};
   sw_http_t *h = NULL;
@@ -149,10 +190,54 @@ START_TEST(routes_serve_the_store) {
   struct fetched f = fetch(port, "/", NULL);
   ck_assert_int_eq(f.status, 200);
   ck_assert_ptr_nonnull(strstr(f.type, "text/html"));
-  ck_assert_ptr_nonnull(strstr(f.body, "pareto&lt;x&gt;")); /* names are escaped */
-  ck_assert_ptr_nonnull(strstr(f.body, "<td>done</td><td>2 / 2</td>"));
-  ck_assert_ptr_nonnull(strstr(f.body, "href=\"/sweep/1\""));
+  /* The live page: it draws from /api/dashboard, with the embedded Chart.js. */
+  ck_assert_ptr_nonnull(strstr(f.body, "id=\"dash-sweeps\""));
+  ck_assert_ptr_nonnull(strstr(f.body, "api/dashboard"));
+  ck_assert_ptr_nonnull(strstr(f.body, "Chart.js v3.9.1"));
   free(f.body);
+
+  /* The dashboard JSON from the store alone (no coordinator snapshot published). */
+  f = fetch(port, "/api/dashboard", NULL);
+  ck_assert_int_eq(f.status, 200);
+  json_t *d = json_loads(f.body, 0, NULL);
+  ck_assert_ptr_nonnull(d);
+  ck_assert(json_is_null(json_object_get(d, "live")));
+  json_t *ds = json_array_get(json_object_get(d, "sweeps"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(ds, "name")), "pareto<x>");
+  json_t *runs = json_object_get(ds, "runs");
+  ck_assert_int_eq(json_integer_value(json_object_get(runs, "total")), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(runs, "done")), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(runs, "left")), 0);
+  ck_assert(json_real_value(json_object_get(ds, "progress")) == 1.0);
+  ck_assert(json_is_null(json_object_get(ds, "eta_s"))); /* done: no time left to show */
+  json_t *dw = json_array_get(json_object_get(d, "workers"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(dw, "id")), "w1");
+  ck_assert(json_is_null(json_object_get(dw, "run")));
+  json_t *lw = json_object_get(dw, "last_window");
+  ck_assert_str_eq(json_string_value(json_object_get(lw, "status")), "ok");
+  ck_assert(json_real_value(json_object_get(lw, "cpu_other_max")) == 0.10);
+  json_decref(d);
+  free(f.body);
+
+  /* The coordinator's snapshot: w1 busy in run 1 (100 iterations) at iteration 25. */
+  sw_http_publish(h, "{\"workers\":[{\"id\":\"w1\",\"state\":\"busy\",\"lease\":7}],"
+                     "\"coordinator\":{\"sessions\":[{\"id\":\"w1\",\"lease\":7,\"run\":1,"
+                     "\"iter\":25,\"train_s\":1.5,\"silent_ms\":3,\"runs_finished\":2}]}}");
+  f = fetch(port, "/api/dashboard", NULL);
+  d = json_loads(f.body, 0, NULL);
+  ck_assert(json_is_object(json_object_get(d, "live")));
+  dw = json_array_get(json_object_get(d, "workers"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(dw, "state")), "busy");
+  ck_assert_int_eq(json_integer_value(json_object_get(dw, "run")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(dw, "sweep")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(dw, "iter")), 25);
+  ck_assert_int_eq(json_integer_value(json_object_get(dw, "iterations")), 100);
+  ck_assert(json_real_value(json_object_get(dw, "progress")) == 0.25);
+  ds = json_array_get(json_object_get(d, "sweeps"), 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(ds, "runs"), "running")), 1);
+  json_decref(d);
+  free(f.body);
+  sw_http_publish(NULL, "{}"); /* NULL-safe */
 
   f = fetch(port, "/api/status", NULL);
   ck_assert_int_eq(f.status, 200);
@@ -194,7 +279,7 @@ START_TEST(routes_serve_the_store) {
 
   f = fetch(port, "/pareto/1", NULL);
   ck_assert_int_eq(f.status, 200);
-  ck_assert_ptr_nonnull(strstr(f.body, "pareto-chart"));
+  ck_assert_ptr_nonnull(strstr(f.body, "pareto-charts"));
   free(f.body);
 
   f = fetch(port, "/api/audit/1", NULL);
@@ -261,6 +346,71 @@ START_TEST(errors_and_unknown_paths) {
   bad.bind = NULL;
   bad.port = 70000;
   ck_assert_int_eq(sw_http_start(&bad, &h, &err), SW_EINVAL);
+}
+END_TEST
+
+/* Off loopback every request needs the token kept beside the database; on loopback none does.
+ * The token survives a restart (the same file), and a token given in the address is kept as
+ * a cookie the page's own requests carry. */
+START_TEST(token_required_off_loopback) {
+  struct sw_http_opts o = {.db_path = g_db, .bind = "0.0.0.0", .port = 0};
+  sw_http_t *h = NULL;
+  struct sw_err err = {0};
+  ck_assert_msg(sw_http_start(&o, &h, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(sw_http_token_required(h), 1);
+  char token[SW_HTTP_TOKEN_LEN + 1];
+  snprintf(token, sizeof token, "%s", sw_http_token(h));
+  ck_assert_int_eq((int)strlen(token), SW_HTTP_TOKEN_LEN);
+  int port = sw_http_port(h);
+  static const char *const PATHS[] = {"/", "/api/dashboard", "/api/report/1", "/sweep/1"};
+  for (size_t i = 0; i < sizeof PATHS / sizeof *PATHS; i++) {
+    struct fetched f = fetch(port, PATHS[i], NULL);
+    ck_assert_msg(f.status == 401, "%s without the token gave %ld", PATHS[i], f.status);
+    ck_assert_ptr_null(strstr(f.body, "pareto<x>")); /* nothing of the store */
+    free(f.body);
+  }
+  struct fetched f = fetch(port, "/api/dashboard?token=0123", NULL);
+  ck_assert_int_eq(f.status, 401);
+  free(f.body);
+  char path[200], header[200];
+  snprintf(path, sizeof path, "/api/dashboard?token=%s", token);
+  f = fetch(port, path, NULL);
+  ck_assert_int_eq(f.status, 200);
+  ck_assert_ptr_nonnull(strstr(f.body, "pareto<x>"));
+  ck_assert_ptr_nonnull(strstr(f.cookie, "sw_token="));
+  free(f.body);
+  snprintf(header, sizeof header, "Authorization: Bearer %s", token);
+  f = fetch_h(port, "/api/report/1", header);
+  ck_assert_int_eq(f.status, 200);
+  free(f.body);
+  snprintf(header, sizeof header, "Cookie: sw_token=%s", token);
+  f = fetch_h(port, "/sweep/1", header);
+  ck_assert_int_eq(f.status, 200);
+  free(f.body);
+  f = fetch_h(port, "/sweep/1", "Authorization: Bearer nope");
+  ck_assert_int_eq(f.status, 401);
+  free(f.body);
+  sw_http_stop(&h);
+  /* The file beside the database holds it, readable by its owner only; a restart keeps it. */
+  char file[200];
+  snprintf(file, sizeof file, "%s.http-token", g_db);
+  struct stat sb;
+  ck_assert_int_eq(stat(file, &sb), 0);
+  ck_assert_int_eq(sb.st_mode & 0077, 0);
+  h = start(g_db); /* loopback */
+  ck_assert_int_eq(sw_http_token_required(h), 0);
+  ck_assert_str_eq(sw_http_token(h), token);
+  f = fetch(sw_http_port(h), "/api/dashboard", NULL);
+  ck_assert_int_eq(f.status, 200);
+  free(f.body);
+  sw_http_stop(&h);
+  /* A damaged token file is refused with its name and position. */
+  FILE *bad = fopen(file, "w");
+  ck_assert_ptr_nonnull(bad);
+  fputs("not a token\n", bad);
+  fclose(bad);
+  ck_assert_int_eq(sw_http_start(&o, &h, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, ".http-token:1:1"));
 }
 END_TEST
 
@@ -341,6 +491,7 @@ int main(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, routes_serve_the_store);
   tcase_add_test(tc, errors_and_unknown_paths);
+  tcase_add_test(tc, token_required_off_loopback);
   tcase_add_test(tc, reads_while_the_coordinator_writes);
   tcase_add_test(tc, command_line_option);
   suite_add_tcase(s, tc);

@@ -367,18 +367,14 @@ START_TEST(renderings) {
   ck_assert_int_eq(lines, 9); /* header + 8 points */
   ck_assert_ptr_nonnull(strstr(t, ":ours\",1,grid,1000,final,2,50.000000,1.414214,32.000000,"));
   free(t);
+  /* Chart.js is embedded at build time: no run-time file is looked for. */
   setenv("SW_CHARTJS", "/nonexistent/chart.js", 1);
   ck_assert_int_eq(sw_pareto_render_string(s, &o, SW_PARETO_HTML, &t, &err), 0);
-  ck_assert_ptr_nonnull(strstr(t, "Chart.js was not found"));
-  ck_assert_ptr_nonnull(strstr(t, "id=\"pareto-data\""));
-  free(t);
   unsetenv("SW_CHARTJS");
-  if (sw_fs_exists("/usr/share/javascript/chart.js/chart.min.js")) {
-    ck_assert_int_eq(sw_pareto_render_string(s, &o, SW_PARETO_HTML, &t, &err), 0);
-    ck_assert_ptr_null(strstr(t, "Chart.js was not found"));
-    ck_assert_ptr_nonnull(strstr(t, "type:'scatter'"));
-    free(t);
-  }
+  ck_assert_ptr_nonnull(strstr(t, "Chart.js v3.9.1"));
+  ck_assert_ptr_nonnull(strstr(t, "id=\"pareto-data\""));
+  ck_assert_ptr_nonnull(strstr(t, "swCharts.pareto("));
+  free(t);
   ck_assert_int_eq(sw_pareto_render_string(s, &o, SW_PARETO_JSON, &t, &err), 0);
   json_t *back = json_loads(t, 0, NULL);
   ck_assert_ptr_nonnull(back);
