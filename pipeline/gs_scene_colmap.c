@@ -495,7 +495,7 @@ int gs_scene_read_colmap(const char *dir, const char *sparse, int binary, uint32
   const char *names[3] = {"cameras", "images", "points3D"};
   for (int i = 0; i < 3; i++) {
     snprintf(rel[i], sizeof rel[i], "%s/%s.%s", sparse, names[i], ext);
-    snprintf(path[i], sizeof path[i], "%s/%s (%s)", dir, rel[i], d->format);
+    snprintf(path[i], sizeof path[i], "%s/%s", dir, rel[i]);
   }
   struct model m = {0};
   int rc = binary ? cameras_bin(dir, rel[0], path[0], &m, err)
@@ -565,6 +565,7 @@ int gs_scene_read_colmap(const char *dir, const char *sparse, int binary, uint32
     f[i].prescaled = prescaled;
   }
 done:
+  if (rc && err) sw_err_prefix(err, "%s", d->format); /* "COLMAP text: FILE:LINE:COL: ..." */
   free(m.cams);
   free(m.imgs);
   return rc;
