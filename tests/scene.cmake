@@ -4,7 +4,7 @@
 if(SW_BUILD_PIPELINE AND TARGET gs_core)
   set(_gs_fixtures ${CMAKE_CURRENT_LIST_DIR}/fixtures/pipeline)
   get_filename_component(_gs_lego ${CMAKE_SOURCE_DIR}/../shared/datasets/nerf_synthetic_lego ABSOLUTE)
-  foreach(_t test_png test_ply test_scene test_gen test_model)
+  foreach(_t test_png test_ply test_scene test_scene_formats test_gen test_model)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/unit/${_t}.c)
       set(_libs gs_core)
       if(_t STREQUAL "test_scene" AND TARGET gs_ref)
