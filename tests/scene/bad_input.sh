@@ -105,4 +105,30 @@ else
   echo "FAIL missing_frames=error: exit $rc: $(cat "$T/err")"
   fail=1
 fi
+
+# Views of different sizes (two COLMAP cameras) train: per-view ground truth and loss images.
+cp -r "$T/txt" "$T/mixed"
+echo "2 PINHOLE 16 24 20 20 8 12" >>"$T/mixed/sparse/0/cameras.txt"
+awk '!/^#/ && NF >= 10 && $1 % 2 == 0 { $9 = 2 } { print }' "$T/mixed/sparse/0/images.txt" \
+  >"$T/mixed/images.new" && mv "$T/mixed/images.new" "$T/mixed/sparse/0/images.txt"
+python3 - "$T/mixed" <<'PY'
+import struct, sys, zlib
+def png(path, w, h):
+    raw = b"".join(b"\x00" + bytes([120, 80, 200]) * w for _ in range(h))
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) +
+                           chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+for i in range(1, 10, 2):  # image ids 2, 4, ... hold img_00001, img_00003, ...
+    png("%s/images/img_%05d.png" % (sys.argv[1], i), 16, 24)
+PY
+if out=$(timeout 120 "$BIN/splat-train" train --scene "$T/mixed" --out "$T/out-mixed" \
+         --set iterations=20 --set init_points=200 2>&1) &&
+   [[ "$out" == *"held-out PSNR"* ]] && [ -f "$T/out-mixed/result.json" ]; then
+  echo "ok   views of two sizes train: $out"
+else
+  echo "FAIL views of two sizes: $out"
+  fail=1
+fi
 exit $fail

@@ -255,6 +255,67 @@ START_TEST(undistort_inverts_the_lens) {
 }
 END_TEST
 
+static void write_png(const char *dir, const char *name, uint32_t w, uint32_t h) {
+  uint8_t *px = malloc((size_t)w * h * 4);
+  memset(px, 128, (size_t)w * h * 4);
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  ck_assert_int_eq(gs_png_write8(path, px, w, h, 4, NULL), 0);
+  free(px);
+}
+
+/* COLMAP text with two cameras of different sizes: each view keeps its own size and intrinsics;
+ * with resolution_scale 2 and an images_2/ folder, the downscaled files are read and the
+ * intrinsics scaled to them. */
+START_TEST(colmap_cameras_of_different_sizes) {
+  char dir[128], sub[160];
+  snprintf(dir, sizeof dir, "%s/mixed", tmpdir);
+  const char *subs[3] = {"sparse/0", "images", "images_2"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(sub, sizeof sub, "%s/%s", dir, subs[i]);
+    ck_assert_int_eq(sw_fs_mkdir_p(sub, NULL), 0);
+  }
+  char path[256];
+  snprintf(path, sizeof path, "%s/sparse/0/cameras.txt", dir);
+  write_text(path, "# two cameras\n1 PINHOLE 40 20 30 31 19 9\n2 SIMPLE_PINHOLE 24 32 25 12 16\n");
+  snprintf(path, sizeof path, "%s/sparse/0/images.txt", dir);
+  write_text(path, "1 1 0 0 0 0 0 4 1 a.png\n\n2 1 0 0 0 0.5 0 4 2 b.png\n1 2 -1\n"
+                   "3 1 0 0 0 1 0 4 1 c.png\n\n");
+  snprintf(sub, sizeof sub, "%s/images", dir);
+  write_png(sub, "a.png", 40, 20);
+  write_png(sub, "b.png", 24, 32);
+  write_png(sub, "c.png", 40, 20);
+  snprintf(sub, sizeof sub, "%s/images_2", dir);
+  write_png(sub, "a.png", 20, 10);
+  write_png(sub, "b.png", 12, 16);
+  write_png(sub, "c.png", 20, 10);
+  struct gs_scene_opts o = {.holdout_every = 100, .normalize = GS_NORMALIZE_OFF};
+  struct gs_scene *sc = NULL;
+  struct sw_err err = {0};
+  for (uint32_t scale = 1; scale <= 2; scale++) {
+    o.resolution_scale = scale;
+    ck_assert_msg(gs_scene_load(dir, &o, &sc, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(sc->format, "COLMAP text");
+    ck_assert_uint_eq(sc->n_test, 1); /* a.png, the first by name */
+    ck_assert_uint_eq(sc->n_train, 2);
+    const struct gs_camera *b = &sc->train[0].cam, *c = &sc->train[1].cam;
+    ck_assert_str_eq(sc->train[0].name, scale == 1 ? "images/b.png" : "images_2/b.png");
+    ck_assert_uint_eq(b->width, 24 / scale);
+    ck_assert_uint_eq(b->height, 32 / scale);
+    ck_assert_float_eq_tol(b->fx, 25.0f / scale, 1e-5f);
+    ck_assert_float_eq_tol(b->cx, 12.0f / scale, 1e-5f);
+    ck_assert_float_eq_tol(b->cy, 16.0f / scale, 1e-5f);
+    ck_assert_uint_eq(c->width, 40 / scale);
+    ck_assert_float_eq_tol(c->fy, 31.0f / scale, 1e-5f);
+    ck_assert_float_eq_tol(c->cx, 19.0f / scale, 1e-5f);
+    ck_assert_float_eq_tol(b->campos[0], -0.5f, 1e-6f); /* campos = -R^T t */
+    ck_assert_uint_eq(sc->width, 40 / scale);
+    ck_assert_uint_eq(sc->height, 32 / scale);
+    gs_scene_destroy(&sc);
+  }
+}
+END_TEST
+
 /* Files that are not regular, or lead outside the scene, are refused without being read. */
 START_TEST(only_regular_files_inside) {
   char fifo[128], link[128], big[128];
@@ -292,6 +353,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, jpeg_exif_orientation);
   tcase_add_test(tc, undistort_inverts_the_lens);
   tcase_add_test(tc, only_regular_files_inside);
+  tcase_add_test(tc, colmap_cameras_of_different_sizes);
   suite_add_tcase(s, tc);
   return s;
 }
