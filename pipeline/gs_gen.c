@@ -614,8 +614,9 @@ void gs_gen_lens_of(const struct gs_gen_opts *o, struct gs_gen_lens *l) {
   if (o->lens == GS_GEN_LENS_DISTORTED) {
     l->cx += GS_GEN_CX_SHIFT * res;
     l->cy += GS_GEN_CY_SHIFT * res;
-    l->k1 = GS_GEN_K1;
-    l->k2 = GS_GEN_K2;
+    int given = o->k1 != 0.0f || o->k2 != 0.0f;
+    l->k1 = given ? o->k1 : GS_GEN_K1;
+    l->k2 = given ? o->k2 : GS_GEN_K2;
   }
 }
 
@@ -1040,6 +1041,9 @@ int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err
   if ((unsigned)o->layout > 3 || (unsigned)o->lens > 1)
     return sw_err_set(err, SW_EINVAL, "scene generator: bad layout %d or lens %d", o->layout,
                       o->lens);
+  if (!(fabsf(o->k1) <= 0.5f && fabsf(o->k2) <= 0.5f))
+    return sw_err_set(err, SW_EINVAL, "scene generator: k1 %g, k2 %g out of range [-0.5, 0.5]",
+                      (double)o->k1, (double)o->k2);
   if (o->layout == GS_GEN_LAYOUT_NERF && o->lens != GS_GEN_LENS_PINHOLE)
     return sw_err_set(err, SW_EINVAL, "scene generator: the NeRF-synthetic layout has no lens "
                       "model; the distorted lens needs --layout colmap-bin, colmap-txt or "

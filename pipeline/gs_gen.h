@@ -52,6 +52,7 @@ struct gs_gen_opts {
   int threads;          /* rendering threads; 0 = number of online CPUs */
   enum gs_gen_layout layout;
   enum gs_gen_lens_kind lens; /* the NeRF layout takes the pinhole lens only */
+  float k1, k2;               /* the distorted lens's radial terms; both 0 = GS_GEN_K1, K2 */
 };
 
 /* Parses "nerf" / "colmap-bin" / "colmap-txt" / "transforms", and "pinhole" / "distorted". */

@@ -10,8 +10,8 @@ set -euo pipefail
 BIN=$1
 T=$(mktemp -d /tmp/gs_formats.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-common=(--set iterations=300 --set init=random --set init_box=extent --set init_extent=0.15
-        --set scene_normalize=off --set init_points=5000)
+common=(--set iterations=150 --set init=random --set init_box=extent --set init_extent=0.15
+        --set scene_normalize=off --set init_points=3000)
 declare -A psnr
 for layout in nerf colmap-bin colmap-txt transforms; do
   lens=distorted
