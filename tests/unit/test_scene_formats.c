@@ -393,6 +393,24 @@ START_TEST(only_regular_files_inside) {
 }
 END_TEST
 
+/* A raised stop flag (SIGTERM in splat-train) ends loading before the images: GS_SCENE_STOPPED. */
+START_TEST(stop_flag_ends_loading) {
+  char dir[128];
+  snprintf(dir, sizeof dir, "%s/s", tmpdir);
+  struct gs_gen_opts o = gen_opts(GS_GEN_LAYOUT_COLMAP_BIN, GS_GEN_LENS_PINHOLE);
+  struct sw_err err = {0};
+  ck_assert_msg(gs_gen_scene(dir, &o, &err) == 0, "%s", err.msg);
+  volatile sig_atomic_t stop = 1;
+  struct gs_scene_opts so = {.stop = &stop};
+  struct gs_scene *sc = (struct gs_scene *)1;
+  ck_assert_int_eq(gs_scene_load(dir, &so, &sc, &err), GS_SCENE_STOPPED);
+  ck_assert_ptr_null(sc);
+  stop = 0;
+  ck_assert_msg(gs_scene_load(dir, &so, &sc, &err) == 0, "%s", err.msg);
+  gs_scene_destroy(&sc);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("gs_scene_formats");
   TCase *tc = tcase_create("formats");
@@ -405,6 +423,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, undistort_inverts_the_lens);
   tcase_add_test(tc, only_regular_files_inside);
   tcase_add_test(tc, colmap_cameras_of_different_sizes);
+  tcase_add_test(tc, stop_flag_ends_loading);
   suite_add_tcase(s, tc);
   return s;
 }
