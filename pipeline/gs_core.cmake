@@ -1,7 +1,7 @@
 # gs_core: the pipeline's host-side core: Gaussian model, scenes (loader, archives), PNG, PLY and
 # the scene generator. No Vulkan here, so every tool and test can link it.
 set(_gs_core_srcs)
-foreach(_s gs_model gs_scene gs_scene_nerf gs_scene_transforms gs_scene_colmap gs_scene_undistort
+foreach(_s gs_model gs_scene gs_scene_nerf gs_scene_transforms gs_scene_colmap gs_scene_undistort gs_gen_capture
     gs_image gs_png gs_ply gs_gen)
   # Only sources that exist: the tree is shared while modules land one by one.
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${_s}.c)

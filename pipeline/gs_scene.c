@@ -761,11 +761,8 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
 
   /* Which frames go where: the format's split when it has one, else every `every`-th frame
    * (in the format's order: file order for transforms, name order for COLMAP) is held out. */
-  uint32_t n_given = 0, n_auto = 0;
-  for (uint32_t i = 0; i < d.n; i++) {
-    if (d.frames[i].split == GS_FRAME_TEST) n_given++;
-    if (d.frames[i].split == GS_FRAME_AUTO) n_auto++;
-  }
+  uint32_t n_given = 0;
+  for (uint32_t i = 0; i < d.n; i++) n_given += d.frames[i].split == GS_FRAME_TEST;
   sc->held_out = n_given == 0;
   uint32_t n_test = 0;
   for (uint32_t i = 0, a = 0; i < d.n; i++) {
@@ -774,7 +771,6 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
                                                                                 : GS_FRAME_TRAIN;
     if (f->split == GS_FRAME_TEST) n_test++;
   }
-  (void)n_auto;
   uint32_t n_train = d.n - n_test;
   if (n_train == 0) {
     rc = sw_err_set(err, SW_EINVAL, "%s (%s): %u frames leave none for training after holding "
