@@ -612,6 +612,17 @@ static int load_view(const struct gs_scene *sc, const struct gs_scene_frame *f, 
   v->cam.fy = (float)(in.fy / s);
   v->cam.cx = (float)(in.cx / s);
   v->cam.cy = (float)(in.cy / s);
+  /* A value beyond float range (a pose or focal length of 1e300) becomes inf here. */
+  int finite = isfinite(v->cam.fx) && isfinite(v->cam.fy) && isfinite(v->cam.cx) &&
+               isfinite(v->cam.cy) && v->cam.fx > 0 && v->cam.fy > 0;
+  for (int k = 0; k < 16; k++) finite = finite && isfinite(v->cam.viewmat[k]);
+  for (int k = 0; k < 3; k++) finite = finite && isfinite(v->cam.campos[k]);
+  if (!finite) {
+    free(v->rgb);
+    v->rgb = NULL;
+    return sw_err_set(err, SW_EINVAL, "%s: camera pose or intrinsics out of range (not finite "
+                      "in single precision)", path);
+  }
   return 0;
 }
 

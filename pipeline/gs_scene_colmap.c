@@ -549,6 +549,11 @@ int gs_scene_read_colmap(const char *dir, const char *sparse, int binary, uint32
     }
     double r[3][3], n2 = 0;
     for (int k = 0; k < 4; k++) n2 += im->q[k] * im->q[k];
+    if (!isfinite(n2) || !isfinite(im->t[0]) || !isfinite(im->t[1]) || !isfinite(im->t[2])) {
+      rc = sw_err_set(err, SW_EINVAL, "%s: image %s: rotation or translation not finite", path[1],
+                      im->name);
+      break;
+    }
     if (!(n2 > 1e-12)) {
       rc = sw_err_set(err, SW_EINVAL, "%s: image %s: zero rotation quaternion", path[1], im->name);
       break;
