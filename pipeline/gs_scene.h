@@ -78,7 +78,8 @@ struct gs_scene {
   enum gs_background background;
   float extent;                     /* gs_cameras_extent of the training cameras */
   float center[3];                  /* centroid of the training camera centres */
-  float aabb_min[3], aabb_max[3];   /* content bounds: "aabb" when given, else [-1.3, 1.3]^3 */
+  float aabb_min[3], aabb_max[3];   /* content bounds: the scene's ("aabb", aabb_scale) when given,
+                                     * else [-1.3, 1.3]^3 (NeRF-synthetic) or center +- extent */
   int has_aabb;                     /* 1 when the bounds came from the scene */
   float *points;                    /* COLMAP points3D (3 floats each, normalised with the scene) */
   uint8_t *colors;                  /* their colours, 3 bytes each */
