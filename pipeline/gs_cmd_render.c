@@ -236,7 +236,7 @@ int gs_cmd_render(int argc, char **argv) {
     goto done;
   }
   rd_open = 1;
-  rgb = malloc((size_t)sc->width * sc->height * 3 * sizeof(float));
+  rgb = malloc((size_t)sc->width * sc->height * 3 * sizeof(float)); /* the largest view */
   if (!rgb) {
     fprintf(stderr, "splat-train render: out of memory\n");
     exit_code = GS_EXIT_USAGE;
@@ -260,9 +260,10 @@ int gs_cmd_render(int argc, char **argv) {
     double psnr = 0, ssim = 0;
     char png[4400];
     snprintf(png, sizeof png, "%s/%s", dir, base_name(views[i].name));
-    if (gs_metrics_psnr(rgb, views[i].rgb, sc->width, sc->height, &psnr, &err) ||
-        gs_metrics_ssim(rgb, views[i].rgb, sc->width, sc->height, &ssim, &err) ||
-        gs_png_write_float(png, rgb, sc->width, sc->height, 3, &err)) {
+    uint32_t w = views[i].cam.width, h = views[i].cam.height; /* views may differ in size */
+    if (gs_metrics_psnr(rgb, views[i].rgb, w, h, &psnr, &err) ||
+        gs_metrics_ssim(rgb, views[i].rgb, w, h, &ssim, &err) ||
+        gs_png_write_float(png, rgb, w, h, 3, &err)) {
       fprintf(stderr, "splat-train render: view %s: %s\n", views[i].name, err.msg);
       exit_code = err.code == SW_EINVAL ? GS_EXIT_DIVERGED : GS_EXIT_USAGE;
       goto done;

@@ -1,5 +1,5 @@
-/* gs_cmd_scene.c: `splat-train scene`: generate an analytic scene in the NeRF-synthetic layout
- * (gs_gen.h). */
+/* gs_cmd_scene.c: `splat-train scene`: generate an analytic scene in the NeRF-synthetic layout,
+ * or as a COLMAP or transforms.json capture with a distorted lens (gs_gen.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,9 @@
 static void usage(FILE *f) {
   fprintf(f, "usage: splat-train scene --kind bricks|shapes --out DIR [--train-views N] "
              "[--test-views M] [--resolution R] [--seed S] [--threads T]\n"
-             "  defaults: 100 train views, 20 test views, resolution 256, seed 1, threads = CPUs\n");
+             "       [--layout nerf|colmap-bin|colmap-txt|transforms] [--lens pinhole|distorted]\n"
+             "  defaults: 100 train views, 20 test views (0 for the capture layouts), resolution "
+             "256, seed 1, threads = CPUs, layout nerf, lens pinhole\n");
 }
 
 /* Parses an unsigned decimal option value; 0 on success. */
@@ -32,7 +34,8 @@ static int parse_u64(const char *flag, const char *s, uint64_t max, uint64_t *ou
 int gs_cmd_scene(int argc, char **argv) {
   struct gs_gen_opts o = {.kind = GS_GEN_BRICKS, .train_views = 100, .test_views = 20,
                           .resolution = 256, .seed = 1};
-  const char *kind = NULL, *out = NULL;
+  const char *kind = NULL, *out = NULL, *layout = NULL, *lens = NULL;
+  int test_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -48,12 +51,15 @@ int gs_cmd_scene(int argc, char **argv) {
     uint64_t n = 0;
     if (!strcmp(a, "--kind")) kind = v;
     else if (!strcmp(a, "--out")) out = v;
+    else if (!strcmp(a, "--layout")) layout = v;
+    else if (!strcmp(a, "--lens")) lens = v;
     else if (!strcmp(a, "--train-views")) {
       if (parse_u64(a, v, 100000, &n)) return GS_EXIT_USAGE;
       o.train_views = (uint32_t)n;
     } else if (!strcmp(a, "--test-views")) {
       if (parse_u64(a, v, 100000, &n)) return GS_EXIT_USAGE;
       o.test_views = (uint32_t)n;
+      test_given = 1;
     } else if (!strcmp(a, "--resolution")) {
       if (parse_u64(a, v, 4096, &n)) return GS_EXIT_USAGE;
       o.resolution = (uint32_t)n;
@@ -79,6 +85,12 @@ int gs_cmd_scene(int argc, char **argv) {
     fprintf(stderr, "splat-train scene: %s\n", err.msg);
     return GS_EXIT_USAGE;
   }
+  if ((layout && gs_gen_layout_parse(layout, &o.layout, &err)) ||
+      (lens && gs_gen_lens_parse(lens, &o.lens, &err))) {
+    fprintf(stderr, "splat-train scene: %s\n", err.msg);
+    return GS_EXIT_USAGE;
+  }
+  if (o.layout != GS_GEN_LAYOUT_NERF && !test_given) o.test_views = 0;
   int64_t t0 = sw_clock_mono_ns();
   int rc = gs_gen_scene(out, &o, &err);
   if (rc) {

@@ -2,11 +2,16 @@
  * [--progress]`, the trainer contract of DESIGN.md section 7: resolves the configuration
  * (defaults, file, --set in order), trains (gs_train), writes OUT/result.json atomically and maps
  * errors to the contract's exit codes: 2 bad input, 3 device error, 4 diverged, 143 SIGTERM (the
- * current iteration finishes, nothing is written, so no half result is ever left behind). */
+ * current iteration finishes, nothing is written, so no half result is ever left behind). A
+ * result.json already in OUT from an earlier run is removed before training starts, so a failed
+ * run never leaves a result that looks like its own. A finished run prints one closing line:
+ * held-out PSNR and SSIM, splats, training time and where result.json is. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gs_cmd.h"
 #include "gs_config.h"
@@ -79,6 +84,13 @@ int gs_cmd_train(int argc, char **argv) {
     fprintf(stderr, "splat-train train: output directory: %s\n", err.msg);
     return GS_EXIT_USAGE;
   }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/result.json", out);
+  if (unlink(path) != 0 && errno != ENOENT) {
+    fprintf(stderr, "splat-train train: cannot remove the earlier %s: %s\n", path,
+            strerror(errno));
+    return GS_EXIT_USAGE;
+  }
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_term;
@@ -95,13 +107,16 @@ int gs_cmd_train(int argc, char **argv) {
   }
   res->config_json = cfg_json;
   struct gs_train_io io = {.stop = &stop_flag, .progress = progress ? stdout : NULL,
-                           .out_dir = out};
+                           .out_dir = out, .warn = stderr};
   int rc = gs_train_run(&cfg, scene, &io, res, &err);
-  if (rc == 0) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/result.json", out);
-    rc = gs_result_write(path, res, &err);
-  }
+  if (rc == 0) rc = gs_result_write(path, res, &err);
+  if (rc == 0)
+    printf("splat-train train: %s: held-out PSNR %.2f dB, SSIM %.4f over %lld %s views, %lld "
+           "splats, %lld iterations in %.1f s; result in %s\n",
+           res->scene_path, res->psnr_db, res->ssim, (long long)(res->test_views ? res->test_views
+                                                                      : res->train_views),
+           res->test_views ? "test" : "training", (long long)res->splats_final,
+           (long long)res->iterations, res->train_s, path);
   if (rc == GS_TRAIN_STOPPED)
     fprintf(stderr, "splat-train train: stopped by SIGTERM after %lld iterations\n",
             (long long)res->iterations);

@@ -50,6 +50,16 @@ static const struct key keys[] = {
     {"init_box", K_ENUM, OFF(init_box), "aabb", "aabb|extent", 0, 0,
      "random init box: the content bounds (the Inria synthetic recipe) or a cube of half-size "
      "init_extent x scene extent around the origin (gsplat)"},
+    {"init", K_ENUM, OFF(init), "auto", "auto|random|points", 0, 0,
+     "initial Gaussians: the scene's point cloud (COLMAP points3D, with its colours) or random "
+     "(init_points in the init box); auto = points when the scene has them, else random"},
+    {"scene_normalize", K_ENUM, OFF(scene_normalize), "auto", "auto|on|off", 0, 0,
+     "move and scale the world so that the training cameras' centroid is the origin and the "
+     "farthest is at distance 1; auto = on for real captures (COLMAP, transforms.json), off for "
+     "NeRF-synthetic"},
+    {"missing_frames", K_ENUM, OFF(missing_frames), "skip", "skip|error", 0, 0,
+     "transforms.json frames whose image is missing: skipped with one warning naming them, or "
+     "an error"},
     {"lambda_dssim", K_FLOAT, OFF(lambda_dssim), "0.2", NULL, 0, 1,
      "loss = (1 - lambda) L1 + lambda (1 - SSIM); 0 = L1 only"},
     {"ssim_padding", K_ENUM, OFF(ssim_padding), "same", "same|valid", 0, 0,

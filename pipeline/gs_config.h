@@ -28,6 +28,8 @@ enum gs_atomic_spread { GS_ATOMIC_SPREAD_LANE0 = 0, GS_ATOMIC_SPREAD_LANES = 1 }
 enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
+enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
+enum gs_missing_frames { GS_MISSING_SKIP = 0, GS_MISSING_ERROR = 1 };
 enum gs_densify_visible { GS_DENSIFY_VISIBLE_RADII = 0, GS_DENSIFY_VISIBLE_TILES = 1 };
 
 /* The fully resolved configuration. Plain data: copy it freely. */
@@ -43,6 +45,9 @@ struct gs_config {
   double scene_extent; /* 0: from the cameras; else the extent everything scale-relative uses */
   double init_extent; /* random init box: times the content bounds (aabb) or the extent */
   int32_t init_box;   /* enum gs_init_box */
+  int32_t init;       /* enum gs_init_kind */
+  int32_t scene_normalize; /* enum gs_scene_normalize of gs_scene.h: auto, on, off */
+  int32_t missing_frames;  /* enum gs_missing_frames */
   /* loss */
   double lambda_dssim;
   int32_t ssim_padding; /* enum gs_ssim_padding (gs_types.h): same | valid */

@@ -4,6 +4,7 @@
  * shadow from one directional light. Pixels whose centre ray hits a different primitive than a
  * neighbour's are supersampled 2x2, so edges and alpha are anti-aliased at little cost. */
 #include "gs_gen.h"
+#include "gs_gen_int.h"
 
 #include <float.h>
 #include <jansson.h>
@@ -16,6 +17,7 @@
 
 #include "gs_model.h"
 #include "gs_png.h"
+#include "gs_scene.h"
 #include "sw_fs.h"
 
 #define CAM_RADIUS 4.5f
@@ -602,14 +604,50 @@ void gs_gen_pixel_ray(const float c2w[16], uint32_t resolution, float u, float v
   norm3(dir);
 }
 
+/* The generator's lens: pinhole with a centred principal point (the NeRF layout), or the
+ * distorted lens of gs_gen.h. */
+void gs_gen_lens_of(const struct gs_gen_opts *o, struct gs_gen_lens *l) {
+  float res = (float)o->resolution;
+  l->f = 0.5f * res / tanf(0.5f * GS_GEN_FOV_X);
+  l->cx = 0.5f * res;
+  l->cy = 0.5f * res;
+  l->k1 = l->k2 = 0.0f;
+  if (o->lens == GS_GEN_LENS_DISTORTED) {
+    l->cx += GS_GEN_CX_SHIFT * res;
+    l->cy += GS_GEN_CY_SHIFT * res;
+    int given = o->k1 != 0.0f || o->k2 != 0.0f;
+    l->k1 = given ? o->k1 : GS_GEN_K1;
+    l->k2 = given ? o->k2 : GS_GEN_K2;
+  }
+}
+
+void gs_gen_lens_ray(const float c2w[16], const struct gs_gen_lens *l, float u, float v,
+                     float origin[3], float dir[3]) {
+  /* The pixel shows the distorted point (xd, yd); the ray is the pinhole point (x, y) with
+   * D(x, y) = (xd, yd), D radial: x (1 + k1 r2 + k2 r2^2). Fixed-point iteration x = xd / radial
+   * converges for the mild barrel lens used here (|radial - 1| < 0.05 in the image). */
+  double xd = (u - l->cx) / l->f, yd = (v - l->cy) / l->f, x = xd, y = yd;
+  for (int it = 0; it < 30 && (l->k1 != 0.0f || l->k2 != 0.0f); it++) {
+    double r2 = x * x + y * y, radial = 1.0 + r2 * (l->k1 + r2 * l->k2);
+    x = xd / radial;
+    y = yd / radial;
+  }
+  float dc[3] = {(float)x, (float)-y, -1.0f}; /* OpenGL camera axes */
+  for (int i = 0; i < 3; i++) {
+    dir[i] = c2w[4 * i] * dc[0] + c2w[4 * i + 1] * dc[1] + c2w[4 * i + 2] * dc[2];
+    origin[i] = c2w[4 * i + 3];
+  }
+  norm3(dir);
+}
+
 /* ---- rendering ---- */
 
-static void render_view(const struct scene *s, const float c2w[16], uint32_t res, uint8_t *rgba,
-                        int *ids) {
+static void render_view(const struct scene *s, const float c2w[16], uint32_t res,
+                        const struct gs_gen_lens *lens, uint8_t *rgba, int *ids) {
   float o[3], d[3], rgb[3];
   for (uint32_t y = 0; y < res; y++)
     for (uint32_t x = 0; x < res; x++) {
-      gs_gen_pixel_ray(c2w, res, x + 0.5f, y + 0.5f, o, d);
+      gs_gen_lens_ray(c2w, lens, x + 0.5f, y + 0.5f, o, d);
       uint8_t *px = rgba + 4 * ((size_t)y * res + x);
       if (shade(s, o, d, rgb, &ids[(size_t)y * res + x])) {
         for (int k = 0; k < 3; k++) px[k] = (uint8_t)(rgb[k] * 255.0f + 0.5f);
@@ -632,7 +670,7 @@ static void render_view(const struct scene *s, const float c2w[16], uint32_t res
       int hits = 0, prim;
       for (int sy = 0; sy < 2; sy++)
         for (int sx = 0; sx < 2; sx++) {
-          gs_gen_pixel_ray(c2w, res, x + 0.25f + 0.5f * sx, y + 0.25f + 0.5f * sy, o, d);
+          gs_gen_lens_ray(c2w, lens, x + 0.25f + 0.5f * sx, y + 0.25f + 0.5f * sy, o, d);
           if (shade(s, o, d, rgb, &prim)) {
             hits++;
             for (int k = 0; k < 3; k++) acc[k] += rgb[k];
@@ -676,9 +714,14 @@ static void *worker(void *arg) {
     uint32_t idx = test ? v - j->opts->train_views : v;
     float c2w[16];
     gs_gen_view_c2w(j->opts, test, idx, c2w);
-    render_view(j->scene, c2w, res, rgba, ids);
+    struct gs_gen_lens lens;
+    gs_gen_lens_of(j->opts, &lens);
+    render_view(j->scene, c2w, res, &lens, rgba, ids);
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s/r_%u.png", j->out_dir, test ? "test" : "train", idx);
+    if (j->opts->layout == GS_GEN_LAYOUT_NERF)
+      snprintf(path, sizeof path, "%s/%s/r_%u.png", j->out_dir, test ? "test" : "train", idx);
+    else
+      snprintf(path, sizeof path, "%s/images/" GS_GEN_IMAGE_NAME, j->out_dir, idx);
     struct sw_err e = {0};
     int rc = gs_png_write8(path, rgba, res, res, 4, &e);
     if (rc) {
@@ -733,6 +776,46 @@ static int write_json(const char *out_dir, const struct gs_gen_opts *o, int test
   return rc;
 }
 
+/* ---- the capture layouts ---- */
+
+static const char *layout_names[] = {"nerf", "colmap-bin", "colmap-txt", "transforms"};
+static const char *lens_names[] = {"pinhole", "distorted"};
+
+int gs_gen_layout_parse(const char *name, enum gs_gen_layout *layout, struct sw_err *err) {
+  for (int i = 0; i < 4; i++)
+    if (name && !strcmp(name, layout_names[i])) {
+      *layout = (enum gs_gen_layout)i;
+      return 0;
+    }
+  return sw_err_set(err, SW_EINVAL, "unknown layout '%s' (layouts: nerf, colmap-bin, colmap-txt, "
+                    "transforms)", name ? name : "");
+}
+
+int gs_gen_lens_parse(const char *name, enum gs_gen_lens_kind *lens, struct sw_err *err) {
+  for (int i = 0; i < 2; i++)
+    if (name && !strcmp(name, lens_names[i])) {
+      *lens = (enum gs_gen_lens_kind)i;
+      return 0;
+    }
+  return sw_err_set(err, SW_EINVAL, "unknown lens '%s' (lenses: pinhole, distorted)",
+                    name ? name : "");
+}
+
+/* The traced scene as the capture writers (gs_gen_capture.c) see it: the first member is the
+ * scene, so a pointer to one is a pointer to the other. */
+struct gs_gen_world {
+  struct scene s;
+};
+
+int gs_gen_world_hit(const struct gs_gen_world *w, const float o[3], const float d[3], float p[3],
+                     float rgb[3]) {
+  struct hit h;
+  int prim;
+  if (!trace(&w->s, o, d, 0, &h) || !shade(&w->s, o, d, rgb, &prim)) return 0;
+  for (int k = 0; k < 3; k++) p[k] = o[k] + h.t * d[k];
+  return 1;
+}
+
 int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err *err) {
   if ((unsigned)o->kind > 1) return sw_err_set(err, SW_EINVAL, "scene generator: bad kind %d", o->kind);
   if (o->train_views < 1 || o->train_views > 100000)
@@ -744,6 +827,20 @@ int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err
   if (o->resolution < 8 || o->resolution > 4096)
     return sw_err_set(err, SW_EINVAL, "scene generator: resolution %u out of range 8..4096",
                       o->resolution);
+  if ((unsigned)o->layout > 3 || (unsigned)o->lens > 1)
+    return sw_err_set(err, SW_EINVAL, "scene generator: bad layout %d or lens %d", o->layout,
+                      o->lens);
+  if (!(fabsf(o->k1) <= 0.5f && fabsf(o->k2) <= 0.5f))
+    return sw_err_set(err, SW_EINVAL, "scene generator: k1 %g, k2 %g out of range [-0.5, 0.5]",
+                      (double)o->k1, (double)o->k2);
+  if (o->layout == GS_GEN_LAYOUT_NERF && o->lens != GS_GEN_LENS_PINHOLE)
+    return sw_err_set(err, SW_EINVAL, "scene generator: the NeRF-synthetic layout has no lens "
+                      "model; the distorted lens needs --layout colmap-bin, colmap-txt or "
+                      "transforms");
+  if (o->layout != GS_GEN_LAYOUT_NERF && o->test_views)
+    return sw_err_set(err, SW_EINVAL, "scene generator: the %s layout has no test split (the "
+                      "loader holds out every 8th view); --test-views must be 0",
+                      layout_names[o->layout]);
   struct scene s = {0};
   int rc = 0;
   struct gs_rng rng;
@@ -764,9 +861,11 @@ int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err
   norm3(s.light);
 
   char path[4200];
-  snprintf(path, sizeof path, "%s/train", out_dir);
+  snprintf(path, sizeof path, "%s/%s", out_dir, o->layout == GS_GEN_LAYOUT_NERF ? "train" : "images");
   if ((rc = sw_fs_mkdir_p(path, err))) goto done;
-  if (o->test_views) {
+  if (o->layout != GS_GEN_LAYOUT_NERF) {
+    /* nothing more: the description files are written after the images */
+  } else if (o->test_views) {
     snprintf(path, sizeof path, "%s/test", out_dir);
     if ((rc = sw_fs_mkdir_p(path, err))) goto done;
   } else {
@@ -792,6 +891,15 @@ int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err
   pthread_mutex_destroy(&j.lock);
   if (j.rc) {
     rc = sw_err_set(err, j.rc, "%s", j.err.msg);
+    goto done;
+  }
+  if (o->layout == GS_GEN_LAYOUT_COLMAP_BIN || o->layout == GS_GEN_LAYOUT_COLMAP_TXT) {
+    rc = gs_gen_write_colmap(out_dir, o, (const struct gs_gen_world *)&s,
+                             o->layout == GS_GEN_LAYOUT_COLMAP_BIN, err);
+    goto done;
+  }
+  if (o->layout == GS_GEN_LAYOUT_TRANSFORMS) {
+    rc = gs_gen_write_transforms(out_dir, o, err);
     goto done;
   }
   if ((rc = write_json(out_dir, o, 0, err))) goto done;

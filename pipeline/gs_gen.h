@@ -20,6 +20,29 @@
 
 enum gs_gen_kind { GS_GEN_BRICKS = 0, GS_GEN_SHAPES = 1 };
 
+/* Layouts (docs/scenes.md): the NeRF-synthetic one above, or the same views as a real capture
+ * would give them, all in images/ named GS_GEN_IMAGE_NAME (so that name order is view order and
+ * the loader's every-8th held-out split picks the same views as in the NeRF layout with no test
+ * split): COLMAP sparse/0/ in binary or text (cameras, images, and a points3D cloud of surface
+ * points with their colours), or an instant-ngp / nerfstudio transforms.json. These layouts
+ * take test_views 0. */
+enum gs_gen_layout { GS_GEN_LAYOUT_NERF = 0, GS_GEN_LAYOUT_COLMAP_BIN = 1,
+                     GS_GEN_LAYOUT_COLMAP_TXT = 2, GS_GEN_LAYOUT_TRANSFORMS = 3 };
+#define GS_GEN_IMAGE_NAME "img_%05u.png"
+
+/* Lenses: pinhole with the principal point at the centre, or a known off-centre principal point
+ * (cx = (0.5 + GS_GEN_CX_SHIFT) R, cy = (0.5 + GS_GEN_CY_SHIFT) R) and radial distortion
+ * (COLMAP RADIAL: k1 = GS_GEN_K1, k2 = GS_GEN_K2; a barrel lens), focal length as the pinhole. */
+enum gs_gen_lens_kind { GS_GEN_LENS_PINHOLE = 0, GS_GEN_LENS_DISTORTED = 1 };
+#define GS_GEN_CX_SHIFT 0.06f
+#define GS_GEN_CY_SHIFT (-0.04f)
+#define GS_GEN_K1 (-0.05f)
+#define GS_GEN_K2 0.01f
+
+struct gs_gen_lens {
+  float f, cx, cy, k1, k2;
+};
+
 struct gs_gen_opts {
   enum gs_gen_kind kind;
   uint32_t train_views; /* >= 1 */
@@ -27,7 +50,18 @@ struct gs_gen_opts {
   uint32_t resolution;  /* square images, 8 .. 4096 */
   uint64_t seed;        /* object layout, colours and camera positions */
   int threads;          /* rendering threads; 0 = number of online CPUs */
+  enum gs_gen_layout layout;
+  enum gs_gen_lens_kind lens; /* the NeRF layout takes the pinhole lens only */
+  float k1, k2;               /* the distorted lens's radial terms; both 0 = GS_GEN_K1, K2 */
 };
+
+/* Parses "nerf" / "colmap-bin" / "colmap-txt" / "transforms", and "pinhole" / "distorted". */
+int gs_gen_layout_parse(const char *name, enum gs_gen_layout *layout, struct sw_err *err);
+int gs_gen_lens_parse(const char *name, enum gs_gen_lens_kind *lens, struct sw_err *err);
+/* The lens of a scene with these options, and the ray through continuous pixel (u, v). */
+void gs_gen_lens_of(const struct gs_gen_opts *opts, struct gs_gen_lens *lens);
+void gs_gen_lens_ray(const float c2w[16], const struct gs_gen_lens *lens, float u, float v,
+                     float origin[3], float dir[3]);
 
 /* Parses "bricks" / "shapes"; SW_EINVAL naming the accepted kinds otherwise. */
 int gs_gen_kind_parse(const char *name, enum gs_gen_kind *kind, struct sw_err *err);

@@ -359,3 +359,23 @@ float gs_cameras_extent(const struct gs_camera *cams, uint32_t n, float center_o
     for (int k = 0; k < 3; k++) center_out[k] = (float)c[k];
   return (float)(1.1 * sqrt(r));
 }
+
+int gs_model_init_points(struct gs_model *m, const float *points, const uint8_t *colors,
+                         uint32_t n, float opacity, struct sw_err *err) {
+  if (n == 0) return sw_err_set(err, SW_EINVAL, "gs_model: the point cloud is empty");
+  int rc = gs_model_reserve(m, n, err);
+  if (rc) return rc;
+  float logit = gs_logit(opacity > 0 ? opacity : 0.1f);
+  m->count = n;
+  for (uint32_t i = 0; i < n; i++) {
+    memcpy(m->means + 3 * (size_t)i, points + 3 * (size_t)i, 3 * sizeof(float));
+    float *sh = m->sh + (size_t)i * GS_MODEL_SH_PER;
+    memset(sh, 0, GS_MODEL_SH_PER * sizeof(float));
+    for (int k = 0; k < 3; k++) sh[k] = ((float)colors[3 * (size_t)i + k] / 255.0f - 0.5f) / GS_SH_C0;
+    float *q = m->quats + 4 * (size_t)i;
+    q[0] = 1.0f;
+    q[1] = q[2] = q[3] = 0.0f;
+    m->opacity[i] = logit;
+  }
+  return gs_model_init_scales_knn(m, err);
+}

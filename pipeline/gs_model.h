@@ -76,6 +76,12 @@ void gs_init_opts_default(struct gs_init_opts *opts);
  * second), clamped below at 1e-7 squared distance. Deterministic for a given seed. */
 int gs_model_init_random(struct gs_model *model, const struct gs_init_opts *opts,
                          struct sw_err *err);
+/* Replaces the model's splats by one per point of a point cloud (COLMAP points3D): means at the
+ * points, SH dc from the 8-bit colours ((c / 255 - 0.5) / GS_SH_C0), SH rest 0, identity
+ * quaternions, opacity logit(opacity) (0 = 0.1), log-scales by the 3-nearest-neighbour rule below,
+ * as the 3DGS reference and gsplat initialise real scenes. SW_EINVAL when n == 0. */
+int gs_model_init_points(struct gs_model *model, const float *points, const uint8_t *colors,
+                         uint32_t n, float opacity, struct sw_err *err);
 /* The log-scale rule above on its own, for models whose means were set by the caller (e.g. a point
  * cloud): writes isotropic log-scales for splats [0, count). */
 int gs_model_init_scales_knn(struct gs_model *model, struct sw_err *err);

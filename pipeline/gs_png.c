@@ -16,32 +16,21 @@ static int spng_fail(struct sw_err *err, const char *path, const char *what, int
   return sw_err_set(err, SW_EINVAL, "%s: corrupt PNG (%s: %s)", path, what, spng_strerror(rc));
 }
 
-/* Reads the whole file and starts a decoder on it, up to its header. On success the caller
- * frees *data_out and *ctx_out (the decoder reads from the buffer); on failure both are NULL. */
-static int decoder_open(const char *path, char **data_out, spng_ctx **ctx_out,
-                        struct spng_ihdr *ihdr, size_t *len_out, struct sw_err *err) {
-  *data_out = NULL;
+/* Starts a decoder on an in-memory file, up to its header. On success the caller frees
+ * *ctx_out (the decoder reads from data, which must outlive it). */
+static int decoder_start(const char *path, const void *data, size_t len, spng_ctx **ctx_out,
+                         struct spng_ihdr *ihdr, struct sw_err *err) {
   *ctx_out = NULL;
-  char *data = NULL;
-  size_t len = 0;
-  int rc = sw_fs_read_all(path, &data, &len, err);
-  if (rc) return rc;
   spng_ctx *ctx = spng_ctx_new(0);
-  if (!ctx) {
-    free(data);
-    return sw_err_set(err, SW_ENOMEM, "%s: out of memory for the PNG decoder", path);
-  }
+  if (!ctx) return sw_err_set(err, SW_ENOMEM, "%s: out of memory for the PNG decoder", path);
   int src = spng_set_png_buffer(ctx, data, len);
   if (!src) src = spng_get_ihdr(ctx, ihdr);
   if (src) {
-    rc = spng_fail(err, path, "header", src);
+    int rc = spng_fail(err, path, "header", src);
     spng_ctx_free(ctx);
-    free(data);
     return rc;
   }
-  *data_out = data;
   *ctx_out = ctx;
-  if (len_out) *len_out = len;
   return 0;
 }
 
@@ -49,10 +38,32 @@ int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32
                      int *bit_depth_out, struct sw_err *err) {
   *rgba_out = NULL;
   char *data = NULL;
+  size_t len = 0;
+  int rc = sw_fs_read_all(path, &data, &len, err);
+  if (rc) return rc;
+  rc = gs_png_decode_rgba(path, data, len, rgba_out, width, height, bit_depth_out, err);
+  free(data);
+  return rc;
+}
+
+int gs_png_decode_size(const char *name, const void *data, size_t len, uint32_t *width,
+                       uint32_t *height, struct sw_err *err) {
   spng_ctx *ctx = NULL;
   struct spng_ihdr ihdr;
-  size_t len = 0;
-  int rc = decoder_open(path, &data, &ctx, &ihdr, &len, err);
+  int rc = decoder_start(name, data, len, &ctx, &ihdr, err);
+  if (rc) return rc;
+  *width = ihdr.width;
+  *height = ihdr.height;
+  spng_ctx_free(ctx);
+  return 0;
+}
+
+int gs_png_decode_rgba(const char *path, const void *data, size_t len, float **rgba_out,
+                       uint32_t *width, uint32_t *height, int *bit_depth_out, struct sw_err *err) {
+  *rgba_out = NULL;
+  spng_ctx *ctx = NULL;
+  struct spng_ihdr ihdr;
+  int rc = decoder_start(path, data, len, &ctx, &ihdr, err);
   if (rc) return rc;
   float *out = NULL;
   void *raw = NULL;
@@ -109,7 +120,6 @@ done:
   spng_ctx_free(ctx);
   free(raw);
   free(out);
-  free(data);
   return rc;
 }
 
@@ -176,13 +186,10 @@ int gs_png_write_float(const char *path, const float *pixels, uint32_t width, ui
 
 int gs_png_read_size(const char *path, uint32_t *width, uint32_t *height, struct sw_err *err) {
   char *data = NULL;
-  spng_ctx *ctx = NULL;
-  struct spng_ihdr ihdr;
-  int rc = decoder_open(path, &data, &ctx, &ihdr, NULL, err);
+  size_t len = 0;
+  int rc = sw_fs_read_all(path, &data, &len, err);
   if (rc) return rc;
-  *width = ihdr.width;
-  *height = ihdr.height;
-  spng_ctx_free(ctx);
+  rc = gs_png_decode_size(path, data, len, width, height, err);
   free(data);
-  return 0;
+  return rc;
 }

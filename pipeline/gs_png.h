@@ -3,6 +3,7 @@
 #ifndef GS_PNG_H
 #define GS_PNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sw_err.h"
@@ -14,6 +15,12 @@
  * SW_ENOMEM. */
 int gs_png_read_rgba(const char *path, float **rgba_out, uint32_t *width, uint32_t *height,
                      int *bit_depth_out, struct sw_err *err);
+
+/* The same two, decoding a file already in memory; path only names it in errors. */
+int gs_png_decode_rgba(const char *path, const void *data, size_t len, float **rgba_out,
+                       uint32_t *width, uint32_t *height, int *bit_depth_out, struct sw_err *err);
+int gs_png_decode_size(const char *path, const void *data, size_t len, uint32_t *width,
+                       uint32_t *height, struct sw_err *err);
 
 /* Reads only the size from the PNG header (the file must still be a well-formed PNG header). */
 int gs_png_read_size(const char *path, uint32_t *width, uint32_t *height, struct sw_err *err);

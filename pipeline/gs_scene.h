@@ -1,26 +1,35 @@
-/* gs_scene.h: scenes in the NeRF-synthetic layout: the loader (transforms_{train,test}.json read
- * with jansson, RGBA PNG images through gs_png, composited onto a white or black background,
- * optional integer downscale), the held-out test split for scenes without transforms_test.json,
- * the scene's sha256, and archives (.zip, .tar.gz, .tgz, .tar) unpacked through libarchive.
+/* gs_scene.h: scenes on disk, read into views (camera + ground-truth image): the loader, which
+ * detects the format from the folder, the held-out test split, the scene's sha256, and archives
+ * (.zip, .tar.gz, .tgz, .tar) unpacked through libarchive. docs/scenes.md is the user's guide.
  *
- * The layout (as in Mildenhall et al.'s NeRF synthetic data):
- *   DIR/transforms_train.json  {"camera_angle_x": fovx_radians, ["camera_angle_y": ...,]
- *                               ["w": W, "h": H,]
- *                               "frames": [{"file_path": "./train/r_0", "transform_matrix":
- *                                           [[4 floats] x 4] (camera-to-world, OpenGL axes)}, ...]}
- *   DIR/transforms_test.json   same (optional)
- *   DIR/train/r_0.png ...      RGBA (8- or 16-bit); ".png" is appended when file_path has no
- *                              extension.
- * Optional key written by our generator and read when present: "aabb": [[xmin,ymin,zmin],
- * [xmax,ymax,zmax]], the scene's content bounds (used for random initialisation).
+ * Formats (detected in this order; every error names the format and the file):
+ *  - NeRF-synthetic (Mildenhall et al.): DIR/transforms_train.json [+ transforms_test.json]
+ *      {"camera_angle_x": fovx, ["camera_angle_y": ...,] "frames": [{"file_path": "./train/r_0",
+ *       "transform_matrix": 4x4 camera-to-world, OpenGL axes}, ...]}; ".png" is appended when
+ *      file_path has no extension. Optional "aabb": [[xmin,ymin,zmin],[xmax,ymax,zmax]] (written by
+ *      our generator): content bounds for random initialisation.
+ *  - instant-ngp / nerfstudio: DIR/transforms.json, the same frames with intrinsics given globally
+ *    or per frame: fl_x, fl_y, cx, cy, w, h (or camera_angle_x/y), distortion k1 k2 k3 k4 p1 p2,
+ *    camera_model (OPENCV or PINHOLE; fisheye and equirectangular refused), aabb_scale.
+ *    Frames whose image is missing are skipped and named in one warning (scene->warning), or
+ *    refused with opts.missing_frames_error.
+ *  - COLMAP: DIR/sparse/0/ (or DIR/sparse/) cameras, images and points3D as .bin or .txt, images
+ *    in DIR/images/ (DIR/images_N/ used for a downscale N of 2, 4 or 8 when present). Camera models
+ *    SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, OPENCV; other models refused by name.
+ * Images are PNG or JPEG, told apart by content (gs_image.h), JPEG EXIF orientation applied; views
+ * may differ in size. Distorted cameras are undistorted once at load into pinhole images with the
+ * same fx, fy, cx, cy (gs_scene_undistort.c has the derivation).
  *
- * Cameras follow gs_types.h: fx = 0.5 W / tan(0.5 camera_angle_x), fy from camera_angle_y when
- * given else fx, principal point at the image centre; viewmat = inverse(c2w with its y and z axes
- * negated). Downscale by an integer factor s: W' = W / s, H' = H / s (floor), pixels box-averaged
- * after compositing, focal lengths divided by s. */
+ * Cameras follow gs_types.h: viewmat world -> camera in OpenCV axes (a c2w in OpenGL axes has its
+ * y and z axes negated, then is inverted; COLMAP poses are used as they are); the principal point
+ * is the format's (the image centre for NeRF-synthetic). Downscale by an integer factor s:
+ * W' = W / s, H' = H / s (floor), pixels box-averaged after compositing, fx, fy, cx, cy divided
+ * by s. Files are read only when they are regular files inside the scene folder (no FIFOs,
+ * devices or symlinks leading out), each size-capped. */
 #ifndef GS_SCENE_H
 #define GS_SCENE_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "gs_types.h"
@@ -42,12 +51,26 @@ struct gs_scene_opts {
   unsigned skip;             /* enum gs_scene_skip flags */
   const char *unpack_dir;    /* where an archive path is unpacked; NULL = $TMPDIR/gs-scene-<sha> */
   uint32_t holdout_every;    /* held-out split: every Nth training view is a test view; 0 = 8 */
+  int normalize;             /* enum gs_scene_normalize */
+  int missing_frames_error;  /* transforms.json: a frame without its image is an error */
+  volatile sig_atomic_t *stop; /* polled between images: GS_SCENE_STOPPED; NULL = never */
 };
+
+/* Scene normalisation (gs_scene_load): AUTO normalises real captures (transforms.json, COLMAP)
+ * and leaves NeRF-synthetic scenes as they are. Normalised, the world is moved and scaled so that
+ * the training cameras' centroid is the origin and the farthest one is at distance 1. */
+enum gs_scene_normalize { GS_NORMALIZE_AUTO = 0, GS_NORMALIZE_ON = 1, GS_NORMALIZE_OFF = 2 };
+
+/* Positive return of gs_scene_load: the stop flag was raised while loading. */
+#define GS_SCENE_STOPPED 1
 
 struct gs_scene {
   char path[4096];                  /* the directory the scene was read from */
   char sha256[SW_SHA256_HEX_LEN];   /* over the json files and every image, see gs_scene_hash */
-  uint32_t width, height;           /* of every view after downscale (all views share them) */
+  char format[32];                  /* "NeRF-synthetic", "transforms.json", "COLMAP binary", ... */
+  char warning[1024];               /* one line for the user (missing frames), or empty */
+  uint32_t width, height;           /* the largest view's, after downscale; each view's camera
+                                     * has its own size */
   uint32_t n_train, n_test;
   struct gs_view *train;            /* n_train views; rgb NULL when skipped */
   struct gs_view *test;             /* n_test views; rgb NULL when skipped */
@@ -55,15 +78,22 @@ struct gs_scene {
   enum gs_background background;
   float extent;                     /* gs_cameras_extent of the training cameras */
   float center[3];                  /* centroid of the training camera centres */
-  float aabb_min[3], aabb_max[3];   /* content bounds: "aabb" when given, else [-1.3, 1.3]^3 */
-  int has_aabb;                     /* 1 when the bounds came from the scene's "aabb" key */
+  float aabb_min[3], aabb_max[3];   /* content bounds: the scene's ("aabb", aabb_scale) when given,
+                                     * else [-1.3, 1.3]^3 (NeRF-synthetic) or center +- extent */
+  int has_aabb;                     /* 1 when the bounds came from the scene */
+  float *points;                    /* COLMAP points3D (3 floats each, normalised with the scene) */
+  uint8_t *colors;                  /* their colours, 3 bytes each */
+  uint32_t n_points;
+  float norm_center[3], norm_scale; /* normalisation applied: x' = scale (x - center) */
 };
 
 /* Loads a scene from a directory or an archive file (.zip, .tar.gz, .tgz, .tar: unpacked first,
  * see gs_scene_unpack; the scene may sit in the archive's root or in its single top folder).
  * opts may be NULL (defaults). *out owned by the caller. Errors name the file and what is wrong:
- * SW_ENOTFOUND (missing directory, json or image), SW_EINVAL (bad JSON, missing keys, wrong
- * shapes, corrupt or truncated PNG, images of different sizes), SW_EIO, SW_ENOMEM. */
+ * SW_ENOTFOUND (missing directory, description file or image; a folder of no known format, the
+ * message listing the formats), SW_EINVAL (bad JSON or COLMAP data, missing keys, unsupported
+ * camera model, corrupt or truncated image, a file that is not regular or too large), SW_EIO,
+ * SW_ENOMEM; GS_SCENE_STOPPED when opts->stop was raised. */
 int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_scene **out,
                   struct sw_err *err);
 /* Frees the scene and its images and sets *scene to NULL; accepts NULL. */
@@ -77,9 +107,10 @@ int gs_camera_from_c2w_gl(const float c2w[16], struct gs_camera *cam, struct sw_
 int gs_camera_project(const struct gs_camera *cam, const float p[3], float *u, float *v,
                       float *depth);
 
-/* The scene hash: sha256 over, in order, transforms_train.json, transforms_test.json (when
- * present) and every image the frames name, each contributing its path relative to dir, a NUL and
- * its bytes, so a renamed or changed file changes the hash. Uses the same file list as the loader. */
+/* The scene hash: sha256 over, in order, the format's description files (NeRF-synthetic:
+ * transforms_train.json, transforms_test.json when present) and every image the frames name, each
+ * contributing its path relative to dir, a NUL and its bytes, so a renamed or changed file changes
+ * the hash. Uses the same file list as the loader. */
 int gs_scene_hash(const char *dir, char hex[SW_SHA256_HEX_LEN], struct sw_err *err);
 
 /* Unpacks an archive into dest_dir (created). Refuses, before writing anything, any entry with an

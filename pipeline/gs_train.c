@@ -251,6 +251,9 @@ static int run_iteration(struct trainer *t, const struct iter_args *a, int *retr
   const struct gs_camera *cam = &a->in.cam;
   int rc = gs_fwd_prepare(t->fwd, a->in.model.count, cam->width, cam->height, err);
   if (!rc) rc = gs_tk_reserve(t->tk, a->in.model.count, err);
+  /* The loss images take this view's size (buffers only grow, sized by the largest view). */
+  if (!rc && (t->im.w != cam->width || t->im.h != cam->height))
+    rc = gs_tk_img_reserve(t->vk, &t->im, cam->width, cam->height, err);
   if (rc) return rc;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   if (!per_kernel) {
@@ -360,7 +363,7 @@ static int evaluate(struct trainer *t, uint32_t sh_degree, double *psnr, double 
   uint32_t nv = sc->n_test ? sc->n_test : sc->n_train;
   *psnr = *ssim = 0;
   if (!nv) return 0;
-  size_t px = (size_t)sc->width * sc->height;
+  size_t px = (size_t)sc->width * sc->height; /* the largest view */
   float *rgb = malloc(12 * px);
   if (!rgb) return sw_err_set(err, SW_ENOMEM, "evaluation: out of memory");
   int rc = 0;
@@ -373,8 +376,9 @@ static int evaluate(struct trainer *t, uint32_t sh_degree, double *psnr, double 
     double p = 0, s = 0;
     rc = gs_fwd_run(t->fwd, NULL, &in, 0, err);
     if (!rc) rc = gs_fwd_read_image(t->fwd, rgb, NULL, NULL, err);
-    if (!rc) rc = gs_metrics_psnr(rgb, views[v].rgb, sc->width, sc->height, &p, err);
-    if (!rc) rc = gs_metrics_ssim(rgb, views[v].rgb, sc->width, sc->height, &s, err);
+    uint32_t w = views[v].cam.width, h = views[v].cam.height;
+    if (!rc) rc = gs_metrics_psnr(rgb, views[v].rgb, w, h, &p, err);
+    if (!rc) rc = gs_metrics_ssim(rgb, views[v].rgb, w, h, &s, err);
     if (rc == SW_EINVAL) {
       sw_err_prefix(err, "evaluating view %s", views[v].name);
       rc = SW_EDIVERGED; /* a NaN in the render: the model diverged */
@@ -418,14 +422,20 @@ static void trainer_free(struct trainer *t) {
   gs_scene_destroy(&t->sc);
 }
 
-static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) {
+static int setup(struct trainer *t, const char *scene_path, const struct gs_train_io *io,
+                 struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   bg_of(cfg, t->bg);
   struct gs_scene_opts so = {.background = cfg->background == 0 ? GS_BG_WHITE : GS_BG_BLACK,
                              .resolution_scale = (uint32_t)cfg->resolution_scale,
-                             .holdout_every = (uint32_t)cfg->test_every};
+                             .holdout_every = (uint32_t)cfg->test_every,
+                             .normalize = cfg->scene_normalize,
+                             .missing_frames_error = cfg->missing_frames == GS_MISSING_ERROR,
+                             .stop = io ? io->stop : NULL};
   int rc = gs_scene_load(scene_path, &so, &t->sc, err);
+  if (rc == GS_SCENE_STOPPED) return GS_TRAIN_STOPPED;
   if (rc) return rc;
+  if (t->sc->warning[0] && io && io->warn) fprintf(io->warn, "warning: %s\n", t->sc->warning);
   if (t->sc->n_train == 0) return sw_err_set(err, SW_EINVAL, "scene '%s' has no training views",
                                              scene_path);
   if (cfg->scene_extent > 0) t->sc->extent = (float)cfg->scene_extent;
@@ -459,18 +469,20 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
   /* Ground truth of every training view stays on the GPU. */
   t->gt = calloc(t->sc->n_train, sizeof *t->gt);
   if (!t->gt) return sw_err_set(err, SW_ENOMEM, "ground truth: out of memory");
-  VkDeviceSize img_bytes = 12ull * t->sc->width * t->sc->height;
   for (uint32_t v = 0; v < t->sc->n_train && !rc; v++) {
+    /* Views may differ in size: each buffer holds its own view. */
+    const struct gs_camera *c = &t->sc->train[v].cam;
+    VkDeviceSize img_bytes = 12ull * c->width * c->height;
     rc = gs_vk_buf_new(t->vk, img_bytes, 0, "gt", &t->gt[v], err);
     if (!rc) rc = gs_vk_buf_upload(t->gt[v], 0, t->sc->train[v].rgb, img_bytes, err);
   }
   if (rc) return rc;
   /* Random initialisation inside the scene's content bounds (the 3DGS synthetic recipe), or, as
    * gsplat's random init, in a cube of half-size init_extent x scene extent around the origin. */
-  struct gs_init_opts io;
-  gs_init_opts_default(&io);
-  io.count = (uint32_t)cfg->init_points;
-  io.seed = (uint64_t)cfg->seed;
+  struct gs_init_opts iopt;
+  gs_init_opts_default(&iopt);
+  iopt.count = (uint32_t)cfg->init_points;
+  iopt.seed = (uint64_t)cfg->seed;
   for (int k = 0; k < 3; k++) {
     float c = 0.5f * (t->sc->aabb_min[k] + t->sc->aabb_max[k]);
     float h = 0.5f * (t->sc->aabb_max[k] - t->sc->aabb_min[k]) * (float)cfg->init_extent;
@@ -478,11 +490,18 @@ static int setup(struct trainer *t, const char *scene_path, struct sw_err *err) 
       c = 0.0f;
       h = t->sc->extent * (float)cfg->init_extent;
     }
-    io.box_min[k] = c - h;
-    io.box_max[k] = c + h;
+    iopt.box_min[k] = c - h;
+    iopt.box_max[k] = c + h;
   }
-  rc = gs_model_new(io.count, &t->model, err);
-  if (!rc) rc = gs_model_init_random(t->model, &io, err);
+  int from_points = cfg->init == GS_INIT_POINTS ||
+                    (cfg->init == GS_INIT_AUTO && t->sc->n_points > 0);
+  if (from_points && t->sc->n_points == 0)
+    return sw_err_set(err, SW_EINVAL, "init points: scene '%s' (%s) has no point cloud (COLMAP "
+                      "points3D); use init: random", scene_path, t->sc->format);
+  rc = gs_model_new(from_points ? t->sc->n_points : iopt.count, &t->model, err);
+  if (!rc && from_points)
+    rc = gs_model_init_points(t->model, t->sc->points, t->sc->colors, t->sc->n_points, 0.1f, err);
+  else if (!rc) rc = gs_model_init_random(t->model, &iopt, err);
   if (!rc) rc = gs_moments_reserve(&t->mo, t->model->capacity, err);
   if (!rc) rc = upload_state(t, 1, err);
   return rc;
@@ -792,7 +811,7 @@ int gs_train_run(const struct gs_config *cfg, const char *scene_path, const stru
   snprintf(res->version, sizeof res->version, "%s", GS_TRAINER_VERSION);
   snprintf(res->shaders_sha256, sizeof res->shaders_sha256, "%s", gs_shaders_sha256());
   int rc = gs_result_self_sha256(res->binary_sha256, err);
-  if (!rc) rc = setup(&t, scene_path, err);
+  if (!rc) rc = setup(&t, scene_path, io, err);
   if (!rc) {
     const struct gs_scene *sc = t.sc;
     snprintf(res->scene_path, sizeof res->scene_path, "%s", sc->path);

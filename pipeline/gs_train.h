@@ -25,10 +25,11 @@ struct gs_train_io {
   volatile sig_atomic_t *stop; /* polled once per iteration; NULL = never stops early */
   FILE *progress;              /* one JSON line every progress_every iterations; NULL = none */
   const char *out_dir;         /* final.ply is written here when cfg->save_ply; NULL = nowhere */
+  FILE *warn;                  /* the scene loader's warning (missing frames) line; NULL = none */
 };
 
 /* Trains on the scene at scene_path with cfg (validated by the caller) and fills res (config_json
- * is left to the caller). Returns 0, GS_TRAIN_STOPPED, or a negative code: SW_EINVAL /
+ * is left to the caller). Returns 0, GS_TRAIN_STOPPED (also while the scene loads), or a negative code: SW_EINVAL /
  * SW_ENOTFOUND (scene), SW_EDEVICE (Vulkan), SW_EDIVERGED (NaN or Inf: err says in which buffer,
  * at which stage and iteration), SW_ENOMEM, SW_EIO. */
 int gs_train_run(const struct gs_config *cfg, const char *scene_path, const struct gs_train_io *io,

@@ -157,11 +157,26 @@ static int unpack(const char *file, const char *dir, struct sw_err *err) {
   return rc;
 }
 
-/* A NeRF-synthetic archive usually wraps the scene in one folder; use it when that is so. */
+/* 1 when dir holds a scene the trainer reads: the description files its loader detects formats
+ * by (pipeline/gs_scene.c, detect(); the worker does not link the pipeline, so the list is
+ * repeated here, and only decides which folder to hand to the trainer, whose loader judges it). */
+static int holds_scene(const char *dir) {
+  static const char *marks[] = {"transforms_train.json", "transforms.json",
+                                "sparse/0/cameras.bin",  "sparse/0/cameras.txt",
+                                "sparse/cameras.bin",    "sparse/cameras.txt"};
+  char probe[4400];
+  for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+    snprintf(probe, sizeof probe, "%s/%s", dir, marks[i]);
+    if (sw_fs_exists(probe))
+      return 1;
+  }
+  return 0;
+}
+
+/* A scene archive usually wraps the scene in one folder; use it when that is so. */
 static void descend_single(char *path, size_t cap) {
   char probe[4400];
-  snprintf(probe, sizeof probe, "%s/transforms_train.json", path);
-  if (sw_fs_exists(probe))
+  if (holds_scene(path))
     return;
   DIR *d = opendir(path);
   if (!d)
@@ -182,8 +197,8 @@ static void descend_single(char *path, size_t cap) {
   }
   closedir(d);
   if (dirs == 1) {
-    snprintf(probe, sizeof probe, "%s/%s/transforms_train.json", path, only);
-    if (sw_fs_exists(probe) && strlen(path) + strlen(only) + 2 < cap) {
+    snprintf(probe, sizeof probe, "%s/%s", path, only);
+    if (holds_scene(probe) && strlen(path) + strlen(only) + 2 < cap) {
       strcat(path, "/");
       strcat(path, only);
     }

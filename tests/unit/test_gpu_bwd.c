@@ -67,13 +67,17 @@ struct fixture {
   double loss;
 };
 
-static void make_fixture_padded(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h,
-                                uint32_t degree, uint64_t seed, float lambda, int padding) {
+/* pp: the principal point as fractions of the image size (0.5, 0.5 = the centre). */
+static void make_fixture_pp(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h,
+                            uint32_t degree, uint64_t seed, float lambda, int padding,
+                            const float pp[2]) {
   struct sw_err err = {0};
   memset(fx, 0, sizeof *fx);
   ck_assert_int_eq(gs_ref_model_alloc(&fx->m, n, &err), 0);
   tr_fill_scene(&fx->m, seed, 0.8f, 0.05f, 0.3f, -1.0f, 2.0f);
   tr_orbit_camera(&fx->cam, w, h, 0.9f * (float)w, 4.0f, 0.5f, 0.3f);
+  fx->cam.cx = pp[0] * (float)w;
+  fx->cam.cy = pp[1] * (float)h;
   tr_place_beyond_clamp(&fx->m, &fx->cam, 0, n / 8); /* the EWA Jacobian's fov clamp */
   fx->ro.sh_degree = degree;
   fx->ro.background[0] = 1.0f;
@@ -92,6 +96,11 @@ static void make_fixture_padded(struct fixture *fx, uint32_t n, uint32_t w, uint
   uint32_t covered = 0;
   for (size_t i = 0; i < px; i++) covered += fx->f->last[i] > 0;
   ck_assert_uint_gt(covered, px / 4);
+}
+
+static void make_fixture_padded(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h,
+                                uint32_t degree, uint64_t seed, float lambda, int padding) {
+  make_fixture_pp(fx, n, w, h, degree, seed, lambda, padding, (const float[2]){0.5f, 0.5f});
 }
 
 static void make_fixture(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h, uint32_t degree,
@@ -408,9 +417,9 @@ static int gsplat_visible(const struct gs_ref_splat *s, uint32_t w, uint32_t h) 
 
 /* count_radii: the densification statistics count gsplat's visible views (1) or every splat
  * with a tile (0). */
-static void project_case(uint32_t degree, uint32_t n, uint32_t count_radii) {
+static void project_case_pp(uint32_t degree, uint32_t n, uint32_t count_radii, const float pp[2]) {
   struct fixture fx;
-  make_fixture(&fx, n, 41, 39, degree, 21 + degree, 0.2f);
+  make_fixture_pp(&fx, n, 41, 39, degree, 21 + degree, 0.2f, GS_SSIM_SAME, pp);
   struct sw_err err = {0};
   if (count_radii) {
     /* Every 9th splat below 1/255 opacity: it has tiles but gsplat does not count it. The frame
@@ -508,6 +517,36 @@ static void project_case(uint32_t degree, uint32_t n, uint32_t count_radii) {
   gs_tk_destroy(&tk);
   free_fixture(&fx);
 }
+
+static void project_case(uint32_t degree, uint32_t n, uint32_t count_radii) {
+  project_case_pp(degree, n, count_radii, (const float[2]){0.5f, 0.5f});
+}
+
+/* A principal point off the centre (as calibrated real cameras have, and as the loader keeps
+ * after undistortion): the projection backward of the GPU against the reference. The reference
+ * itself is checked to project with it (mean2d = fx x / z + cx), so that neither side could
+ * ignore cx, cy unnoticed. */
+START_TEST(project_bwd_off_centre_matches_reference) {
+  const float pp[2] = {0.31f, 0.64f};
+  struct fixture fx;
+  make_fixture_pp(&fx, 20, 41, 39, 3, 5, 0.2f, GS_SSIM_SAME, pp);
+  uint32_t checked = 0;
+  for (uint32_t i = 0; i < 20; i++) {
+    const float *m = fx.m.means + 3 * i, *v = fx.cam.viewmat;
+    float x = v[0] * m[0] + v[1] * m[1] + v[2] * m[2] + v[3];
+    float y = v[4] * m[0] + v[5] * m[1] + v[6] * m[2] + v[7];
+    float z = v[8] * m[0] + v[9] * m[1] + v[10] * m[2] + v[11];
+    if (fx.f->splats[i].radius <= 0) continue;
+    ck_assert_float_eq_tol(fx.f->splats[i].mean2d[0], fx.cam.fx * x / z + 0.31f * 41, 1e-3f);
+    ck_assert_float_eq_tol(fx.f->splats[i].mean2d[1], fx.cam.fy * y / z + 0.64f * 39, 1e-3f);
+    checked++;
+  }
+  ck_assert_uint_gt(checked, 5);
+  free_fixture(&fx);
+  project_case_pp(3, 300, 1, pp);
+  project_case_pp(3, 300, 1, (const float[2]){0.7f, 0.2f});
+}
+END_TEST
 
 /* 300 splats: several workgroups of project_bwd, the last one partial. */
 START_TEST(project_bwd_matches_reference) { project_case(3, 300, 1); }
@@ -712,6 +751,7 @@ int main(void) {
   tcase_add_loop_test(tc, raster_bwd_alpha_max_matches_reference, 0, 3);
   tcase_add_test(tc, alpha_max_out_of_range_is_refused);
   tcase_add_test(tc, project_bwd_matches_reference);
+  tcase_add_test(tc, project_bwd_off_centre_matches_reference);
   tcase_add_loop_test(tc, project_bwd_masks_sh_degree, 0, 3);
   tcase_add_loop_test(tc, adam_matches_reference, 0, 2);
   tcase_add_loop_test(tc, densify_gather_matches_host, 0, 2);

@@ -376,6 +376,40 @@ START_TEST(forward_matches_reference) {
 }
 END_TEST
 
+/* The principal point off the centre, to each side: the GPU forward matches the reference, and
+ * the image is not the centred camera's (the reference honours cx, cy: the same scene renders
+ * shifted). */
+START_TEST(off_centre_principal_point_matches_reference) {
+  struct scene s;
+  make_scene(&s, 300, 78);
+  struct gs_camera cams[4];
+  cameras(cams);
+  struct gs_camera cam = cams[_i];
+  const float pp[4][2] = {{0.3f, 0.6f}, {0.72f, 0.35f}, {0.45f, 0.8f}, {0.61f, 0.42f}};
+  cam.cx = pp[_i][0] * (float)cam.width;
+  cam.cy = pp[_i][1] * (float)cam.height;
+  tr_place_beyond_clamp(&s.m, &cam, 0, 8); /* the clamp is asymmetric off centre */
+  struct gs_ref_opts ro = {.sh_degree = 3};
+  float bg[3] = {0.1f, 0.2f, 0.3f};
+  memcpy(ro.background, bg, sizeof bg);
+  struct sw_err err = {0};
+  struct gs_ref_frame *r, *centred;
+  ck_assert_msg(gs_ref_forward(&s.m, &cam, &ro, &r, &err) == 0, "%s", err.msg);
+  ck_assert_msg(gs_ref_forward(&s.m, &cams[_i], &ro, &centred, &err) == 0, "%s", err.msg);
+  double diff = 0;
+  for (size_t k = 0; k < (size_t)cam.width * cam.height * 3; k++)
+    diff += fabs(r->rgb[k] - centred->rgb[k]);
+  ck_assert_msg(diff > 1.0, "off-centre render equals the centred one (diff %g)", diff);
+  struct gpu_frame g;
+  render(NULL, &s.m, &cam, ro.sh_degree, bg, 0, &g);
+  compare_with_ref(&g, r);
+  gpu_frame_free(&g);
+  gs_ref_frame_destroy(&r);
+  gs_ref_frame_destroy(&centred);
+  free(s.store);
+}
+END_TEST
+
 START_TEST(variants_are_bit_exact) {
   struct scene s;
   make_scene(&s, 400, 5);
@@ -536,6 +570,7 @@ int main(void) {
   tcase_add_test(tc, constants_match_the_contract);
   tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
   tcase_add_test(tc, variants_are_bit_exact);
+  tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);
   tcase_add_loop_test(tc, alpha_max_matches_reference, 0, 3);
   tcase_add_test(tc, alpha_max_out_of_range_is_refused);
   tcase_add_test(tc, f16_accumulator_stays_close);
