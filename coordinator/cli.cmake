@@ -17,3 +17,9 @@ if(SW_BUILD_PIPELINE AND EXISTS ${CMAKE_SOURCE_DIR}/pipeline/gs_config.c)
   target_compile_definitions(splatsweep PRIVATE SW_HAVE_TRAINER_KEYS=1)
   target_link_libraries(splatsweep PRIVATE PkgConfig::FYAML PkgConfig::JANSSON)
 endif()
+
+# `splatsweep watch` (sw_watch.h): renders the status JSON; its own library for the unit test.
+add_library(sw_watch STATIC ${CMAKE_CURRENT_LIST_DIR}/sw_watch.c)
+target_include_directories(sw_watch PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(sw_watch PUBLIC sw_util PkgConfig::JANSSON m)
+target_link_libraries(splatsweep PRIVATE sw_watch)

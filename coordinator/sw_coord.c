@@ -40,6 +40,11 @@ struct session {
   uint64_t run_id; /* run in progress (RunStarted) */
   uint64_t iter;   /* last Progress */
   double train_s;
+  /* The current run's place, read from the store at RunStarted for status and `watch`: its
+   * sweep, its arm and the iterations its config asks for (0 when the config does not say). */
+  int64_t run_sweep;
+  char run_arm[SW_MSG_ID_MAX + 1];
+  int64_t run_iterations;
   uint64_t runs_finished;
 };
 
@@ -498,6 +503,29 @@ static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_ms
   }
 }
 
+/* Reads the sweep, arm and configured iterations of the session's current run (for status);
+ * a run the store does not know leaves them empty. */
+static void run_place(sw_coord_t *c, struct session *s) {
+  static const char *const SQL = "SELECT p.sweep_id, r.arm, r.config_json FROM runs r JOIN pairs p "
+                                 "ON p.id = r.pair_id WHERE r.id = ?1";
+  s->run_sweep = 0;
+  s->run_arm[0] = '\0';
+  s->run_iterations = 0;
+  sqlite3_stmt *st;
+  struct sw_err err = {0};
+  if (sw_store_stmt(c->store, SQL, &st, &err)) return;
+  sqlite3_bind_int64(st, 1, (sqlite3_int64)s->run_id);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    s->run_sweep = sqlite3_column_int64(st, 0);
+    snprintf(s->run_arm, sizeof s->run_arm, "%s", (const char *)sqlite3_column_text(st, 1));
+    json_t *cfg = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
+    json_t *it = json_object_get(cfg, "iterations");
+    if (json_is_integer(it) && json_integer_value(it) > 0) s->run_iterations = json_integer_value(it);
+    json_decref(cfg);
+  }
+  sqlite3_reset(st);
+}
+
 static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m,
                         const char *key, int64_t t) {
   struct session *s = find_rid(c, rid, len);
@@ -532,11 +560,15 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
     s->run_id = m->u.run_started.run_id;
     s->iter = 0;
     s->train_s = 0;
+    run_place(c, s);
     sw_log_info("%s: run %" PRIu64 " started after %.1f s quiet wait", s->worker_id,
                 m->u.run_started.run_id, m->u.run_started.waited_s);
     break;
   case SW_MSG_PROGRESS:
-    s->run_id = m->u.progress.run_id;
+    if (s->run_id != m->u.progress.run_id) {
+      s->run_id = m->u.progress.run_id;
+      run_place(c, s);
+    }
     s->iter = m->u.progress.iter;
     s->train_s = m->u.progress.train_s;
     break;
@@ -950,12 +982,18 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
   json_object_set_new(page, "sessions_total", json_integer((json_int_t)c->n_sessions));
   for (size_t i = from; i < c->n_sessions && i - from < shown; i++) {
     struct session *s = c->sessions[i];
-    json_array_append_new(
-        sessions, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id, "session",
-                            s->session_id, "waiting", s->waiting, "lease", (json_int_t)s->lease_id,
-                            "run", (json_int_t)s->run_id, "iter", (json_int_t)s->iter, "train_s",
-                            s->train_s, "runs_finished", (json_int_t)s->runs_finished, "silent_ms",
-                            (json_int_t)(t - s->last_recv_ms)));
+    json_t *o = json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id, "session",
+                          s->session_id, "waiting", s->waiting, "lease", (json_int_t)s->lease_id,
+                          "run", (json_int_t)s->run_id, "iter", (json_int_t)s->iter, "train_s",
+                          s->train_s, "runs_finished", (json_int_t)s->runs_finished, "silent_ms",
+                          (json_int_t)(t - s->last_recv_ms));
+    if (s->run_id && s->run_sweep) {
+      json_object_set_new(o, "sweep", json_integer(s->run_sweep));
+      json_object_set_new(o, "arm", json_string(s->run_arm));
+      json_object_set_new(o, "iterations",
+                          s->run_iterations ? json_integer(s->run_iterations) : json_null());
+    }
+    json_array_append_new(sessions, o);
   }
   json_t *lat = lat_json(&c->lat_all), *lat_now = lat_json(&c->lat_now);
   json_t *co = json_pack(

@@ -47,3 +47,5 @@ sw_it_add(it_poison poison.sh 17840)
 sw_it_add(it_impersonate impersonate.sh 17870)
 # The ZAP handler: allow-list, User-Id = the key's file name, fail closed (docs/security.md).
 sw_add_check_test(test_zap SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_zap.c LIBS sw_coord)
+# `splatsweep watch` under a pseudo-terminal and into a file (issue 14, item 4).
+sw_it_add(it_watch watch.sh 17910)
