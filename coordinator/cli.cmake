@@ -1,10 +1,11 @@
 # The coordinator daemon library (sw_coord) and the `splatsweep` executable: daemons, local mode,
 # control clients, check / gate eval / keygen. Reports and scheduling come from sched.cmake's
 # libraries, the gate engine from common/gate.cmake, the worker from worker/worker.cmake.
-add_library(sw_coord STATIC ${CMAKE_CURRENT_LIST_DIR}/sw_coord.c ${CMAKE_CURRENT_LIST_DIR}/sw_zap.c)
+add_library(sw_coord STATIC ${CMAKE_CURRENT_LIST_DIR}/sw_coord.c ${CMAKE_CURRENT_LIST_DIR}/sw_zap.c
+            ${CMAKE_CURRENT_LIST_DIR}/sw_notify.c)
 target_include_directories(sw_coord PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(sw_coord PUBLIC sw_coordcore sw_wire sw_worker sw_util
-                      PkgConfig::ZMQ PkgConfig::JANSSON Threads::Threads)
+                      PkgConfig::ZMQ PkgConfig::JANSSON PkgConfig::CURL Threads::Threads)
 
 add_executable(splatsweep ${CMAKE_CURRENT_LIST_DIR}/splatsweep.c)
 target_link_libraries(splatsweep PRIVATE sw_coord sw_worker sw_coordcore sw_gate

@@ -90,7 +90,8 @@ static void usage(FILE *f) {
       "         [--compare CONFIG --against CONFIG]   Pareto points, front, matched comparisons\n"
       "  audit [SWEEP] [--db PATH] [--format text|json] [--reference SWEEP [--gate NAME]\n"
       "        [--tolerance 0.005]]                     reproducibility audit (exit 1: problems)\n"
-      "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard\n"
+      "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard,\n"
+      "  and --dashboard-url URL: the dashboard's address in webhook notifications\n"
       "docs/cli.md has the details.\n");
 }
 
@@ -256,7 +257,8 @@ enum {
   OPT_INSECURE_ANYWHERE,
   OPT_WORKERS_FROM,
   OPT_WORKERS_SHOWN,
-  OPT_INTERVAL
+  OPT_INTERVAL,
+  OPT_DASHBOARD_URL
 };
 
 static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_WORKERS},
@@ -286,6 +288,8 @@ static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_
                                           {"workers-shown", required_argument, 0,
                                            OPT_WORKERS_SHOWN},
                                           {"interval-ms", required_argument, 0, OPT_INTERVAL},
+                                          {"dashboard-url", required_argument, 0,
+                                           OPT_DASHBOARD_URL},
                                           {"output", required_argument, 0, 'o'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
@@ -295,7 +299,7 @@ struct args {
   int64_t workers_from, workers_shown; /* status: the page of workers listed */
   int64_t interval_ms;                 /* watch: between status requests */
   const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer, *output,
-      *format, *host_lock;
+      *format, *host_lock, *dashboard_url;
   int insecure, insecure_anywhere, keep_runs, shared_host;
   struct sw_msg_kv *labels;
   size_t n_labels;
@@ -354,6 +358,14 @@ static int parse_args(int argc, char **argv, struct args *a) {
       break;
     case OPT_DB:
       a->db = optarg;
+      break;
+    case OPT_DASHBOARD_URL:
+      if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
+        fprintf(stderr, "splatsweep: --dashboard-url %s: expected an http:// or https:// URL\n",
+                optarg);
+        return -1;
+      }
+      a->dashboard_url = optarg;
       break;
     case OPT_BIND_WORK:
       a->bind_work = optarg;
@@ -712,7 +724,8 @@ static int cmd_coordinator(struct args *a) {
                             .liveness = (int)a->liveness,
                             .lease_ttl_ms = a->lease_ttl_ms,
                             .max_attempts = (int)a->max_attempts,
-                            .stop = &stop_flag};
+                            .stop = &stop_flag,
+                            .dashboard_url = a->dashboard_url};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   struct sw_err err = {0};
@@ -1224,7 +1237,8 @@ static int cmd_local(struct args *a) {
                             .liveness = (int)a->liveness,
                             .lease_ttl_ms = a->lease_ttl_ms,
                             .max_attempts = (int)a->max_attempts,
-                            .stop = &stop_flag};
+                            .stop = &stop_flag,
+                            .dashboard_url = a->dashboard_url};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   int64_t sweep = 0;
@@ -1332,6 +1346,15 @@ int main(int argc, char **argv) {
     sw_http_stop(&http);
     free(a.labels);
     return EXIT_USAGE;
+  }
+  /* Webhooks link to the dashboard: by default this host's name and the --http port. */
+  char dash[320];
+  if (http && !a.dashboard_url) {
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(dash, sizeof dash, "http://%s:%d", host, sw_http_port(http));
+    a.dashboard_url = dash;
   }
   int rc;
   if (!strcmp(cmd, "check"))

@@ -17,6 +17,7 @@
 #include "sw_fs.h"
 #include "sw_hostlock.h"
 #include "sw_log.h"
+#include "sw_notify.h"
 #include "sw_report.h"
 #include "sw_sched.h"
 #include "sw_spec.h"
@@ -81,6 +82,8 @@ struct sw_coord {
   struct lat_ring lat_all; /* every Ready->Assign, waits for free work included */
   struct lat_ring lat_now; /* only Readys answered at once: the coordinator's service time */
   int need_assign;         /* something changed that may let waiting workers start */
+  sw_notify_t *notify;     /* webhook notifications (its own thread) */
+  int64_t notify_event;    /* the last event looked at for notifications */
 };
 
 static int64_t now_ms(void) { return sw_clock_mono_ms(); }
@@ -900,6 +903,11 @@ int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
   if (t - c->last_tick_ms >= c->hb_ms) {
     c->last_tick_ms = t;
     tick(c, t);
+    /* Verdicts and finished sweeps become webhook notifications; the POSTs happen in the
+     * notifier's thread, here they are only queued. */
+    struct sw_err nerr = {0};
+    if (sw_notify_scan(c->notify, c->store, &c->notify_event, c->o->dashboard_url, &nerr))
+      sw_log_warn("notifications: %s", nerr.msg);
   }
   if (c->need_assign)
     assign_waiting(c, t);
@@ -1005,6 +1013,12 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
       (json_int_t)sw_zap_allowed(c->zap), "refused_identity", (json_int_t)c->refused_identity,
       "dropped_identity", (json_int_t)c->dropped_identity, "rss_kb", (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms,
       "liveness", c->liveness, "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
+  struct sw_notify_counts nc;
+  sw_notify_get_counts(c->notify, &nc);
+  json_object_set_new(co, "webhooks",
+                      json_pack("{s:I,s:I,s:I,s:I}", "sent", (json_int_t)nc.sent, "failed",
+                                (json_int_t)nc.failed, "dropped", (json_int_t)nc.dropped, "queued",
+                                (json_int_t)nc.queued));
   json_object_set_new(st, "coordinator", co);
   return st;
 }
@@ -1151,6 +1165,10 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     so.max_attempts = o->max_attempts;
   if ((rc = sw_sched_new(c->store, &so, now_ms(), &c->sched, err)))
     goto fail;
+  /* Notifications start from the events after this start: what happened before is history. */
+  if ((rc = sw_notify_last_event(c->store, &c->notify_event, err)) ||
+      (rc = sw_notify_start(NULL, &c->notify, err)))
+    goto fail;
   char mon[96];
   snprintf(mon, sizeof mon, "inproc://sw-mon-work-%p", (void *)c);
   c->work = router(c, o->bind_work ? o->bind_work : "tcp://*:7710", SW_ZAP_DOMAIN_WORK, mon,
@@ -1177,6 +1195,7 @@ void sw_coord_destroy(sw_coord_t **self_p) {
   if (!self_p || !*self_p)
     return;
   sw_coord_t *c = *self_p;
+  sw_notify_stop(&c->notify);
   if (c->work) {
     zmq_socket_monitor(c->work, NULL, 0);
     zmq_close(c->work);

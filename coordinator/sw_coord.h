@@ -45,6 +45,9 @@ struct sw_coord_opts {
   int64_t lease_ttl_ms;              /* default 60000 */
   int max_attempts;                  /* default 3 */
   const volatile sig_atomic_t *stop; /* non-zero ends sw_coord_run; may be NULL */
+  /* The dashboard's address as the recipients of notifications reach it (e.g.
+   * http://coord.lab:7780); webhook payloads link to BASE/sweep/ID. NULL: no link. */
+  const char *dashboard_url;
 };
 
 /* Opens the store and the scheduler, starts the ZAP handler (secure mode), binds both endpoints.

@@ -49,3 +49,5 @@ sw_it_add(it_impersonate impersonate.sh 17870)
 sw_add_check_test(test_zap SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_zap.c LIBS sw_coord)
 # `splatsweep watch` under a pseudo-terminal and into a file (issue 14, item 4).
 sw_it_add(it_watch watch.sh 17910)
+# A sweep's webhook reaches a local HTTP server with the verdict (issue 14, item 6).
+sw_it_add(it_webhook webhook.sh 17920)
