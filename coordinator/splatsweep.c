@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "sw_artifact.h"
 #include "sw_audit.h"
 #include "sw_clock.h"
 #include "sw_codec.h"
@@ -91,7 +92,8 @@ static void usage(FILE *f) {
       "  audit [SWEEP] [--db PATH] [--format text|json] [--reference SWEEP [--gate NAME]\n"
       "        [--tolerance 0.005]]                     reproducibility audit (exit 1: problems)\n"
       "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard,\n"
-      "  and --dashboard-url URL: the dashboard's address in webhook notifications\n"
+      "  and --dashboard-url URL: the dashboard's address in webhook notifications, and\n"
+      "  --artifacts PORT [--artifacts-bind ADDR] [--artifacts-url URL]: the artifact store\n"
       "docs/cli.md has the details.\n");
 }
 
@@ -299,7 +301,7 @@ struct args {
   int64_t workers_from, workers_shown; /* status: the page of workers listed */
   int64_t interval_ms;                 /* watch: between status requests */
   const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer, *output,
-      *format, *host_lock, *dashboard_url;
+      *format, *host_lock, *dashboard_url, *artifact_url;
   int insecure, insecure_anywhere, keep_runs, shared_host;
   struct sw_msg_kv *labels;
   size_t n_labels;
@@ -725,7 +727,8 @@ static int cmd_coordinator(struct args *a) {
                             .lease_ttl_ms = a->lease_ttl_ms,
                             .max_attempts = (int)a->max_attempts,
                             .stop = &stop_flag,
-                            .dashboard_url = a->dashboard_url};
+                            .dashboard_url = a->dashboard_url,
+                            .artifact_url = a->artifact_url};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   struct sw_err err = {0};
@@ -1238,7 +1241,8 @@ static int cmd_local(struct args *a) {
                             .lease_ttl_ms = a->lease_ttl_ms,
                             .max_attempts = (int)a->max_attempts,
                             .stop = &stop_flag,
-                            .dashboard_url = a->dashboard_url};
+                            .dashboard_url = a->dashboard_url,
+                            .artifact_url = a->artifact_url};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   int64_t sweep = 0;
@@ -1334,19 +1338,26 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "audit"))
     return sw_audit_cli(argc - 1, argv + 1);
   sw_http_t *http = NULL;
+  sw_artifact_t *store_srv = NULL;
+  const char *artifact_url = NULL;
   if (!strcmp(cmd, "coordinator") || !strcmp(cmd, "local")) {
     struct sw_err herr = {0};
-    if (sw_http_from_args(&argc, argv, "results/splatsweep.db", &http, &herr)) {
+    if (sw_http_from_args(&argc, argv, "results/splatsweep.db", &http, &herr) ||
+        sw_artifact_from_args(&argc, argv, "results/splatsweep.db", &store_srv, &artifact_url,
+                              &herr)) {
       fprintf(stderr, "splatsweep %s: %s\n", cmd, herr.msg);
+      sw_http_stop(&http);
       return herr.code == SW_EINVAL ? EXIT_USAGE : 1;
     }
   }
   struct args a;
   if (parse_args(argc - 1, argv + 1, &a)) {
+    sw_artifact_stop(&store_srv);
     sw_http_stop(&http);
     free(a.labels);
     return EXIT_USAGE;
   }
+  a.artifact_url = artifact_url;
   /* Webhooks link to the dashboard: by default this host's name and the --http port. */
   char dash[320];
   if (http && !a.dashboard_url) {
@@ -1384,6 +1395,7 @@ int main(int argc, char **argv) {
     usage(stderr);
     rc = EXIT_USAGE;
   }
+  sw_artifact_stop(&store_srv);
   sw_http_stop(&http);
   free(a.labels);
   return rc;

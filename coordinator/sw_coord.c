@@ -12,6 +12,7 @@
 #include <mach/mach.h>
 #endif
 
+#include "sw_artifact.h"
 #include "sw_clock.h"
 #include "sw_codec.h"
 #include "sw_fs.h"
@@ -83,6 +84,8 @@ struct sw_coord {
   struct lat_ring lat_now; /* only Readys answered at once: the coordinator's service time */
   int need_assign;         /* something changed that may let waiting workers start */
   sw_notify_t *notify;     /* webhook notifications (its own thread) */
+  int artifacts;           /* an artifact store runs: Assigns carry its URL and tokens */
+  uint8_t artifact_key[SW_ARTIFACT_KEY_LEN];
   int64_t notify_event;    /* the last event looked at for notifications */
 };
 
@@ -238,6 +241,22 @@ static void record_latency(struct lat_ring *r, double us) {
     r->n++;
 }
 
+/* The sweep's artifact rules from its stored spec (the defaults when it has none). */
+static void sweep_artifacts(sw_coord_t *c, int64_t sweep_id, struct sw_spec_artifacts *out) {
+  static const char *const SQL = "SELECT json_extract(spec_json, '$.artifacts') FROM sweeps WHERE "
+                                 "id = ?1";
+  *out = sw_spec_artifacts_defaults();
+  sqlite3_stmt *st;
+  if (sw_store_stmt(c->store, SQL, &st, NULL)) return;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+    json_t *j = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+    sw_spec_artifacts_from_json(j, out);
+    json_decref(j);
+  }
+  sqlite3_reset(st);
+}
+
 /* Gives work to one waiting worker if the scheduler has any. Returns 1 when assigned. */
 static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate) {
   struct sw_lease lease;
@@ -262,6 +281,7 @@ static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate
   a->gate_id = (uint64_t)lease.gate_id;
   a->pair_id = (uint64_t)lease.pair_id;
   a->attempt = (uint32_t)lease.attempt;
+  memset(runs, 0, sizeof runs);
   for (int i = 0; i < lease.n_runs; i++) {
     runs[i].run_id = (uint64_t)lease.runs[i].run_id;
     snprintf(runs[i].arm, sizeof runs[i].arm, "%s", lease.runs[i].arm);
@@ -272,6 +292,17 @@ static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate
   a->runs = runs;
   a->n_runs = (size_t)lease.n_runs;
   contamination_from_json(lease.contamination_json, &a->contamination);
+  if (c->artifacts) {
+    struct sw_spec_artifacts ar;
+    sweep_artifacts(c, lease.sweep_id, &ar);
+    if (ar.upload) {
+      snprintf(a->artifact_url, sizeof a->artifact_url, "%s", c->o->artifact_url);
+      a->artifact_max_bytes = (uint64_t)ar.max_file_mb << 20;
+      a->artifact_ply = ar.final_ply;
+      for (int i = 0; i < lease.n_runs; i++)
+        sw_artifact_token(c->artifact_key, runs[i].run_id, a->attempt, runs[i].artifact_token);
+    }
+  }
   int sent = send_to(c, c->work, s->rid, s->rid_len, &m);
   if (sent == 0) {
     double us = (double)(sw_clock_mono_ns() / 1000 - s->ready_us);
@@ -484,6 +515,24 @@ static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_ms
   free(pre);
   free(dur);
   c->results++;
+  if (rc == 0 && f->n_artifacts && c->artifacts) {
+    /* Before the Ack: the worker uploads once acknowledged, and the store must expect it. */
+    static const char *const SQL = "SELECT p.sweep_id FROM runs r JOIN pairs p ON p.id = "
+                                   "r.pair_id WHERE r.id = ?1";
+    struct sw_spec_artifacts ar = sw_spec_artifacts_defaults();
+    sqlite3_stmt *st;
+    if (!sw_store_stmt(c->store, SQL, &st, NULL)) {
+      sqlite3_bind_int64(st, 1, (sqlite3_int64)f->run_id);
+      int64_t sweep = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+      sqlite3_reset(st);
+      if (sweep) sweep_artifacts(c, sweep, &ar);
+    }
+    struct sw_err aerr = {0};
+    if (sw_artifact_expect(c->store, (int64_t)f->run_id, f->attempt, f->artifacts, f->n_artifacts,
+                           &ar, &aerr))
+      sw_log_warn("run %" PRIu64 ": artifacts not recorded (their uploads will be refused): %s",
+                  f->run_id, aerr.msg);
+  }
   if (rc == 0) {
     struct sw_msg a;
     sw_msg_init(&a, SW_MSG_ACK);
@@ -1166,6 +1215,11 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
   if ((rc = sw_sched_new(c->store, &so, now_ms(), &c->sched, err)))
     goto fail;
   /* Notifications start from the events after this start: what happened before is history. */
+  if (o->artifact_url) {
+    if ((rc = sw_artifact_key_load(db, c->artifact_key, err)))
+      goto fail;
+    c->artifacts = 1;
+  }
   if ((rc = sw_notify_last_event(c->store, &c->notify_event, err)) ||
       (rc = sw_notify_start(NULL, &c->notify, err)))
     goto fail;

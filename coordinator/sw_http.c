@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "sw_artifact.h"
 #include "sw_audit.h"
 #include "sw_fs.h"
 #include "sw_log.h"
@@ -340,6 +341,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     /* Read-only: a request body is never read, so refuse before any is accepted. */
     *upload_data_size = 0;
     reply_text(&r, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only dashboard: GET or HEAD only\n");
+  } else if (!strncmp(url, "/artifact/", 10) || !strncmp(url, "/api/artifacts/", 15)) {
+    /* Artifact downloads and lists: the artifact store's own answer (sw_artifact.h). */
+    return (enum MHD_Result)sw_artifact_serve(conn, h->db_path, url);
   } else {
     route(h, url, &r);
   }

@@ -51,3 +51,6 @@ sw_add_check_test(test_zap SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_zap.c LIB
 sw_it_add(it_watch watch.sh 17910)
 # A sweep's webhook reaches a local HTTP server with the verdict (issue 14, item 6).
 sw_it_add(it_webhook webhook.sh 17920)
+# Artifacts uploaded by the workers, downloaded through the coordinator with matching sha256,
+# authenticated, checked and kept by the spec's retention rule (issue 14, item 5).
+sw_it_add(it_artifacts artifacts.sh 17930)
