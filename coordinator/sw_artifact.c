@@ -354,14 +354,32 @@ static int parse_target(const char *p, int64_t *run, int *attempt, char *name, s
   return 0;
 }
 
-static int server_store(struct sw_artifact *s) {
-  if (s->store) return 0;
+/* A read-write connection to the database, but only once the coordinator has created it and
+ * brought it to this build's schema: this module never creates or migrates the store (two
+ * migrations at once would collide). 0, or -1 when it is not ready (yet). */
+static int open_current(const char *db_path, sw_store_t **out) {
+  if (!sw_fs_exists(db_path)) return -1;
+  struct sw_store_opts so;
+  sw_store_opts_default(&so);
+  so.read_only = 1;
+  sw_store_t *probe = NULL;
   struct sw_err err = {0};
-  if (sw_store_open(s->db_path, NULL, &s->store, &err)) {
+  int version = 0;
+  if (sw_store_open(db_path, &so, &probe, &err) || sw_store_version(probe, &version, &err)) {
+    sw_store_close(&probe);
+    return -1;
+  }
+  sw_store_close(&probe);
+  if (version != SW_STORE_SCHEMA_VERSION) return -1;
+  if (sw_store_open(db_path, NULL, out, &err)) {
     sw_log_warn("artifacts: %s", err.msg);
     return -1;
   }
   return 0;
+}
+
+static int server_store(struct sw_artifact *s) {
+  return s->store ? 0 : open_current(s->db_path, &s->store);
 }
 
 /* Looks the expected row up; 0 and the upload's fields, or an HTTP status. */
@@ -588,7 +606,7 @@ static void *retain_loop(void *arg) {
   while (!s->stop) {
     pthread_mutex_unlock(&s->mu);
     struct sw_err err = {0};
-    if (!store && sw_fs_exists(s->db_path)) sw_store_open(s->db_path, NULL, &store, &err);
+    if (!store) open_current(s->db_path, &store);
     if (store && sw_artifact_retain(store, s->db_path, sw_clock_wall_ms(), &err) < 0) {
       sw_log_warn("artifact retention: %s", err.msg);
       sw_store_close(&store);
@@ -596,7 +614,8 @@ static void *retain_loop(void *arg) {
     pthread_mutex_lock(&s->mu);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += RETAIN_EVERY_MS / 1000;
+    /* Until the coordinator has made the store ready, look again each second. */
+    ts.tv_sec += store ? RETAIN_EVERY_MS / 1000 : 1;
     if (!s->stop) pthread_cond_timedwait(&s->cv, &s->mu, &ts);
   }
   pthread_mutex_unlock(&s->mu);

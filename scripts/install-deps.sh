@@ -10,6 +10,7 @@ pkgs=(
   libfyaml-dev libjansson-dev libspng-dev libsodium-dev libgsl-dev
   libarchive-dev libmicrohttpd-dev libjs-chart.js jq clang libclang-rt-14-dev
   python3 python3-jsonschema
+  curl bsdutils  # the artifact and watch integration tests (curl, script)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -17,6 +17,7 @@
 
 #include "sw_clock.h"
 #include "sw_fs.h"
+#include "sw_hostlock.h"
 #include "sw_log.h"
 #include "sw_sha256.h"
 
@@ -41,6 +42,7 @@ struct sw_upload {
   struct retry retries[ENTRIES_MAX];
   int n_retries;
   uint64_t uploaded, given_up;
+  sw_hostlock_t *lock; /* the host measurement lock, on a descriptor of its own; NULL: none */
 };
 
 /* ---- staging ------------------------------------------------------------------------------- */
@@ -266,6 +268,12 @@ static void do_entry(sw_upload_t *u, const char *name, int64_t now) {
   }
   struct retry *r = retry_of(u, name);
   if (r && r->next_ms > now) return;
+  /* The host's measurement lock: while any worker of this host measures, nothing is sent. */
+  if (u->lock) {
+    char who[128];
+    struct sw_err lerr = {0};
+    if (sw_hostlock_try(u->lock, who, sizeof who, &lerr) != 1) return;
+  }
   snprintf(path, sizeof path, "%s/manifest.json", entry);
   json_t *m = json_load_file(path, 0, NULL);
   const char *url = json_string_value(json_object_get(m, "url"));
@@ -287,6 +295,7 @@ static void do_entry(sw_upload_t *u, const char *name, int64_t now) {
     if (stop) break;
   }
   json_decref(m);
+  sw_hostlock_release(u->lock);
   pthread_mutex_lock(&u->mu);
   int held = u->stop || u->hold;
   pthread_mutex_unlock(&u->mu);
@@ -339,7 +348,8 @@ static void *run(void *arg) {
   return NULL;
 }
 
-int sw_upload_start(const char *dir, sw_upload_t **out, struct sw_err *err) {
+int sw_upload_start(const char *dir, const char *host_lock, const char *holder, sw_upload_t **out,
+                    struct sw_err *err) {
   *out = NULL;
   int rc = sw_fs_mkdir_p(dir, err);
   if (rc) return rc;
@@ -348,7 +358,13 @@ int sw_upload_start(const char *dir, sw_upload_t **out, struct sw_err *err) {
     free(u);
     return sw_err_set(err, SW_ENOMEM, "uploads: out of memory");
   }
+  if (host_lock && (rc = sw_hostlock_open(host_lock, holder, &u->lock, err))) {
+    free(u->dir);
+    free(u);
+    return rc;
+  }
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    sw_hostlock_close(&u->lock);
     free(u->dir);
     free(u);
     return sw_err_set(err, SW_EIO, "uploads: libcurl initialisation failed");
@@ -359,6 +375,7 @@ int sw_upload_start(const char *dir, sw_upload_t **out, struct sw_err *err) {
     pthread_cond_destroy(&u->cv);
     pthread_mutex_destroy(&u->mu);
     curl_global_cleanup();
+    sw_hostlock_close(&u->lock);
     free(u->dir);
     free(u);
     return sw_err_set(err, SW_EIO, "uploads: cannot start the thread");
@@ -378,6 +395,7 @@ void sw_upload_stop(sw_upload_t **self_p) {
   pthread_cond_destroy(&u->cv);
   pthread_mutex_destroy(&u->mu);
   curl_global_cleanup();
+  sw_hostlock_close(&u->lock);
   free(u->dir);
   free(u);
   *self_p = NULL;

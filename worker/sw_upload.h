@@ -12,7 +12,8 @@
  * result spool: a failed upload costs at most that file. Each file is PUT with its token; 2xx
  * removes it; 401, 404, 409, 413 and 422 (refused for good) remove it with a warning; anything
  * else (network, 5xx) is retried with backoff (2 s doubling, 8 tries per entry), after which
- * the entry is given up. Nothing is sent while the worker measures (sw_upload_hold). An entry never acknowledged is removed after a day. Entries survive a
+ * the entry is given up. Nothing is sent while the worker measures or waits to (sw_upload_hold),
+ * nor while another worker of the host holds the measurement lock. An entry never acknowledged is removed after a day. Entries survive a
  * worker restart (the next one carries on).
  *
  * Lifecycle: sw_upload_start / sw_upload_stop; stage and acked are called from the poll loop. */
@@ -28,8 +29,12 @@
 
 typedef struct sw_upload sw_upload_t;
 
-/* Starts the upload thread over the folder dir (created). Returns 0, SW_EIO, SW_ENOMEM. */
-int sw_upload_start(const char *dir, sw_upload_t **out, struct sw_err *err);
+/* Starts the upload thread over the folder dir (created). host_lock: the host measurement lock's
+ * file (sw_hostlock.h), or NULL for a worker that shares the host (--shared-host): the thread
+ * uploads only while it can take that lock itself, so no worker of the host measures meanwhile.
+ * holder names the thread in the lock file. Returns 0, SW_EIO, SW_ENOMEM. */
+int sw_upload_start(const char *dir, const char *host_lock, const char *holder, sw_upload_t **out,
+                    struct sw_err *err);
 /* Stops the thread (a transfer in flight is aborted; the entry stays for the next start). */
 void sw_upload_stop(sw_upload_t **self_p);
 

@@ -62,6 +62,7 @@ struct worker {
   sw_sampler_t *sampler;
   sw_gpu_t *gpu;           /* NVML, when the machine has it */
   sw_hostlock_t *hostlock; /* NULL when this worker shares the host (--shared-host) */
+  char host_lock_path[4200]; /* its file, which the upload thread takes too */
   int64_t lock_wait_ms, lock_logged_ms, lock_released_ms;
   char runs_dir[4200], scenes_dir[4200];
 
@@ -1029,8 +1030,9 @@ static int setup(struct worker *w, struct sw_err *err) {
     return rc;
   if (!o->shared_host) {
     const char *lp = o->host_lock && *o->host_lock ? o->host_lock : getenv("SW_HOST_LOCK");
-    if ((rc = sw_hostlock_open(lp && *lp ? lp : "/tmp/splatsweep-measure.lock", w->id,
-                               &w->hostlock, err)))
+    snprintf(w->host_lock_path, sizeof w->host_lock_path, "%s",
+             lp && *lp ? lp : "/tmp/splatsweep-measure.lock");
+    if ((rc = sw_hostlock_open(w->host_lock_path, w->id, &w->hostlock, err)))
       return rc;
   }
   return build_hello(w, err);
@@ -1054,14 +1056,17 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
     char up[4300];
     snprintf(up, sizeof up, "%.*s/uploads", (int)(strlen(w->runs_dir) - strlen("/runs")),
              w->runs_dir);
-    rc = sw_upload_start(up, &w->uploads, err);
+    char holder[SW_MSG_ID_MAX + 16];
+    snprintf(holder, sizeof holder, "%s uploads", w->id);
+    rc = sw_upload_start(up, w->hostlock ? w->host_lock_path : NULL, holder, &w->uploads, err);
   }
   if (!rc)
     take_sample(w, NULL, t); /* primes the CPU counters */
   while (!rc && !(opts->stop && *opts->stop)) {
     t = now_ms();
-    /* Uploads wait while this machine measures (the quiet wait and the trainer's run). */
-    if (w->uploads) sw_upload_hold(w->uploads, w->phase == P_QUIET || w->phase == P_RUN);
+    /* Uploads wait while this worker waits for the host lock or measures (quiet wait, run). */
+    if (w->uploads)
+      sw_upload_hold(w->uploads, w->phase == P_LOCK || w->phase == P_QUIET || w->phase == P_RUN);
     if (w->state == S_DISCONNECTED && t >= reconnect_at) {
       struct sw_err e2 = {0};
       if (open_socket(w, &e2)) {
