@@ -14,7 +14,7 @@ ART=$((PORT + 3))
 DB="$T/db/sw.db"
 coordinator() {
   start "$1" "$SW" coordinator --bind-work "$WORK" --bind-control "$CTL" --db "$DB" --insecure \
-    --heartbeat-ms 200 --http "$HTTP" --artifacts "$ART" --artifacts-bind 127.0.0.1
+    --heartbeat-ms 200 --http "$HTTP" --artifacts "$ART" --artifacts-bind 127.0.0.1 "${@:2}"
   wait_until 15 status_json || fail "coordinator did not answer status"
 }
 coordinator coord
@@ -90,4 +90,24 @@ q "SELECT ar.state, ar.reason FROM artifacts ar LIMIT 1"
   fail "sweep b lost its artifacts"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP$ply")
 [ "$code" = 404 ] || fail "a deleted artifact still downloads (HTTP $code)"
+# Uploads that cannot succeed never cost a result: workers told a store URL where nothing
+# listens still deliver every result, and the sweep ends. A file over max_file_mb stays on the
+# worker (final.ply of 1,100 KiB against a 1 MiB limit).
+kill -TERM "$PID_coord2"
+wait "$PID_coord2" || true
+coordinator coord3 --artifacts-url "http://127.0.0.1:$((PORT + 4))"
+gate_spec "$T/c.yaml" it-art-c 2 0.2 ", fake_ply_kb: 1100"
+printf 'artifacts: {max_file_mb: 1}\n' >>"$T/c.yaml"
+c=$("$SW" submit "$T/c.yaml" --coordinator "$CTL") || fail "submit c"
+c_done() { [ "$(q "SELECT status FROM sweeps WHERE id = $c")" = done ]; }
+wait_until 120 c_done || fail "sweep c did not finish while uploads failed: $(q "SELECT status FROM sweeps WHERE id = $c")"
+c_runs="JOIN attempts a ON a.id = ar.attempt_id JOIN runs r ON r.id = a.run_id JOIN pairs p ON p.id = r.pair_id WHERE p.sweep_id = $c"
+ok=$(q "SELECT COUNT(*) FROM attempts a JOIN runs r ON r.id = a.run_id JOIN pairs p ON p.id = r.pair_id WHERE p.sweep_id = $c AND a.status IN ('ok', 'contaminated')")
+[ "$ok" -ge 4 ] || fail "sweep c: only $ok results stored"
+[ "$(q "SELECT COUNT(*) FROM artifacts ar $c_runs AND ar.name = 'final.ply'")" = 0 ] || fail "an over-limit final.ply was announced"
+[ "$(q "SELECT COUNT(*) FROM artifacts ar $c_runs AND ar.state = 'stored'")" = 0 ] || fail "stored through a dead URL?"
+[ "$(q "SELECT COUNT(*) FROM artifacts ar $c_runs AND ar.name = 'result.json' AND ar.state = 'expected'")" -ge 4 ] ||
+  fail "sweep c's result.json files are not expected"
+grep -q "over the store's limit" "$T/w1.log" "$T/w2.log" || fail "no log line for the file over the limit"
+grep -q "will retry" "$T/w1.log" "$T/w2.log" || fail "no retried upload in the workers' logs"
 echo PASS
