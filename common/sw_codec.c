@@ -150,6 +150,7 @@ static void enc_assign(struct pool *p, Splatsweep__Envelope *env, const struct s
     runs[i].config_json = str_or_empty(a->runs[i].config_json);
     runs[i].trainer_json = str_or_empty(a->runs[i].trainer_json);
     runs[i].scene_json = str_or_empty(a->runs[i].scene_json);
+    runs[i].artifact_token = (char *)a->runs[i].artifact_token;
     ptrs[i] = &runs[i];
   }
   o->n_runs = a->n_runs;
@@ -166,6 +167,9 @@ static void enc_assign(struct pool *p, Splatsweep__Envelope *env, const struct s
   c->gpu_foreign = a->contamination.gpu_foreign;
   c->shared_host = a->contamination.shared_host;
   o->contamination = c;
+  o->artifact_url = (char *)a->artifact_url;
+  o->artifact_max_bytes = a->artifact_max_bytes;
+  o->artifact_ply = a->artifact_ply;
   env->body_case = SPLATSWEEP__ENVELOPE__BODY_ASSIGN;
   env->assign = o;
 }
@@ -195,6 +199,20 @@ static void enc_run_finished(struct pool *p, Splatsweep__Envelope *env,
   o->env_after = str_or_empty(f->env_after);
   o->run_start_wall_ms = f->run_start_wall_ms;
   o->run_end_wall_ms = f->run_end_wall_ms;
+  if (f->n_artifacts) {
+    Splatsweep__Artifact *items = pool_alloc(p, f->n_artifacts * sizeof *items);
+    Splatsweep__Artifact **ptrs = pool_alloc(p, f->n_artifacts * sizeof *ptrs);
+    if (!items || !ptrs) return;
+    for (size_t i = 0; i < f->n_artifacts; i++) {
+      splatsweep__artifact__init(&items[i]);
+      items[i].name = (char *)f->artifacts[i].name;
+      items[i].size = f->artifacts[i].size;
+      items[i].sha256 = (char *)f->artifacts[i].sha256;
+      ptrs[i] = &items[i];
+    }
+    o->n_artifacts = f->n_artifacts;
+    o->artifacts = ptrs;
+  }
   env->body_case = SPLATSWEEP__ENVELOPE__BODY_RUN_FINISHED;
   env->run_finished = o;
 }
@@ -567,6 +585,11 @@ static int dec_assign(struct sw_msg_assign *a, const Splatsweep__Assign *o, stru
     a->contamination.gpu_foreign = o->contamination->gpu_foreign;
     a->contamination.shared_host = o->contamination->shared_host;
   }
+  a->artifact_max_bytes = o->artifact_max_bytes;
+  a->artifact_ply = o->artifact_ply;
+  int urc = dec_fixed(a->artifact_url, sizeof a->artifact_url, o->artifact_url,
+                      "Assign.artifact_url", err);
+  if (urc) return urc;
   if (o->n_runs > SW_MSG_RUNS_MAX)
     return sw_err_set(err, SW_EPROTO, "Assign.runs: %zu runs, more than %d", o->n_runs,
                       SW_MSG_RUNS_MAX);
@@ -582,6 +605,9 @@ static int dec_assign(struct sw_msg_assign *a, const Splatsweep__Assign *o, stru
     if (!rc) rc = dec_text(&r->config_json, s->config_json, 1, err);
     if (!rc) rc = dec_text(&r->trainer_json, s->trainer_json, 1, err);
     if (!rc) rc = dec_text(&r->scene_json, s->scene_json, 1, err);
+    if (!rc)
+      rc = dec_fixed(r->artifact_token, sizeof r->artifact_token, s->artifact_token,
+                     "Assign.runs.artifact_token", err);
     if (rc) return rc;
   }
   return 0;
@@ -610,6 +636,23 @@ static int dec_run_finished(struct sw_msg_run_finished *f, const Splatsweep__Run
   /* An empty environment string means the worker sent none (older workers). */
   if (!rc) rc = dec_text(&f->env_before, o->env_before, o->env_before && *o->env_before, err);
   if (!rc) rc = dec_text(&f->env_after, o->env_after, o->env_after && *o->env_after, err);
+  if (!rc && o->n_artifacts > SW_MSG_ARTIFACTS_MAX)
+    rc = sw_err_set(err, SW_EPROTO, "RunFinished.artifacts: %zu, more than %d", o->n_artifacts,
+                    SW_MSG_ARTIFACTS_MAX);
+  if (!rc && o->n_artifacts) {
+    f->artifacts = calloc(o->n_artifacts, sizeof *f->artifacts);
+    if (!f->artifacts) return sw_err_set(err, SW_ENOMEM, "decoding: out of memory");
+    f->n_artifacts = o->n_artifacts;
+    for (size_t i = 0; !rc && i < o->n_artifacts; i++) {
+      struct sw_msg_artifact *a = &f->artifacts[i];
+      rc = dec_fixed(a->name, sizeof a->name, o->artifacts[i]->name, "RunFinished.artifacts.name",
+                     err);
+      if (!rc)
+        rc = dec_fixed(a->sha256, sizeof a->sha256, o->artifacts[i]->sha256,
+                       "RunFinished.artifacts.sha256", err);
+      a->size = o->artifacts[i]->size;
+    }
+  }
   return rc;
 }
 

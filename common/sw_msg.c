@@ -101,6 +101,7 @@ void sw_msg_clear(struct sw_msg *msg) {
       free(msg->u.run_finished.pre_samples);
       free(msg->u.run_finished.env_before);
       free(msg->u.run_finished.env_after);
+      free(msg->u.run_finished.artifacts);
       break;
     case SW_MSG_CANCEL: free(msg->u.cancel.reason); break;
     case SW_MSG_REJECT: free(msg->u.reject.reason); break;
@@ -369,6 +370,36 @@ static int v_welcome(const struct sw_msg_welcome *w, struct sw_err *err) {
   return rc;
 }
 
+int sw_msg_artifact_name_ok(const char *name) {
+  size_t n = strnlen(name, SW_MSG_ARTIFACT_NAME_MAX + 1), part = 0;
+  int slashes = 0;
+  if (n == 0 || n > SW_MSG_ARTIFACT_NAME_MAX) return 0;
+  for (size_t i = 0; i <= n; i++) {
+    char c = name[i];
+    if (c == '/' || c == '\0') {
+      if (part == 0 || (c == '/' && ++slashes > 1)) return 0;
+      part = 0;
+      continue;
+    }
+    if (part == 0 && c == '.') return 0;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '_' || c == '-'))
+      return 0;
+    part++;
+  }
+  return 1;
+}
+
+/* "" or exactly len lowercase hex digits (len 64: a sha256, an upload token). */
+static int hex_ok(const char *s, size_t len, int allow_empty) {
+  size_t n = strlen(s);
+  if (n == 0) return allow_empty;
+  if (n != len) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+  return 1;
+}
+
 static int v_assign(const struct sw_msg_assign *a, struct sw_err *err) {
   const char *p = "Assign";
   int rc = v_nonzero(a->lease_id, p, "lease_id", err);
@@ -398,7 +429,15 @@ static int v_assign(const struct sw_msg_assign *a, struct sw_err *err) {
     if (!rc) rc = v_json(r->config_json, 1, path, "config_json", err);
     if (!rc) rc = v_json(r->trainer_json, 1, path, "trainer_json", err);
     if (!rc) rc = v_json(r->scene_json, 1, path, "scene_json", err);
+    if (!rc && !hex_ok(r->artifact_token, SW_MSG_TOKEN_LEN, 1))
+      rc = sw_err_set(err, SW_EPROTO, "%s.artifact_token: not 64 lowercase hex digits", path);
   }
+  if (!rc && a->artifact_url[0] && strncmp(a->artifact_url, "http://", 7) &&
+      strncmp(a->artifact_url, "https://", 8))
+    rc = sw_err_set(err, SW_EPROTO, "Assign.artifact_url: not an http:// or https:// URL");
+  for (const char *u = a->artifact_url; !rc && *u; u++)
+    if ((unsigned char)*u <= ' ' || *u == 0x7f)
+      rc = sw_err_set(err, SW_EPROTO, "Assign.artifact_url: a space or control character");
   return rc;
 }
 
@@ -426,6 +465,20 @@ static int v_run_finished(const struct sw_msg_run_finished *f, struct sw_err *er
     rc = sw_err_set(err, SW_EPROTO, "%s.env_after: longer than %d bytes", p, SW_MSG_ENV_MAX);
   if (!rc) rc = v_json(f->env_before, 0, p, "env_before", err);
   if (!rc) rc = v_json(f->env_after, 0, p, "env_after", err);
+  if (!rc && f->n_artifacts > SW_MSG_ARTIFACTS_MAX)
+    rc = sw_err_set(err, SW_EPROTO, "%s.artifacts: more than %d", p, SW_MSG_ARTIFACTS_MAX);
+  for (size_t i = 0; !rc && i < f->n_artifacts; i++) {
+    const struct sw_msg_artifact *a = &f->artifacts[i];
+    if (!sw_msg_artifact_name_ok(a->name))
+      rc = sw_err_set(err, SW_EPROTO, "%s.artifacts[%zu].name: '%.*s' is not an artifact name", p,
+                      i, 64, a->name);
+    else if (!hex_ok(a->sha256, 64, 0))
+      rc = sw_err_set(err, SW_EPROTO, "%s.artifacts[%zu].sha256: not 64 lowercase hex digits", p,
+                      i);
+    for (size_t j = 0; !rc && j < i; j++)
+      if (!strcmp(f->artifacts[j].name, a->name))
+        rc = sw_err_set(err, SW_EPROTO, "%s.artifacts: '%s' twice", p, a->name);
+  }
   return rc;
 }
 

@@ -51,6 +51,10 @@
 #define SW_MSG_EPOCH_MAX ((1ull << 31) - 1)
 #define SW_MSG_ENV_MAX 4096           /* bytes of one environment JSON in RunFinished */
 #define SW_MSG_FRAME_MAX (16u << 20)  /* = ZMQ_MAXMSGSIZE the daemons set */
+#define SW_MSG_URL_MAX 256            /* the artifact store's URL in Assign */
+#define SW_MSG_TOKEN_LEN 64           /* an upload token: hex digits */
+#define SW_MSG_ARTIFACTS_MAX 64       /* artifacts in one RunFinished */
+#define SW_MSG_ARTIFACT_NAME_MAX 128  /* "renders/NAME.png" */
 
 enum sw_msg_type {
   SW_MSG_NONE = 0,
@@ -177,6 +181,7 @@ struct sw_msg_run {
   char *config_json;               /* resolved trainer config */
   char *trainer_json;              /* trainer spec: {"builtin":{..}} or {"exec":{..}} */
   char *scene_json;                /* scene spec, "{}" when none */
+  char artifact_token[SW_MSG_TOKEN_LEN + 1]; /* "" or 64 hex digits */
 };
 
 struct sw_msg_assign {
@@ -188,6 +193,9 @@ struct sw_msg_assign {
   struct sw_msg_run *runs;             /* in the order to run them; 1..SW_MSG_RUNS_MAX */
   size_t n_runs;
   struct sw_msg_contamination contamination;
+  char artifact_url[SW_MSG_URL_MAX + 1]; /* "" or http(s)://...: the artifact store */
+  uint64_t artifact_max_bytes;           /* the largest file the store takes */
+  bool artifact_ply;                     /* final.ply wanted */
 };
 
 struct sw_msg_run_started {
@@ -223,6 +231,17 @@ struct sw_msg_sample {
   int32_t gpu_foreign;   /* processes on the trainer's GPU that are not ours; -1 unknown */
 };
 
+/* One artifact named in RunFinished (sw_msg_artifact_name_ok says which names are valid). */
+struct sw_msg_artifact {
+  char name[SW_MSG_ARTIFACT_NAME_MAX + 1];
+  uint64_t size;
+  char sha256[65];
+};
+
+/* 1 when name is a valid artifact name: one or two '/'-separated parts of [A-Za-z0-9._-], none
+ * empty or starting with '.', at most SW_MSG_ARTIFACT_NAME_MAX bytes (never a path outside). */
+int sw_msg_artifact_name_ok(const char *name);
+
 struct sw_msg_run_finished {
   uint64_t lease_id, epoch, run_id;
   uint32_t attempt;
@@ -239,6 +258,8 @@ struct sw_msg_run_finished {
   char *env_before; /* the worker's environment JSON object before the run; NULL when not sent */
   char *env_after;  /* ... and after it (SW_MSG_ENV_MAX bytes at most each) */
   int64_t run_start_wall_ms, run_end_wall_ms; /* the trainer's start / end, ms since epoch */
+  struct sw_msg_artifact *artifacts; /* owned; n_artifacts <= SW_MSG_ARTIFACTS_MAX */
+  size_t n_artifacts;
 };
 
 struct sw_msg_lease_done {

@@ -763,6 +763,45 @@ static int load_contamination(struct loader *L, const struct yn *y,
   return rc;
 }
 
+#define WEBHOOK_MAX 2000
+
+static int load_notify(struct loader *L, const struct yn *y, struct sw_spec_notify *n) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    if (!strcmp(k, "webhook")) {
+      free(n->webhook);
+      n->webhook = NULL;
+      rc = get_str(L, &v, WEBHOOK_MAX, 0, &n->webhook);
+      if (!rc && strncmp(n->webhook, "http://", 7) && strncmp(n->webhook, "https://", 8))
+        return fail(L, &v, "notify.webhook: '%s' is not an http:// or https:// URL", n->webhook);
+      for (const char *c = n->webhook; !rc && *c; c++)
+        if ((unsigned char)*c <= ' ' || *c == 0x7f)
+          return fail(L, &v, "notify.webhook: the URL holds a space or control character");
+    } else return unknown_key(L, p, y, k, "webhook");
+  }
+  return rc;
+}
+
+static int load_artifacts(struct loader *L, const struct yn *y, struct sw_spec_artifacts *a) {
+  int rc = want_map(L, y);
+  if (rc) return rc;
+  char path[256];
+  FOR_PAIRS(L, y, p, k, rc) {
+    struct yn v = child(y, p, path, sizeof path, k);
+    if (!strcmp(k, "upload")) rc = get_bool(L, &v, &a->upload);
+    else if (!strcmp(k, "final_ply")) rc = get_bool(L, &v, &a->final_ply);
+    else if (!strcmp(k, "max_file_mb")) rc = get_u32(L, &v, 1, 65536, &a->max_file_mb);
+    else if (!strcmp(k, "keep_sweeps")) rc = get_u32(L, &v, 0, 100000, &a->keep_sweeps);
+    else if (!strcmp(k, "keep_days")) rc = get_real(L, &v, 0, 36500, &a->keep_days);
+    else
+      return unknown_key(L, p, y, k, "upload, final_ply, max_file_mb, keep_sweeps, keep_days");
+  }
+  return rc;
+}
+
 static int load_arms(struct loader *L, const struct yn *y, struct sw_spec *s) {
   int rc = want_map(L, y);
   if (rc) return rc;
@@ -868,6 +907,7 @@ static void set_defaults(struct sw_spec *s) {
   s->repeats = 1;
   s->placement.spread = true;
   s->contamination = sw_spec_contamination_defaults();
+  s->artifacts = sw_spec_artifacts_defaults();
   s->scene.train_views = 40;
   s->scene.test_views = 10;
   s->scene.resolution = 128;
@@ -991,6 +1031,10 @@ static int load_root(struct loader *L, struct fy_node *root) {
       rc = load_placement(L, &v, &s->placement);
     } else if (!strcmp(k, "contamination")) {
       rc = load_contamination(L, &v, &s->contamination);
+    } else if (!strcmp(k, "notify")) {
+      rc = load_notify(L, &v, &s->notify);
+    } else if (!strcmp(k, "artifacts")) {
+      rc = load_artifacts(L, &v, &s->artifacts);
     } else if (!strcmp(k, "arms") || !strcmp(k, "pairs") || !strcmp(k, "gate")) {
       if (!gate) return fail(L, &kyy, "'%s' belongs to kind: gate, not grid", k);
       if (!strcmp(k, "arms")) {
@@ -1013,9 +1057,10 @@ static int load_root(struct loader *L, struct fy_node *root) {
     } else {
       return unknown_key(L, p, &y, k,
                          gate ? "name, kind, description, priority, trainer, scene, base, arms, "
-                                "pairs, placement, gate, contamination"
+                                "pairs, placement, gate, contamination, notify, artifacts"
                               : "name, kind, description, priority, trainer, scene, base, "
-                                "parameters, repeats, checkpoints, placement, contamination");
+                                "parameters, repeats, checkpoints, placement, contamination, "
+                                "notify, artifacts");
     }
   }
   if (rc) return rc;
@@ -1078,6 +1123,7 @@ static void spec_free(struct sw_spec *s) {
   }
   free(s->placement.match);
   free(s->placement.pin);
+  free(s->notify.webhook);
   free(s);
 }
 

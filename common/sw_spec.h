@@ -183,6 +183,45 @@ static inline void sw_spec_contamination_from_json(const json_t *obj,
   }
 }
 
+/* Notifications (docs/spec.md "notify"): where the coordinator POSTs a JSON summary when one of
+ * the sweep's gates reaches its verdict or the sweep fails. */
+struct sw_spec_notify {
+  char *webhook; /* http:// or https:// URL; NULL = no notifications */
+};
+
+/* The artifact store (docs/spec.md "artifacts"): what the workers upload of each run and how
+ * long the coordinator keeps it. Defaults: sw_spec_artifacts_defaults(), the only copy. */
+struct sw_spec_artifacts {
+  bool upload;          /* upload result.json, trainer.log, renders (and final.ply) at all */
+  bool final_ply;       /* include final.ply (the largest file by far) */
+  uint32_t max_file_mb; /* a larger file is not uploaded (the worker skips it, the store refuses) */
+  uint32_t keep_sweeps; /* kept while fewer than this many newer sweeps have finished; 0 = no limit */
+  double keep_days;     /* kept this long after the sweep finished; 0 = no limit */
+};
+
+static inline struct sw_spec_artifacts sw_spec_artifacts_defaults(void) {
+  return (struct sw_spec_artifacts){
+      .upload = true, .final_ply = true, .max_file_mb = 1024, .keep_sweeps = 20, .keep_days = 0};
+}
+
+/* Artifact settings from the `artifacts` object of a normalised spec (NULL: the defaults); a key
+ * missing or mistyped keeps its default, as for sw_spec_contamination_from_json. */
+static inline void sw_spec_artifacts_from_json(const json_t *obj, struct sw_spec_artifacts *out) {
+  *out = sw_spec_artifacts_defaults();
+  if (!json_is_object(obj)) return;
+  const json_t *v;
+  if (json_is_boolean(v = json_object_get(obj, "upload"))) out->upload = json_is_true(v);
+  if (json_is_boolean(v = json_object_get(obj, "final_ply"))) out->final_ply = json_is_true(v);
+  if (json_is_integer(v = json_object_get(obj, "max_file_mb")) && json_integer_value(v) > 0 &&
+      json_integer_value(v) <= 65536)
+    out->max_file_mb = (uint32_t)json_integer_value(v);
+  if (json_is_integer(v = json_object_get(obj, "keep_sweeps")) && json_integer_value(v) >= 0 &&
+      json_integer_value(v) <= 100000)
+    out->keep_sweeps = (uint32_t)json_integer_value(v);
+  if (json_is_number(v = json_object_get(obj, "keep_days")) && json_number_value(v) >= 0)
+    out->keep_days = json_number_value(v);
+}
+
 /* One grid parameter and its values, in spec order. */
 struct sw_spec_param {
   char *key;
@@ -212,6 +251,8 @@ struct sw_spec {
   /* both */
   struct sw_spec_placement placement;
   struct sw_spec_contamination contamination;
+  struct sw_spec_notify notify;
+  struct sw_spec_artifacts artifacts;
 };
 
 /* One grid run: a point of the cartesian product of parameters, and its repeat. */

@@ -202,6 +202,13 @@ json_t *sw_spec_to_json(const struct sw_spec *s) {
                     "max_wait_s", c->max_wait_s, "sample_interval_s", c->sample_interval_s,
                     "gpu_foreign", (int)c->gpu_foreign, "shared_host", (int)c->shared_host,
                     "require_windows", (int)c->require_windows, "rerun_once", (int)c->rerun_once));
+  if (s->notify.webhook)
+    bad |= put(o, "notify", json_pack("{s:s}", "webhook", s->notify.webhook));
+  const struct sw_spec_artifacts *a = &s->artifacts;
+  bad |= put(o, "artifacts",
+             json_pack("{s:b, s:b, s:I, s:I, s:f}", "upload", (int)a->upload, "final_ply",
+                       (int)a->final_ply, "max_file_mb", (json_int_t)a->max_file_mb, "keep_sweeps",
+                       (json_int_t)a->keep_sweeps, "keep_days", a->keep_days));
   if (bad) {
     json_decref(o);
     return NULL;

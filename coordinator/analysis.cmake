@@ -13,9 +13,10 @@ add_library(sw_analysis STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_http.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_dash.c
   ${SW_DASH_ASSETS}
+  ${CMAKE_CURRENT_LIST_DIR}/sw_artifact.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_noise.c)
 target_include_directories(sw_analysis PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(sw_analysis PUBLIC sw_coordcore sw_util PkgConfig::JANSSON PkgConfig::MHD
+target_link_libraries(sw_analysis PUBLIC sw_coordcore sw_wire sw_util PkgConfig::JANSSON PkgConfig::MHD
                       PkgConfig::SQLITE Threads::Threads m)
 
 # The `splatsweep` executable (cli.cmake, included after this file) dispatches `pareto`, `audit`

@@ -18,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
+#include "sw_artifact.h"
 #include "sw_audit.h"
 #include "sw_clock.h"
 #include "sw_codec.h"
@@ -38,6 +40,7 @@
 #include "sw_result.h"
 #include "sw_spec.h"
 #include "sw_store.h"
+#include "sw_watch.h"
 #include "sw_worker.h"
 #ifdef SW_HAVE_TRAINER_KEYS
 #include "gs_config.h"
@@ -76,6 +79,8 @@ static void usage(FILE *f) {
       "  status [SWEEP] [--coordinator EP] [--format text|json] [--workers-from N]\n"
       "         [--workers-shown N]                     workers listed: 200 from 0 by default\n"
       "  report [SWEEP] [--db PATH | --coordinator EP] [--format text|md|json|html] [-o FILE]\n"
+      "  watch [SWEEP] [--coordinator EP] [--interval-ms N]  follow a sweep to its end (exit\n"
+      "                                                  0 adopt, 3 reject, 4 inconclusive)\n"
       "  cancel SWEEP [--coordinator EP]\n"
       "  check SPEC [--db PATH]                          validate a spec (exit 2 when bad); a\n"
       "                                                  gate's forecast, on recorded noise too\n"
@@ -86,7 +91,9 @@ static void usage(FILE *f) {
       "         [--compare CONFIG --against CONFIG]   Pareto points, front, matched comparisons\n"
       "  audit [SWEEP] [--db PATH] [--format text|json] [--reference SWEEP [--gate NAME]\n"
       "        [--tolerance 0.005]]                     reproducibility audit (exit 1: problems)\n"
-      "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard\n"
+      "  coordinator and local also take --http PORT [--http-bind ADDR]: read-only dashboard,\n"
+      "  and --dashboard-url URL: the dashboard's address in webhook notifications, and\n"
+      "  --artifacts PORT [--artifacts-bind ADDR] [--artifacts-url URL]: the artifact store\n"
       "docs/cli.md has the details.\n");
 }
 
@@ -251,7 +258,9 @@ enum {
   OPT_SHARED_HOST,
   OPT_INSECURE_ANYWHERE,
   OPT_WORKERS_FROM,
-  OPT_WORKERS_SHOWN
+  OPT_WORKERS_SHOWN,
+  OPT_INTERVAL,
+  OPT_DASHBOARD_URL
 };
 
 static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_WORKERS},
@@ -280,6 +289,9 @@ static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_
                                           {"workers-from", required_argument, 0, OPT_WORKERS_FROM},
                                           {"workers-shown", required_argument, 0,
                                            OPT_WORKERS_SHOWN},
+                                          {"interval-ms", required_argument, 0, OPT_INTERVAL},
+                                          {"dashboard-url", required_argument, 0,
+                                           OPT_DASHBOARD_URL},
                                           {"output", required_argument, 0, 'o'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
@@ -287,8 +299,9 @@ static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_
 struct args {
   int64_t workers, heartbeat_ms, liveness, lease_ttl_ms, max_attempts, timeout_ms;
   int64_t workers_from, workers_shown; /* status: the page of workers listed */
+  int64_t interval_ms;                 /* watch: between status requests */
   const char *db, *bind_work, *bind_control, *keys, *coordinator, *id, *work_dir, *trainer, *output,
-      *format, *host_lock;
+      *format, *host_lock, *dashboard_url, *artifact_url;
   int insecure, insecure_anywhere, keep_runs, shared_host;
   struct sw_msg_kv *labels;
   size_t n_labels;
@@ -330,6 +343,13 @@ static int parse_args(int argc, char **argv, struct args *a) {
       if (c == OPT_TIMEOUT)
         a->timeout_ms = v;
       break;
+    case OPT_INTERVAL:
+      if (parse_i64(optarg, &v) || v < 100 || v > 3600000) {
+        fprintf(stderr, "splatsweep: --interval-ms: expected 100 to 3600000, got '%s'\n", optarg);
+        return -1;
+      }
+      a->interval_ms = v;
+      break;
     case OPT_WORKERS_FROM:
     case OPT_WORKERS_SHOWN:
       if (parse_i64(optarg, &v) || v > INT32_MAX) {
@@ -341,6 +361,14 @@ static int parse_args(int argc, char **argv, struct args *a) {
       break;
     case OPT_DB:
       a->db = optarg;
+      break;
+    case OPT_DASHBOARD_URL:
+      if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
+        fprintf(stderr, "splatsweep: --dashboard-url %s: expected an http:// or https:// URL\n",
+                optarg);
+        return -1;
+      }
+      a->dashboard_url = optarg;
       break;
     case OPT_BIND_WORK:
       a->bind_work = optarg;
@@ -701,7 +729,9 @@ static int cmd_coordinator(struct args *a) {
                             .max_attempts = (int)a->max_attempts,
                             .stop = &stop_flag,
                             .on_status = a->http ? sw_http_publish : NULL,
-                            .on_status_arg = a->http};
+                            .on_status_arg = a->http,
+                            .dashboard_url = a->dashboard_url,
+                            .artifact_url = a->artifact_url};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   struct sw_err err = {0};
@@ -1009,6 +1039,63 @@ static int cmd_report(struct args *a) {
   return code;
 }
 
+/* watch: the status JSON through the same client path as `status --format json`. */
+struct watch_ctx {
+  struct client cl;
+  const char *ep;
+  int timeout_ms;
+};
+
+static int watch_fetch(void *ctx, int64_t sweep_id, json_t **status, struct sw_err *err) {
+  struct watch_ctx *w = ctx;
+  struct sw_msg req, rep;
+  memset(&rep, 0, sizeof rep);
+  sw_msg_init(&req, SW_MSG_STATUS_REQ);
+  req.u.status_req.sweep_id = (uint64_t)sweep_id;
+  req.u.status_req.format = SW_FMT_JSON;
+  int rc = client_call(&w->cl, &req, &rep, w->timeout_ms, w->ep, err);
+  if (!rc && rep.type != SW_MSG_STATUS_REP)
+    rc = sw_err_set(err, SW_EPROTO, "unexpected reply to a status request");
+  if (!rc) {
+    json_error_t je;
+    *status = json_loads(rep.u.status_rep.body ? rep.u.status_rep.body : "", 0, &je);
+    if (!*status)
+      rc = sw_err_set(err, SW_EPROTO, "status reply is not JSON: %s", je.text);
+  }
+  sw_msg_clear(&rep);
+  return rc;
+}
+
+static int cmd_watch(struct args *a) {
+  int64_t sweep = 0;
+  if (a->n_pos > 1 || (a->n_pos == 1 && (parse_i64(a->pos[0], &sweep) || sweep == 0))) {
+    fprintf(stderr, "usage: splatsweep watch [SWEEP] [--coordinator EP] [--interval-ms N]\n");
+    return EXIT_USAGE;
+  }
+  install_signals();
+  struct watch_ctx w = {.ep = a->coordinator ? a->coordinator : DEFAULT_CONTROL,
+                        .timeout_ms = (int)a->timeout_ms};
+  const char *term = getenv("TERM");
+  struct sw_watch_opts o = {.sweep_id = sweep,
+                            .interval_ms = (int)a->interval_ms,
+                            .tty = isatty(STDOUT_FILENO) && !(term && !strcmp(term, "dumb")),
+                            .stop = &stop_flag};
+  struct winsize ws;
+  if (o.tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    o.width = ws.ws_col;
+  struct sw_err err = {0};
+  int code = SW_WATCH_EXIT_FAILED;
+  if (client_open(&w.cl, w.ep, a->keys, &err) == 0)
+    code = sw_watch_run(&o, watch_fetch, &w, stdout, &err);
+  client_close(&w.cl);
+  if (err.code) {
+    fprintf(stderr, "splatsweep watch: %s\n", err.msg);
+    if (err.code == SW_ENOTFOUND)
+      code = 1;
+  }
+  return code;
+}
+
 static int cmd_cancel(struct args *a) {
   int64_t sweep = 0;
   if (a->n_pos != 1 || parse_i64(a->pos[0], &sweep) || sweep == 0) {
@@ -1158,7 +1245,9 @@ static int cmd_local(struct args *a) {
                             .max_attempts = (int)a->max_attempts,
                             .stop = &stop_flag,
                             .on_status = a->http ? sw_http_publish : NULL,
-                            .on_status_arg = a->http};
+                            .on_status_arg = a->http,
+                            .dashboard_url = a->dashboard_url,
+                            .artifact_url = a->artifact_url};
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   int64_t sweep = 0;
@@ -1254,18 +1343,34 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "audit"))
     return sw_audit_cli(argc - 1, argv + 1);
   sw_http_t *http = NULL;
+  sw_artifact_t *store_srv = NULL;
+  const char *artifact_url = NULL;
   if (!strcmp(cmd, "coordinator") || !strcmp(cmd, "local")) {
     struct sw_err herr = {0};
-    if (sw_http_from_args(&argc, argv, "results/splatsweep.db", &http, &herr)) {
+    if (sw_http_from_args(&argc, argv, "results/splatsweep.db", &http, &herr) ||
+        sw_artifact_from_args(&argc, argv, "results/splatsweep.db", &store_srv, &artifact_url,
+                              &herr)) {
       fprintf(stderr, "splatsweep %s: %s\n", cmd, herr.msg);
+      sw_http_stop(&http);
       return herr.code == SW_EINVAL ? EXIT_USAGE : 1;
     }
   }
   struct args a;
   if (parse_args(argc - 1, argv + 1, &a)) {
+    sw_artifact_stop(&store_srv);
     sw_http_stop(&http);
     free(a.labels);
     return EXIT_USAGE;
+  }
+  a.artifact_url = artifact_url;
+  /* Webhooks link to the dashboard: by default this host's name and the --http port. */
+  char dash[320];
+  if (http && !a.dashboard_url) {
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(dash, sizeof dash, "http://%s:%d", host, sw_http_port(http));
+    a.dashboard_url = dash;
   }
   int rc;
   a.http = http;
@@ -1287,6 +1392,8 @@ int main(int argc, char **argv) {
     rc = cmd_report(&a);
   else if (!strcmp(cmd, "cancel"))
     rc = cmd_cancel(&a);
+  else if (!strcmp(cmd, "watch"))
+    rc = cmd_watch(&a);
   else if (!strcmp(cmd, "local"))
     rc = cmd_local(&a);
   else {
@@ -1294,6 +1401,7 @@ int main(int argc, char **argv) {
     usage(stderr);
     rc = EXIT_USAGE;
   }
+  sw_artifact_stop(&store_srv);
   sw_http_stop(&http);
   free(a.labels);
   return rc;

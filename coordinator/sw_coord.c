@@ -14,11 +14,13 @@
 #include <mach/mach.h>
 #endif
 
+#include "sw_artifact.h"
 #include "sw_clock.h"
 #include "sw_codec.h"
 #include "sw_fs.h"
 #include "sw_hostlock.h"
 #include "sw_log.h"
+#include "sw_notify.h"
 #include "sw_reader.h"
 #include "sw_report.h"
 #include "sw_sched.h"
@@ -43,6 +45,11 @@ struct session {
   uint64_t run_id; /* run in progress (RunStarted) */
   uint64_t iter;   /* last Progress */
   double train_s;
+  /* The current run's place, read from the store at RunStarted for status and `watch`: its
+   * sweep, its arm and the iterations its config asks for (0 when the config does not say). */
+  int64_t run_sweep;
+  char run_arm[SW_MSG_ID_MAX + 1];
+  int64_t run_iterations;
   uint64_t runs_finished;
 };
 
@@ -80,6 +87,10 @@ struct sw_coord {
   struct lat_ring lat_all; /* every Ready->Assign, waits for free work included */
   struct lat_ring lat_now; /* only Readys answered at once: the coordinator's service time */
   int need_assign;         /* something changed that may let waiting workers start */
+  sw_notify_t *notify;     /* webhook notifications (its own thread) */
+  int artifacts;           /* an artifact store runs: Assigns carry its URL and tokens */
+  uint8_t artifact_key[SW_ARTIFACT_KEY_LEN];
+  int64_t notify_event;    /* the last event looked at for notifications */
 };
 
 static int64_t now_ms(void) { return sw_clock_mono_ms(); }
@@ -234,6 +245,22 @@ static void record_latency(struct lat_ring *r, double us) {
     r->n++;
 }
 
+/* The sweep's artifact rules from its stored spec (the defaults when it has none). */
+static void sweep_artifacts(sw_coord_t *c, int64_t sweep_id, struct sw_spec_artifacts *out) {
+  static const char *const SQL = "SELECT json_extract(spec_json, '$.artifacts') FROM sweeps WHERE "
+                                 "id = ?1";
+  *out = sw_spec_artifacts_defaults();
+  sqlite3_stmt *st;
+  if (sw_store_stmt(c->store, SQL, &st, NULL)) return;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+    json_t *j = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+    sw_spec_artifacts_from_json(j, out);
+    json_decref(j);
+  }
+  sqlite3_reset(st);
+}
+
 /* Gives work to one waiting worker if the scheduler has any. Returns 1 when assigned. */
 static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate) {
   struct sw_lease lease;
@@ -258,6 +285,7 @@ static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate
   a->gate_id = (uint64_t)lease.gate_id;
   a->pair_id = (uint64_t)lease.pair_id;
   a->attempt = (uint32_t)lease.attempt;
+  memset(runs, 0, sizeof runs);
   for (int i = 0; i < lease.n_runs; i++) {
     runs[i].run_id = (uint64_t)lease.runs[i].run_id;
     snprintf(runs[i].arm, sizeof runs[i].arm, "%s", lease.runs[i].arm);
@@ -268,6 +296,17 @@ static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate
   a->runs = runs;
   a->n_runs = (size_t)lease.n_runs;
   contamination_from_json(lease.contamination_json, &a->contamination);
+  if (c->artifacts) {
+    struct sw_spec_artifacts ar;
+    sweep_artifacts(c, lease.sweep_id, &ar);
+    if (ar.upload) {
+      snprintf(a->artifact_url, sizeof a->artifact_url, "%s", c->o->artifact_url);
+      a->artifact_max_bytes = (uint64_t)ar.max_file_mb << 20;
+      a->artifact_ply = ar.final_ply;
+      for (int i = 0; i < lease.n_runs; i++)
+        sw_artifact_token(c->artifact_key, runs[i].run_id, a->attempt, runs[i].artifact_token);
+    }
+  }
   int sent = send_to(c, c->work, s->rid, s->rid_len, &m);
   if (sent == 0) {
     double us = (double)(sw_clock_mono_ns() / 1000 - s->ready_us);
@@ -480,6 +519,24 @@ static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_ms
   free(pre);
   free(dur);
   c->results++;
+  if (rc == 0 && f->n_artifacts && c->artifacts) {
+    /* Before the Ack: the worker uploads once acknowledged, and the store must expect it. */
+    static const char *const SQL = "SELECT p.sweep_id FROM runs r JOIN pairs p ON p.id = "
+                                   "r.pair_id WHERE r.id = ?1";
+    struct sw_spec_artifacts ar = sw_spec_artifacts_defaults();
+    sqlite3_stmt *st;
+    if (!sw_store_stmt(c->store, SQL, &st, NULL)) {
+      sqlite3_bind_int64(st, 1, (sqlite3_int64)f->run_id);
+      int64_t sweep = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+      sqlite3_reset(st);
+      if (sweep) sweep_artifacts(c, sweep, &ar);
+    }
+    struct sw_err aerr = {0};
+    if (sw_artifact_expect(c->store, (int64_t)f->run_id, f->attempt, f->artifacts, f->n_artifacts,
+                           &ar, &aerr))
+      sw_log_warn("run %" PRIu64 ": artifacts not recorded (their uploads will be refused): %s",
+                  f->run_id, aerr.msg);
+  }
   if (rc == 0) {
     struct sw_msg a;
     sw_msg_init(&a, SW_MSG_ACK);
@@ -500,6 +557,29 @@ static void on_run_finished(sw_coord_t *c, struct session *s, const struct sw_ms
     sw_log_error("storing run %" PRIu64 " from %s failed (not acknowledged): %s", f->run_id,
                  s->worker_id, err.msg);
   }
+}
+
+/* Reads the sweep, arm and configured iterations of the session's current run (for status);
+ * a run the store does not know leaves them empty. */
+static void run_place(sw_coord_t *c, struct session *s) {
+  static const char *const SQL = "SELECT p.sweep_id, r.arm, r.config_json FROM runs r JOIN pairs p "
+                                 "ON p.id = r.pair_id WHERE r.id = ?1";
+  s->run_sweep = 0;
+  s->run_arm[0] = '\0';
+  s->run_iterations = 0;
+  sqlite3_stmt *st;
+  struct sw_err err = {0};
+  if (sw_store_stmt(c->store, SQL, &st, &err)) return;
+  sqlite3_bind_int64(st, 1, (sqlite3_int64)s->run_id);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    s->run_sweep = sqlite3_column_int64(st, 0);
+    snprintf(s->run_arm, sizeof s->run_arm, "%s", (const char *)sqlite3_column_text(st, 1));
+    json_t *cfg = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
+    json_t *it = json_object_get(cfg, "iterations");
+    if (json_is_integer(it) && json_integer_value(it) > 0) s->run_iterations = json_integer_value(it);
+    json_decref(cfg);
+  }
+  sqlite3_reset(st);
 }
 
 static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m,
@@ -536,11 +616,15 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
     s->run_id = m->u.run_started.run_id;
     s->iter = 0;
     s->train_s = 0;
+    run_place(c, s);
     sw_log_info("%s: run %" PRIu64 " started after %.1f s quiet wait", s->worker_id,
                 m->u.run_started.run_id, m->u.run_started.waited_s);
     break;
   case SW_MSG_PROGRESS:
-    s->run_id = m->u.progress.run_id;
+    if (s->run_id != m->u.progress.run_id) {
+      s->run_id = m->u.progress.run_id;
+      run_place(c, s);
+    }
     s->iter = m->u.progress.iter;
     s->train_s = m->u.progress.train_s;
     break;
@@ -931,6 +1015,11 @@ int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
   if (t - c->last_tick_ms >= c->hb_ms) {
     c->last_tick_ms = t;
     tick(c, t);
+    /* Verdicts and finished sweeps become webhook notifications; the POSTs happen in the
+     * notifier's thread, here they are only queued. */
+    struct sw_err nerr = {0};
+    if (sw_notify_scan(c->notify, c->store, &c->notify_event, c->o->dashboard_url, &nerr))
+      sw_log_warn("notifications: %s", nerr.msg);
   }
   if (c->need_assign)
     assign_waiting(c, t);
@@ -1022,12 +1111,18 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
   json_object_set_new(page, "sessions_total", json_integer((json_int_t)c->n_sessions));
   for (size_t i = from; i < c->n_sessions && i - from < shown; i++) {
     struct session *s = c->sessions[i];
-    json_array_append_new(
-        sessions, json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id, "session",
-                            s->session_id, "waiting", s->waiting, "lease", (json_int_t)s->lease_id,
-                            "run", (json_int_t)s->run_id, "iter", (json_int_t)s->iter, "train_s",
-                            s->train_s, "runs_finished", (json_int_t)s->runs_finished, "silent_ms",
-                            (json_int_t)(t - s->last_recv_ms)));
+    json_t *o = json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:f,s:I,s:I}", "id", s->worker_id, "session",
+                          s->session_id, "waiting", s->waiting, "lease", (json_int_t)s->lease_id,
+                          "run", (json_int_t)s->run_id, "iter", (json_int_t)s->iter, "train_s",
+                          s->train_s, "runs_finished", (json_int_t)s->runs_finished, "silent_ms",
+                          (json_int_t)(t - s->last_recv_ms));
+    if (s->run_id && s->run_sweep) {
+      json_object_set_new(o, "sweep", json_integer(s->run_sweep));
+      json_object_set_new(o, "arm", json_string(s->run_arm));
+      json_object_set_new(o, "iterations",
+                          s->run_iterations ? json_integer(s->run_iterations) : json_null());
+    }
+    json_array_append_new(sessions, o);
   }
   json_t *lat = lat_json(&c->lat_all), *lat_now = lat_json(&c->lat_now);
   json_t *co = json_pack(
@@ -1039,6 +1134,12 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
       (json_int_t)sw_zap_allowed(c->zap), "refused_identity", (json_int_t)c->refused_identity,
       "dropped_identity", (json_int_t)c->dropped_identity, "rss_kb", (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms,
       "liveness", c->liveness, "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
+  struct sw_notify_counts nc;
+  sw_notify_get_counts(c->notify, &nc);
+  json_object_set_new(co, "webhooks",
+                      json_pack("{s:I,s:I,s:I,s:I}", "sent", (json_int_t)nc.sent, "failed",
+                                (json_int_t)nc.failed, "dropped", (json_int_t)nc.dropped, "queued",
+                                (json_int_t)nc.queued));
   json_object_set_new(st, "coordinator", co);
   struct sw_store_health h;
   sw_store_health(c->store, &h);
@@ -1213,6 +1314,15 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     so.max_attempts = o->max_attempts;
   if ((rc = sw_sched_new(c->store, &so, now_ms(), &c->sched, err)))
     goto fail;
+  /* Notifications start from the events after this start: what happened before is history. */
+  if (o->artifact_url) {
+    if ((rc = sw_artifact_key_load(db, c->artifact_key, err)))
+      goto fail;
+    c->artifacts = 1;
+  }
+  if ((rc = sw_notify_last_event(c->store, &c->notify_event, err)) ||
+      (rc = sw_notify_start(NULL, &c->notify, err)))
+    goto fail;
   char mon[96];
   snprintf(mon, sizeof mon, "inproc://sw-mon-work-%p", (void *)c);
   c->work = router(c, o->bind_work ? o->bind_work : "tcp://*:7710", SW_ZAP_DOMAIN_WORK, mon,
@@ -1241,6 +1351,7 @@ void sw_coord_destroy(sw_coord_t **self_p) {
     return;
   sw_coord_t *c = *self_p;
   sw_reader_stop(&c->reader);
+  sw_notify_stop(&c->notify);
   if (c->work) {
     zmq_socket_monitor(c->work, NULL, 0);
     zmq_close(c->work);

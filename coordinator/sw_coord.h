@@ -57,6 +57,12 @@ struct sw_coord_opts {
    * the loop never waits for it. The callback must not block. */
   void (*on_status)(void *arg, const char *status_json);
   void *on_status_arg;
+  /* The dashboard's address as the recipients of notifications reach it (e.g.
+   * http://coord.lab:7780); webhook payloads link to BASE/sweep/ID. NULL: no link. */
+  const char *dashboard_url;
+  /* The artifact store's URL as workers reach it (sw_artifact.h); NULL: no uploads. The upload
+   * key is read from beside the database. */
+  const char *artifact_url;
 };
 
 /* Opens the store and the scheduler, starts the ZAP handler (secure mode), binds both endpoints.

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <sodium.h>
 
+#include "sw_artifact.h"
 #include "sw_audit.h"
 #include "sw_clock.h"
 #include "sw_dash.h"
@@ -411,6 +412,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                "this dashboard listens beyond loopback and needs its token: open "
                "/?token=TOKEN (printed when the coordinator started; kept beside its database "
                "as DATABASE.http-token) or send \"Authorization: Bearer TOKEN\"\n");
+  } else if (!strncmp(url, "/artifact/", 10) || !strncmp(url, "/api/artifacts/", 15)) {
+    /* Artifact downloads and lists: the artifact store's own answer (sw_artifact.h). */
+    return (enum MHD_Result)sw_artifact_serve(conn, h->db_path, url);
   } else {
     route(h, url, &r);
   }

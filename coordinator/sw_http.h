@@ -22,6 +22,8 @@
  *   /api/report/ID    the report JSON of DESIGN.md section 10
  *   /api/pareto/ID    the Pareto JSON
  *   /api/audit/ID     the audit JSON (sw_audit)
+ *   /api/artifacts/ID the sweep's artifacts; /artifact/RUN/ATTEMPT/NAME one stored file
+ *                     (sw_artifact_serve: with its sha256 in X-Content-SHA256)
  * A store that cannot be opened gives 503; an unknown sweep 404. */
 #ifndef SW_HTTP_H
 #define SW_HTTP_H

@@ -28,14 +28,45 @@ static json_t *pair_counts(sw_sched_t *s, const char *sql, int64_t id, struct sw
   return o;
 }
 
+/* The verdict as it forms, from a gate's latest verdict JSON (a look, a progress view or the
+ * final verdict): the engine's verdict at these pairs, the paired effect and its interval (%),
+ * the lab rule's delta and threshold, the guard, and the sequential decision. null before the
+ * first completed pair. */
+static json_t *forming(const char *verdict_json) {
+  json_t *v = verdict_json ? json_loads(verdict_json, 0, NULL) : NULL;
+  if (!json_is_object(v)) {
+    json_decref(v);
+    return json_null();
+  }
+  json_t *o = json_object();
+  const char *keys[][3] = {{"verdict", NULL, "verdict"},
+                           {"delta", NULL, "delta"},
+                           {"threshold", NULL, "threshold"},
+                           {"effect_pct", "paired", "effect_pct"},
+                           {"interval_pct", "paired", "t_interval_pct"},
+                           {"guard_pass", "guard", "pass"},
+                           {"decision", "sequential", "decision"}};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    json_t *from = keys[k][1] ? json_object_get(v, keys[k][1]) : v;
+    json_t *x = json_object_get(from, keys[k][2]);
+    json_object_set(o, keys[k][0], x ? x : json_null());
+  }
+  json_t *counts = json_object_get(v, "counts");
+  json_t *used = json_object_get(counts, "used");
+  json_object_set(o, "used", used ? used : json_null());
+  json_decref(v);
+  return o;
+}
+
 json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, int64_t workers_offset,
                              int workers_limit, struct sw_err *err) {
   static const char *const SQL_SWEEPS =
       "SELECT id, name, kind, status, priority, created_ms, finished_ms FROM sweeps WHERE "
       "(?1 = 0 AND (status = 'running' OR id > (SELECT COALESCE(MAX(id), 0) - 20 FROM sweeps))) "
       "OR id = ?1 ORDER BY id";
-  static const char *const SQL_GATES = "SELECT id, name, status, verdict, n_target, n_max FROM "
-                                       "gates WHERE sweep_id = ?1 ORDER BY id";
+  static const char *const SQL_GATES =
+      "SELECT id, name, status, verdict, n_target, n_max, looks, verdict_json FROM gates WHERE "
+      "sweep_id = ?1 ORDER BY id";
   static const char *const SQL_GATE_PAIRS =
       "SELECT status, COUNT(*) FROM pairs WHERE gate_id = ?1 GROUP BY status";
   static const char *const SQL_SWEEP_PAIRS =
@@ -87,6 +118,8 @@ json_t *sw_sched_status_json(sw_sched_t *s, int64_t sweep_id, int64_t workers_of
                           sqlite3_column_type(st, 3) == SQLITE_NULL
                               ? json_null()
                               : json_string((const char *)sqlite3_column_text(st, 3)));
+      json_object_set_new(g, "looks", json_integer(sqlite3_column_int(st, 6)));
+      json_object_set_new(g, "forming", forming((const char *)sqlite3_column_text(st, 7)));
       json_array_append_new(gates, g);
     }
     sqlite3_reset(st);

@@ -165,6 +165,23 @@ static const char *const MIGRATIONS[] = {
     /* v4: identity. A worker id is bound to the key (ZAP User-Id) of its first session, and the
      * binding outlives both the coordinator and the worker's place in its memory. */
     "ALTER TABLE workers ADD COLUMN key TEXT;",
+
+    /* v5: the artifact store. One row per file a run's RunFinished named: expected until the
+     * worker's upload matched its size and sha256 (stored), refused (over the spec's size limit,
+     * final.ply not wanted) or deleted by the spec's retention rule. Files live beside the
+     * database under artifacts/ (docs/store.md). */
+    "CREATE TABLE artifacts ("
+    "  id INTEGER PRIMARY KEY,"
+    "  attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,"
+    "  name TEXT NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  sha256 TEXT NOT NULL,"
+    "  state TEXT NOT NULL DEFAULT 'expected'"
+    "    CHECK (state IN ('expected','stored','refused','deleted')),"
+    "  reason TEXT,"
+    "  stored_wall_ms INTEGER,"
+    "  UNIQUE (attempt_id, name));"
+    "CREATE INDEX artifacts_by_state ON artifacts (state, stored_wall_ms);",
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == SW_STORE_SCHEMA_VERSION,

@@ -23,7 +23,7 @@
 #include "sw_err.h"
 
 /* The schema version this build writes; see docs/store.md for what each version added. */
-#define SW_STORE_SCHEMA_VERSION 4
+#define SW_STORE_SCHEMA_VERSION 5
 
 typedef struct sw_store sw_store_t;
 

@@ -11,7 +11,7 @@ pkgs=(
   libarchive-dev libmicrohttpd-dev libjpeg62-turbo-dev libexif-dev libjs-chart.js jq clang
   libclang-rt-14-dev spirv-cross nftables
   python3 python3-jsonschema
-  chromium chromium-driver python3-websocket curl
+  chromium chromium-driver python3-websocket curl bsdutils
 )
 missing=()
 for p in "${pkgs[@]}"; do

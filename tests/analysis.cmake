@@ -19,3 +19,5 @@ if(TARGET splatsweep)
     $s local --http web /nonexistent.yaml 2>&1 | grep -q 'expected a port number' || exit 1; \
     $s local /nonexistent.yaml --http 0 --db /nonexistent/x.db; test $? -eq 2 || exit 1")
 endif()
+sw_add_check_test(test_artifact SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_artifact.c
+                  LIBS sw_analysis sw_coordcore)

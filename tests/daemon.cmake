@@ -60,3 +60,10 @@ sw_add_check_test(test_zap SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_zap.c LIB
 # Headless Chromium on the live dashboard and the report (charts drawn, no console errors,
 # screenshots in BUILD/screenshots), the report made without /usr/share/javascript, the token.
 sw_it_add(it_browser browser.sh 17950)
+# `splatsweep watch` under a pseudo-terminal and into a file (issue 14, item 4).
+sw_it_add(it_watch watch.sh 17960)
+# A sweep's webhook reaches a local HTTP server with the verdict (issue 14, item 6).
+sw_it_add(it_webhook webhook.sh 17970)
+# Artifacts uploaded by the workers, downloaded through the coordinator with matching sha256,
+# authenticated, checked and kept by the spec's retention rule (issue 14, item 5).
+sw_it_add(it_artifacts artifacts.sh 17930)

@@ -18,6 +18,8 @@
  *   fake_ignore_term=1  ignore SIGTERM (so the runner must escalate to SIGKILL)
  *   fake_nan=1          report divergence: exit 4 without result.json
  *   fake_exit=N         exit with code N after writing nothing (bad input = 2, device = 3)
+ *   fake_ply_kb=N       also write OUT/final.ply (N KiB of bytes drawn from the run's seed) and
+ *                       OUT/renders/test-000.png (a few bytes): artifacts to upload
  *   fake_foreign=1      write a foreign result layout {"timing":{"seconds":..},"quality":{..}}
  * It is never the product's trainer. */
 #include <errno.h>
@@ -249,6 +251,33 @@ int main(int argc, char **argv) {
   if (progress) {
     printf("{\"iter\":1000,\"train_s\":%.3f,\"loss\":0.01,\"splats\":5000}\n", train_s);
     fflush(stdout);
+  }
+  long ply_kb = (long)getd(cfg, "fake_ply_kb", 0);
+  if (ply_kb > 0) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/final.ply", out);
+    FILE *f = fopen(path, "wb");
+    snprintf(path, sizeof path, "%s/renders", out);
+    struct sw_err ferr = {0};
+    sw_fs_mkdir_p(path, &ferr);
+    snprintf(path, sizeof path, "%s/renders/test-000.png", out);
+    FILE *r = fopen(path, "wb");
+    if (!f || !r) {
+      fprintf(stderr, "fake_trainer: cannot write final.ply or renders/ under %s\n", out);
+      if (f) fclose(f);
+      if (r) fclose(r);
+      json_decref(cfg);
+      return 3;
+    }
+    fprintf(f, "ply\nformat binary_little_endian 1.0\nend_header\n");
+    unsigned long x = seed | 1;
+    for (long b = 0; b < ply_kb * 1024; b++) {
+      x = x * 6364136223846793005UL + 1442695040888963407UL;
+      fputc((int)((x >> 33) & 0xff), f);
+    }
+    fprintf(r, "\x89PNG fake render of run %s\n", base_name);
+    fclose(f);
+    fclose(r);
   }
   double wall_s = (double)(sw_clock_mono_ms() - t0) / 1000.0;
   int rc = write_result(out, cfg, scene, train_s, wall_s, psnr, getd(cfg, "fake_foreign", 0) != 0);

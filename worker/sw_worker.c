@@ -27,6 +27,7 @@
 #include "sw_scene_prep.h"
 #include "sw_sha256.h"
 #include "sw_spool.h"
+#include "sw_upload.h"
 
 #define MAX_SAMPLES 20000  /* per window; a 5-hour run sampled every second */
 #define LOCK_YIELD_MS 500  /* after releasing the host lock, before trying to take it again */
@@ -57,9 +58,11 @@ struct worker {
   int ready_sent;
   struct sw_msg hello; /* built once; its lists are malloc'd */
   sw_spool_t *spool;
+  sw_upload_t *uploads; /* artifact uploads, in their own thread (sw_upload.h) */
   sw_sampler_t *sampler;
   sw_gpu_t *gpu;           /* NVML, when the machine has it */
   sw_hostlock_t *hostlock; /* NULL when this worker shares the host (--shared-host) */
+  char host_lock_path[4200]; /* its file, which the upload thread takes too */
   int64_t lock_wait_ms, lock_logged_ms, lock_released_ms;
   char runs_dir[4200], scenes_dir[4200];
 
@@ -512,6 +515,15 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   f->env_after = env_after;
   f->run_start_wall_ms = w->run_start_wall_ms;
   f->run_end_wall_ms = w->run_start_wall_ms ? sw_clock_wall_ms() : 0;
+  /* The artifacts are staged for upload before the run directory goes; they are uploaded only
+   * once this result is acknowledged (sw_upload.h). */
+  if (a->artifact_url[0] && run->artifact_token[0] && w->run_dir[0] && w->uploads) {
+    struct sw_err aerr = {0};
+    if (sw_upload_stage(w->uploads, w->run_dir, run->run_id, a->attempt, a->artifact_url,
+                        run->artifact_token, a->artifact_max_bytes, a->artifact_ply,
+                        &f->artifacts, &f->n_artifacts, &aerr))
+      sw_log_warn("run %" PRIu64 ": artifacts not staged: %s", run->run_id, aerr.msg);
+  }
   m.seq = ++w->seq;
   uint8_t *buf = NULL;
   size_t len = 0;
@@ -542,6 +554,7 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   free(result_json);
   free(error);
   free(env_after);
+  free(f->artifacts);
   free(w->env_before);
   w->env_before = NULL;
   w->run_start_wall_ms = 0;
@@ -867,6 +880,8 @@ static int handle(struct worker *w, struct sw_msg *m) {
   case SW_MSG_ACK:
     if (sw_spool_remove(w->spool, m->u.ack.run_id, m->u.ack.attempt) > 0)
       sw_log_debug("run %" PRIu64 " attempt %u acknowledged", m->u.ack.run_id, m->u.ack.attempt);
+    if (w->uploads)
+      sw_upload_acked(w->uploads, m->u.ack.run_id, m->u.ack.attempt);
     break;
   case SW_MSG_CANCEL:
     if (m->u.cancel.lease_id == lease_id(w) && w->have_lease) {
@@ -1015,8 +1030,9 @@ static int setup(struct worker *w, struct sw_err *err) {
     return rc;
   if (!o->shared_host) {
     const char *lp = o->host_lock && *o->host_lock ? o->host_lock : getenv("SW_HOST_LOCK");
-    if ((rc = sw_hostlock_open(lp && *lp ? lp : "/tmp/splatsweep-measure.lock", w->id,
-                               &w->hostlock, err)))
+    snprintf(w->host_lock_path, sizeof w->host_lock_path, "%s",
+             lp && *lp ? lp : "/tmp/splatsweep-measure.lock");
+    if ((rc = sw_hostlock_open(w->host_lock_path, w->id, &w->hostlock, err)))
       return rc;
   }
   return build_hello(w, err);
@@ -1035,10 +1051,22 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
   int rc = setup(w, err);
   int64_t reconnect_at = 0;
   int64_t t = now_ms();
+  if (!rc) {
+    /* Beside runs/ in the work directory. */
+    char up[4300];
+    snprintf(up, sizeof up, "%.*s/uploads", (int)(strlen(w->runs_dir) - strlen("/runs")),
+             w->runs_dir);
+    char holder[SW_MSG_ID_MAX + 16];
+    snprintf(holder, sizeof holder, "%s uploads", w->id);
+    rc = sw_upload_start(up, w->hostlock ? w->host_lock_path : NULL, holder, &w->uploads, err);
+  }
   if (!rc)
     take_sample(w, NULL, t); /* primes the CPU counters */
   while (!rc && !(opts->stop && *opts->stop)) {
     t = now_ms();
+    /* Uploads wait while this worker waits for the host lock or measures (quiet wait, run). */
+    if (w->uploads)
+      sw_upload_hold(w->uploads, w->phase == P_LOCK || w->phase == P_QUIET || w->phase == P_RUN);
     if (w->state == S_DISCONNECTED && t >= reconnect_at) {
       struct sw_err e2 = {0};
       if (open_socket(w, &e2)) {
@@ -1124,6 +1152,7 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
   sw_gpu_close(&w->gpu);
   close_socket(w);
   sw_msg_clear(&w->hello);
+  sw_upload_stop(&w->uploads);
   sw_spool_close(&w->spool);
   sw_sampler_destroy(&w->sampler);
   free(w->pre.s);

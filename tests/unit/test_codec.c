@@ -6,6 +6,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sw_codec.h"
@@ -145,12 +146,21 @@ START_TEST(assign_roundtrip) {
                                                    .shared_host = true};
   struct sw_msg_run runs[2] = {
       {11, "on", "{\"radix_scatter\":\"ballot\",\"iterations\":2000}", "{\"builtin\":{}}",
-       "{\"path\":\"/data/lego\"}"},
-      {12, "off", "{\"radix_scatter\":\"serial\",\"iterations\":2000}", "{\"builtin\":{}}", "{}"}};
+       "{\"path\":\"/data/lego\"}", ""},
+      {12, "off", "{\"radix_scatter\":\"serial\",\"iterations\":2000}", "{\"builtin\":{}}", "{}",
+       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}};
   a->runs = runs;
   a->n_runs = 2;
+  snprintf(a->artifact_url, sizeof a->artifact_url, "http://coord.lab:7790");
+  a->artifact_max_bytes = 1u << 30;
+  a->artifact_ply = true;
   roundtrip(&m, &d);
   const struct sw_msg_assign *b = &d.u.assign;
+  ck_assert_str_eq(b->artifact_url, "http://coord.lab:7790");
+  ck_assert_uint_eq(b->artifact_max_bytes, 1u << 30);
+  ck_assert(b->artifact_ply);
+  ck_assert_str_eq(b->runs[0].artifact_token, "");
+  ck_assert_str_eq(b->runs[1].artifact_token, runs[1].artifact_token);
   ck_assert_uint_eq(b->lease_id, 9);
   ck_assert_uint_eq(b->epoch, 3);
   ck_assert_int_eq(b->deadline_ms, 1764460000000);
@@ -269,8 +279,28 @@ START_TEST(run_finished_roundtrip) {
   f->n_samples = 3;
   f->pre_samples = pre;
   f->n_pre_samples = 1;
+  struct sw_msg_artifact arts[2] = {
+      {"trainer.log", 1234, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+      {"renders/view-0.png", 99, "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"}};
+  f->artifacts = arts;
+  f->n_artifacts = 2;
   roundtrip(&m, &d);
   const struct sw_msg_run_finished *g = &d.u.run_finished;
+  ck_assert_uint_eq(g->n_artifacts, 2);
+  ck_assert_str_eq(g->artifacts[1].name, "renders/view-0.png");
+  ck_assert_uint_eq(g->artifacts[0].size, 1234);
+  ck_assert_str_eq(g->artifacts[1].sha256, arts[1].sha256);
+  /* Names that could leave the run's folder, and bad hashes, are refused by the validator. */
+  const char *bad_names[] = {"../x", "/etc/passwd", "a/b/c", ".hidden", "renders/.x", "a//b", "",
+                             "sp ace", "renders/"};
+  for (size_t k = 0; k < sizeof bad_names / sizeof *bad_names; k++)
+    ck_assert_msg(!sw_msg_artifact_name_ok(bad_names[k]), "%s", bad_names[k]);
+  ck_assert(sw_msg_artifact_name_ok("final.ply") && sw_msg_artifact_name_ok("renders/v-1.png"));
+  struct sw_err verr = {0};
+  snprintf(arts[0].sha256, sizeof arts[0].sha256, "XYZ");
+  ck_assert_int_eq(sw_msg_validate(&m, &verr), SW_EPROTO);
+  ck_assert_ptr_nonnull(strstr(verr.msg, "artifacts[0].sha256"));
+  snprintf(arts[0].sha256, sizeof arts[0].sha256, "%s", g->artifacts[0].sha256);
   ck_assert_uint_eq(g->lease_id, 9);
   ck_assert_uint_eq(g->run_id, 11);
   ck_assert_int_eq(g->exit_status, 0);
@@ -413,7 +443,7 @@ START_TEST(validation_refuses) {
   refused(&m, "fingerprint.os");
   sw_msg_clear(&m);
 
-  struct sw_msg_run run = {1, "off", "{\"a\":1}", "{\"builtin\":{}}", "{}"};
+  struct sw_msg_run run = {1, "off", "{\"a\":1}", "{\"builtin\":{}}", "{}", ""};
   sw_msg_init(&m, SW_MSG_ASSIGN);
   m.u.assign = (struct sw_msg_assign){.lease_id = 1, .sweep_id = 1, .attempt = 1, .runs = &run,
                                       .n_runs = 1};
@@ -599,7 +629,7 @@ START_TEST(validation_refuses_wide_epochs) {
   m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 3, .epoch = wide, .run_id = 1,
                                                   .attempt = 1};
   refused(&m, "RunFinished.epoch");
-  struct sw_msg_run run = {1, "off", "{}", "{}", "{}"};
+  struct sw_msg_run run = {1, "off", "{}", "{}", "{}", ""};
   sw_msg_init(&m, SW_MSG_ASSIGN);
   m.u.assign = (struct sw_msg_assign){.lease_id = 3, .epoch = wide, .sweep_id = 1,
                                       .attempt = 1, .runs = &run, .n_runs = 1};
@@ -733,7 +763,7 @@ static size_t sample_frames(uint8_t **frames, size_t *lens) {
   ck_assert_int_eq(sw_codec_encode(&m, &frames[k], &lens[k], &err), 0);
   k++;
   sw_msg_clear(&m);
-  struct sw_msg_run run = {1, "off", "{\"a\":[1,2,{\"b\":null}]}", "{\"builtin\":{}}", "{}"};
+  struct sw_msg_run run = {1, "off", "{\"a\":[1,2,{\"b\":null}]}", "{\"builtin\":{}}", "{}", ""};
   sw_msg_init(&m, SW_MSG_ASSIGN);
   m.u.assign = (struct sw_msg_assign){.lease_id = 1, .sweep_id = 1, .attempt = 1, .runs = &run,
                                       .n_runs = 1};

@@ -337,6 +337,57 @@ START_TEST(contamination_keys) {
 }
 END_TEST
 
+START_TEST(notify_and_artifacts_keys) {
+  static const char *const head = "name: c\nkind: gate\ntrainer: {builtin: {}}\n"
+                                  "scene: {path: /x}\narms: {off: {x: 1}, on: {x: 2}}\n";
+  char yaml[1024];
+  /* Absent: no webhook, the artifact defaults, written to the stored JSON. */
+  struct sw_spec *s = load_ok(head);
+  ck_assert_ptr_null(s->notify.webhook);
+  const struct sw_spec_artifacts d = sw_spec_artifacts_defaults();
+  ck_assert(s->artifacts.upload == d.upload && s->artifacts.final_ply == d.final_ply);
+  ck_assert(s->artifacts.keep_sweeps == d.keep_sweeps && s->artifacts.max_file_mb == d.max_file_mb);
+  json_t *j = sw_spec_to_json(s);
+  ck_assert_ptr_null(json_object_get(j, "notify"));
+  ck_assert_uint_eq(json_object_size(json_object_get(j, "artifacts")), 5);
+  json_decref(j);
+  sw_spec_destroy(&s);
+
+  snprintf(yaml, sizeof yaml,
+           "%snotify: {webhook: \"https://chat.lab/h?x=1\"}\n"
+           "artifacts: {final_ply: false, keep_sweeps: 3, keep_days: 1.5, max_file_mb: 8}\n",
+           head);
+  s = load_ok(yaml);
+  ck_assert_str_eq(s->notify.webhook, "https://chat.lab/h?x=1");
+  ck_assert(!s->artifacts.final_ply && s->artifacts.upload && s->artifacts.keep_sweeps == 3);
+  ck_assert(s->artifacts.keep_days == 1.5 && s->artifacts.max_file_mb == 8);
+  j = sw_spec_to_json(s);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "notify"), "webhook")),
+                   "https://chat.lab/h?x=1");
+  struct sw_spec_artifacts back;
+  sw_spec_artifacts_from_json(json_object_get(j, "artifacts"), &back);
+  ck_assert(!back.final_ply && back.keep_sweeps == 3 && back.keep_days == 1.5 &&
+            back.max_file_mb == 8 && back.upload);
+  sw_spec_artifacts_from_json(NULL, &back);
+  ck_assert(back.final_ply == d.final_ply && back.keep_sweeps == d.keep_sweeps);
+  json_decref(j);
+  sw_spec_destroy(&s);
+
+  snprintf(yaml, sizeof yaml, "%snotify: {webhook: \"ftp://x/y\"}\n", head);
+  load_bad(yaml, "t.yaml:6:20: notify.webhook: 'ftp://x/y' is not an http:// or https:// URL");
+  snprintf(yaml, sizeof yaml, "%snotify: {webhook: \"http://a b\"}\n", head);
+  load_bad(yaml, "t.yaml:6:20: notify.webhook: the URL holds a space or control character");
+  snprintf(yaml, sizeof yaml, "%snotify: {hook: \"http://x\"}\n", head);
+  load_bad(yaml, "t.yaml:6:10: unknown key 'hook' in notify (allowed: webhook)");
+  snprintf(yaml, sizeof yaml, "%sartifacts: {max_file_mb: 0}\n", head);
+  load_bad(yaml, "t.yaml:6:26: artifacts.max_file_mb: 0 out of range");
+  snprintf(yaml, sizeof yaml, "%sartifacts: {keep_days: -1}\n", head);
+  load_bad(yaml, "t.yaml:6:24: artifacts.keep_days: -1 out of range");
+  snprintf(yaml, sizeof yaml, "%sartifacts: {ply: true}\n", head);
+  load_bad(yaml, "t.yaml:6:13: unknown key 'ply' in artifacts (allowed: upload, final_ply");
+}
+END_TEST
+
 START_TEST(grid_expansion_order) {
   struct sw_err err = {0};
   struct sw_spec *s = load_ok("name: g\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
@@ -755,6 +806,7 @@ static Suite *spec_suite(void) {
   TCase *files = tcase_create("files");
   tcase_add_test(files, bad_fixtures_fail_with_position);
   tcase_add_test(files, good_fixtures_load);
+  tcase_add_test(files, notify_and_artifacts_keys);
   tcase_add_test(files, every_sweep_loads);
   suite_add_tcase(s, files);
   TCase *api = tcase_create("api");
