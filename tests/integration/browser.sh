@@ -68,6 +68,7 @@ parameters:
 repeats: 1
 contamination: {settle_s: 0.5, sample_interval_s: 0.25}
 YAML
+mkdir -p "$T/grid"
 "$SW" local "$T/grid.yaml" --workers 2 --db "$T/grid/sw.db" --heartbeat-ms 200 >"$T/grid.log" 2>&1 ||
   fail "the grid failed"
 "$SW" report --db "$T/grid/sw.db" --format html -o "$T/grid.html" || fail "grid report failed"

@@ -43,6 +43,7 @@ YAML
     set +e
     "$SW" check "$T/$f.yaml" >"$T/$f.out" 2>&1
     rc=$?
+    mkdir -p "$T/db-$f"
     "$SW" local "$T/$f.yaml" --workers 1 --db "$T/db-$f/sw.db" >"$T/local-$f.out" 2>&1
     lrc=$?
     set -e

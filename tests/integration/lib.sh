@@ -27,6 +27,9 @@ SW="$BIN/splatsweep"
 FAKE="$BIN/fake_trainer"
 command -v jq >/dev/null || { echo "FAIL: these tests need jq (apt-get install jq)" >&2; exit 1; }
 T=$(mktemp -d "/tmp/sw-it-$(basename "$0" .sh)-XXXXXX")
+# The usual home of a test's database ($T/db/sw.db): a --db in a folder that does not exist is
+# refused (the default results/ is the only folder splatsweep makes).
+mkdir -p "$T/db"
 PIDS=()
 export SW_LOG=${SW_LOG:-info}
 # The host measurement lock of this test's workers: they take it in turn as on any host, and the

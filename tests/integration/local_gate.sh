@@ -29,6 +29,7 @@ echo "pairs spread over $workers worker(s); verdict: $(jq -r '.sweeps[0].gates[0
 # A bad spec: exit 2, and nothing reaches the store.
 printf 'name: x\nkind: gate\nbogus_key: 1\n' >"$T/bad.yaml"
 set +e
+mkdir -p "$T/db2"
 "$SW" local "$T/bad.yaml" --workers 1 --db "$T/db2/sw.db" >"$T/bad.out" 2>&1
 rc=$?
 set -e

@@ -2,6 +2,7 @@
 # Integration: the coordinator's loop stays answerable while its store is slow or failing, and
 # says so. (Issue 11: a report over a large store blocked the loop 6-8 s; a lock held by another
 # process made it deaf for its whole 5 s busy timeout, and status showed no store error.)
+# 0. A --db in a folder that does not exist is refused (exit 2), nothing created.
 # 1. A report of a store with 10,000 sweeps (~7 MB of text, seconds to render) is made by
 #    the reader thread: statuses asked after it are answered, one after another, while the report
 #    is still on its way (at least 3), and the report arrives whole.
@@ -13,6 +14,15 @@ WORK="tcp://127.0.0.1:$PORT"
 CTL="tcp://127.0.0.1:$((PORT + 1))"
 DB="$T/sw.db"
 SPEC="$(dirname "$0")/../../sweeps/quickstart.yaml"
+# A --db in a folder that does not exist is refused, naming the folder, and creates nothing.
+set +e
+"$SW" coordinator --bind-work "$WORK" --bind-control "$CTL" --db "$T/nowhere/sw.db" --insecure \
+  >"$T/nowhere.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "--db in a missing folder: exit $rc, expected 2"
+grep -q "the folder $T/nowhere does not exist" "$T/nowhere.out" || fail "$(cat "$T/nowhere.out")"
+[ ! -e "$T/nowhere" ] || fail "the missing folder was created"
 start coord "$SW" coordinator --bind-work "$WORK" --bind-control "$CTL" --db "$DB" --insecure
 wait_until 15 status_json || fail "coordinator did not answer status"
 "$SW" submit "$SPEC" --coordinator "$CTL" >/dev/null || fail "submit"
