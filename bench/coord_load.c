@@ -59,7 +59,8 @@ static const char *RESULT =
     /* A result matching docs/result.schema.json (the coordinator checks each one). */
     "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":\"coord_load\","
     "\"version\":\"1\",\"binary_sha256\":\"" ZERO64 "\",\"shaders_sha256\":\"" ZERO64 "\"},"
-    "\"config\":{},\"config_sha256\":\"" ZERO64 "\",\"scene\":{\"path\":\"none\",\"sha256\":\"" ZERO64
+    "\"config\":{},\"config_sha256\":\"" ZERO64
+    "\",\"scene\":{\"path\":\"none\",\"sha256\":\"" ZERO64
     "\",\"train_views\":1,\"test_views\":0,\"width\":1,\"height\":1,\"held_out_split\":false},"
     "\"device\":{\"name\":\"none\",\"driver\":\"\",\"api\":\"none\",\"kind\":\"other\"},"
     "\"metrics\":{\"train_s\":1.0,\"wall_s\":1.0,\"iterations\":1,"
@@ -189,8 +190,7 @@ int main(int argc, char **argv) {
   sw_msg_init(&req, SW_MSG_SUBMIT_REQ);
   snprintf(req.u.submit_req.file_name, sizeof req.u.submit_req.file_name, "coord-load.yaml");
   req.u.submit_req.spec_yaml = yaml;
-  if (control_call(ctx, control, &req, &rep))
-    return 1;
+  if (control_call(ctx, control, &req, &rep)) return 1;
   if (rep.type != SW_MSG_SUBMIT_REP || rep.u.submit_rep.error) {
     fprintf(stderr, "coord_load: submit refused: %s\n",
             rep.type == SW_MSG_SUBMIT_REP && rep.u.submit_rep.error ? rep.u.submit_rep.error : "?");
@@ -230,8 +230,7 @@ int main(int argc, char **argv) {
     int n = zmq_poll(items, nworkers, 100);
     int64_t now = sw_clock_mono_ms();
     for (int i = 0; n > 0 && i < nworkers; i++) {
-      if (!(items[i].revents & ZMQ_POLLIN))
-        continue;
+      if (!(items[i].revents & ZMQ_POLLIN)) continue;
       for (;;) {
         zmq_msg_t f;
         zmq_msg_init(&f);
@@ -251,14 +250,12 @@ int main(int argc, char **argv) {
           ws[i].welcomed = 1;
           send_ready(&ws[i]);
         } else if (m.type == SW_MSG_ASSIGN) {
-          if (ws[i].ready_us)
-            lat[nlat++] = sw_clock_mono_ns() / 1000 - ws[i].ready_us;
+          if (ws[i].ready_us) lat[nlat++] = sw_clock_mono_ns() / 1000 - ws[i].ready_us;
           ws[i].ready_us = 0;
           do_lease(&ws[i], &m.u.assign);
         } else if (m.type == SW_MSG_ACK) {
           acks++;
-          if (!first_ack)
-            first_ack = now;
+          if (!first_ack) first_ack = now;
           last_ack = now;
         } else if (m.type == SW_MSG_REJECT && m.u.reject.code == SW_REJECT_UNKNOWN) {
           ws[i].welcomed = 0;
@@ -279,8 +276,7 @@ int main(int argc, char **argv) {
     answered = acks;
     if (acks >= runs || now - last_status >= 2000) {
       last_status = now;
-      if (acks >= runs)
-        finished = 1;
+      if (acks >= runs) finished = 1;
       if (now - t0 > 600000) {
         fprintf(stderr, "coord_load: not finished after 10 minutes (%ld acks)\n", acks);
         break;
@@ -312,8 +308,7 @@ int main(int argc, char **argv) {
     json_decref(st);
     sw_msg_clear(&rep);
   }
-  for (int i = 0; i < nworkers; i++)
-    zmq_close(ws[i].sock);
+  for (int i = 0; i < nworkers; i++) zmq_close(ws[i].sock);
   zmq_ctx_term(ctx);
   free(ws);
   free(items);

@@ -31,9 +31,7 @@ static double urand(void) {
   z ^= z >> 31;
   return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
 }
-static double nrand(void) {
-  return sqrt(-2.0 * log(urand())) * cos(6.283185307179586 * urand());
-}
+static double nrand(void) { return sqrt(-2.0 * log(urand())) * cos(6.283185307179586 * urand()); }
 
 struct host_model {
   struct gs_model m;
@@ -111,8 +109,8 @@ static void usage(void) {
                   "[--transient] [--f16] [--sort-only] [--json]\n");
 }
 
-static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int frames,
-                     int warmup, int warmup_ms, uint32_t w, uint32_t h, int json) {
+static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int frames, int warmup,
+                     int warmup_ms, uint32_t w, uint32_t h, int json) {
   struct sw_err err = {0};
   struct host_model hm;
   if (make_model(&hm, n, 42)) {
@@ -152,8 +150,10 @@ static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int 
         gs_vk_timer_begin(tp, cmd, "forward");
         rc = gs_fwd_record(f, cmd, NULL, &in, &err);
         gs_vk_timer_end(tp, cmd);
-        if (rc) gs_vk_cmd_discard(vk, &cmd);
-        else rc = gs_vk_cmd_submit_wait(vk, &cmd, &err);
+        if (rc)
+          gs_vk_cmd_discard(vk, &cmd);
+        else
+          rc = gs_vk_cmd_submit_wait(vk, &cmd, &err);
       }
       if (!rc) rc = gs_vk_timer_collect(tp, &err);
       if (!rc) rc = gs_fwd_finish(f, &retry, &pairs, &err);
@@ -187,16 +187,17 @@ static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int 
              n, w, h, frames, di->name, wall_med, gpu_med, (double)pairs_sum / frames);
       for (uint32_t k = 0; k < ns; k++)
         printf("%s{\"name\":\"%s\",\"calls\":%llu,\"gpu_ms\":%.4f,\"ms_per_call\":%.4f,"
-               "\"share\":%.4f}", k ? "," : "", st[k].name, (unsigned long long)st[k].calls,
-               st[k].gpu_ms, st[k].gpu_ms / (double)st[k].calls, st[k].share);
+               "\"share\":%.4f}",
+               k ? "," : "", st[k].name, (unsigned long long)st[k].calls, st[k].gpu_ms,
+               st[k].gpu_ms / (double)st[k].calls, st[k].share);
       printf("]}\n");
     } else {
       printf("N=%u %ux%u on %s: %d frames, median %.3f ms/frame wall, %.3f ms GPU; "
-             "%.0f pairs/frame\n", n, w, h, di->name, frames, wall_med, gpu_med,
-             (double)pairs_sum / frames);
+             "%.0f pairs/frame\n",
+             n, w, h, di->name, frames, wall_med, gpu_med, (double)pairs_sum / frames);
       for (uint32_t k = 0; k < ns; k++)
-        printf("  %-14s %8.3f ms/call  %5.1f%%\n", st[k].name,
-               st[k].gpu_ms / (double)st[k].calls, 100 * st[k].share);
+        printf("  %-14s %8.3f ms/call  %5.1f%%\n", st[k].name, st[k].gpu_ms / (double)st[k].calls,
+               100 * st[k].share);
     }
     fflush(stdout);
   }
@@ -212,8 +213,7 @@ static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int 
 
 /* --sort-only: the radix sort alone on forward-like keys (tile ids below 2,500, positive depth
  * bits), with its steps timed. */
-static int bench_sort(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int frames,
-                      int json) {
+static int bench_sort(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int frames, int json) {
   struct sw_err err = {0};
   gs_sort_t *s = NULL;
   gs_vk_timer_t *t = NULL;

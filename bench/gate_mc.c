@@ -42,20 +42,16 @@ static void draw_model(gsl_rng *r, double effect, double contam, double drift,
   m->contam = contam;
   m->drift = drift;
   m->cv = 0.005 + 0.010 * gsl_rng_uniform(r);
-  for (int i = 0; i < MACHINES; i++)
-    m->offset[i] = -0.04 + 0.08 * gsl_rng_uniform(r);
+  for (int i = 0; i < MACHINES; i++) m->offset[i] = -0.04 + 0.08 * gsl_rng_uniform(r);
   m->effect = effect;
 }
 
 /* The lab rule on one set: 1 adopt, -1 reject, 0 inconclusive. */
 static int lab_rule(const double *off, int noff, const double *on, int non) {
   double mo = 0, mn = 0, ss = 0;
-  for (int i = 0; i < noff; i++)
-    mo += off[i] / noff;
-  for (int i = 0; i < non; i++)
-    mn += on[i] / non;
-  for (int i = 0; i < noff; i++)
-    ss += (off[i] - mo) * (off[i] - mo);
+  for (int i = 0; i < noff; i++) mo += off[i] / noff;
+  for (int i = 0; i < non; i++) mn += on[i] / non;
+  for (int i = 0; i < noff; i++) ss += (off[i] - mo) * (off[i] - mo);
   double cv = sqrt(ss / (noff - 1)) / mo, delta = (mn - mo) / mo;
   double thr = fmax(2.0 * cv, 0.01);
   return delta < -thr ? 1 : (delta > thr ? -1 : 0);
@@ -63,7 +59,8 @@ static int lab_rule(const double *off, int noff, const double *on, int non) {
 
 /* The lab's fixed procedure on one machine. With sens, their rule 6: the verdict must also hold
  * with the contaminated runs kept instead of their reruns, and with both (n + 1). */
-static void lab_gate(gsl_rng *r, const struct sw_gate_sim_model *m, int n, int sens, struct tally *t) {
+static void lab_gate(gsl_rng *r, const struct sw_gate_sim_model *m, int n, int sens,
+                     struct tally *t) {
   double off[16], on[16], koff[16], kon[16], boff[32], bon[32];
   int machine = (int)gsl_rng_uniform_int(r, MACHINES), runs = 0, c, nboff = 0, nbon = 0;
   for (int i = 0; i < n; i++) {
@@ -94,9 +91,8 @@ static void lab_gate(gsl_rng *r, const struct sw_gate_sim_model *m, int n, int s
 }
 
 /* Our procedure: the scheduler's loop around the gate engine (sw_gate_sim_gate). */
-static int our_gate(gsl_rng *r, const struct sw_gate_sim_model *m,
-                    const struct sw_gate_config *cfg, int sens, struct sw_gate_result *res,
-                    struct tally *t) {
+static int our_gate(gsl_rng *r, const struct sw_gate_sim_model *m, const struct sw_gate_config *cfg,
+                    int sens, struct sw_gate_result *res, struct tally *t) {
   int runs = 0;
   struct sw_err e = {0};
   if (sw_gate_sim_gate(m, cfg, cfg->min_pairs, r, !sens, res, &runs, &e) != 0) {
@@ -138,8 +134,8 @@ static int design_make(struct design *d, const struct sw_gate_config *cfg) {
 
 /* One table: every procedure at effects 0, 1, 2, 5%. */
 static int table(long gates, unsigned long seed, double contam, double drift,
-                 const struct design *before, const struct design *ours,
-                 struct sw_gate_result *res, gsl_rng *r, gsl_rng *r2) {
+                 const struct design *before, const struct design *ours, struct sw_gate_result *res,
+                 gsl_rng *r, gsl_rng *r2) {
   const struct sw_gate_config *cfg = &ours->cfg;
   printf("gate_mc: %ld gates per cell, seed %lu, %d machines, per-run CV U[0.5%%, 1.5%%], "
          "machine offsets U[-4%%, +4%%], %.0f%% of runs contaminated (+5..20%%, flagged), second "
@@ -239,19 +235,14 @@ int main(int argc, char **argv) {
   old.max_pairs = 5;
   cfg.min_pairs = min_pairs;
   cfg.max_pairs = max_pairs;
-  if (futility >= 0.0)
-    cfg.futility_cp = futility;
-  if (futility_lab >= 0.0)
-    cfg.futility_lab_cp = futility_lab;
-  if (alpha > 0.0)
-    cfg.seq_alpha = alpha;
+  if (futility >= 0.0) cfg.futility_cp = futility;
+  if (futility_lab >= 0.0) cfg.futility_lab_cp = futility_lab;
+  if (alpha > 0.0) cfg.seq_alpha = alpha;
   struct design before, ours;
-  if (design_make(&before, &old) != 0 || design_make(&ours, &cfg) != 0)
-    return 1;
+  if (design_make(&before, &old) != 0 || design_make(&ours, &cfg) != 0) return 1;
   struct sw_gate_result *res = malloc(sizeof *res);
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937), *r2 = gsl_rng_alloc(gsl_rng_mt19937);
-  if (!res || !r || !r2)
-    return 1;
+  if (!res || !r || !r2) return 1;
   int rc = 0;
   if (contam >= 0.0 || drift >= 0.0) {
     rc = table(gates, seed, contam >= 0.0 ? contam : 0.10, drift >= 0.0 ? drift : 0.0, &before,

@@ -39,9 +39,16 @@ struct args {
 };
 
 static int parse(int argc, char **argv, struct args *a) {
-  *a = (struct args){.ns = {100000, 400000, 1000000}, .n_ns = 3, .size = 800, .focal = 1111.0f,
-                     .warmup = 30, .iters = 200, .seed = 42,
-                     .tk = {.sigma_skip = 1, .warp_skip = 1, .ssim_walk = 1,
+  *a = (struct args){.ns = {100000, 400000, 1000000},
+                     .n_ns = 3,
+                     .size = 800,
+                     .focal = 1111.0f,
+                     .warmup = 30,
+                     .iters = 200,
+                     .seed = 42,
+                     .tk = {.sigma_skip = 1,
+                            .warp_skip = 1,
+                            .ssim_walk = 1,
                             .atomic_spread = 1}}; /* the trainer's defaults */
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -72,13 +79,20 @@ static int parse(int argc, char **argv, struct args *a) {
       for (char *t = strtok_r(s, ",", &save); t && a->n_ns < 8; t = strtok_r(NULL, ",", &save))
         a->ns[a->n_ns++] = (uint32_t)strtoul(t, NULL, 10);
       free(s);
-    } else if (!strcmp(k, "--size")) a->size = (uint32_t)strtoul(v, NULL, 10);
-    else if (!strcmp(k, "--focal")) a->focal = strtof(v, NULL);
-    else if (!strcmp(k, "--warmup")) a->warmup = (uint32_t)strtoul(v, NULL, 10);
-    else if (!strcmp(k, "--iters")) a->iters = (uint32_t)strtoul(v, NULL, 10);
-    else if (!strcmp(k, "--timing")) a->per_kernel = !strcmp(v, "per_kernel");
-    else if (!strcmp(k, "--device")) a->device = v;
-    else if (!strcmp(k, "--seed")) a->seed = strtoull(v, NULL, 10);
+    } else if (!strcmp(k, "--size"))
+      a->size = (uint32_t)strtoul(v, NULL, 10);
+    else if (!strcmp(k, "--focal"))
+      a->focal = strtof(v, NULL);
+    else if (!strcmp(k, "--warmup"))
+      a->warmup = (uint32_t)strtoul(v, NULL, 10);
+    else if (!strcmp(k, "--iters"))
+      a->iters = (uint32_t)strtoul(v, NULL, 10);
+    else if (!strcmp(k, "--timing"))
+      a->per_kernel = !strcmp(v, "per_kernel");
+    else if (!strcmp(k, "--device"))
+      a->device = v;
+    else if (!strcmp(k, "--seed"))
+      a->seed = strtoull(v, NULL, 10);
     else {
       fprintf(stderr, "iter_bench: unknown option %s\n", k);
       return -1;
@@ -180,13 +194,21 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     struct gs_fwd_input in = {.model = b->model, .sh_degree = 3};
     orbit(&in.cam, a->size, a->focal, 0.1f * (float)it);
     memcpy(in.background, bg, sizeof bg);
-    struct gs_pc_raster pr = {.width = a->size, .height = a->size,
+    struct gs_pc_raster pr = {.width = a->size,
+                              .height = a->size,
                               .tiles_x = (a->size + GS_TILE - 1) / GS_TILE,
                               .tiles_y = (a->size + GS_TILE - 1) / GS_TILE};
     memcpy(pr.background, bg, sizeof bg);
-    struct gs_pc_project_bwd pb = {.fx = in.cam.fx, .fy = in.cam.fy, .cx = in.cam.cx,
-                                   .cy = in.cam.cy, .n = n, .width = a->size, .height = a->size,
-                                   .tiles_x = pr.tiles_x, .tiles_y = pr.tiles_y, .sh_degree = 3};
+    struct gs_pc_project_bwd pb = {.fx = in.cam.fx,
+                                   .fy = in.cam.fy,
+                                   .cx = in.cam.cx,
+                                   .cy = in.cam.cy,
+                                   .n = n,
+                                   .width = a->size,
+                                   .height = a->size,
+                                   .tiles_x = pr.tiles_x,
+                                   .tiles_y = pr.tiles_y,
+                                   .sh_degree = 3};
     memcpy(pb.viewmat, in.cam.viewmat, sizeof pb.viewmat);
     memcpy(pb.campos, in.cam.campos, sizeof pb.campos);
     struct gs_pc_adam pa;
@@ -249,12 +271,13 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     double total = 0;
     for (uint32_t i = 0; i < ns; i++) total += st[i].gpu_ms;
     if (a->json) {
-      printf("{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
-             "\"retries\":%u,\"kernels\":[",
-             n, a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters, retries);
+      printf(
+          "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
+          "\"retries\":%u,\"kernels\":[",
+          n, a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters, retries);
       for (uint32_t i = 0; i < ns; i++)
-        printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "",
-               st[i].name, st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
+        printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
+               st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
       printf("]}\n");
     } else {
       printf("N = %u, %ux%u, %u iterations after %u warm-up (%s): %.3f ms/iteration "

@@ -77,17 +77,19 @@ static void make_result(char *buf, size_t len, double t, double psnr) {
                                   "radix_sort",  "tile_ranges",   "rasterize_fwd", "loss",
                                   "ssim_bwd",    "rasterize_bwd", "project_bwd",   "adam",
                                   "densify"};
-  int n =
-      snprintf(buf, len,
-               "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
-               "\"splat-train\",\"version\":\"0.1\",\"binary_sha256\":\"%064d\","
-               "\"shaders_sha256\":\"%064d\"},\"config\":{},\"config_sha256\":\"%064d\",\"scene\":{"
-               "\"path\":\"lego\",\"sha256\":\"%064d\",\"train_views\":87,\"test_views\":13,\"width\":800,"
-               "\"height\":800,\"held_out_split\":true},\"device\":{\"name\":\"bench\",\"driver\":\"\","
-               "\"api\":\"vulkan 1.3\",\"kind\":\"discrete\"},\"metrics\":{\"train_s\":%.4f,\"wall_s\":%.4f,\"iterations\":2000,"
-               "\"psnr_db\":%.4f,\"ssim\":0.95,\"splats_final\":400000,\"splats_mean\":320000,"
-               "\"gpu_busy_frac\":0.69},\"kernels\":[",
-               1, 2, 3, 4, t, t + 2, psnr);
+  int n = snprintf(
+      buf, len,
+      "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
+      "\"splat-train\",\"version\":\"0.1\",\"binary_sha256\":\"%064d\","
+      "\"shaders_sha256\":\"%064d\"},\"config\":{},\"config_sha256\":\"%064d\",\"scene\":{"
+      "\"path\":\"lego\",\"sha256\":\"%064d\",\"train_views\":87,\"test_views\":13,\"width\":800,"
+      "\"height\":800,\"held_out_split\":true},\"device\":{\"name\":\"bench\",\"driver\":\"\","
+      "\"api\":\"vulkan "
+      "1.3\",\"kind\":\"discrete\"},\"metrics\":{\"train_s\":%.4f,\"wall_s\":%.4f,\"iterations\":"
+      "2000,"
+      "\"psnr_db\":%.4f,\"ssim\":0.95,\"splats_final\":400000,\"splats_mean\":320000,"
+      "\"gpu_busy_frac\":0.69},\"kernels\":[",
+      1, 2, 3, 4, t, t + 2, psnr);
   for (int i = 0; i < 13; i++)
     n += snprintf(buf + n, len - (size_t)n,
                   "%s{\"name\":\"%s\",\"calls\":2000,\"gpu_ms\":%.3f,\"share\":%.4f}", i ? "," : "",

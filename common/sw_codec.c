@@ -218,144 +218,144 @@ static void enc_run_finished(struct pool *p, Splatsweep__Envelope *env,
 }
 
 /* Allocates the body message of type T from the pool, initialises it and hangs it on env. */
-#define ENC_BODY(T, init, field, CASE)              \
-  T *o = pool_alloc(p, sizeof *o);                  \
-  if (!o) return;                                   \
-  init(o);                                          \
-  env->body_case = SPLATSWEEP__ENVELOPE__BODY_##CASE; \
+#define ENC_BODY(T, init, field, CASE)                                                             \
+  T *o = pool_alloc(p, sizeof *o);                                                                 \
+  if (!o) return;                                                                                  \
+  init(o);                                                                                         \
+  env->body_case = SPLATSWEEP__ENVELOPE__BODY_##CASE;                                              \
   env->field = o
 
 static void enc_body(struct pool *p, Splatsweep__Envelope *env, const struct sw_msg *m) {
   switch (m->type) {
-    case SW_MSG_HELLO: enc_hello(p, env, &m->u.hello); return;
-    case SW_MSG_ASSIGN: enc_assign(p, env, &m->u.assign); return;
-    case SW_MSG_RUN_FINISHED: enc_run_finished(p, env, &m->u.run_finished); return;
-    case SW_MSG_WELCOME: {
-      ENC_BODY(Splatsweep__Welcome, splatsweep__welcome__init, welcome, WELCOME);
-      o->session_id = (char *)m->u.welcome.session_id;
-      o->heartbeat_ms = m->u.welcome.heartbeat_ms;
-      o->liveness = m->u.welcome.liveness;
-      o->lease_ttl_ms = m->u.welcome.lease_ttl_ms;
-      return;
-    }
-    case SW_MSG_READY: {
-      ENC_BODY(Splatsweep__Ready, splatsweep__ready__init, ready, READY);
-      return;
-    }
-    case SW_MSG_RUN_STARTED: {
-      ENC_BODY(Splatsweep__RunStarted, splatsweep__run_started__init, run_started, RUN_STARTED);
-      o->lease_id = m->u.run_started.lease_id;
-      o->epoch = m->u.run_started.epoch;
-      o->run_id = m->u.run_started.run_id;
-      o->attempt = m->u.run_started.attempt;
-      o->waited_s = m->u.run_started.waited_s;
-      return;
-    }
-    case SW_MSG_PROGRESS: {
-      ENC_BODY(Splatsweep__Progress, splatsweep__progress__init, progress, PROGRESS);
-      o->lease_id = m->u.progress.lease_id;
-      o->epoch = m->u.progress.epoch;
-      o->run_id = m->u.progress.run_id;
-      o->attempt = m->u.progress.attempt;
-      o->iter = m->u.progress.iter;
-      o->train_s = m->u.progress.train_s;
-      o->loss = m->u.progress.loss;
-      o->splats = m->u.progress.splats;
-      return;
-    }
-    case SW_MSG_LEASE_DONE: {
-      ENC_BODY(Splatsweep__LeaseDone, splatsweep__lease_done__init, lease_done, LEASE_DONE);
-      o->lease_id = m->u.lease_done.lease_id;
-      o->epoch = m->u.lease_done.epoch;
-      return;
-    }
-    case SW_MSG_ACK: {
-      ENC_BODY(Splatsweep__Ack, splatsweep__ack__init, ack, ACK);
-      o->ack_seq = m->u.ack.ack_seq;
-      o->run_id = m->u.ack.run_id;
-      o->attempt = m->u.ack.attempt;
-      return;
-    }
-    case SW_MSG_CANCEL: {
-      ENC_BODY(Splatsweep__Cancel, splatsweep__cancel__init, cancel, CANCEL);
-      o->lease_id = m->u.cancel.lease_id;
-      o->reason = str_or_empty(m->u.cancel.reason);
-      return;
-    }
-    case SW_MSG_HEARTBEAT: {
-      ENC_BODY(Splatsweep__Heartbeat, splatsweep__heartbeat__init, heartbeat, HEARTBEAT);
-      o->lease_id = m->u.heartbeat.lease_id;
-      o->epoch = m->u.heartbeat.epoch;
-      return;
-    }
-    case SW_MSG_REJECT: {
-      ENC_BODY(Splatsweep__Reject, splatsweep__reject__init, reject, REJECT);
-      o->code = (Splatsweep__RejectCode)m->u.reject.code;
-      o->reason = str_or_empty(m->u.reject.reason);
-      return;
-    }
-    case SW_MSG_SUBMIT_REQ: {
-      ENC_BODY(Splatsweep__SubmitRequest, splatsweep__submit_request__init, submit_request,
-               SUBMIT_REQUEST);
-      o->file_name = (char *)m->u.submit_req.file_name;
-      o->spec_yaml = str_or_empty(m->u.submit_req.spec_yaml);
-      return;
-    }
-    case SW_MSG_SUBMIT_REP: {
-      ENC_BODY(Splatsweep__SubmitReply, splatsweep__submit_reply__init, submit_reply, SUBMIT_REPLY);
-      o->sweep_id = m->u.submit_rep.sweep_id;
-      o->has_error = m->u.submit_rep.error != NULL;
-      o->error = str_or_empty(m->u.submit_rep.error);
-      return;
-    }
-    case SW_MSG_STATUS_REQ: {
-      ENC_BODY(Splatsweep__StatusRequest, splatsweep__status_request__init, status_request,
-               STATUS_REQUEST);
-      o->sweep_id = m->u.status_req.sweep_id;
-      o->format = (Splatsweep__Format)m->u.status_req.format;
-      o->workers_offset = m->u.status_req.workers_offset;
-      o->workers_limit = m->u.status_req.workers_limit;
-      return;
-    }
-    case SW_MSG_STATUS_REP: {
-      ENC_BODY(Splatsweep__StatusReply, splatsweep__status_reply__init, status_reply, STATUS_REPLY);
-      o->format = (Splatsweep__Format)m->u.status_rep.format;
-      o->body = str_or_empty(m->u.status_rep.body);
-      return;
-    }
-    case SW_MSG_REPORT_REQ: {
-      ENC_BODY(Splatsweep__ReportRequest, splatsweep__report_request__init, report_request,
-               REPORT_REQUEST);
-      o->sweep_id = m->u.report_req.sweep_id;
-      o->format = (Splatsweep__Format)m->u.report_req.format;
-      return;
-    }
-    case SW_MSG_REPORT_REP: {
-      ENC_BODY(Splatsweep__ReportReply, splatsweep__report_reply__init, report_reply, REPORT_REPLY);
-      o->format = (Splatsweep__Format)m->u.report_rep.format;
-      o->body = str_or_empty(m->u.report_rep.body);
-      return;
-    }
-    case SW_MSG_CANCEL_REQ: {
-      ENC_BODY(Splatsweep__CancelRequest, splatsweep__cancel_request__init, cancel_request,
-               CANCEL_REQUEST);
-      o->sweep_id = m->u.cancel_req.sweep_id;
-      o->reason = str_or_empty(m->u.cancel_req.reason);
-      return;
-    }
-    case SW_MSG_CANCEL_REP: {
-      ENC_BODY(Splatsweep__CancelReply, splatsweep__cancel_reply__init, cancel_reply, CANCEL_REPLY);
-      o->sweep_id = m->u.cancel_rep.sweep_id;
-      o->runs_cancelled = m->u.cancel_rep.runs_cancelled;
-      return;
-    }
-    case SW_MSG_ERROR: {
-      ENC_BODY(Splatsweep__Error, splatsweep__error__init, error, ERROR);
-      o->code = m->u.error.code;
-      o->message = str_or_empty(m->u.error.message);
-      return;
-    }
-    default: return;
+  case SW_MSG_HELLO: enc_hello(p, env, &m->u.hello); return;
+  case SW_MSG_ASSIGN: enc_assign(p, env, &m->u.assign); return;
+  case SW_MSG_RUN_FINISHED: enc_run_finished(p, env, &m->u.run_finished); return;
+  case SW_MSG_WELCOME: {
+    ENC_BODY(Splatsweep__Welcome, splatsweep__welcome__init, welcome, WELCOME);
+    o->session_id = (char *)m->u.welcome.session_id;
+    o->heartbeat_ms = m->u.welcome.heartbeat_ms;
+    o->liveness = m->u.welcome.liveness;
+    o->lease_ttl_ms = m->u.welcome.lease_ttl_ms;
+    return;
+  }
+  case SW_MSG_READY: {
+    ENC_BODY(Splatsweep__Ready, splatsweep__ready__init, ready, READY);
+    return;
+  }
+  case SW_MSG_RUN_STARTED: {
+    ENC_BODY(Splatsweep__RunStarted, splatsweep__run_started__init, run_started, RUN_STARTED);
+    o->lease_id = m->u.run_started.lease_id;
+    o->epoch = m->u.run_started.epoch;
+    o->run_id = m->u.run_started.run_id;
+    o->attempt = m->u.run_started.attempt;
+    o->waited_s = m->u.run_started.waited_s;
+    return;
+  }
+  case SW_MSG_PROGRESS: {
+    ENC_BODY(Splatsweep__Progress, splatsweep__progress__init, progress, PROGRESS);
+    o->lease_id = m->u.progress.lease_id;
+    o->epoch = m->u.progress.epoch;
+    o->run_id = m->u.progress.run_id;
+    o->attempt = m->u.progress.attempt;
+    o->iter = m->u.progress.iter;
+    o->train_s = m->u.progress.train_s;
+    o->loss = m->u.progress.loss;
+    o->splats = m->u.progress.splats;
+    return;
+  }
+  case SW_MSG_LEASE_DONE: {
+    ENC_BODY(Splatsweep__LeaseDone, splatsweep__lease_done__init, lease_done, LEASE_DONE);
+    o->lease_id = m->u.lease_done.lease_id;
+    o->epoch = m->u.lease_done.epoch;
+    return;
+  }
+  case SW_MSG_ACK: {
+    ENC_BODY(Splatsweep__Ack, splatsweep__ack__init, ack, ACK);
+    o->ack_seq = m->u.ack.ack_seq;
+    o->run_id = m->u.ack.run_id;
+    o->attempt = m->u.ack.attempt;
+    return;
+  }
+  case SW_MSG_CANCEL: {
+    ENC_BODY(Splatsweep__Cancel, splatsweep__cancel__init, cancel, CANCEL);
+    o->lease_id = m->u.cancel.lease_id;
+    o->reason = str_or_empty(m->u.cancel.reason);
+    return;
+  }
+  case SW_MSG_HEARTBEAT: {
+    ENC_BODY(Splatsweep__Heartbeat, splatsweep__heartbeat__init, heartbeat, HEARTBEAT);
+    o->lease_id = m->u.heartbeat.lease_id;
+    o->epoch = m->u.heartbeat.epoch;
+    return;
+  }
+  case SW_MSG_REJECT: {
+    ENC_BODY(Splatsweep__Reject, splatsweep__reject__init, reject, REJECT);
+    o->code = (Splatsweep__RejectCode)m->u.reject.code;
+    o->reason = str_or_empty(m->u.reject.reason);
+    return;
+  }
+  case SW_MSG_SUBMIT_REQ: {
+    ENC_BODY(Splatsweep__SubmitRequest, splatsweep__submit_request__init, submit_request,
+             SUBMIT_REQUEST);
+    o->file_name = (char *)m->u.submit_req.file_name;
+    o->spec_yaml = str_or_empty(m->u.submit_req.spec_yaml);
+    return;
+  }
+  case SW_MSG_SUBMIT_REP: {
+    ENC_BODY(Splatsweep__SubmitReply, splatsweep__submit_reply__init, submit_reply, SUBMIT_REPLY);
+    o->sweep_id = m->u.submit_rep.sweep_id;
+    o->has_error = m->u.submit_rep.error != NULL;
+    o->error = str_or_empty(m->u.submit_rep.error);
+    return;
+  }
+  case SW_MSG_STATUS_REQ: {
+    ENC_BODY(Splatsweep__StatusRequest, splatsweep__status_request__init, status_request,
+             STATUS_REQUEST);
+    o->sweep_id = m->u.status_req.sweep_id;
+    o->format = (Splatsweep__Format)m->u.status_req.format;
+    o->workers_offset = m->u.status_req.workers_offset;
+    o->workers_limit = m->u.status_req.workers_limit;
+    return;
+  }
+  case SW_MSG_STATUS_REP: {
+    ENC_BODY(Splatsweep__StatusReply, splatsweep__status_reply__init, status_reply, STATUS_REPLY);
+    o->format = (Splatsweep__Format)m->u.status_rep.format;
+    o->body = str_or_empty(m->u.status_rep.body);
+    return;
+  }
+  case SW_MSG_REPORT_REQ: {
+    ENC_BODY(Splatsweep__ReportRequest, splatsweep__report_request__init, report_request,
+             REPORT_REQUEST);
+    o->sweep_id = m->u.report_req.sweep_id;
+    o->format = (Splatsweep__Format)m->u.report_req.format;
+    return;
+  }
+  case SW_MSG_REPORT_REP: {
+    ENC_BODY(Splatsweep__ReportReply, splatsweep__report_reply__init, report_reply, REPORT_REPLY);
+    o->format = (Splatsweep__Format)m->u.report_rep.format;
+    o->body = str_or_empty(m->u.report_rep.body);
+    return;
+  }
+  case SW_MSG_CANCEL_REQ: {
+    ENC_BODY(Splatsweep__CancelRequest, splatsweep__cancel_request__init, cancel_request,
+             CANCEL_REQUEST);
+    o->sweep_id = m->u.cancel_req.sweep_id;
+    o->reason = str_or_empty(m->u.cancel_req.reason);
+    return;
+  }
+  case SW_MSG_CANCEL_REP: {
+    ENC_BODY(Splatsweep__CancelReply, splatsweep__cancel_reply__init, cancel_reply, CANCEL_REPLY);
+    o->sweep_id = m->u.cancel_rep.sweep_id;
+    o->runs_cancelled = m->u.cancel_rep.runs_cancelled;
+    return;
+  }
+  case SW_MSG_ERROR: {
+    ENC_BODY(Splatsweep__Error, splatsweep__error__init, error, ERROR);
+    o->code = m->u.error.code;
+    o->message = str_or_empty(m->u.error.message);
+    return;
+  }
+  default: return;
   }
 }
 
@@ -417,33 +417,33 @@ static int has_embedded_nul(const ProtobufCMessageDescriptor *d, const uint8_t *
     uint64_t tag, len;
     if (read_varint(&p, end, &tag)) return 0;
     switch (tag & 7) {
-      case 0:
-        if (read_varint(&p, end, &len)) return 0;
-        break;
-      case 1:
-        if ((size_t)(end - p) < 8) return 0;
-        p += 8;
-        break;
-      case 5:
-        if ((size_t)(end - p) < 4) return 0;
-        p += 4;
-        break;
-      case 2: {
-        if (read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return 0;
-        const ProtobufCFieldDescriptor *f =
-            tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
-                                   : NULL;
-        if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, (size_t)len)) {
-          *field = f->name;
-          return 1;
-        }
-        if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
-            has_embedded_nul(f->descriptor, p, (size_t)len, depth + 1, field))
-          return 1;
-        p += len;
-        break;
+    case 0:
+      if (read_varint(&p, end, &len)) return 0;
+      break;
+    case 1:
+      if ((size_t)(end - p) < 8) return 0;
+      p += 8;
+      break;
+    case 5:
+      if ((size_t)(end - p) < 4) return 0;
+      p += 4;
+      break;
+    case 2: {
+      if (read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return 0;
+      const ProtobufCFieldDescriptor *f =
+          tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
+                                 : NULL;
+      if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, (size_t)len)) {
+        *field = f->name;
+        return 1;
       }
-      default: return 0; /* groups and bad wire types: the unpacker refuses them */
+      if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+          has_embedded_nul(f->descriptor, p, (size_t)len, depth + 1, field))
+        return 1;
+      p += len;
+      break;
+    }
+    default: return 0; /* groups and bad wire types: the unpacker refuses them */
     }
   }
   return 0;
@@ -475,8 +475,8 @@ static int dec_kvs(struct sw_msg_kv **dst, size_t *n_dst, Splatsweep__KeyValue *
   if (!*dst) return sw_err_set(err, SW_ENOMEM, "decoding: out of memory");
   *n_dst = n;
   for (size_t i = 0; i < n; i++) {
-    int rc = dec_fixed((*dst)[i].key, sizeof (*dst)[i].key, src[i]->key, what, err);
-    if (!rc) rc = dec_fixed((*dst)[i].value, sizeof (*dst)[i].value, src[i]->value, what, err);
+    int rc = dec_fixed((*dst)[i].key, sizeof(*dst)[i].key, src[i]->key, what, err);
+    if (!rc) rc = dec_fixed((*dst)[i].value, sizeof(*dst)[i].value, src[i]->value, what, err);
     if (rc) return rc;
   }
   return 0;
@@ -491,7 +491,7 @@ static int dec_names(struct sw_msg_name **dst, size_t *n_dst, char **src, size_t
   if (!*dst) return sw_err_set(err, SW_ENOMEM, "decoding: out of memory");
   *n_dst = n;
   for (size_t i = 0; i < n; i++) {
-    int rc = dec_fixed((*dst)[i].name, sizeof (*dst)[i].name, src[i], what, err);
+    int rc = dec_fixed((*dst)[i].name, sizeof(*dst)[i].name, src[i], what, err);
     if (rc) return rc;
   }
   return 0;
@@ -500,8 +500,7 @@ static int dec_names(struct sw_msg_name **dst, size_t *n_dst, char **src, size_t
 static int dec_samples(struct sw_msg_sample **dst, size_t *n_dst, Splatsweep__Sample **src,
                        size_t n, const char *what, struct sw_err *err) {
   if (n > SW_MSG_SAMPLES_MAX)
-    return sw_err_set(err, SW_EPROTO, "%s: %zu samples, more than %d", what, n,
-                      SW_MSG_SAMPLES_MAX);
+    return sw_err_set(err, SW_EPROTO, "%s: %zu samples, more than %d", what, n, SW_MSG_SAMPLES_MAX);
   if (n == 0) return 0;
   *dst = calloc(n, sizeof **dst);
   if (!*dst) return sw_err_set(err, SW_ENOMEM, "decoding: out of memory");
@@ -529,7 +528,8 @@ static int dec_hello(struct sw_msg_hello *h, const Splatsweep__Hello *o, struct 
   int rc = dec_fixed(h->worker_id, sizeof h->worker_id, o->worker_id, "Hello.worker_id", err);
   const Splatsweep__Fingerprint *fp = o->fingerprint;
   if (!rc && fp) {
-    rc = dec_fixed(h->fp.hostname, sizeof h->fp.hostname, fp->hostname, "Hello.fingerprint.hostname", err);
+    rc = dec_fixed(h->fp.hostname, sizeof h->fp.hostname, fp->hostname,
+                   "Hello.fingerprint.hostname", err);
     if (!rc) rc = dec_fixed(h->fp.os, sizeof h->fp.os, fp->os, "Hello.fingerprint.os", err);
     if (!rc) rc = dec_fixed(h->fp.arch, sizeof h->fp.arch, fp->arch, "Hello.fingerprint.arch", err);
     if (!rc)
@@ -550,7 +550,9 @@ static int dec_hello(struct sw_msg_hello *h, const Splatsweep__Hello *o, struct 
     h->fp.cores = fp->cores;
     h->fp.mem_bytes = fp->mem_bytes;
     h->fp.gpu_kind = (enum sw_gpu_kind)fp->gpu_kind;
-    if (!rc) rc = dec_kvs(&h->fp.extra, &h->fp.n_extra, fp->extra, fp->n_extra, "Hello.fingerprint.extra", err);
+    if (!rc)
+      rc = dec_kvs(&h->fp.extra, &h->fp.n_extra, fp->extra, fp->n_extra, "Hello.fingerprint.extra",
+                   err);
   }
   if (!rc) rc = dec_kvs(&h->labels, &h->n_labels, o->labels, o->n_labels, "Hello.labels", err);
   if (!rc)
@@ -658,107 +660,107 @@ static int dec_run_finished(struct sw_msg_run_finished *f, const Splatsweep__Run
 
 static int dec_body(struct sw_msg *m, const Splatsweep__Envelope *env, struct sw_err *err) {
   switch (env->body_case) {
-    case SPLATSWEEP__ENVELOPE__BODY_HELLO:
-      m->type = SW_MSG_HELLO;
-      return dec_hello(&m->u.hello, env->hello, err);
-    case SPLATSWEEP__ENVELOPE__BODY_WELCOME:
-      m->type = SW_MSG_WELCOME;
-      m->u.welcome.heartbeat_ms = env->welcome->heartbeat_ms;
-      m->u.welcome.liveness = env->welcome->liveness;
-      m->u.welcome.lease_ttl_ms = env->welcome->lease_ttl_ms;
-      return dec_fixed(m->u.welcome.session_id, sizeof m->u.welcome.session_id,
-                       env->welcome->session_id, "Welcome.session_id", err);
-    case SPLATSWEEP__ENVELOPE__BODY_READY: m->type = SW_MSG_READY; return 0;
-    case SPLATSWEEP__ENVELOPE__BODY_ASSIGN:
-      m->type = SW_MSG_ASSIGN;
-      return dec_assign(&m->u.assign, env->assign, err);
-    case SPLATSWEEP__ENVELOPE__BODY_RUN_STARTED: {
-      const Splatsweep__RunStarted *o = env->run_started;
-      m->type = SW_MSG_RUN_STARTED;
-      m->u.run_started = (struct sw_msg_run_started){o->lease_id, o->epoch, o->run_id, o->attempt,
-                                                     o->waited_s};
-      return 0;
-    }
-    case SPLATSWEEP__ENVELOPE__BODY_PROGRESS: {
-      const Splatsweep__Progress *o = env->progress;
-      m->type = SW_MSG_PROGRESS;
-      m->u.progress = (struct sw_msg_progress){o->lease_id, o->epoch,   o->run_id, o->attempt,
-                                               o->iter,     o->train_s, o->loss,   o->splats};
-      return 0;
-    }
-    case SPLATSWEEP__ENVELOPE__BODY_RUN_FINISHED:
-      m->type = SW_MSG_RUN_FINISHED;
-      return dec_run_finished(&m->u.run_finished, env->run_finished, err);
-    case SPLATSWEEP__ENVELOPE__BODY_LEASE_DONE:
-      m->type = SW_MSG_LEASE_DONE;
-      m->u.lease_done.lease_id = env->lease_done->lease_id;
-      m->u.lease_done.epoch = env->lease_done->epoch;
-      return 0;
-    case SPLATSWEEP__ENVELOPE__BODY_ACK:
-      m->type = SW_MSG_ACK;
-      m->u.ack.ack_seq = env->ack->ack_seq;
-      m->u.ack.run_id = env->ack->run_id;
-      m->u.ack.attempt = env->ack->attempt;
-      return 0;
-    case SPLATSWEEP__ENVELOPE__BODY_CANCEL:
-      m->type = SW_MSG_CANCEL;
-      m->u.cancel.lease_id = env->cancel->lease_id;
-      return dec_text(&m->u.cancel.reason, env->cancel->reason, env->cancel->reason[0] != 0, err);
-    case SPLATSWEEP__ENVELOPE__BODY_HEARTBEAT:
-      m->type = SW_MSG_HEARTBEAT;
-      m->u.heartbeat.lease_id = env->heartbeat->lease_id;
-      m->u.heartbeat.epoch = env->heartbeat->epoch;
-      return 0;
-    case SPLATSWEEP__ENVELOPE__BODY_REJECT:
-      m->type = SW_MSG_REJECT;
-      m->u.reject.code = (enum sw_reject_code)env->reject->code;
-      return dec_text(&m->u.reject.reason, env->reject->reason, env->reject->reason[0] != 0, err);
-    case SPLATSWEEP__ENVELOPE__BODY_SUBMIT_REQUEST:
-      m->type = SW_MSG_SUBMIT_REQ;
-      if (dec_fixed(m->u.submit_req.file_name, sizeof m->u.submit_req.file_name,
-                    env->submit_request->file_name, "SubmitRequest.file_name", err))
-        return SW_EPROTO;
-      return dec_text(&m->u.submit_req.spec_yaml, env->submit_request->spec_yaml, 1, err);
-    case SPLATSWEEP__ENVELOPE__BODY_SUBMIT_REPLY:
-      m->type = SW_MSG_SUBMIT_REP;
-      m->u.submit_rep.sweep_id = env->submit_reply->sweep_id;
-      return dec_text(&m->u.submit_rep.error, env->submit_reply->error,
-                      env->submit_reply->has_error, err);
-    case SPLATSWEEP__ENVELOPE__BODY_STATUS_REQUEST:
-      m->type = SW_MSG_STATUS_REQ;
-      m->u.status_req.sweep_id = env->status_request->sweep_id;
-      m->u.status_req.format = (enum sw_msg_format)env->status_request->format;
-      m->u.status_req.workers_offset = env->status_request->workers_offset;
-      m->u.status_req.workers_limit = env->status_request->workers_limit;
-      return 0;
-    case SPLATSWEEP__ENVELOPE__BODY_STATUS_REPLY:
-      m->type = SW_MSG_STATUS_REP;
-      m->u.status_rep.format = (enum sw_msg_format)env->status_reply->format;
-      return dec_text(&m->u.status_rep.body, env->status_reply->body, 1, err);
-    case SPLATSWEEP__ENVELOPE__BODY_REPORT_REQUEST:
-      m->type = SW_MSG_REPORT_REQ;
-      m->u.report_req.sweep_id = env->report_request->sweep_id;
-      m->u.report_req.format = (enum sw_msg_format)env->report_request->format;
-      return 0;
-    case SPLATSWEEP__ENVELOPE__BODY_REPORT_REPLY:
-      m->type = SW_MSG_REPORT_REP;
-      m->u.report_rep.format = (enum sw_msg_format)env->report_reply->format;
-      return dec_text(&m->u.report_rep.body, env->report_reply->body, 1, err);
-    case SPLATSWEEP__ENVELOPE__BODY_CANCEL_REQUEST:
-      m->type = SW_MSG_CANCEL_REQ;
-      m->u.cancel_req.sweep_id = env->cancel_request->sweep_id;
-      return dec_text(&m->u.cancel_req.reason, env->cancel_request->reason,
-                      env->cancel_request->reason[0] != 0, err);
-    case SPLATSWEEP__ENVELOPE__BODY_CANCEL_REPLY:
-      m->type = SW_MSG_CANCEL_REP;
-      m->u.cancel_rep.sweep_id = env->cancel_reply->sweep_id;
-      m->u.cancel_rep.runs_cancelled = env->cancel_reply->runs_cancelled;
-      return 0;
-    case SPLATSWEEP__ENVELOPE__BODY_ERROR:
-      m->type = SW_MSG_ERROR;
-      m->u.error.code = env->error->code;
-      return dec_text(&m->u.error.message, env->error->message, 1, err);
-    default: return sw_err_set(err, SW_EPROTO, "envelope has no body");
+  case SPLATSWEEP__ENVELOPE__BODY_HELLO:
+    m->type = SW_MSG_HELLO;
+    return dec_hello(&m->u.hello, env->hello, err);
+  case SPLATSWEEP__ENVELOPE__BODY_WELCOME:
+    m->type = SW_MSG_WELCOME;
+    m->u.welcome.heartbeat_ms = env->welcome->heartbeat_ms;
+    m->u.welcome.liveness = env->welcome->liveness;
+    m->u.welcome.lease_ttl_ms = env->welcome->lease_ttl_ms;
+    return dec_fixed(m->u.welcome.session_id, sizeof m->u.welcome.session_id,
+                     env->welcome->session_id, "Welcome.session_id", err);
+  case SPLATSWEEP__ENVELOPE__BODY_READY: m->type = SW_MSG_READY; return 0;
+  case SPLATSWEEP__ENVELOPE__BODY_ASSIGN:
+    m->type = SW_MSG_ASSIGN;
+    return dec_assign(&m->u.assign, env->assign, err);
+  case SPLATSWEEP__ENVELOPE__BODY_RUN_STARTED: {
+    const Splatsweep__RunStarted *o = env->run_started;
+    m->type = SW_MSG_RUN_STARTED;
+    m->u.run_started =
+        (struct sw_msg_run_started){o->lease_id, o->epoch, o->run_id, o->attempt, o->waited_s};
+    return 0;
+  }
+  case SPLATSWEEP__ENVELOPE__BODY_PROGRESS: {
+    const Splatsweep__Progress *o = env->progress;
+    m->type = SW_MSG_PROGRESS;
+    m->u.progress = (struct sw_msg_progress){o->lease_id, o->epoch,   o->run_id, o->attempt,
+                                             o->iter,     o->train_s, o->loss,   o->splats};
+    return 0;
+  }
+  case SPLATSWEEP__ENVELOPE__BODY_RUN_FINISHED:
+    m->type = SW_MSG_RUN_FINISHED;
+    return dec_run_finished(&m->u.run_finished, env->run_finished, err);
+  case SPLATSWEEP__ENVELOPE__BODY_LEASE_DONE:
+    m->type = SW_MSG_LEASE_DONE;
+    m->u.lease_done.lease_id = env->lease_done->lease_id;
+    m->u.lease_done.epoch = env->lease_done->epoch;
+    return 0;
+  case SPLATSWEEP__ENVELOPE__BODY_ACK:
+    m->type = SW_MSG_ACK;
+    m->u.ack.ack_seq = env->ack->ack_seq;
+    m->u.ack.run_id = env->ack->run_id;
+    m->u.ack.attempt = env->ack->attempt;
+    return 0;
+  case SPLATSWEEP__ENVELOPE__BODY_CANCEL:
+    m->type = SW_MSG_CANCEL;
+    m->u.cancel.lease_id = env->cancel->lease_id;
+    return dec_text(&m->u.cancel.reason, env->cancel->reason, env->cancel->reason[0] != 0, err);
+  case SPLATSWEEP__ENVELOPE__BODY_HEARTBEAT:
+    m->type = SW_MSG_HEARTBEAT;
+    m->u.heartbeat.lease_id = env->heartbeat->lease_id;
+    m->u.heartbeat.epoch = env->heartbeat->epoch;
+    return 0;
+  case SPLATSWEEP__ENVELOPE__BODY_REJECT:
+    m->type = SW_MSG_REJECT;
+    m->u.reject.code = (enum sw_reject_code)env->reject->code;
+    return dec_text(&m->u.reject.reason, env->reject->reason, env->reject->reason[0] != 0, err);
+  case SPLATSWEEP__ENVELOPE__BODY_SUBMIT_REQUEST:
+    m->type = SW_MSG_SUBMIT_REQ;
+    if (dec_fixed(m->u.submit_req.file_name, sizeof m->u.submit_req.file_name,
+                  env->submit_request->file_name, "SubmitRequest.file_name", err))
+      return SW_EPROTO;
+    return dec_text(&m->u.submit_req.spec_yaml, env->submit_request->spec_yaml, 1, err);
+  case SPLATSWEEP__ENVELOPE__BODY_SUBMIT_REPLY:
+    m->type = SW_MSG_SUBMIT_REP;
+    m->u.submit_rep.sweep_id = env->submit_reply->sweep_id;
+    return dec_text(&m->u.submit_rep.error, env->submit_reply->error, env->submit_reply->has_error,
+                    err);
+  case SPLATSWEEP__ENVELOPE__BODY_STATUS_REQUEST:
+    m->type = SW_MSG_STATUS_REQ;
+    m->u.status_req.sweep_id = env->status_request->sweep_id;
+    m->u.status_req.format = (enum sw_msg_format)env->status_request->format;
+    m->u.status_req.workers_offset = env->status_request->workers_offset;
+    m->u.status_req.workers_limit = env->status_request->workers_limit;
+    return 0;
+  case SPLATSWEEP__ENVELOPE__BODY_STATUS_REPLY:
+    m->type = SW_MSG_STATUS_REP;
+    m->u.status_rep.format = (enum sw_msg_format)env->status_reply->format;
+    return dec_text(&m->u.status_rep.body, env->status_reply->body, 1, err);
+  case SPLATSWEEP__ENVELOPE__BODY_REPORT_REQUEST:
+    m->type = SW_MSG_REPORT_REQ;
+    m->u.report_req.sweep_id = env->report_request->sweep_id;
+    m->u.report_req.format = (enum sw_msg_format)env->report_request->format;
+    return 0;
+  case SPLATSWEEP__ENVELOPE__BODY_REPORT_REPLY:
+    m->type = SW_MSG_REPORT_REP;
+    m->u.report_rep.format = (enum sw_msg_format)env->report_reply->format;
+    return dec_text(&m->u.report_rep.body, env->report_reply->body, 1, err);
+  case SPLATSWEEP__ENVELOPE__BODY_CANCEL_REQUEST:
+    m->type = SW_MSG_CANCEL_REQ;
+    m->u.cancel_req.sweep_id = env->cancel_request->sweep_id;
+    return dec_text(&m->u.cancel_req.reason, env->cancel_request->reason,
+                    env->cancel_request->reason[0] != 0, err);
+  case SPLATSWEEP__ENVELOPE__BODY_CANCEL_REPLY:
+    m->type = SW_MSG_CANCEL_REP;
+    m->u.cancel_rep.sweep_id = env->cancel_reply->sweep_id;
+    m->u.cancel_rep.runs_cancelled = env->cancel_reply->runs_cancelled;
+    return 0;
+  case SPLATSWEEP__ENVELOPE__BODY_ERROR:
+    m->type = SW_MSG_ERROR;
+    m->u.error.code = env->error->code;
+    return dec_text(&m->u.error.message, env->error->message, 1, err);
+  default: return sw_err_set(err, SW_EPROTO, "envelope has no body");
   }
 }
 

@@ -5,8 +5,7 @@
 #include <string.h>
 
 int sw_err_vset(struct sw_err *err, int code, const char *fmt, va_list ap) {
-  if (!err || err->code != 0)
-    return code;
+  if (!err || err->code != 0) return code;
   err->code = code;
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
   return code;
@@ -21,8 +20,7 @@ int sw_err_set(struct sw_err *err, int code, const char *fmt, ...) {
 }
 
 void sw_err_prefix(struct sw_err *err, const char *fmt, ...) {
-  if (!err || err->code == 0)
-    return;
+  if (!err || err->code == 0) return;
   char prefix[SW_ERR_MSG_MAX];
   char old[SW_ERR_MSG_MAX];
   va_list ap;
@@ -34,8 +32,7 @@ void sw_err_prefix(struct sw_err *err, const char *fmt, ...) {
 }
 
 void sw_err_clear(struct sw_err *err) {
-  if (!err)
-    return;
+  if (!err) return;
   err->code = 0;
   err->msg[0] = '\0';
 }

@@ -40,8 +40,7 @@ int sw_fs_read_all(const char *path, char **data_out, size_t *len_out, struct sw
     }
     size_t n = fread(buf + len, 1, cap - 1 - len, f);
     len += n;
-    if (n == 0)
-      break;
+    if (n == 0) break;
   }
   int bad = ferror(f);
   fclose(f);
@@ -51,16 +50,14 @@ int sw_fs_read_all(const char *path, char **data_out, size_t *len_out, struct sw
   }
   buf[len] = '\0';
   *data_out = buf;
-  if (len_out)
-    *len_out = len;
+  if (len_out) *len_out = len;
   return 0;
 }
 
 int sw_fs_write_atomic(const char *path, const void *data, size_t len, struct sw_err *err) {
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 16);
-  if (!tmp)
-    return sw_err_set(err, SW_ENOMEM, "%s: out of memory", path);
+  if (!tmp) return sw_err_set(err, SW_ENOMEM, "%s: out of memory", path);
   snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
   int fd = mkstemp(tmp);
   if (fd < 0) {
@@ -73,8 +70,7 @@ int sw_fs_write_atomic(const char *path, const void *data, size_t len, struct sw
   while (left > 0) {
     ssize_t n = write(fd, p, left);
     if (n < 0) {
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       int rc = sw_err_set(err, SW_EIO, "%s: write failed: %s", path, strerror(errno));
       close(fd);
       unlink(tmp);
@@ -106,8 +102,7 @@ int sw_fs_mkdir_p(const char *path, struct sw_err *err) {
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
     return sw_err_set(err, SW_EINVAL, "path too long: %s", path);
   for (char *p = buf + 1; *p; p++) {
-    if (*p != '/')
-      continue;
+    if (*p != '/') continue;
     *p = '\0';
     if (mkdir(buf, 0755) != 0 && errno != EEXIST)
       return sw_err_set(err, SW_EIO, "%s: %s", buf, strerror(errno));
@@ -127,8 +122,7 @@ static int rm_one(const char *fpath, const struct stat *sb, int typeflag, struct
 
 int sw_fs_rm_rf(const char *path, struct sw_err *err) {
   struct stat st;
-  if (lstat(path, &st) != 0)
-    return 0;
+  if (lstat(path, &st) != 0) return 0;
   if (nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) != 0)
     return sw_err_set(err, SW_EIO, "%s: cannot remove: %s", path, strerror(errno));
   return 0;
@@ -159,8 +153,7 @@ int sw_fs_self_exe(char *buf, size_t cap, struct sw_err *err) {
 #endif
 }
 
-int sw_fs_find_in(const char *list, const char *name, enum sw_fs_find kind, char *out,
-                  size_t cap) {
+int sw_fs_find_in(const char *list, const char *name, enum sw_fs_find kind, char *out, size_t cap) {
   while (list && *list) {
     size_t n = strcspn(list, ":");
     if (n || kind == SW_FS_FIND_EXEC) {

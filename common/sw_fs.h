@@ -28,7 +28,6 @@ enum sw_fs_find { SW_FS_FIND_EXEC = 0, SW_FS_FIND_DIR = 1 };
  * first match, "FOLDER/name", into out (cap bytes). SW_FS_FIND_EXEC wants an executable regular
  * file and takes an empty folder as ".", as execvp does; SW_FS_FIND_DIR wants a directory and
  * skips empty folders. list may be NULL. Returns 1 when found, else 0. */
-int sw_fs_find_in(const char *list, const char *name, enum sw_fs_find kind, char *out,
-                  size_t cap);
+int sw_fs_find_in(const char *list, const char *name, enum sw_fs_find kind, char *out, size_t cap);
 
 #endif

@@ -65,11 +65,9 @@ const char *sw_gate_set_name(enum sw_gate_set s) {
 
 int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *plan,
                       struct sw_err *err) {
-  if (!cfg || !plan)
-    return sw_err_set(err, SW_EINVAL, "gate plan: no config");
+  if (!cfg || !plan) return sw_err_set(err, SW_EINVAL, "gate plan: no config");
   if (cfg->min_pairs < 1 || cfg->max_pairs < cfg->min_pairs)
-    return sw_err_set(err, SW_EINVAL,
-                      "gate plan: sequential pairs need 1 <= min (%d) <= max (%d)",
+    return sw_err_set(err, SW_EINVAL, "gate plan: sequential pairs need 1 <= min (%d) <= max (%d)",
                       cfg->min_pairs, cfg->max_pairs);
   int looks = cfg->max_pairs - cfg->min_pairs + 1;
   if (looks > SW_GATE_MAX_LOOKS)
@@ -93,8 +91,7 @@ int sw_gate_plan_make(const struct sw_gate_config *cfg, struct sw_gate_plan *pla
 /* ---- reasons ---------------------------------------------------------------------------- */
 
 static void add_line(char (*lines)[SW_GATE_REASON_MAX], int *n, const char *fmt, va_list ap) {
-  if (*n >= SW_GATE_MAX_REASONS)
-    return;
+  if (*n >= SW_GATE_MAX_REASONS) return;
   vsnprintf(lines[*n], SW_GATE_REASON_MAX, fmt, ap);
   (*n)++;
 }
@@ -151,8 +148,7 @@ static int check_input(const struct sw_gate_input *in, struct sw_err *err) {
   if (in->n_pairs > SW_GATE_MAX_PAIRS)
     return sw_err_set(err, SW_EINVAL, "gate input: %zu pairs, at most %d", in->n_pairs,
                       SW_GATE_MAX_PAIRS);
-  if (in->n_pairs > 0 && !in->pairs)
-    return sw_err_set(err, SW_EINVAL, "gate input: no pair array");
+  if (in->n_pairs > 0 && !in->pairs) return sw_err_set(err, SW_EINVAL, "gate input: no pair array");
   if (in->has_baseline) {
     if (!(in->baseline_mean >= 1e-100 && in->baseline_mean <= 1e100))
       return sw_err_set(err, SW_EINVAL, "gate input: baseline mean %g must be > 0",
@@ -165,8 +161,7 @@ static int check_input(const struct sw_gate_input *in, struct sw_err *err) {
     if (p->replaces < -1 || p->replaces >= (int)in->n_pairs || p->replaces == (int)i)
       return sw_err_set(err, SW_EINVAL, "gate input: pair %zu replaces %d, not another pair", i,
                         p->replaces);
-    if (p->invalid)
-      continue;
+    if (p->invalid) continue;
     /* Metric values are times, rates, dB: a value outside [1e-100, 1e100] is a unit or parsing
      * error upstream, and would overflow the arm sums or underflow a ratio. */
     double lo = 1e-100, hi = 1e100;
@@ -196,8 +191,7 @@ static size_t select_set(const struct sw_gate_input *in, enum sw_gate_set set, s
   size_t n = 0;
   for (size_t i = 0; i < in->n_pairs; i++) {
     const struct sw_gate_pair *p = &in->pairs[i];
-    if (p->invalid)
-      continue;
+    if (p->invalid) continue;
     int use = 1;
     if (set == SW_GATE_SET_REPLACED) {
       use = !p->contaminated;
@@ -205,8 +199,7 @@ static size_t select_set(const struct sw_gate_input *in, enum sw_gate_set set, s
       const struct sw_gate_pair *orig = &in->pairs[p->replaces];
       use = !(orig->contaminated && !orig->invalid);
     }
-    if (use)
-      idx[n++] = i;
+    if (use) idx[n++] = i;
   }
   return n;
 }
@@ -230,21 +223,18 @@ static double detectable(double sd, int n, double alpha, double power) {
 /* Smallest n >= 2 whose paired t test at level alpha and power `power` resolves a difference of
  * |lr| (a log ratio, or guard units) with per-pair sd; -1 when none below SW_GATE_MAX_PAIRS. */
 static int pairs_for(double lr, double sd, double alpha, double power) {
-  if (!(fabs(lr) > 0.0) || !isfinite(sd))
-    return -1;
-  if (sd == 0.0)
-    return 2;
+  if (!(fabs(lr) > 0.0) || !isfinite(sd)) return -1;
+  if (sd == 0.0) return 2;
   for (int n = 2; n <= SW_GATE_MAX_PAIRS; n++) {
     double need = detectable(sd, n, alpha, power);
-    if (need <= fabs(lr))
-      return n;
+    if (need <= fabs(lr)) return n;
   }
   return -1;
 }
 
 /* Drift between the first and second run of a pair, from the two orders' log ratios (Welch). */
-static void order_effect(const struct sw_gate_pair *P, const size_t *idx, size_t n, const double *lr,
-                         struct sw_gate_analysis *an) {
+static void order_effect(const struct sw_gate_pair *P, const size_t *idx, size_t n,
+                         const double *lr, struct sw_gate_analysis *an) {
   double s[2] = {0, 0}, ss[2] = {0, 0};
   int c[2] = {0, 0};
   for (size_t j = 0; j < n; j++) {
@@ -254,8 +244,7 @@ static void order_effect(const struct sw_gate_pair *P, const size_t *idx, size_t
   }
   an->n_off_on = c[0];
   an->n_on_off = c[1];
-  if (c[0] < 2 || c[1] < 2)
-    return;
+  if (c[0] < 2 || c[1] < 2) return;
   double m[2] = {s[0] / c[0], s[1] / c[1]};
   for (size_t j = 0; j < n; j++) {
     int o = P[idx[j]].order == SW_GATE_ON_OFF;
@@ -278,20 +267,15 @@ static void order_effect(const struct sw_gate_pair *P, const size_t *idx, size_t
 static int robust_location(const double *lr, size_t n, double alpha, struct sw_gate_analysis *an,
                            struct sw_err *err) {
   int rc = sw_stats_median(lr, n, &an->lr_median, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   an->median_pct = pct(an->lr_median);
-  if (n > SW_STATS_HL_MAX)
-    return 0;
+  if (n > SW_STATS_HL_MAX) return 0;
   int nonzero = 0;
-  for (size_t j = 0; j < n; j++)
-    nonzero += lr[j] != 0.0;
-  if (nonzero == 0)
-    return 0;
+  for (size_t j = 0; j < n; j++) nonzero += lr[j] != 0.0;
+  if (nonzero == 0) return 0;
   struct sw_stats_hl hl;
   rc = sw_stats_hodges_lehmann(lr, n, 1.0 - alpha, &hl, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   an->hl = hl.est;
   an->hl_pct = pct(hl.est);
   an->hl_lo_pct = pct(hl.lo);
@@ -312,10 +296,8 @@ static double clipped_mean(const struct sw_gate_pair *P, const size_t *idx, size
       lo = fmin(lo, lr[j]);
       hi = fmax(hi, lr[j]);
     }
-  if (!isfinite(lo))
-    return median;
-  for (size_t j = 0; j < n; j++)
-    s += P[idx[j]].contaminated ? fmin(hi, fmax(lo, lr[j])) : lr[j];
+  if (!isfinite(lo)) return median;
+  for (size_t j = 0; j < n; j++) s += P[idx[j]].contaminated ? fmin(hi, fmax(lo, lr[j])) : lr[j];
   return s / (double)n;
 }
 
@@ -325,8 +307,7 @@ struct scratch {
 
 static int machine_index(struct sw_gate_analysis *an, const char *id, struct sw_err *err) {
   for (int m = 0; m < an->n_machines; m++)
-    if (strcmp(an->machines[m].id, id) == 0)
-      return m;
+    if (strcmp(an->machines[m].id, id) == 0) return m;
   if (an->n_machines >= SW_GATE_MAX_MACHINES)
     return sw_err_set(err, SW_EINVAL, "gate input: more than %d machines in one gate",
                       SW_GATE_MAX_MACHINES);
@@ -338,16 +319,14 @@ static int machine_index(struct sw_gate_analysis *an, const char *id, struct sw_
 
 static void arm_stats(const double *x, size_t n, double *mean, double *cv) {
   double s = 0.0;
-  for (size_t i = 0; i < n; i++)
-    s += x[i];
+  for (size_t i = 0; i < n; i++) s += x[i];
   *mean = n ? s / (double)n : NAN;
   if (n < 2) {
     *cv = NAN;
     return;
   }
   double ss = 0.0;
-  for (size_t i = 0; i < n; i++)
-    ss += sq(x[i] - *mean);
+  for (size_t i = 0; i < n; i++) ss += sq(x[i] - *mean);
   *cv = sqrt(ss / (double)(n - 1)) / *mean;
 }
 
@@ -364,16 +343,14 @@ static int guard_resolution(const struct sw_gate_input *in, const struct sw_gate
                             const size_t *idx, size_t n, double *d, struct sw_gate_analysis *an,
                             struct sw_err *err) {
   an->guard_n = (int)n;
-  if (n < 2)
-    return 0;
+  if (n < 2) return 0;
   for (size_t j = 0; j < n; j++) {
     const struct sw_gate_pair *p = &in->pairs[idx[j]];
     d[j] = p->on_guard - (in->has_baseline ? in->baseline_guard_mean : p->off_guard);
   }
   struct sw_stats_t t;
   int rc = sw_stats_t_test(d, n, 0.0, 1.0 - cfg->alpha, &t, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   an->guard_sd = t.sd;
   an->guard_se = t.se;
   an->guard_lo = t.lo;
@@ -391,10 +368,8 @@ static enum sw_gate_verdict speed_verdict(const struct sw_gate_config *cfg,
                                           const struct sw_gate_analysis *an) {
   int better = cfg->direction == SW_GATE_LOWER ? an->delta < 0.0 : an->delta > 0.0;
   int agree = (an->delta < 0.0) == (an->lr_mean < 0.0);
-  if (!(an->lab_significant && an->paired_significant && agree))
-    return SW_GATE_INCONCLUSIVE;
-  if (!better)
-    return SW_GATE_REJECT;
+  if (!(an->lab_significant && an->paired_significant && agree)) return SW_GATE_INCONCLUSIVE;
+  if (!better) return SW_GATE_REJECT;
   /* A required guard that could not be judged blocks adoption only: a significant regression
    * is rejected whatever its quality. */
   int unguarded = cfg->has_guard && cfg->guard_required && !an->guard_evaluated;
@@ -424,8 +399,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   an->guard_pass = 1;
   an->band_pass = 1;
   an->verdict = SW_GATE_INCONCLUSIVE;
-  if (n == 0)
-    return 0;
+  if (n == 0) return 0;
 
   const struct sw_gate_pair *P = in->pairs;
   int base = in->has_baseline;
@@ -433,8 +407,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   int mach[SW_GATE_MAX_PAIRS];
   for (size_t j = 0; j < n; j++) {
     int m = machine_index(an, base ? "" : P[idx[j]].machine, err);
-    if (m < 0)
-      return m;
+    if (m < 0) return m;
     mach[j] = m;
     an->machines[m].n++;
     double off = base ? in->baseline_mean : P[idx[j]].off;
@@ -485,8 +458,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   if (n >= 2) {
     struct sw_stats_t t;
     int rc = sw_stats_t_test(sc->lr, n, 0.0, 1.0 - cfg->alpha, &t, err);
-    if (rc)
-      return rc;
+    if (rc) return rc;
     an->lr_mean = t.mean;
     an->lr_sd = t.sd;
     an->lr_se = t.se;
@@ -499,8 +471,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
     an->effect_hi_pct = pct(t.hi);
     struct sw_stats_wilcoxon w;
     rc = sw_stats_wilcoxon(sc->lr, n, &w, err);
-    if (rc)
-      return rc;
+    if (rc) return rc;
     an->wilcox_v = w.v;
     an->wilcox_p = w.p;
     an->wilcox_exact = w.exact;
@@ -508,8 +479,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
       double lo, hi;
       rc = sw_stats_bootstrap_mean(sc->lr, n, cfg->boot_reps, cfg->boot_seed, 1.0 - cfg->alpha, &lo,
                                    &hi, err);
-      if (rc)
-        return rc;
+      if (rc) return rc;
       an->boot_lo_pct = pct(lo);
       an->boot_hi_pct = pct(hi);
     }
@@ -523,12 +493,10 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   }
   an->effect_pct = pct(an->lr_mean);
   int rc = robust_location(sc->lr, n, cfg->alpha, an, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   an->lr_clipped = clipped_mean(P, idx, n, sc->lr, an->lr_median);
   an->clipped_pct = pct(an->lr_clipped);
-  if (!base)
-    order_effect(P, idx, n, sc->lr, an);
+  if (!base) order_effect(P, idx, n, sc->lr, an);
 
   if (isfinite(an->cv_off)) {
     an->threshold = fmax(cfg->k * an->cv_off, cfg->floor);
@@ -550,16 +518,14 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
     struct sw_gate_machine *mc = &an->machines[m];
     double s = 0.0;
     for (size_t j = 0; j < n; j++)
-      if (mach[j] == m)
-        s += sc->lr[j];
+      if (mach[j] == m) s += sc->lr[j];
     mc->effect = s / mc->n;
     mc->pct = pct(mc->effect);
     mc->var = NAN;
     if (mc->n >= 2) {
       double ss = 0.0;
       for (size_t j = 0; j < n; j++)
-        if (mach[j] == m)
-          ss += sq(sc->lr[j] - mc->effect);
+        if (mach[j] == m) ss += sq(sc->lr[j] - mc->effect);
       mc->var = ss / (mc->n - 1) / mc->n;
       if (mc->var > 0.0) {
         y[k] = mc->effect;
@@ -574,8 +540,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   if (!base && k >= 2) {
     struct sw_stats_dl dl;
     rc = sw_stats_dersimonian_laird(y, v, (size_t)k, 1.0 - cfg->alpha, &dl, err);
-    if (rc)
-      return rc;
+    if (rc) return rc;
     an->re_k = k;
     an->re_mu = dl.mu;
     an->re_se = dl.se;
@@ -588,10 +553,8 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
     an->re_tau2 = dl.tau2;
     an->re_i2 = dl.i2;
     double wsum = 0.0;
-    for (int i = 0; i < k; i++)
-      wsum += 1.0 / (v[i] + dl.tau2);
-    for (int i = 0; i < k; i++)
-      an->machines[pooled[i]].weight = 1.0 / (v[i] + dl.tau2) / wsum;
+    for (int i = 0; i < k; i++) wsum += 1.0 / (v[i] + dl.tau2);
+    for (int i = 0; i < k; i++) an->machines[pooled[i]].weight = 1.0 / (v[i] + dl.tau2) / wsum;
   }
 
   /* Quality guard, on means only (float atomics make single runs scatter). */
@@ -599,13 +562,11 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
   double gs_off = 0.0, gs_on = 0.0;
   for (size_t j = 0; j < n; j++) {
     const struct sw_gate_pair *p = &P[idx[j]];
-    if (!isfinite(p->on_guard) || (!base && !isfinite(p->off_guard)))
-      have_guard = 0;
+    if (!isfinite(p->on_guard) || (!base && !isfinite(p->off_guard))) have_guard = 0;
     gs_on += p->on_guard;
     gs_off += base ? 0.0 : p->off_guard;
   }
-  if (base && !isfinite(in->baseline_guard_mean))
-    have_guard = 0;
+  if (base && !isfinite(in->baseline_guard_mean)) have_guard = 0;
   if (cfg->has_guard && have_guard) {
     an->guard_evaluated = 1;
     an->guard_on = gs_on / (double)n;
@@ -620,8 +581,7 @@ static int analyze(const struct sw_gate_input *in, const struct sw_gate_config *
       an->guard_pass = an->guard_pass && an->band_pass;
     }
     rc = guard_resolution(in, cfg, idx, n, sc->a, an, err);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
 
   /* Resolution: the effect this n and noise can detect, and the pairs the observed one needs. */
@@ -658,24 +618,20 @@ static enum sw_gate_verdict robust_verdict(const struct sw_gate_config *cfg,
                                            const struct sw_gate_analysis *primary,
                                            struct sw_gate_analysis *an) {
   an->robust_holds = 0;
-  if (an->guard_evaluated && !an->guard_pass)
-    return SW_GATE_REJECT;
+  if (an->guard_evaluated && !an->guard_pass) return SW_GATE_REJECT;
   if (an->n < 1 || !isfinite(primary->threshold) || !isfinite(an->lr_median))
     return SW_GATE_INCONCLUSIVE;
   double e = expm1(an->lr_clipped);
-  if (!(fabs(e) > primary->threshold))
-    return SW_GATE_INCONCLUSIVE;
+  if (!(fabs(e) > primary->threshold)) return SW_GATE_INCONCLUSIVE;
   an->robust_holds = (e < 0.0) == (primary->delta < 0.0);
   int better = cfg->direction == SW_GATE_LOWER ? e < 0.0 : e > 0.0;
-  if (!better)
-    return SW_GATE_REJECT;
+  if (!better) return SW_GATE_REJECT;
   int unguarded = cfg->has_guard && cfg->guard_required && !an->guard_evaluated;
   return unguarded ? SW_GATE_INCONCLUSIVE : SW_GATE_ADOPT;
 }
 
 static const char *better_word(const struct sw_gate_config *cfg, double delta) {
-  if (cfg->direction == SW_GATE_LOWER)
-    return delta < 0.0 ? "faster (lower)" : "slower (higher)";
+  if (cfg->direction == SW_GATE_LOWER) return delta < 0.0 ? "faster (lower)" : "slower (higher)";
   return delta > 0.0 ? "better (higher)" : "worse (lower)";
 }
 
@@ -692,9 +648,8 @@ static void explain_guard_resolution(const struct sw_gate_config *cfg,
   reason(res,
          "guard: %s%son - off = %+.3g (%g%% CI %+.3g .. %+.3g), resolution %.3g at n = %d; the "
          "threshold %+g lies %s the interval",
-         name, sep, a->guard_diff, 100 * (1 - cfg->alpha), a->guard_lo, a->guard_hi,
-         a->guard_mde, a->guard_n, guard_threshold(cfg),
-         a->guard_uncertain ? "inside" : "outside");
+         name, sep, a->guard_diff, 100 * (1 - cfg->alpha), a->guard_lo, a->guard_hi, a->guard_mde,
+         a->guard_n, guard_threshold(cfg), a->guard_uncertain ? "inside" : "outside");
 }
 
 /* Writes the reasons a reader of LAB-PRACTICE.md recognises, from the primary analysis. */
@@ -726,14 +681,15 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
     reason(res,
            "baseline form: on runs against a baseline mean of %.6g; CV_off is %s; the "
            "baseline's own run-to-run noise is not in the intervals",
-           in->baseline_mean, isfinite(in->baseline_cv) ? "the given baseline CV" : "the on arm's CV");
+           in->baseline_mean,
+           isfinite(in->baseline_cv) ? "the given baseline CV" : "the on arm's CV");
   if (a->n >= 2)
     reason(res,
            "paired (%d pairs): effect %+.2f%%, %g%% t interval [%+.2f%%, %+.2f%%], t p = %.3g "
            "(needs < %.3g); Wilcoxon %s p = %.3g; bootstrap [%+.2f%%, %+.2f%%]",
-           a->n, a->effect_pct, 100 * (1 - cfg->alpha), a->effect_lo_pct, a->effect_hi_pct,
-           a->t_p, p_crit, a->wilcox_exact ? "exact" : "normal-approx.", a->wilcox_p,
-           a->boot_lo_pct, a->boot_hi_pct);
+           a->n, a->effect_pct, 100 * (1 - cfg->alpha), a->effect_lo_pct, a->effect_hi_pct, a->t_p,
+           p_crit, a->wilcox_exact ? "exact" : "normal-approx.", a->wilcox_p, a->boot_lo_pct,
+           a->boot_hi_pct);
   if (a->re_k >= 2)
     reason(res,
            "random effects over %d machines: %+.2f%% [%+.2f%%, %+.2f%%], I^2 = %.0f%%, "
@@ -764,27 +720,32 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
     if (cfg->sens == SW_GATE_SENS_ROBUST)
       for (int s = 1; s < SW_GATE_NSETS; s++)
         if (res->set_present[s] && res->set[s].verdict != res->set[0].verdict)
-          reason(res, "sensitivity: the %s set's effect is %+.2f%% with each contaminated pair "
-                      "limited to the range of the clean pairs (median %+.2f%%), against the "
-                      "threshold %.2f%%: the verdict rests on those pairs",
+          reason(res,
+                 "sensitivity: the %s set's effect is %+.2f%% with each contaminated pair "
+                 "limited to the range of the clean pairs (median %+.2f%%), against the "
+                 "threshold %.2f%%: the verdict rests on those pairs",
                  sw_gate_set_name((enum sw_gate_set)s), res->set[s].clipped_pct,
                  res->set[s].median_pct, 100 * p->threshold);
   } else {
     if (res->seq.guard_extended)
-      reason(res, "inconclusive for now: the quality guard fails on its mean (on - off %+.3g, "
-                  "threshold %+g) but within its own noise, so more pairs come before a reject",
+      reason(res,
+             "inconclusive for now: the quality guard fails on its mean (on - off %+.3g, "
+             "threshold %+g) but within its own noise, so more pairs come before a reject",
              p->guard_diff, guard_threshold(cfg));
-    else if (cfg->has_guard && cfg->guard_required && !p->guard_evaluated &&
-             p->lab_significant && p->paired_significant)
-      reason(res, "inconclusive: significant and %s, but the quality guard is required and "
-                  "guard values are missing, so it cannot be adopted",
+    else if (cfg->has_guard && cfg->guard_required && !p->guard_evaluated && p->lab_significant &&
+             p->paired_significant)
+      reason(res,
+             "inconclusive: significant and %s, but the quality guard is required and "
+             "guard values are missing, so it cannot be adopted",
              better_word(cfg, p->delta));
     else if (!p->lab_significant && isfinite(p->threshold))
       reason(res, "inconclusive: |delta| %.2f%% is within the threshold %.2f%%",
              100 * fabs(p->delta), 100 * p->threshold);
     else if (p->lab_significant && !p->paired_significant)
-      reason(res, "inconclusive: the lab rule passes but the paired test does not (p = %.3g, "
-                  "needs < %.3g)", p->t_p, p_crit);
+      reason(res,
+             "inconclusive: the lab rule passes but the paired test does not (p = %.3g, "
+             "needs < %.3g)",
+             p->t_p, p_crit);
     else if (p->lab_significant)
       reason(res, "inconclusive: the lab rule and the paired effect disagree in sign");
     else
@@ -808,11 +769,9 @@ static int pending_replacements(const struct sw_gate_input *in) {
   int n = 0;
   for (size_t i = 0; i < in->n_pairs; i++) {
     const struct sw_gate_pair *p = &in->pairs[i];
-    if (!p->contaminated || p->invalid || p->replaces >= 0)
-      continue;
+    if (!p->contaminated || p->invalid || p->replaces >= 0) continue;
     int replaced = 0;
-    for (size_t j = 0; j < in->n_pairs; j++)
-      replaced |= in->pairs[j].replaces == (int)i;
+    for (size_t j = 0; j < in->n_pairs; j++) replaced |= in->pairs[j].replaces == (int)i;
     n += !replaced;
   }
   return n;
@@ -832,13 +791,11 @@ static int guard_reject_in_noise(const struct sw_gate_config *cfg,
  * current sd; the threshold is held where it is (it scales with CV, not with n). The probability
  * that the final |effect| exceeds it. NAN when it cannot be computed or n >= max. */
 static double lab_cond_power(const struct sw_gate_analysis *a, int max_pairs) {
-  if (a->n < 2 || a->n >= max_pairs || !isfinite(a->threshold) || !isfinite(a->lr_sd))
-    return NAN;
+  if (a->n < 2 || a->n >= max_pairs || !isfinite(a->threshold) || !isfinite(a->lr_sd)) return NAN;
   double rest = max_pairs - a->n;
   double sd = a->lr_sd * sqrt(rest) / max_pairs;
   double gap = fabs(a->lr_mean) - log1p(a->threshold);
-  if (!(sd > 0.0))
-    return gap > 0.0 ? 1.0 : 0.0;
+  if (!(sd > 0.0)) return gap > 0.0 ? 1.0 : 0.0;
   return gsl_cdf_ugaussian_P(gap / sd);
 }
 
@@ -883,8 +840,8 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
         sq->cond_power = gsl_cdf_ugaussian_Q((c_end - fabs(sq->z_stat) / sqrt(t)) / sqrt(1.0 - t));
       sq->lab_cond_power = lab_cond_power(a, plan->max_pairs);
       /* Effect shown smaller than the floor: the interval lies inside +-floor. */
-      int inside_floor = isfinite(a->t_lo) && a->t_lo > log1p(-cfg->floor) &&
-                         a->t_hi < log1p(cfg->floor);
+      int inside_floor =
+          isfinite(a->t_lo) && a->t_lo > log1p(-cfg->floor) && a->t_hi < log1p(cfg->floor);
       if (res->verdict == SW_GATE_REJECT && a->n < plan->max_pairs &&
           guard_reject_in_noise(cfg, a)) {
         /* A guard that rejects on a difference smaller than its own noise rejects at random:
@@ -892,13 +849,11 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
         sq->decision = SW_GATE_SEQ_CONTINUE;
         sq->guard_extended = 1;
         res->verdict = SW_GATE_INCONCLUSIVE;
-        int need = pairs_for(a->guard_diff - guard_threshold(cfg), a->guard_sd, cfg->alpha,
-                             cfg->power);
+        int need =
+            pairs_for(a->guard_diff - guard_threshold(cfg), a->guard_sd, cfg->alpha, cfg->power);
         need = need > 0 ? need - a->n : 1;
-        if (need < 1)
-          need = 1;
-        if (need > plan->max_pairs - a->n)
-          need = plan->max_pairs - a->n;
+        if (need < 1) need = 1;
+        if (need > plan->max_pairs - a->n) need = plan->max_pairs - a->n;
         sq->pairs_more = need;
       } else if (res->verdict != SW_GATE_INCONCLUSIVE) {
         sq->decision = SW_GATE_SEQ_STOP_DECISIVE;
@@ -929,10 +884,8 @@ static double sequential_decide(const struct sw_gate_input *in, const struct sw_
       } else {
         sq->decision = SW_GATE_SEQ_CONTINUE;
         int need = a->pairs_needed > 0 ? a->pairs_needed - a->n : 1;
-        if (need < 1)
-          need = 1;
-        if (need > plan->max_pairs - a->n)
-          need = plan->max_pairs - a->n;
+        if (need < 1) need = 1;
+        if (need > plan->max_pairs - a->n) need = plan->max_pairs - a->n;
         sq->pairs_more = need;
       }
     }
@@ -948,20 +901,23 @@ static void explain_sequential(const struct sw_gate_config *cfg, const struct sw
   const struct sw_gate_sequential *sq = &res->seq;
   if (plan && sq->decision != SW_GATE_SEQ_NONE) {
     if (sq->decision == SW_GATE_SEQ_CONTINUE && a->n < plan->min_pairs)
-      reason(res, "sequential: continue; the first look is at %d pairs (now %d)",
-             plan->min_pairs, a->n);
+      reason(res, "sequential: continue; the first look is at %d pairs (now %d)", plan->min_pairs,
+             a->n);
     else if (sq->decision == SW_GATE_SEQ_CONTINUE && sq->guard_extended)
-      reason(res, "sequential: continue after the look at %d of at most %d pairs instead of "
-                  "rejecting: the guard's failure lies within its own noise (resolution %.3g); "
-                  "about %d more pair(s)",
+      reason(res,
+             "sequential: continue after the look at %d of at most %d pairs instead of "
+             "rejecting: the guard's failure lies within its own noise (resolution %.3g); "
+             "about %d more pair(s)",
              a->n, plan->max_pairs, a->guard_mde, sq->pairs_more);
     else if (sq->decision == SW_GATE_SEQ_CONTINUE)
-      reason(res, "sequential: continue after the look at %d of at most %d pairs: |z| %.2f "
-                  "below the boundary %.2f, conditional power %.2f",
+      reason(res,
+             "sequential: continue after the look at %d of at most %d pairs: |z| %.2f "
+             "below the boundary %.2f, conditional power %.2f",
              a->n, plan->max_pairs, fabs(sq->z_stat), sq->z_bound, sq->cond_power);
     else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE && res->fragile)
-      reason(res, "sequential: stopped at %d pairs: every contaminated pair has been rerun and "
-                  "the verdict still depends on excluding them (fragile)",
+      reason(res,
+             "sequential: stopped at %d pairs: every contaminated pair has been rerun and "
+             "the verdict still depends on excluding them (fragile)",
              a->n);
     else if (sq->decision == SW_GATE_SEQ_STOP_FUTILE)
       reason(res,
@@ -969,13 +925,13 @@ static void explain_sequential(const struct sw_gate_config *cfg, const struct sw
              "current trend (stops below %.2f), or the effect is shown inside +-%.2f%%",
              a->n, sq->cond_power, cfg->futility_cp, 100 * cfg->floor);
     else if (sq->decision == SW_GATE_SEQ_STOP_DECISIVE)
-      reason(res, "sequential: stopped at %d pairs, |z| %.2f crosses the boundary %.2f "
-                  "(alpha spent %.4f of %.4f)",
+      reason(res,
+             "sequential: stopped at %d pairs, |z| %.2f crosses the boundary %.2f "
+             "(alpha spent %.4f of %.4f)",
              a->n, fabs(sq->z_stat), sq->z_bound, sq->alpha_spent, plan->alpha);
     else
       reason(res, "sequential: stopped at the maximum of %d pairs", plan->max_pairs);
   }
-
 }
 
 /* Warnings: what a careful reader of the lab's write-ups would flag. */
@@ -983,20 +939,23 @@ static void add_warnings(const struct sw_gate_input *in, const struct sw_gate_co
                          struct sw_gate_result *res) {
   const struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
   if (a->sigma_asymmetry)
-    warning(res, "sigma asymmetry: CV ratio %.1f between arms (off %.2f%%, on %.2f%%) is the "
-                 "signature of contamination",
+    warning(res,
+            "sigma asymmetry: CV ratio %.1f between arms (off %.2f%%, on %.2f%%) is the "
+            "signature of contamination",
             a->sigma_ratio, 100 * a->cv_off, 100 * a->cv_on);
   if (a->sign_disagree)
     warning(res, "machines disagree in sign: per-machine effects point both ways");
   if (isfinite(a->order_p) && a->order_p < cfg->alpha)
-    warning(res, "order effect: a pair's second run is %+.2f%% slower (off-on %d vs on-off %d "
-                 "pairs, Welch p = %.3g); counterbalanced orders cancel it only when balanced",
+    warning(res,
+            "order effect: a pair's second run is %+.2f%% slower (off-on %d vs on-off %d "
+            "pairs, Welch p = %.3g); counterbalanced orders cancel it only when balanced",
             a->order_pct, a->n_off_on, a->n_on_off, a->order_p);
   if (cfg->has_guard && !a->guard_evaluated && a->n > 0)
     warning(res, "quality guard not evaluated: guard values missing");
   if (a->guard_evaluated && a->guard_uncertain)
-    warning(res, "quality guard within its own noise: the threshold %+g lies inside the %g%% CI "
-                 "%+.3g .. %+.3g of on - off (resolution %.3g at n = %d); %s",
+    warning(res,
+            "quality guard within its own noise: the threshold %+g lies inside the %g%% CI "
+            "%+.3g .. %+.3g of on - off (resolution %.3g at n = %d); %s",
             guard_threshold(cfg), 100 * (1 - cfg->alpha), a->guard_lo, a->guard_hi, a->guard_mde,
             a->guard_n,
             res->seq.guard_extended ? "the sequential gate runs more pairs before rejecting"
@@ -1007,8 +966,9 @@ static void add_warnings(const struct sw_gate_input *in, const struct sw_gate_co
       warning(res, "pair %zu, the replacement of pair %d, is contaminated too", i,
               in->pairs[i].replaces);
   if (res->n_contaminated > 0)
-    warning(res, "%d contaminated pair(s) excluded from the primary analysis on load-window "
-                 "evidence; sensitivity: replaced %s (n=%d), kept %s (n=%d), both %s (n=%d)",
+    warning(res,
+            "%d contaminated pair(s) excluded from the primary analysis on load-window "
+            "evidence; sensitivity: replaced %s (n=%d), kept %s (n=%d), both %s (n=%d)",
             res->n_contaminated, sw_gate_verdict_name(res->set[0].verdict), res->set[0].n,
             sw_gate_verdict_name(res->set[1].verdict), res->set[1].n,
             sw_gate_verdict_name(res->set[2].verdict), res->set[2].n);
@@ -1022,10 +982,8 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   if (!in || !cfg || !res)
     return sw_err_set(err, SW_EINVAL, "gate: missing input, config or result");
   int rc = check_config(cfg, err);
-  if (rc == 0)
-    rc = check_input(in, err);
-  if (rc)
-    return rc;
+  if (rc == 0) rc = check_input(in, err);
+  if (rc) return rc;
   memset(res, 0, sizeof *res);
   res->config = *cfg;
   res->config.plan = NULL;
@@ -1046,8 +1004,7 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
     if (!plan || plan->min_pairs != cfg->min_pairs || plan->max_pairs != cfg->max_pairs ||
         plan->alpha != cfg->seq_alpha) {
       rc = sw_gate_plan_make(cfg, &local, err);
-      if (rc)
-        return rc;
+      if (rc) return rc;
       plan = &local;
     }
   }
@@ -1064,8 +1021,7 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   int look_j[SW_GATE_NSETS];
   for (int s = 0; s < SW_GATE_NSETS; s++) {
     res->set_present[s] = s == SW_GATE_SET_REPLACED || res->n_contaminated > 0;
-    if (!res->set_present[s])
-      continue;
+    if (!res->set_present[s]) continue;
     size_t n = select_set(in, (enum sw_gate_set)s, idx);
     double p_crit = cfg->alpha;
     look_j[s] = -1;
@@ -1075,16 +1031,14 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
       p_crit = 2.0 * gsl_cdf_ugaussian_Q(plan->bound[j]);
     }
     rc = analyze(in, cfg, idx, n, p_crit, &sc, &res->set[s], err);
-    if (rc)
-      goto out;
+    if (rc) goto out;
   }
 
   /* Sensitivity: a decisive verdict must hold in every set. */
   struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
   if (cfg->sens == SW_GATE_SENS_ROBUST)
     for (int s = 1; s < SW_GATE_NSETS; s++)
-      if (res->set_present[s])
-        res->set[s].verdict = robust_verdict(cfg, a, &res->set[s]);
+      if (res->set_present[s]) res->set[s].verdict = robust_verdict(cfg, a, &res->set[s]);
   res->verdict = a->verdict;
   for (int s = 1; s < SW_GATE_NSETS; s++)
     if (res->set_present[s] && res->set[s].verdict != a->verdict &&

@@ -58,11 +58,7 @@ enum sw_gate_order {
   SW_GATE_ON_OFF = 1
 };
 
-enum sw_gate_verdict {
-  SW_GATE_INCONCLUSIVE = 0,
-  SW_GATE_ADOPT = 1,
-  SW_GATE_REJECT = 2
-};
+enum sw_gate_verdict { SW_GATE_INCONCLUSIVE = 0, SW_GATE_ADOPT = 1, SW_GATE_REJECT = 2 };
 
 /* The sequential decision after a look. For non-sequential gates it is SW_GATE_SEQ_NONE and the
  * scheduler runs the spec's fixed n pairs (plus replacements). */
@@ -76,8 +72,8 @@ enum sw_gate_seq_decision {
 
 /* One pair: an off run and an on run back to back on one machine. */
 struct sw_gate_pair {
-  double off, on;             /* metric values (> 0); off is ignored in baseline form */
-  double off_guard, on_guard; /* guard metric values; NAN when not measured */
+  double off, on;                 /* metric values (> 0); off is ignored in baseline form */
+  double off_guard, on_guard;     /* guard metric values; NAN when not measured */
   char machine[SW_GATE_NAME_MAX]; /* worker / machine id; "" counts as one unnamed machine */
   enum sw_gate_order order;
   int contaminated; /* 1 when a load window of either run flagged contamination (evidence) */
@@ -114,17 +110,17 @@ enum sw_gate_sens {
 struct sw_gate_config {
   char name[SW_GATE_NAME_MAX]; /* gate name for the JSON; may be "" */
   enum sw_gate_direction direction;
-  double k;     /* lab rule multiplier of CV_off (default 2) */
-  double floor; /* lab rule floor as a fraction (default 0.01) */
-  int has_guard;       /* 1: apply the quality guard (needs guard values) */
+  double k;                            /* lab rule multiplier of CV_off (default 2) */
+  double floor;                        /* lab rule floor as a fraction (default 0.01) */
+  int has_guard;                       /* 1: apply the quality guard (needs guard values) */
   char guard_metric[SW_GATE_NAME_MAX]; /* the guard metric's name for the reasons; may be "" */
-  int guard_required;  /* 1: without guard values on every pair a faster change is not adopted
-                        * (inconclusive): the lab adopts nothing whose quality was not checked.
-                        * The scheduler sets it for every gate (a spec's guard always exists);
-                        * default 0 so hand-given `gate eval` data without guard values works */
-  double max_drop;     /* allowed drop of the guard mean (default 0.05, e.g. dB) */
-  int guard_higher;    /* 1 (default): higher guard metric is better (PSNR); 0: lower is better */
-  int has_band;        /* 1: every arm's guard mean must lie inside [band_lo, band_hi] */
+  int guard_required; /* 1: without guard values on every pair a faster change is not adopted
+                       * (inconclusive): the lab adopts nothing whose quality was not checked.
+                       * The scheduler sets it for every gate (a spec's guard always exists);
+                       * default 0 so hand-given `gate eval` data without guard values works */
+  double max_drop;    /* allowed drop of the guard mean (default 0.05, e.g. dB) */
+  int guard_higher;   /* 1 (default): higher guard metric is better (PSNR); 0: lower is better */
+  int has_band;       /* 1: every arm's guard mean must lie inside [band_lo, band_hi] */
   double band_lo, band_hi;
   double sigma_ratio_warn; /* CV ratio between arms that triggers the warning (default 3) */
   double alpha;            /* two-sided level of the paired tests and intervals (default 0.05) */
@@ -183,25 +179,25 @@ enum sw_gate_set {
 
 struct sw_gate_machine {
   char id[SW_GATE_NAME_MAX];
-  int n;          /* pairs on this machine */
-  double effect;  /* mean log ratio on this machine */
-  double var;     /* variance of that mean (s^2 / n); NAN when n < 2 */
-  double pct;     /* effect as a percentage: 100 * (exp(effect) - 1) */
-  double weight;  /* random-effects weight share in the pool (0 when not pooled) */
+  int n;         /* pairs on this machine */
+  double effect; /* mean log ratio on this machine */
+  double var;    /* variance of that mean (s^2 / n); NAN when n < 2 */
+  double pct;    /* effect as a percentage: 100 * (exp(effect) - 1) */
+  double weight; /* random-effects weight share in the pool (0 when not pooled) */
 };
 
 /* Everything computed on one set of pairs. Log-scale numbers are natural logs of on/off. */
 struct sw_gate_analysis {
-  int n;                 /* pairs used */
+  int n; /* pairs used */
   int n_machines;
   /* Lab rule */
-  double mean_off, mean_on;   /* arm means (off = baseline_mean in baseline form) */
-  double cv_off, cv_on;       /* arm CVs (single machine) or pooled within-machine CVs */
-  double delta;               /* relative delta (fraction), pooled within machines if > 1 */
-  double threshold;           /* max(k * cv_off, floor) */
-  int lab_significant;        /* |delta| > threshold */
-  double sigma_ratio;         /* max(cv)/min(cv) */
-  int sigma_asymmetry;        /* sigma_ratio >= sigma_ratio_warn */
+  double mean_off, mean_on; /* arm means (off = baseline_mean in baseline form) */
+  double cv_off, cv_on;     /* arm CVs (single machine) or pooled within-machine CVs */
+  double delta;             /* relative delta (fraction), pooled within machines if > 1 */
+  double threshold;         /* max(k * cv_off, floor) */
+  int lab_significant;      /* |delta| > threshold */
+  double sigma_ratio;       /* max(cv)/min(cv) */
+  int sigma_asymmetry;      /* sigma_ratio >= sigma_ratio_warn */
   /* Guard */
   int guard_evaluated;        /* 0 when no guard values were given */
   double guard_off, guard_on; /* guard means */
@@ -212,77 +208,77 @@ struct sw_gate_analysis {
    * baseline guard mean in baseline form) of the pairs the guard rule used. NAN with fewer than
    * 2 pairs or no guard values (guard_n is then the pairs used, or 0 without guard values). */
   int guard_n;
-  double guard_sd, guard_se;  /* sd (n - 1) of d and its standard error sd / sqrt(n) */
-  double guard_lo, guard_hi;  /* t interval of mean(d) at level 1 - alpha */
-  double guard_mde;           /* smallest drop detectable at this n and noise, in guard units:
-                               * (t_{1-alpha/2} + t_{power}) sd / sqrt(n), as mde_pct */
-  int guard_uncertain;        /* the drop rule's threshold (-max_drop, +max_drop when lower is
-                               * better) lies strictly inside [guard_lo, guard_hi]: the data cannot
-                               * tell a drop beyond max_drop from one within it */
+  double guard_sd, guard_se; /* sd (n - 1) of d and its standard error sd / sqrt(n) */
+  double guard_lo, guard_hi; /* t interval of mean(d) at level 1 - alpha */
+  double guard_mde;          /* smallest drop detectable at this n and noise, in guard units:
+                              * (t_{1-alpha/2} + t_{power}) sd / sqrt(n), as mde_pct */
+  int guard_uncertain;       /* the drop rule's threshold (-max_drop, +max_drop when lower is
+                              * better) lies strictly inside [guard_lo, guard_hi]: the data cannot
+                              * tell a drop beyond max_drop from one within it */
   /* Paired log ratios */
   double lr_mean, lr_sd, lr_se;
-  double t_stat, t_df, t_p;  /* two-sided p of the one-sample t test of log ratios */
-  double t_lo, t_hi;         /* t interval of the mean log ratio at level 1 - alpha */
+  double t_stat, t_df, t_p; /* two-sided p of the one-sample t test of log ratios */
+  double t_lo, t_hi;        /* t interval of the mean log ratio at level 1 - alpha */
   double effect_pct, effect_lo_pct, effect_hi_pct; /* the same as percentages */
-  double wilcox_v;           /* V = sum of positive ranks (R's statistic) */
-  double wilcox_p;           /* two-sided p */
-  int wilcox_exact;          /* 1: exact null distribution; 0: normal approximation */
+  double wilcox_v;                                 /* V = sum of positive ranks (R's statistic) */
+  double wilcox_p;                                 /* two-sided p */
+  int wilcox_exact;                /* 1: exact null distribution; 0: normal approximation */
   double boot_lo_pct, boot_hi_pct; /* seeded bootstrap percentile interval; NAN when skipped */
   /* Robust location of the log ratios. In the kept and both sets the clipped mean decides
    * (SW_GATE_SENS_ROBUST; docs/gate-rules.md section 3 says why not the median: at the same
    * false-adopt rate it cost 2.4 points of power at a 2% effect). The median and the
    * Hodges-Lehmann estimate with its exact signed-rank interval (which cannot exclude 0 below
    * n = 6) are reported for every set. */
-  double lr_clipped, clipped_pct;  /* mean log ratio, each contaminated pair's value limited to
-                                    * [min, max] of the set's clean pairs; the median when the set
-                                    * has no clean pair */
+  double lr_clipped, clipped_pct; /* mean log ratio, each contaminated pair's value limited to
+                                   * [min, max] of the set's clean pairs; the median when the set
+                                   * has no clean pair */
   double lr_median, median_pct;
-  double hl, hl_pct;               /* Hodges-Lehmann estimate (log scale, and as a percentage) */
-  double hl_lo_pct, hl_hi_pct;     /* exact signed-rank interval as percentages */
-  double hl_conf;                  /* its attained level (0.75 at n = 3, 0.875 at n = 4, ...) */
-  int robust_holds;                /* kept / both under SW_GATE_SENS_ROBUST: the clipped mean
-                                    * lies beyond the primary's threshold on the primary's side */
+  double hl, hl_pct;           /* Hodges-Lehmann estimate (log scale, and as a percentage) */
+  double hl_lo_pct, hl_hi_pct; /* exact signed-rank interval as percentages */
+  double hl_conf;              /* its attained level (0.75 at n = 3, 0.875 at n = 4, ...) */
+  int robust_holds;            /* kept / both under SW_GATE_SENS_ROBUST: the clipped mean
+                                * lies beyond the primary's threshold on the primary's side */
   /* Order (drift) estimate from counterbalanced pairs: in an off-on pair the on run is second, in
    * an on-off pair the off run is, so half the difference of their mean log ratios is how much
    * slower (+) a second run is. Needs >= 2 pairs of each order; NAN otherwise. */
   int n_off_on, n_on_off;
-  double order_pct;          /* second-run effect as a percentage */
-  double order_p;            /* Welch two-sample t test of the two orders' log ratios */
+  double order_pct; /* second-run effect as a percentage */
+  double order_p;   /* Welch two-sample t test of the two orders' log ratios */
   /* Random-effects pool over machines with >= 2 pairs (DerSimonian-Laird) */
-  int re_k;                  /* machines pooled; the pool exists when re_k >= 2 */
+  int re_k; /* machines pooled; the pool exists when re_k >= 2 */
   double re_mu, re_se, re_lo, re_hi, re_pct, re_lo_pct, re_hi_pct;
   double re_q, re_tau2, re_i2;
-  int sign_disagree;         /* machines' effects have opposite signs */
+  int sign_disagree; /* machines' effects have opposite signs */
   struct sw_gate_machine machines[SW_GATE_MAX_MACHINES];
   /* Resolution */
-  double mde_pct;            /* minimal detectable effect (%) at this n and noise, power cfg.power */
-  int pairs_needed;          /* pairs to resolve the observed effect; -1 when unresolvable */
+  double mde_pct;   /* minimal detectable effect (%) at this n and noise, power cfg.power */
+  int pairs_needed; /* pairs to resolve the observed effect; -1 when unresolvable */
   /* Decision on this set alone */
   enum sw_gate_verdict verdict;
-  int paired_significant;    /* paired test agrees (level alpha, or the sequential boundary) */
+  int paired_significant; /* paired test agrees (level alpha, or the sequential boundary) */
 };
 
 struct sw_gate_sequential {
   enum sw_gate_seq_decision decision;
-  int look;               /* pairs at this look */
-  double info_frac;       /* look / max_pairs */
-  double alpha_spent;     /* cumulative alpha spent up to this look */
-  double z_bound;         /* two-sided boundary on the z scale at this look */
-  double nominal_p;       /* nominal two-sided p the paired t test must beat now */
-  double z_stat;          /* the t statistic mapped to z through its p-value, signed */
-  double cond_power;      /* conditional power under the current trend */
-  double lab_cond_power;  /* probability under the current trend that the lab rule passes at max
-                           * pairs: the mean log ratio's remaining pairs drawn around the current
-                           * estimate with the current sd, the threshold held at its current value */
-  int pairs_more;         /* more pairs that would resolve the observed effect; -1 unknown */
-  int guard_extended;     /* 1: continue instead of a reject that rests on the guard alone,
-                           * because the guard's failure lies within its own noise */
+  int look;              /* pairs at this look */
+  double info_frac;      /* look / max_pairs */
+  double alpha_spent;    /* cumulative alpha spent up to this look */
+  double z_bound;        /* two-sided boundary on the z scale at this look */
+  double nominal_p;      /* nominal two-sided p the paired t test must beat now */
+  double z_stat;         /* the t statistic mapped to z through its p-value, signed */
+  double cond_power;     /* conditional power under the current trend */
+  double lab_cond_power; /* probability under the current trend that the lab rule passes at max
+                          * pairs: the mean log ratio's remaining pairs drawn around the current
+                          * estimate with the current sd, the threshold held at its current value */
+  int pairs_more;        /* more pairs that would resolve the observed effect; -1 unknown */
+  int guard_extended;    /* 1: continue instead of a reject that rests on the guard alone,
+                          * because the guard's failure lies within its own noise */
 };
 
 struct sw_gate_result {
   char name[SW_GATE_NAME_MAX];
   enum sw_gate_verdict verdict;
-  int fragile;             /* the sets disagree on a decisive verdict */
+  int fragile; /* the sets disagree on a decisive verdict */
   int n_reasons;
   char reasons[SW_GATE_MAX_REASONS][SW_GATE_REASON_MAX]; /* why, in the lab's words */
   int n_warnings;
@@ -292,7 +288,7 @@ struct sw_gate_result {
   struct sw_gate_analysis set[SW_GATE_NSETS]; /* [SW_GATE_SET_REPLACED] is the primary analysis */
   int set_present[SW_GATE_NSETS]; /* KEPT / BOTH are present only when something is contaminated */
   struct sw_gate_sequential seq;
-  struct sw_gate_config config;  /* the configuration used, for the report */
+  struct sw_gate_config config; /* the configuration used, for the report */
 };
 
 /* Evaluates one gate. Returns 0, or SW_EINVAL with the reason in err when the input cannot be
@@ -322,7 +318,7 @@ int sw_gate_eval_file(const char *path, FILE *out, struct sw_err *err);
  * Before a gate starts: what it will cost and how likely each verdict is, from the spec's design
  * and the machines' recorded noise; and the per-machine noise memory that supplies that noise. */
 
-#define SW_GATE_SIM_MACHINES 16  /* machines a simulated gate spreads over */
+#define SW_GATE_SIM_MACHINES 16   /* machines a simulated gate spreads over */
 #define SW_GATE_SIM_MAX_PAIRS 256 /* pairs, replacements included */
 
 /* The noise model of a simulated gate (bench/gate_mc's, issue 5's): a run's time is
@@ -351,8 +347,8 @@ double sw_gate_sim_run(const struct sw_gate_sim_model *m, gsl_rng *r, int machin
  * last evaluation, *runs the runs spent, reruns included. SW_EINVAL for a model or design out of
  * range, or an engine error. */
 int sw_gate_sim_gate(const struct sw_gate_sim_model *m, const struct sw_gate_config *cfg,
-                     int n_pairs, gsl_rng *r, int clean_only, struct sw_gate_result *res,
-                     int *runs, struct sw_err *err);
+                     int n_pairs, gsl_rng *r, int clean_only, struct sw_gate_result *res, int *runs,
+                     struct sw_err *err);
 
 #define SW_GATE_FORECAST_ROWS 4
 
@@ -390,15 +386,15 @@ struct sw_gate_noise_obs {
 
 struct sw_gate_noise {
   int n_obs;
-  double cv_recent;  /* the latest gate's CV; NAN without observations */
+  double cv_recent; /* the latest gate's CV; NAN without observations */
   int df_recent;
   double cv_history; /* the pooled CV of the gates before it; NAN with fewer than 2 gates */
   int df_history;
-  double ratio;      /* cv_recent / cv_history */
-  double p;          /* F test of the latest variance against the history's, upper tail */
-  int jumped;        /* the noise rose: ratio > 1 and p < jump_p. The caller reports it */
-  double cv_plan;    /* the CV to plan with: everything pooled, or cv_recent when it jumped (the
-                      * machine as it is now; never the calmer past silently) */
+  double ratio;   /* cv_recent / cv_history */
+  double p;       /* F test of the latest variance against the history's, upper tail */
+  int jumped;     /* the noise rose: ratio > 1 and p < jump_p. The caller reports it */
+  double cv_plan; /* the CV to plan with: everything pooled, or cv_recent when it jumped (the
+                   * machine as it is now; never the calmer past silently) */
 };
 
 /* The noise memory of one machine: obs[0..n-1] oldest first (the store's earlier gates of that

@@ -14,8 +14,7 @@
 static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
 static json_t *pair_of(double a, double b) {
-  if (!isfinite(a) || !isfinite(b))
-    return json_null();
+  if (!isfinite(a) || !isfinite(b)) return json_null();
   return json_pack("[o o]", json_real(a), json_real(b));
 }
 
@@ -47,19 +46,20 @@ static json_t *analysis_json(const struct sw_gate_analysis *a, const struct sw_g
   json_object_set_new(pr, "p", num(a->t_p));
   json_object_set_new(pr, "t_interval_log", pair_of(a->t_lo, a->t_hi));
   json_object_set_new(pr, "t_interval_pct", pair_of(a->effect_lo_pct, a->effect_hi_pct));
-  json_object_set_new(pr, "wilcoxon", json_pack("{s:o s:o s:b}", "v", num(a->wilcox_v), "p",
-                                                 num(a->wilcox_p), "exact", a->wilcox_exact));
+  json_object_set_new(pr, "wilcoxon",
+                      json_pack("{s:o s:o s:b}", "v", num(a->wilcox_v), "p", num(a->wilcox_p),
+                                "exact", a->wilcox_exact));
   json_object_set_new(pr, "bootstrap_pct", pair_of(a->boot_lo_pct, a->boot_hi_pct));
   json_object_set_new(pr, "robust",
                       json_pack("{s:o s:o s:o s:o s:o s:b}", "median_pct", num(a->median_pct),
                                 "hodges_lehmann_pct", num(a->hl_pct), "signed_rank_interval_pct",
                                 pair_of(a->hl_lo_pct, a->hl_hi_pct), "interval_level",
-                                num(a->hl_conf), "clipped_mean_pct", num(a->clipped_pct),
-                                "holds", a->robust_holds));
+                                num(a->hl_conf), "clipped_mean_pct", num(a->clipped_pct), "holds",
+                                a->robust_holds));
   json_object_set_new(pr, "significant", json_boolean(a->paired_significant));
-  json_object_set_new(pr, "order", json_pack("{s:i s:i s:o s:o}", "off_on", a->n_off_on, "on_off",
-                                              a->n_on_off, "second_run_pct", num(a->order_pct),
-                                              "welch_p", num(a->order_p)));
+  json_object_set_new(pr, "order",
+                      json_pack("{s:i s:i s:o s:o}", "off_on", a->n_off_on, "on_off", a->n_on_off,
+                                "second_run_pct", num(a->order_pct), "welch_p", num(a->order_p)));
   json_object_set_new(o, "paired", pr);
   json_t *ms = json_array();
   for (int m = 0; m < a->n_machines; m++) {
@@ -70,12 +70,12 @@ static json_t *analysis_json(const struct sw_gate_analysis *a, const struct sw_g
   }
   json_object_set_new(o, "per_machine", ms);
   if (a->re_k >= 2)
-    json_object_set_new(
-        o, "random_effects",
-        json_pack("{s:s s:i s:o s:o s:o s:o s:o s:o s:o}", "method", "DerSimonian-Laird", "k",
-                  a->re_k, "log_effect", num(a->re_mu), "se", num(a->re_se), "effect_pct",
-                  num(a->re_pct), "interval_pct", pair_of(a->re_lo_pct, a->re_hi_pct), "q",
-                  num(a->re_q), "tau2", num(a->re_tau2), "i2", num(a->re_i2)));
+    json_object_set_new(o, "random_effects",
+                        json_pack("{s:s s:i s:o s:o s:o s:o s:o s:o s:o}", "method",
+                                  "DerSimonian-Laird", "k", a->re_k, "log_effect", num(a->re_mu),
+                                  "se", num(a->re_se), "effect_pct", num(a->re_pct), "interval_pct",
+                                  pair_of(a->re_lo_pct, a->re_hi_pct), "q", num(a->re_q), "tau2",
+                                  num(a->re_tau2), "i2", num(a->re_i2)));
   else
     json_object_set_new(o, "random_effects", json_null());
   json_object_set_new(o, "sign_disagree", json_boolean(a->sign_disagree));
@@ -104,19 +104,16 @@ static json_t *analysis_json(const struct sw_gate_analysis *a, const struct sw_g
 
 static json_t *strings(const char (*lines)[SW_GATE_REASON_MAX], int n) {
   json_t *arr = json_array();
-  for (int i = 0; i < n; i++)
-    json_array_append_new(arr, json_string(lines[i]));
+  for (int i = 0; i < n; i++) json_array_append_new(arr, json_string(lines[i]));
   return arr;
 }
 
 json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
-  if (!res)
-    return NULL;
+  if (!res) return NULL;
   const struct sw_gate_config *cfg = &res->config;
   const struct sw_gate_analysis *a = &res->set[SW_GATE_SET_REPLACED];
   json_t *o = json_object();
-  if (!o)
-    return NULL;
+  if (!o) return NULL;
   json_object_set_new(o, "name", json_string(res->name));
   json_object_set_new(o, "verdict", json_string(sw_gate_verdict_name(res->verdict)));
   json_object_set_new(o, "reasons", strings(res->reasons, res->n_reasons));
@@ -140,8 +137,7 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
   json_object_set_new(sens, "fragile", json_boolean(res->fragile));
   json_t *sets = json_array();
   for (int s = 0; s < SW_GATE_NSETS; s++) {
-    if (!res->set_present[s])
-      continue;
+    if (!res->set_present[s]) continue;
     json_t *one = analysis_json(&res->set[s], cfg);
     json_object_set_new(one, "set", json_string(sw_gate_set_name((enum sw_gate_set)s)));
     json_array_append_new(sets, one);
@@ -168,13 +164,15 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
   }
   json_object_set_new(o, "sequential", seq);
   json_t *c = json_object();
-  json_object_set_new(c, "direction", json_string(cfg->direction == SW_GATE_LOWER ? "lower" : "higher"));
+  json_object_set_new(c, "direction",
+                      json_string(cfg->direction == SW_GATE_LOWER ? "lower" : "higher"));
   json_object_set_new(c, "rule", json_pack("{s:f s:f}", "k", cfg->k, "floor", cfg->floor));
   json_object_set_new(c, "alpha", json_real(cfg->alpha));
   json_object_set_new(c, "power", json_real(cfg->power));
   json_object_set_new(c, "sigma_ratio_warn", json_real(cfg->sigma_ratio_warn));
-  json_object_set_new(c, "bootstrap", json_pack("{s:I s:i}", "seed", (json_int_t)cfg->boot_seed,
-                                               "reps", cfg->boot_reps));
+  json_object_set_new(
+      c, "bootstrap",
+      json_pack("{s:I s:i}", "seed", (json_int_t)cfg->boot_seed, "reps", cfg->boot_reps));
   json_object_set_new(c, "guard_required", json_boolean(cfg->guard_required));
   json_object_set_new(c, "sequential", json_boolean(cfg->sequential));
   json_object_set_new(c, "sensitivity",
@@ -193,10 +191,8 @@ static int only_keys(const json_t *obj, const char *where, const char *const *ke
   json_object_foreach((json_t *)obj, key, val) {
     int ok = 0;
     for (const char *const *k = keys; *k; k++)
-      if (strcmp(*k, key) == 0)
-        ok = 1;
-    if (!ok)
-      return sw_err_set(err, SW_EINVAL, "%s: unknown key \"%s\"", where, key);
+      if (strcmp(*k, key) == 0) ok = 1;
+    if (!ok) return sw_err_set(err, SW_EINVAL, "%s: unknown key \"%s\"", where, key);
   }
   return 0;
 }
@@ -205,10 +201,8 @@ static int only_keys(const json_t *obj, const char *where, const char *const *ke
 static int get_num(const json_t *obj, const char *key, const char *where, double *out,
                    struct sw_err *err) {
   json_t *v = json_object_get(obj, key);
-  if (!v || json_is_null(v))
-    return 0;
-  if (!json_is_number(v))
-    return sw_err_set(err, SW_EINVAL, "%s.%s: expected a number", where, key);
+  if (!v || json_is_null(v)) return 0;
+  if (!json_is_number(v)) return sw_err_set(err, SW_EINVAL, "%s.%s: expected a number", where, key);
   *out = json_number_value(v);
   return 0;
 }
@@ -216,8 +210,7 @@ static int get_num(const json_t *obj, const char *key, const char *where, double
 static int get_bool(const json_t *obj, const char *key, const char *where, int *out,
                     struct sw_err *err) {
   json_t *v = json_object_get(obj, key);
-  if (!v || json_is_null(v))
-    return 0;
+  if (!v || json_is_null(v)) return 0;
   if (!json_is_boolean(v))
     return sw_err_set(err, SW_EINVAL, "%s.%s: expected true or false", where, key);
   *out = json_is_true(v);
@@ -227,8 +220,7 @@ static int get_bool(const json_t *obj, const char *key, const char *where, int *
 static int get_int(const json_t *obj, const char *key, const char *where, int *out,
                    struct sw_err *err) {
   json_t *v = json_object_get(obj, key);
-  if (!v || json_is_null(v))
-    return 0;
+  if (!v || json_is_null(v)) return 0;
   if (!json_is_integer(v) || json_integer_value(v) < -1000000000 ||
       json_integer_value(v) > 1000000000)
     return sw_err_set(err, SW_EINVAL, "%s.%s: expected an integer", where, key);
@@ -238,19 +230,18 @@ static int get_int(const json_t *obj, const char *key, const char *where, int *o
 
 static int parse_pair(const json_t *p, size_t i, int baseline, struct sw_gate_pair *out,
                       struct sw_err *err) {
-  static const char *const keys[] = {"off", "on", "off_guard", "on_guard", "machine", "order",
-                                     "contaminated", "replaces", "invalid", NULL};
+  static const char *const keys[] = {"off",   "on",           "off_guard", "on_guard", "machine",
+                                     "order", "contaminated", "replaces",  "invalid",  NULL};
   char where[48];
   snprintf(where, sizeof where, "pairs[%zu]", i);
-  if (!json_is_object(p))
-    return sw_err_set(err, SW_EINVAL, "%s: expected an object", where);
+  if (!json_is_object(p)) return sw_err_set(err, SW_EINVAL, "%s: expected an object", where);
   int rc = only_keys(p, where, keys, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   memset(out, 0, sizeof *out);
   out->off = out->on = out->off_guard = out->on_guard = NAN;
   out->replaces = -1;
-  if ((rc = get_num(p, "off", where, &out->off, err)) || (rc = get_num(p, "on", where, &out->on, err)) ||
+  if ((rc = get_num(p, "off", where, &out->off, err)) ||
+      (rc = get_num(p, "on", where, &out->on, err)) ||
       (rc = get_num(p, "off_guard", where, &out->off_guard, err)) ||
       (rc = get_num(p, "on_guard", where, &out->on_guard, err)) ||
       (rc = get_bool(p, "contaminated", where, &out->contaminated, err)) ||
@@ -288,24 +279,20 @@ static int parse_pair(const json_t *p, size_t i, int baseline, struct sw_gate_pa
 int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
                             struct sw_gate_pair **pairs_out, struct sw_gate_config *cfg,
                             struct sw_err *err) {
-  static const char *const top_keys[] = {"name", "metric", "metric_direction", "rule", "guard",
-                                         "pairs", "baseline", "alpha", "power",
-                                         "sigma_ratio_warn", "sequential", "bootstrap",
-                                         "sensitivity", NULL};
-  if (!in || !pairs_out || !cfg)
-    return sw_err_set(err, SW_EINVAL, "gate input: missing output");
+  static const char *const top_keys[] = {
+      "name",  "metric", "metric_direction", "rule",       "guard",     "pairs",       "baseline",
+      "alpha", "power",  "sigma_ratio_warn", "sequential", "bootstrap", "sensitivity", NULL};
+  if (!in || !pairs_out || !cfg) return sw_err_set(err, SW_EINVAL, "gate input: missing output");
   *pairs_out = NULL;
   memset(in, 0, sizeof *in);
   sw_gate_config_default(cfg);
   if (!json_is_object(root))
     return sw_err_set(err, SW_EINVAL, "gate input: expected a JSON object at the top");
   int rc = only_keys(root, "gate input", top_keys, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   json_t *v = json_object_get(root, "name");
   if (v && !json_is_null(v)) {
-    if (!json_is_string(v))
-      return sw_err_set(err, SW_EINVAL, "name: expected a string");
+    if (!json_is_string(v)) return sw_err_set(err, SW_EINVAL, "name: expected a string");
     snprintf(cfg->name, sizeof cfg->name, "%s", json_string_value(v));
   }
   v = json_object_get(root, "metric_direction");
@@ -348,8 +335,7 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
   if (v && !json_is_null(v)) {
     static const char *const k[] = {"metric",  "max_drop", "band", "higher_is_better",
                                     "enabled", "required", NULL};
-    if (!json_is_object(v))
-      return sw_err_set(err, SW_EINVAL, "guard: expected an object");
+    if (!json_is_object(v)) return sw_err_set(err, SW_EINVAL, "guard: expected an object");
     if ((rc = only_keys(v, "guard", k, err)) ||
         (rc = get_num(v, "max_drop", "guard", &cfg->max_drop, err)) ||
         (rc = get_bool(v, "higher_is_better", "guard", &cfg->guard_higher, err)) ||
@@ -374,10 +360,9 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
   }
   v = json_object_get(root, "sequential");
   if (v && !json_is_null(v)) {
-    static const char *const k[] = {"enabled", "min_pairs", "max_pairs", "futility",
-                                    "futility_lab", "alpha", NULL};
-    if (!json_is_object(v))
-      return sw_err_set(err, SW_EINVAL, "sequential: expected an object");
+    static const char *const k[] = {"enabled",      "min_pairs", "max_pairs", "futility",
+                                    "futility_lab", "alpha",     NULL};
+    if (!json_is_object(v)) return sw_err_set(err, SW_EINVAL, "sequential: expected an object");
     cfg->sequential = 1;
     if ((rc = only_keys(v, "sequential", k, err)) ||
         (rc = get_bool(v, "enabled", "sequential", &cfg->sequential, err)) ||
@@ -398,8 +383,7 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
         (rc = get_int(v, "seed", "bootstrap", &seed, err)) ||
         (rc = get_int(v, "reps", "bootstrap", &cfg->boot_reps, err)))
       return rc;
-    if (seed < 0)
-      return sw_err_set(err, SW_EINVAL, "bootstrap.seed: expected an integer >= 0");
+    if (seed < 0) return sw_err_set(err, SW_EINVAL, "bootstrap.seed: expected an integer >= 0");
     cfg->boot_seed = (uint64_t)seed;
   }
   v = json_object_get(root, "baseline");
@@ -416,8 +400,7 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
         (rc = get_num(v, "cv", "baseline", &in->baseline_cv, err)) ||
         (rc = get_num(v, "guard_mean", "baseline", &in->baseline_guard_mean, err)))
       return rc;
-    if (!isfinite(in->baseline_mean))
-      return sw_err_set(err, SW_EINVAL, "baseline.mean: missing");
+    if (!isfinite(in->baseline_mean)) return sw_err_set(err, SW_EINVAL, "baseline.mean: missing");
   }
   json_t *pairs = json_object_get(root, "pairs");
   if (!json_is_array(pairs))
@@ -426,8 +409,7 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
   if (n > SW_GATE_MAX_PAIRS)
     return sw_err_set(err, SW_EINVAL, "pairs: %zu pairs, at most %d", n, SW_GATE_MAX_PAIRS);
   struct sw_gate_pair *arr = calloc(n ? n : 1, sizeof *arr);
-  if (!arr)
-    return sw_err_set(err, SW_ENOMEM, "gate input: out of memory");
+  if (!arr) return sw_err_set(err, SW_ENOMEM, "gate input: out of memory");
   for (size_t i = 0; i < n; i++) {
     rc = parse_pair(json_array_get(pairs, i), i, in->has_baseline, &arr[i], err);
     if (rc) {
@@ -442,14 +424,12 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
 }
 
 int sw_gate_eval_file(const char *path, FILE *out, struct sw_err *err) {
-  if (!path || !out)
-    return sw_err_set(err, SW_EINVAL, "gate eval: no file");
+  if (!path || !out) return sw_err_set(err, SW_EINVAL, "gate eval: no file");
   json_error_t jerr;
   json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
   if (!root) {
     FILE *probe = fopen(path, "r");
-    if (!probe)
-      return sw_err_set(err, SW_ENOTFOUND, "gate eval: cannot open %s", path);
+    if (!probe) return sw_err_set(err, SW_ENOTFOUND, "gate eval: cannot open %s", path);
     fclose(probe);
     return sw_err_set(err, SW_EINVAL, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
   }
@@ -458,10 +438,8 @@ int sw_gate_eval_file(const char *path, FILE *out, struct sw_err *err) {
   struct sw_gate_config cfg;
   struct sw_gate_result *res = malloc(sizeof *res);
   int rc = res ? 0 : sw_err_set(err, SW_ENOMEM, "gate eval: out of memory");
-  if (rc == 0)
-    rc = sw_gate_input_from_json(root, &in, &pairs, &cfg, err);
-  if (rc == 0)
-    rc = sw_gate_eval(&in, &cfg, res, err);
+  if (rc == 0) rc = sw_gate_input_from_json(root, &in, &pairs, &cfg, err);
+  if (rc == 0) rc = sw_gate_eval(&in, &cfg, res, err);
   if (rc == 0) {
     json_t *o = sw_gate_result_to_json(res);
     if (!o)
@@ -471,8 +449,7 @@ int sw_gate_eval_file(const char *path, FILE *out, struct sw_err *err) {
       rc = sw_err_set(err, SW_EIO, "gate eval: cannot write the result");
     json_decref(o);
   }
-  if (rc && rc != SW_ENOMEM && rc != SW_EIO)
-    sw_err_prefix(err, "%s", path);
+  if (rc && rc != SW_ENOMEM && rc != SW_EIO) sw_err_prefix(err, "%s", path);
   json_decref(root);
   free(pairs);
   free(res);

@@ -20,8 +20,7 @@ double sw_gate_sim_run(const struct sw_gate_sim_model *m, gsl_rng *r, int machin
   t *= second ? 1.0 + m->drift : 1.0;
   t *= 1.0 + gsl_ran_gaussian(r, m->cv);
   *contaminated = gsl_rng_uniform(r) < m->contam;
-  if (*contaminated)
-    t *= 1.0 + m->spike_lo + m->spike_span * gsl_rng_uniform(r);
+  if (*contaminated) t *= 1.0 + m->spike_lo + m->spike_span * gsl_rng_uniform(r);
   return t;
 }
 
@@ -43,13 +42,15 @@ int sw_gate_sim_gate(const struct sw_gate_sim_model *m, const struct sw_gate_con
     return sw_err_set(err, SW_EINVAL, "gate simulation: %d machines, 1 to %d", m->machines,
                       SW_GATE_SIM_MACHINES);
   if (!(m->cv >= 0.0 && m->cv < 1.0) || !(m->contam >= 0.0 && m->contam < 1.0))
-    return sw_err_set(err, SW_EINVAL, "gate simulation: cv %g and contamination %g must be in "
-                      "[0, 1)", m->cv, m->contam);
+    return sw_err_set(err, SW_EINVAL,
+                      "gate simulation: cv %g and contamination %g must be in "
+                      "[0, 1)",
+                      m->cv, m->contam);
   /* Contaminated pairs do not count towards a look, so a gate may run more pairs than max. */
   int cap = SW_GATE_SIM_MAX_PAIRS;
   if (n_pairs < 1 || 2 * (cfg->sequential ? cfg->max_pairs : n_pairs) > cap)
-    return sw_err_set(err, SW_EINVAL, "gate simulation: %d pairs (max %d) out of range",
-                      n_pairs, cfg->max_pairs);
+    return sw_err_set(err, SW_EINVAL, "gate simulation: %d pairs (max %d) out of range", n_pairs,
+                      cfg->max_pairs);
   struct sw_gate_pair p[SW_GATE_SIM_MAX_PAIRS], clean[SW_GATE_SIM_MAX_PAIRS];
   int queue[SW_GATE_SIM_MAX_PAIRS], nq = 0; /* contaminated pairs waiting for a replacement */
   int n = 0, runs = 0, fresh = 0;
@@ -77,12 +78,10 @@ int sw_gate_sim_gate(const struct sw_gate_sim_model *m, const struct sw_gate_con
     q->on = sw_gate_sim_run(m, r, machine, 1, q->order == SW_GATE_OFF_ON, &c2);
     runs += 2;
     q->contaminated = c1 || c2;
-    if (q->contaminated && q->replaces < 0)
-      queue[nq++] = n; /* one replacement per original pair */
+    if (q->contaminated && q->replaces < 0) queue[nq++] = n; /* one replacement per original pair */
     n++;
     /* A fixed-n gate is judged once its n pairs and their replacements are in. */
-    if (!cfg->sequential && (fresh < n_pairs || nq > 0))
-      continue;
+    if (!cfg->sequential && (fresh < n_pairs || nq > 0)) continue;
     in.n_pairs = (size_t)n;
     struct sw_gate_input cin = in;
     if (clean_only) {
@@ -96,10 +95,8 @@ int sw_gate_sim_gate(const struct sw_gate_sim_model *m, const struct sw_gate_con
       cin.n_pairs = nc;
     }
     int rc = sw_gate_eval(&cin, cfg, res, err);
-    if (rc)
-      return rc;
-    if (res->seq.decision != SW_GATE_SEQ_CONTINUE)
-      break;
+    if (rc) return rc;
+    if (res->seq.decision != SW_GATE_SEQ_CONTINUE) break;
   }
   *runs_out = runs;
   return 0;
@@ -108,11 +105,12 @@ int sw_gate_sim_gate(const struct sw_gate_sim_model *m, const struct sw_gate_con
 int sw_gate_forecast(const struct sw_gate_config *cfg, int n_pairs, double cv, double contam,
                      int machines, int sims, uint64_t seed, struct sw_gate_forecast *out,
                      struct sw_err *err) {
-  if (!cfg || !out)
-    return sw_err_set(err, SW_EINVAL, "gate forecast: missing argument");
+  if (!cfg || !out) return sw_err_set(err, SW_EINVAL, "gate forecast: missing argument");
   if (!(cv > 0.0 && cv < 0.5) || !(contam >= 0.0 && contam < 0.5))
-    return sw_err_set(err, SW_EINVAL, "gate forecast: cv %g must be in (0, 0.5) and "
-                      "contamination %g in [0, 0.5)", cv, contam);
+    return sw_err_set(err, SW_EINVAL,
+                      "gate forecast: cv %g must be in (0, 0.5) and "
+                      "contamination %g in [0, 0.5)",
+                      cv, contam);
   if (sims < 10 || sims > 100000)
     return sw_err_set(err, SW_EINVAL, "gate forecast: %d simulations, 10 to 100000", sims);
   if (machines < 1 || machines > SW_GATE_SIM_MACHINES)
@@ -131,8 +129,7 @@ int sw_gate_forecast(const struct sw_gate_config *cfg, int n_pairs, double cv, d
   struct sw_gate_plan plan;
   if (c.sequential) {
     int rc = sw_gate_plan_make(&c, &plan, err);
-    if (rc)
-      return rc;
+    if (rc) return rc;
     c.plan = &plan;
   }
   double thr = fmax(c.k * cv, c.floor);
@@ -173,15 +170,13 @@ int sw_gate_forecast(const struct sw_gate_config *cfg, int n_pairs, double cv, d
   }
 out:
   free(res);
-  if (r)
-    gsl_rng_free(r);
+  if (r) gsl_rng_free(r);
   return rc;
 }
 
 int sw_gate_noise_assess(const struct sw_gate_noise_obs *obs, size_t n, double jump_p,
                          struct sw_gate_noise *out, struct sw_err *err) {
-  if (!out || (n > 0 && !obs))
-    return sw_err_set(err, SW_EINVAL, "noise memory: missing argument");
+  if (!out || (n > 0 && !obs)) return sw_err_set(err, SW_EINVAL, "noise memory: missing argument");
   if (!(jump_p > 0.0 && jump_p < 0.5))
     return sw_err_set(err, SW_EINVAL, "noise memory: jump level %g is not in (0, 0.5)", jump_p);
   memset(out, 0, sizeof *out);
@@ -199,8 +194,7 @@ int sw_gate_noise_assess(const struct sw_gate_noise_obs *obs, size_t n, double j
     }
   }
   out->n_obs = (int)n;
-  if (n == 0)
-    return 0;
+  if (n == 0) return 0;
   const struct sw_gate_noise_obs *last = &obs[n - 1];
   out->cv_recent = last->cv;
   out->df_recent = last->df;
@@ -218,8 +212,8 @@ int sw_gate_noise_assess(const struct sw_gate_noise_obs *obs, size_t n, double j
   }
   /* Planning: the pooled CV of everything, unless the noise jumped; then the recent CV, which is
    * the machine as it is now, and the caller reports the jump. */
-  out->cv_plan = out->jumped ? last->cv
-                             : sqrt((ss_hist + last->df * last->cv * last->cv) /
-                                    (df_hist + last->df));
+  out->cv_plan = out->jumped
+                     ? last->cv
+                     : sqrt((ss_hist + last->df * last->cv * last->cv) / (df_hist + last->df));
   return 0;
 }

@@ -29,10 +29,8 @@ void sw_log_set_component(const char *name) {
 
 void sw_log(enum sw_log_level level, const char *fmt, ...) {
   static const char *names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
-  if (log_level < 0)
-    log_level = level_from_env();
-  if ((int)level > log_level)
-    return;
+  if (log_level < 0) log_level = level_from_env();
+  if ((int)level > log_level) return;
   struct timeval tv;
   gettimeofday(&tv, NULL);
   struct tm tm;

@@ -80,38 +80,38 @@ void sw_msg_init(struct sw_msg *msg, enum sw_msg_type type) {
 void sw_msg_clear(struct sw_msg *msg) {
   if (!msg) return;
   switch (msg->type) {
-    case SW_MSG_HELLO:
-      free(msg->u.hello.fp.extra);
-      free(msg->u.hello.labels);
-      free(msg->u.hello.capabilities);
-      free(msg->u.hello.features);
-      break;
-    case SW_MSG_ASSIGN:
-      for (size_t i = 0; msg->u.assign.runs && i < msg->u.assign.n_runs; i++) {
-        free(msg->u.assign.runs[i].config_json);
-        free(msg->u.assign.runs[i].trainer_json);
-        free(msg->u.assign.runs[i].scene_json);
-      }
-      free(msg->u.assign.runs);
-      break;
-    case SW_MSG_RUN_FINISHED:
-      free(msg->u.run_finished.result_json);
-      free(msg->u.run_finished.error);
-      free(msg->u.run_finished.samples);
-      free(msg->u.run_finished.pre_samples);
-      free(msg->u.run_finished.env_before);
-      free(msg->u.run_finished.env_after);
-      free(msg->u.run_finished.artifacts);
-      break;
-    case SW_MSG_CANCEL: free(msg->u.cancel.reason); break;
-    case SW_MSG_REJECT: free(msg->u.reject.reason); break;
-    case SW_MSG_SUBMIT_REQ: free(msg->u.submit_req.spec_yaml); break;
-    case SW_MSG_SUBMIT_REP: free(msg->u.submit_rep.error); break;
-    case SW_MSG_STATUS_REP: free(msg->u.status_rep.body); break;
-    case SW_MSG_REPORT_REP: free(msg->u.report_rep.body); break;
-    case SW_MSG_CANCEL_REQ: free(msg->u.cancel_req.reason); break;
-    case SW_MSG_ERROR: free(msg->u.error.message); break;
-    default: break;
+  case SW_MSG_HELLO:
+    free(msg->u.hello.fp.extra);
+    free(msg->u.hello.labels);
+    free(msg->u.hello.capabilities);
+    free(msg->u.hello.features);
+    break;
+  case SW_MSG_ASSIGN:
+    for (size_t i = 0; msg->u.assign.runs && i < msg->u.assign.n_runs; i++) {
+      free(msg->u.assign.runs[i].config_json);
+      free(msg->u.assign.runs[i].trainer_json);
+      free(msg->u.assign.runs[i].scene_json);
+    }
+    free(msg->u.assign.runs);
+    break;
+  case SW_MSG_RUN_FINISHED:
+    free(msg->u.run_finished.result_json);
+    free(msg->u.run_finished.error);
+    free(msg->u.run_finished.samples);
+    free(msg->u.run_finished.pre_samples);
+    free(msg->u.run_finished.env_before);
+    free(msg->u.run_finished.env_after);
+    free(msg->u.run_finished.artifacts);
+    break;
+  case SW_MSG_CANCEL: free(msg->u.cancel.reason); break;
+  case SW_MSG_REJECT: free(msg->u.reject.reason); break;
+  case SW_MSG_SUBMIT_REQ: free(msg->u.submit_req.spec_yaml); break;
+  case SW_MSG_SUBMIT_REP: free(msg->u.submit_rep.error); break;
+  case SW_MSG_STATUS_REP: free(msg->u.status_rep.body); break;
+  case SW_MSG_REPORT_REP: free(msg->u.report_rep.body); break;
+  case SW_MSG_CANCEL_REQ: free(msg->u.cancel_req.reason); break;
+  case SW_MSG_ERROR: free(msg->u.error.message); break;
+  default: break;
   }
   memset(msg, 0, sizeof *msg);
 }
@@ -258,8 +258,7 @@ static int v_kvs(const struct sw_msg_kv *kv, size_t n, size_t max, const char *p
     snprintf(sub, sizeof sub, "%s[%zu].key", field, i);
     int rc = v_short(kv[i].key, sizeof kv[i].key, SW_MSG_KEY_MAX, 1, path, sub, err);
     snprintf(sub, sizeof sub, "%s[%zu].value", field, i);
-    if (!rc)
-      rc = v_short(kv[i].value, sizeof kv[i].value, SW_MSG_KV_VALUE_MAX, 0, path, sub, err);
+    if (!rc) rc = v_short(kv[i].value, sizeof kv[i].value, SW_MSG_KV_VALUE_MAX, 0, path, sub, err);
     if (rc) return rc;
   }
   return 0;
@@ -290,13 +289,18 @@ static int v_samples(const struct sw_msg_sample *s, size_t n, const char *field,
   /* The path text is built only for a bad sample: a window can hold many thousands. */
   char sub[96];
   for (size_t i = 0; i < n; i++) {
-    const double v[9] = {s[i].load1,      s[i].cpu_other,  s[i].cpu_total,
-                         s[i].cpu_trainer, s[i].cpu_self,   s[i].has_gpu ? s[i].gpu_util : 0,
-                         s[i].has_gpu ? s[i].gpu_sm_mhz : 0, s[i].has_gpu ? s[i].gpu_temp_c : 0,
+    const double v[9] = {s[i].load1,
+                         s[i].cpu_other,
+                         s[i].cpu_total,
+                         s[i].cpu_trainer,
+                         s[i].cpu_self,
+                         s[i].has_gpu ? s[i].gpu_util : 0,
+                         s[i].has_gpu ? s[i].gpu_sm_mhz : 0,
+                         s[i].has_gpu ? s[i].gpu_temp_c : 0,
                          s[i].has_gpu ? s[i].gpu_power_w : 0};
-    static const char *const names[9] = {"load1",    "cpu_other",  "cpu_total",
-                                         "cpu_trainer", "cpu_self", "gpu_util",
-                                         "gpu_sm_mhz", "gpu_temp_c", "gpu_power_w"};
+    static const char *const names[9] = {"load1",       "cpu_other",  "cpu_total",
+                                         "cpu_trainer", "cpu_self",   "gpu_util",
+                                         "gpu_sm_mhz",  "gpu_temp_c", "gpu_power_w"};
     if (s[i].gpu_foreign < -1) {
       snprintf(sub, sizeof sub, "%s[%zu].gpu_foreign", field, i);
       return sw_err_set(err, SW_EPROTO, "%s.%s: below -1", path, sub);
@@ -352,7 +356,8 @@ static int v_hello(const struct sw_msg_hello *h, struct sw_err *err) {
   if (!rc) rc = v_fixed(fp->gpu_driver, sizeof fp->gpu_driver, 0, p, "fingerprint.gpu_driver", err);
   if (!rc) rc = v_fixed(fp->gpu_api, sizeof fp->gpu_api, 0, p, "fingerprint.gpu_api", err);
   if (!rc && ((int)fp->gpu_kind < 0 || fp->gpu_kind >= SW_GPU_KIND_COUNT))
-    rc = sw_err_set(err, SW_EPROTO, "Hello.fingerprint.gpu_kind: unknown kind %d", (int)fp->gpu_kind);
+    rc = sw_err_set(err, SW_EPROTO, "Hello.fingerprint.gpu_kind: unknown kind %d",
+                    (int)fp->gpu_kind);
   if (!rc) rc = v_kvs(fp->extra, fp->n_extra, SW_MSG_EXTRA_MAX, p, "fingerprint.extra", err);
   if (!rc) rc = v_kvs(h->labels, h->n_labels, SW_MSG_LABELS_MAX, p, "labels", err);
   if (!rc) rc = v_names(h->capabilities, h->n_capabilities, p, "capabilities", err);
@@ -382,8 +387,8 @@ int sw_msg_artifact_name_ok(const char *name) {
       continue;
     }
     if (part == 0 && c == '.') return 0;
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-'))
       return 0;
     part++;
   }
@@ -441,8 +446,8 @@ static int v_assign(const struct sw_msg_assign *a, struct sw_err *err) {
   return rc;
 }
 
-static int v_run_ids(uint64_t lease, uint64_t epoch, uint64_t run, uint32_t attempt,
-                     const char *p, struct sw_err *err) {
+static int v_run_ids(uint64_t lease, uint64_t epoch, uint64_t run, uint32_t attempt, const char *p,
+                     struct sw_err *err) {
   int rc = v_nonzero(lease, p, "lease_id", err);
   if (!rc) rc = v_epoch(epoch, p, err);
   if (!rc) rc = v_nonzero(run, p, "run_id", err);
@@ -473,8 +478,8 @@ static int v_run_finished(const struct sw_msg_run_finished *f, struct sw_err *er
       rc = sw_err_set(err, SW_EPROTO, "%s.artifacts[%zu].name: '%.*s' is not an artifact name", p,
                       i, 64, a->name);
     else if (!hex_ok(a->sha256, 64, 0))
-      rc = sw_err_set(err, SW_EPROTO, "%s.artifacts[%zu].sha256: not 64 lowercase hex digits", p,
-                      i);
+      rc =
+          sw_err_set(err, SW_EPROTO, "%s.artifacts[%zu].sha256: not 64 lowercase hex digits", p, i);
     for (size_t j = 0; !rc && j < i; j++)
       if (!strcmp(f->artifacts[j].name, a->name))
         rc = sw_err_set(err, SW_EPROTO, "%s.artifacts: '%s' twice", p, a->name);
@@ -485,74 +490,75 @@ static int v_run_finished(const struct sw_msg_run_finished *f, struct sw_err *er
 int sw_msg_validate(const struct sw_msg *m, struct sw_err *err) {
   if (!m) return sw_err_set(err, SW_EPROTO, "no message");
   switch (m->type) {
-    case SW_MSG_HELLO: return v_hello(&m->u.hello, err);
-    case SW_MSG_WELCOME: return v_welcome(&m->u.welcome, err);
-    case SW_MSG_READY: return 0;
-    case SW_MSG_ASSIGN: return v_assign(&m->u.assign, err);
-    case SW_MSG_RUN_STARTED: {
-      const struct sw_msg_run_started *s = &m->u.run_started;
-      int rc = v_run_ids(s->lease_id, s->epoch, s->run_id, s->attempt, "RunStarted", err);
-      return rc ? rc : v_num(s->waited_s, 1, "RunStarted", "waited_s", err);
-    }
-    case SW_MSG_PROGRESS: {
-      const struct sw_msg_progress *s = &m->u.progress;
-      int rc = v_run_ids(s->lease_id, s->epoch, s->run_id, s->attempt, "Progress", err);
-      if (!rc) rc = v_num(s->train_s, 1, "Progress", "train_s", err);
-      if (!rc) rc = v_num(s->loss, 0, "Progress", "loss", err);
-      return rc;
-    }
-    case SW_MSG_RUN_FINISHED: return v_run_finished(&m->u.run_finished, err);
-    case SW_MSG_LEASE_DONE: {
-      int rc = v_nonzero(m->u.lease_done.lease_id, "LeaseDone", "lease_id", err);
-      return rc ? rc : v_epoch(m->u.lease_done.epoch, "LeaseDone", err);
-    }
-    case SW_MSG_ACK: {
-      int rc = v_nonzero(m->u.ack.run_id, "Ack", "run_id", err);
-      return rc ? rc : v_attempt(m->u.ack.attempt, "Ack", err);
-    }
-    case SW_MSG_CANCEL: {
-      int rc = v_nonzero(m->u.cancel.lease_id, "Cancel", "lease_id", err);
-      return rc ? rc : v_text(m->u.cancel.reason, SW_MSG_TEXT_MAX, 0, "Cancel", "reason", err);
-    }
-    case SW_MSG_HEARTBEAT: return v_epoch(m->u.heartbeat.epoch, "Heartbeat", err);
-    case SW_MSG_REJECT:
-      if ((int)m->u.reject.code < 0 || m->u.reject.code >= SW_REJECT_CODE_COUNT)
-        return sw_err_set(err, SW_EPROTO, "Reject.code: unknown code %d", (int)m->u.reject.code);
-      return v_text(m->u.reject.reason, SW_MSG_TEXT_MAX, 0, "Reject", "reason", err);
-    case SW_MSG_SUBMIT_REQ: {
-      const struct sw_msg_submit_req *s = &m->u.submit_req;
-      int rc = v_fixed(s->file_name, sizeof s->file_name, 0, "SubmitRequest", "file_name", err);
-      return rc ? rc : v_text(s->spec_yaml, SW_MSG_YAML_MAX, 1, "SubmitRequest", "spec_yaml", err);
-    }
-    case SW_MSG_SUBMIT_REP: {
-      const struct sw_msg_submit_rep *s = &m->u.submit_rep;
-      if ((s->sweep_id == 0) == (s->error == NULL))
-        return sw_err_set(err, SW_EPROTO, "SubmitReply: needs exactly one of sweep_id and error");
-      return v_text(s->error, SW_MSG_TEXT_MAX, 0, "SubmitReply", "error", err);
-    }
-    case SW_MSG_STATUS_REQ: return v_format(m->u.status_req.format, "StatusRequest", err);
-    case SW_MSG_REPORT_REQ: return v_format(m->u.report_req.format, "ReportRequest", err);
-    case SW_MSG_STATUS_REP:
-    case SW_MSG_REPORT_REP: {
-      const char *p = m->type == SW_MSG_STATUS_REP ? "StatusReply" : "ReportReply";
-      enum sw_msg_format f =
-          m->type == SW_MSG_STATUS_REP ? m->u.status_rep.format : m->u.report_rep.format;
-      const char *body = m->type == SW_MSG_STATUS_REP ? m->u.status_rep.body : m->u.report_rep.body;
-      int rc = v_format(f, p, err);
-      if (rc) return rc;
-      if (f == SW_FMT_JSON) return v_json(body, 1, p, "body", err);
-      return v_text(body, SW_MSG_BODY_MAX, 1, p, "body", err);
-    }
-    case SW_MSG_CANCEL_REQ: {
-      int rc = v_nonzero(m->u.cancel_req.sweep_id, "CancelRequest", "sweep_id", err);
-      return rc ? rc
-                : v_text(m->u.cancel_req.reason, SW_MSG_TEXT_MAX, 0, "CancelRequest", "reason", err);
-    }
-    case SW_MSG_CANCEL_REP: return v_nonzero(m->u.cancel_rep.sweep_id, "CancelReply", "sweep_id", err);
-    case SW_MSG_ERROR:
-      if (m->u.error.code >= 0)
-        return sw_err_set(err, SW_EPROTO, "Error.code: must be a negative error code");
-      return v_text(m->u.error.message, SW_MSG_TEXT_MAX, 1, "Error", "message", err);
-    default: return sw_err_set(err, SW_EPROTO, "envelope has no body (type %d)", (int)m->type);
+  case SW_MSG_HELLO: return v_hello(&m->u.hello, err);
+  case SW_MSG_WELCOME: return v_welcome(&m->u.welcome, err);
+  case SW_MSG_READY: return 0;
+  case SW_MSG_ASSIGN: return v_assign(&m->u.assign, err);
+  case SW_MSG_RUN_STARTED: {
+    const struct sw_msg_run_started *s = &m->u.run_started;
+    int rc = v_run_ids(s->lease_id, s->epoch, s->run_id, s->attempt, "RunStarted", err);
+    return rc ? rc : v_num(s->waited_s, 1, "RunStarted", "waited_s", err);
+  }
+  case SW_MSG_PROGRESS: {
+    const struct sw_msg_progress *s = &m->u.progress;
+    int rc = v_run_ids(s->lease_id, s->epoch, s->run_id, s->attempt, "Progress", err);
+    if (!rc) rc = v_num(s->train_s, 1, "Progress", "train_s", err);
+    if (!rc) rc = v_num(s->loss, 0, "Progress", "loss", err);
+    return rc;
+  }
+  case SW_MSG_RUN_FINISHED: return v_run_finished(&m->u.run_finished, err);
+  case SW_MSG_LEASE_DONE: {
+    int rc = v_nonzero(m->u.lease_done.lease_id, "LeaseDone", "lease_id", err);
+    return rc ? rc : v_epoch(m->u.lease_done.epoch, "LeaseDone", err);
+  }
+  case SW_MSG_ACK: {
+    int rc = v_nonzero(m->u.ack.run_id, "Ack", "run_id", err);
+    return rc ? rc : v_attempt(m->u.ack.attempt, "Ack", err);
+  }
+  case SW_MSG_CANCEL: {
+    int rc = v_nonzero(m->u.cancel.lease_id, "Cancel", "lease_id", err);
+    return rc ? rc : v_text(m->u.cancel.reason, SW_MSG_TEXT_MAX, 0, "Cancel", "reason", err);
+  }
+  case SW_MSG_HEARTBEAT: return v_epoch(m->u.heartbeat.epoch, "Heartbeat", err);
+  case SW_MSG_REJECT:
+    if ((int)m->u.reject.code < 0 || m->u.reject.code >= SW_REJECT_CODE_COUNT)
+      return sw_err_set(err, SW_EPROTO, "Reject.code: unknown code %d", (int)m->u.reject.code);
+    return v_text(m->u.reject.reason, SW_MSG_TEXT_MAX, 0, "Reject", "reason", err);
+  case SW_MSG_SUBMIT_REQ: {
+    const struct sw_msg_submit_req *s = &m->u.submit_req;
+    int rc = v_fixed(s->file_name, sizeof s->file_name, 0, "SubmitRequest", "file_name", err);
+    return rc ? rc : v_text(s->spec_yaml, SW_MSG_YAML_MAX, 1, "SubmitRequest", "spec_yaml", err);
+  }
+  case SW_MSG_SUBMIT_REP: {
+    const struct sw_msg_submit_rep *s = &m->u.submit_rep;
+    if ((s->sweep_id == 0) == (s->error == NULL))
+      return sw_err_set(err, SW_EPROTO, "SubmitReply: needs exactly one of sweep_id and error");
+    return v_text(s->error, SW_MSG_TEXT_MAX, 0, "SubmitReply", "error", err);
+  }
+  case SW_MSG_STATUS_REQ: return v_format(m->u.status_req.format, "StatusRequest", err);
+  case SW_MSG_REPORT_REQ: return v_format(m->u.report_req.format, "ReportRequest", err);
+  case SW_MSG_STATUS_REP:
+  case SW_MSG_REPORT_REP: {
+    const char *p = m->type == SW_MSG_STATUS_REP ? "StatusReply" : "ReportReply";
+    enum sw_msg_format f =
+        m->type == SW_MSG_STATUS_REP ? m->u.status_rep.format : m->u.report_rep.format;
+    const char *body = m->type == SW_MSG_STATUS_REP ? m->u.status_rep.body : m->u.report_rep.body;
+    int rc = v_format(f, p, err);
+    if (rc) return rc;
+    if (f == SW_FMT_JSON) return v_json(body, 1, p, "body", err);
+    return v_text(body, SW_MSG_BODY_MAX, 1, p, "body", err);
+  }
+  case SW_MSG_CANCEL_REQ: {
+    int rc = v_nonzero(m->u.cancel_req.sweep_id, "CancelRequest", "sweep_id", err);
+    return rc ? rc
+              : v_text(m->u.cancel_req.reason, SW_MSG_TEXT_MAX, 0, "CancelRequest", "reason", err);
+  }
+  case SW_MSG_CANCEL_REP:
+    return v_nonzero(m->u.cancel_rep.sweep_id, "CancelReply", "sweep_id", err);
+  case SW_MSG_ERROR:
+    if (m->u.error.code >= 0)
+      return sw_err_set(err, SW_EPROTO, "Error.code: must be a negative error code");
+    return v_text(m->u.error.message, SW_MSG_TEXT_MAX, 1, "Error", "message", err);
+  default: return sw_err_set(err, SW_EPROTO, "envelope has no body (type %d)", (int)m->type);
   }
 }

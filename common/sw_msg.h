@@ -26,35 +26,35 @@
 #define SW_PROTOCOL_VERSION 1u
 
 /* Limits the codec enforces on both encode and decode (bytes, excluding the NUL). */
-#define SW_MSG_ID_MAX 128             /* worker id, session id, arm / grid point label */
-#define SW_MSG_NAME_MAX 256           /* fingerprint fields, file names, kv keys, capability names */
-#define SW_MSG_VALUE_MAX 1024         /* kv values */
-#define SW_MSG_TEXT_MAX 65536         /* reasons, error text */
-#define SW_MSG_JSON_MAX (8u << 20)    /* every JSON text field (config, result, specs, status) */
-#define SW_MSG_BODY_MAX (12u << 20)   /* report bodies (html with charts) */
-#define SW_MSG_YAML_MAX (1u << 20)    /* a submitted spec */
-#define SW_MSG_RUNS_MAX 64            /* runs in one Assign */
+#define SW_MSG_ID_MAX 128           /* worker id, session id, arm / grid point label */
+#define SW_MSG_NAME_MAX 256         /* fingerprint fields, file names, kv keys, capability names */
+#define SW_MSG_VALUE_MAX 1024       /* kv values */
+#define SW_MSG_TEXT_MAX 65536       /* reasons, error text */
+#define SW_MSG_JSON_MAX (8u << 20)  /* every JSON text field (config, result, specs, status) */
+#define SW_MSG_BODY_MAX (12u << 20) /* report bodies (html with charts) */
+#define SW_MSG_YAML_MAX (1u << 20)  /* a submitted spec */
+#define SW_MSG_RUNS_MAX 64          /* runs in one Assign */
 /* What one worker's Hello may carry. The coordinator keeps every Hello and echoes labels,
  * extras and capabilities in status replies, so these bound what 30 workers can make a status
  * reply cost (a Hello stays under ~40 KiB). */
-#define SW_MSG_LABELS_MAX 32          /* labels in a Hello */
-#define SW_MSG_EXTRA_MAX 64           /* fingerprint extra entries */
-#define SW_MSG_KV_MAX 64              /* any kv list (the larger of the two above) */
-#define SW_MSG_KEY_MAX 64             /* a label / extra key, a capability / feature name */
-#define SW_MSG_KV_VALUE_MAX 256       /* a label / extra value */
-#define SW_MSG_LIST_MAX 16            /* capabilities, features */
+#define SW_MSG_LABELS_MAX 32    /* labels in a Hello */
+#define SW_MSG_EXTRA_MAX 64     /* fingerprint extra entries */
+#define SW_MSG_KV_MAX 64        /* any kv list (the larger of the two above) */
+#define SW_MSG_KEY_MAX 64       /* a label / extra key, a capability / feature name */
+#define SW_MSG_KV_VALUE_MAX 256 /* a label / extra value */
+#define SW_MSG_LIST_MAX 16      /* capabilities, features */
 /* Window samples per RunFinished (each list): the worker keeps at most this many (one a second
  * for 5.5 hours); 200,000 samples in one frame stalled the coordinator's loop for 1.2 s. */
 #define SW_MSG_SAMPLES_MAX 20000
 /* Epochs count a pair's attempts; anything above this is refused so that no peer can send a
  * value that a narrower integer would wrap (2^32 + 1 read as 1): it fits int32 and uint32. */
 #define SW_MSG_EPOCH_MAX ((1ull << 31) - 1)
-#define SW_MSG_ENV_MAX 4096           /* bytes of one environment JSON in RunFinished */
-#define SW_MSG_FRAME_MAX (16u << 20)  /* = ZMQ_MAXMSGSIZE the daemons set */
-#define SW_MSG_URL_MAX 256            /* the artifact store's URL in Assign */
-#define SW_MSG_TOKEN_LEN 64           /* an upload token: hex digits */
-#define SW_MSG_ARTIFACTS_MAX 64       /* artifacts in one RunFinished */
-#define SW_MSG_ARTIFACT_NAME_MAX 128  /* "renders/NAME.png" */
+#define SW_MSG_ENV_MAX 4096          /* bytes of one environment JSON in RunFinished */
+#define SW_MSG_FRAME_MAX (16u << 20) /* = ZMQ_MAXMSGSIZE the daemons set */
+#define SW_MSG_URL_MAX 256           /* the artifact store's URL in Assign */
+#define SW_MSG_TOKEN_LEN 64          /* an upload token: hex digits */
+#define SW_MSG_ARTIFACTS_MAX 64      /* artifacts in one RunFinished */
+#define SW_MSG_ARTIFACT_NAME_MAX 128 /* "renders/NAME.png" */
 
 enum sw_msg_type {
   SW_MSG_NONE = 0,
@@ -136,7 +136,7 @@ struct sw_msg_fingerprint {
   char gpu_api[SW_MSG_NAME_MAX + 1]; /* e.g. "vulkan 1.3" */
   enum sw_gpu_kind gpu_kind;
   char machine_id[SW_MSG_NAME_MAX + 1]; /* host identity; "" from old workers */
-  struct sw_msg_kv *extra; /* free-form, e.g. {"kernel": "..."} */
+  struct sw_msg_kv *extra;              /* free-form, e.g. {"kernel": "..."} */
   size_t n_extra;
 };
 
@@ -147,7 +147,7 @@ struct sw_msg_hello {
   size_t n_labels;
   struct sw_msg_name *capabilities; /* runner names: "exec", "builtin" */
   size_t n_capabilities;
-  char trainer_sha256[65]; /* lowercase hex of splat-train, or "" when none */
+  char trainer_sha256[65];      /* lowercase hex of splat-train, or "" when none */
   struct sw_msg_name *features; /* protocol features the worker speaks */
   size_t n_features;
 };
@@ -176,18 +176,18 @@ struct sw_msg_contamination {
 
 /* One run of a lease. The JSON texts are objects (validated). */
 struct sw_msg_run {
-  uint64_t run_id;                 /* non-zero */
-  char arm[SW_MSG_ID_MAX + 1];     /* "off" / "on" (gate: non-empty), or a grid point label */
-  char *config_json;               /* resolved trainer config */
-  char *trainer_json;              /* trainer spec: {"builtin":{..}} or {"exec":{..}} */
-  char *scene_json;                /* scene spec, "{}" when none */
+  uint64_t run_id;             /* non-zero */
+  char arm[SW_MSG_ID_MAX + 1]; /* "off" / "on" (gate: non-empty), or a grid point label */
+  char *config_json;           /* resolved trainer config */
+  char *trainer_json;          /* trainer spec: {"builtin":{..}} or {"exec":{..}} */
+  char *scene_json;            /* scene spec, "{}" when none */
   char artifact_token[SW_MSG_TOKEN_LEN + 1]; /* "" or 64 hex digits */
 };
 
 struct sw_msg_assign {
   uint64_t lease_id; /* non-zero */
   uint64_t epoch;
-  int64_t deadline_ms; /* unix ms at which the lease expires unless renewed */
+  int64_t deadline_ms;                 /* unix ms at which the lease expires unless renewed */
   uint64_t sweep_id, gate_id, pair_id; /* gate_id is 0 for grid runs */
   uint32_t attempt;                    /* >= 1 */
   struct sw_msg_run *runs;             /* in the order to run them; 1..SW_MSG_RUNS_MAX */
@@ -215,15 +215,15 @@ struct sw_msg_progress {
 
 /* One load-sampler record. All values finite and >= 0. */
 struct sw_msg_sample {
-  int64_t t_ms;         /* offset from the run's start (negative in the pre-run window) */
+  int64_t t_ms; /* offset from the run's start (negative in the pre-run window) */
   double load1;
-  double cpu_other;     /* cores busy outside the trainer */
-  double cpu_total;     /* cores busy in all */
-  uint64_t mem_avail;   /* bytes */
-  double cpu_trainer;   /* cores busy in the trainer's process tree */
-  double cpu_self;      /* cores busy in splatsweep's own processes (worker, local coordinator) */
-  bool has_gpu;         /* the gpu_* figures below were sampled */
-  double gpu_util;      /* percent, 0..100 */
+  double cpu_other;   /* cores busy outside the trainer */
+  double cpu_total;   /* cores busy in all */
+  uint64_t mem_avail; /* bytes */
+  double cpu_trainer; /* cores busy in the trainer's process tree */
+  double cpu_self;    /* cores busy in splatsweep's own processes (worker, local coordinator) */
+  bool has_gpu;       /* the gpu_* figures below were sampled */
+  double gpu_util;    /* percent, 0..100 */
   double gpu_sm_mhz;
   double gpu_temp_c;
   double gpu_power_w;
@@ -247,10 +247,10 @@ struct sw_msg_run_finished {
   uint32_t attempt;
   int32_t exit_status; /* trainer exit code (section 7), or 128+signal */
   double wall_s;
-  double waited_s;     /* time spent waiting for quiet before the run */
-  bool quiet;          /* the machine reached quiet before max_wait_s */
-  char *result_json;   /* result.json as a JSON object, or NULL when the run produced none */
-  char *error;         /* why it failed, NULL when it did not */
+  double waited_s;   /* time spent waiting for quiet before the run */
+  bool quiet;        /* the machine reached quiet before max_wait_s */
+  char *result_json; /* result.json as a JSON object, or NULL when the run produced none */
+  char *error;       /* why it failed, NULL when it did not */
   struct sw_msg_sample *samples; /* during the run */
   size_t n_samples;
   struct sw_msg_sample *pre_samples; /* the pre-run (settle) window */
@@ -258,7 +258,7 @@ struct sw_msg_run_finished {
   char *env_before; /* the worker's environment JSON object before the run; NULL when not sent */
   char *env_after;  /* ... and after it (SW_MSG_ENV_MAX bytes at most each) */
   int64_t run_start_wall_ms, run_end_wall_ms; /* the trainer's start / end, ms since epoch */
-  struct sw_msg_artifact *artifacts; /* owned; n_artifacts <= SW_MSG_ARTIFACTS_MAX */
+  struct sw_msg_artifact *artifacts;          /* owned; n_artifacts <= SW_MSG_ARTIFACTS_MAX */
   size_t n_artifacts;
 };
 

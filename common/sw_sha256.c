@@ -28,16 +28,13 @@ void sw_sha256_update(struct sw_sha256 *h, const void *data, size_t len) {
 
 int sw_sha256_update_file(struct sw_sha256 *h, const char *path, struct sw_err *err) {
   FILE *f = fopen(path, "rb");
-  if (!f)
-    return sw_err_set(err, SW_EIO, "%s: %s", path, strerror(errno));
+  if (!f) return sw_err_set(err, SW_EIO, "%s: %s", path, strerror(errno));
   unsigned char buf[1 << 16];
   size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-    sw_sha256_update(h, buf, n);
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sw_sha256_update(h, buf, n);
   int bad = ferror(f);
   fclose(f);
-  if (bad)
-    return sw_err_set(err, SW_EIO, "%s: read error", path);
+  if (bad) return sw_err_set(err, SW_EIO, "%s: read error", path);
   return 0;
 }
 
@@ -58,8 +55,7 @@ int sw_sha256_file(const char *path, char hex[SW_SHA256_HEX_LEN], struct sw_err 
   struct sw_sha256 h;
   sw_sha256_init(&h);
   int rc = sw_sha256_update_file(&h, path, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   sw_sha256_final(&h, hex);
   return 0;
 }

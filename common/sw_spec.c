@@ -90,7 +90,9 @@ static int fail(struct loader *L, const struct yn *y, const char *fmt, ...) {
   return SW_EINVAL;
 }
 
-static int oom(struct loader *L) { return sw_err_set(L->err, SW_ENOMEM, "%s: out of memory", L->file); }
+static int oom(struct loader *L) {
+  return sw_err_set(L->err, SW_ENOMEM, "%s: out of memory", L->file);
+}
 
 /* ---- scalar access ------------------------------------------------------------------- */
 
@@ -210,7 +212,8 @@ static int get_int(struct loader *L, const struct yn *y, long long lo, long long
   return 0;
 }
 
-static int get_u32(struct loader *L, const struct yn *y, long long lo, long long hi, uint32_t *out) {
+static int get_u32(struct loader *L, const struct yn *y, long long lo, long long hi,
+                   uint32_t *out) {
   long long v;
   int rc = get_int(L, y, lo, hi, &v);
   if (!rc) *out = (uint32_t)v;
@@ -271,8 +274,8 @@ static int want_map(struct loader *L, const struct yn *y) {
 }
 
 /* The key of a pair as text (keys must be plain scalars). */
-static int pair_key(struct loader *L, const struct yn *parent, struct fy_node_pair *p,
-                    char *buf, size_t cap) {
+static int pair_key(struct loader *L, const struct yn *parent, struct fy_node_pair *p, char *buf,
+                    size_t cap) {
   struct fy_node *k = fy_node_pair_key(p);
   struct yn ky = {k, k, parent->path};
   if (!k || !fy_node_is_scalar(k)) return fail(L, &ky, "%s: keys must be scalars", parent->path);
@@ -296,15 +299,14 @@ static int missing_key(struct loader *L, const struct yn *y, const char *key) {
 }
 
 /* Iterates the pairs of a mapping: for (FOR_PAIRS(...)) with p the pair and k its key text. */
-#define FOR_PAIRS(L, y, p, k, rc)                                               \
-  void *p##_it = NULL;                                                          \
-  struct fy_node_pair *p;                                                       \
-  char k[128];                                                                  \
-  while (!(rc) && (p = fy_node_mapping_iterate((y)->n, &p##_it)) != NULL &&     \
+#define FOR_PAIRS(L, y, p, k, rc)                                                                  \
+  void *p##_it = NULL;                                                                             \
+  struct fy_node_pair *p;                                                                          \
+  char k[128];                                                                                     \
+  while (!(rc) && (p = fy_node_mapping_iterate((y)->n, &p##_it)) != NULL &&                        \
          !((rc) = pair_key((L), (y), p, k, sizeof k)))
 
 /* ---- trainer config lists ------------------------------------------------------------ */
-
 
 /* A YAML scalar as a typed JSON value and its `--set` text. Quoted scalars are strings;
  * plain ones are booleans, integers, reals or strings by the YAML 1.2 core schema; null is
@@ -372,7 +374,8 @@ static int load_config(struct loader *L, const struct yn *y, struct sw_spec_conf
     if (!config_key_ok(k))
       return fail(L, &ky, "%s: '%s' is not a config key (letters, digits, _ . -)", y->path, k);
     if (sw_spec_config_get(cfg, k)) return fail(L, &ky, "%s: duplicate key '%s'", y->path, k);
-    if (cfg->n >= CONFIG_KEYS_MAX) return fail(L, &ky, "%s: more than %d keys", y->path, CONFIG_KEYS_MAX);
+    if (cfg->n >= CONFIG_KEYS_MAX)
+      return fail(L, &ky, "%s: more than %d keys", y->path, CONFIG_KEYS_MAX);
     json_t *val = NULL;
     char *text = NULL;
     rc = scalar_value(L, &v, &val, &text);
@@ -512,10 +515,14 @@ static int load_generate(struct loader *L, const struct yn *y, struct sw_spec_sc
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
     long long seed;
-    if (!strcmp(k, "kind")) rc = get_str(L, &v, SW_MSG_ID_MAX, 0, &sc->gen_kind);
-    else if (!strcmp(k, "train_views")) rc = get_u32(L, &v, 1, 10000, &sc->train_views);
-    else if (!strcmp(k, "test_views")) rc = get_u32(L, &v, 0, 10000, &sc->test_views);
-    else if (!strcmp(k, "resolution")) rc = get_u32(L, &v, 8, 8192, &sc->resolution);
+    if (!strcmp(k, "kind"))
+      rc = get_str(L, &v, SW_MSG_ID_MAX, 0, &sc->gen_kind);
+    else if (!strcmp(k, "train_views"))
+      rc = get_u32(L, &v, 1, 10000, &sc->train_views);
+    else if (!strcmp(k, "test_views"))
+      rc = get_u32(L, &v, 0, 10000, &sc->test_views);
+    else if (!strcmp(k, "resolution"))
+      rc = get_u32(L, &v, 8, 8192, &sc->resolution);
     else if (!strcmp(k, "seed")) {
       rc = get_int(L, &v, 0, INT64_MAX, &seed);
       if (!rc) sc->seed = (uint64_t)seed;
@@ -597,7 +604,8 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
     struct yn v = child(y, p, path, sizeof path, k);
     long long seed;
     int e;
-    if (!strcmp(k, "n")) rc = get_u32(L, &v, 1, 1000, &pr->n);
+    if (!strcmp(k, "n"))
+      rc = get_u32(L, &v, 1, 1000, &pr->n);
     else if (!strcmp(k, "max")) {
       rc = get_u32(L, &v, 1, 1000, &pr->max);
       *max_given = 1;
@@ -609,8 +617,10 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
     } else if (!strcmp(k, "seed")) {
       rc = get_int(L, &v, 0, INT64_MAX, &seed);
       if (!rc) pr->seed = (uint64_t)seed;
-    } else if (!strcmp(k, "sequential")) rc = get_bool(L, &v, &pr->sequential);
-    else return unknown_key(L, p, y, k, "n, max, order, seed, sequential");
+    } else if (!strcmp(k, "sequential"))
+      rc = get_bool(L, &v, &pr->sequential);
+    else
+      return unknown_key(L, p, y, k, "n, max, order, seed, sequential");
   }
   /* Checked after the loop: n may come after max in the mapping. */
   if (!rc && *max_given && pr->max < pr->n)
@@ -618,9 +628,9 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
   return rc;
 }
 
-static const char *const match_fields[] = {"hostname", "os", "arch", "cpu_model", "cores",
-                                           "mem_bytes", "gpu_name", "gpu_driver", "gpu_api",
-                                           "gpu_kind", "worker_id", "trainer_sha256", NULL};
+static const char *const match_fields[] = {
+    "hostname",   "os",      "arch",     "cpu_model", "cores",          "mem_bytes", "gpu_name",
+    "gpu_driver", "gpu_api", "gpu_kind", "worker_id", "trainer_sha256", NULL};
 
 static int match_key_ok(const char *k) {
   if (!strncmp(k, "label.", 6)) return k[6] != 0;
@@ -635,8 +645,10 @@ static int load_placement(struct loader *L, const struct yn *y, struct sw_spec_p
   char path[256];
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
-    if (!strcmp(k, "spread")) rc = get_bool(L, &v, &pl->spread);
-    else if (!strcmp(k, "pin")) rc = get_str(L, &v, SW_MSG_ID_MAX, 0, &pl->pin);
+    if (!strcmp(k, "spread"))
+      rc = get_bool(L, &v, &pl->spread);
+    else if (!strcmp(k, "pin"))
+      rc = get_str(L, &v, SW_MSG_ID_MAX, 0, &pl->pin);
     else if (!strcmp(k, "match")) {
       rc = want_map(L, &v);
       char mpath[300];
@@ -645,7 +657,8 @@ static int load_placement(struct loader *L, const struct yn *y, struct sw_spec_p
         if (!match_key_ok(mk)) {
           struct yn ky = {fy_node_pair_key(mp), fy_node_pair_key(mp), ""};
           return fail(L, &ky,
-                      "placement.match: unknown field '%s' (a fingerprint field or label.NAME)", mk);
+                      "placement.match: unknown field '%s' (a fingerprint field or label.NAME)",
+                      mk);
         }
         char *glob = NULL;
         rc = get_str(L, &mv, SW_MSG_VALUE_MAX, 0, &glob);
@@ -663,7 +676,8 @@ static int load_placement(struct loader *L, const struct yn *y, struct sw_spec_p
         pl->match[pl->n_match].glob = glob;
         pl->n_match++;
       }
-    } else return unknown_key(L, p, y, k, "spread, match, pin");
+    } else
+      return unknown_key(L, p, y, k, "spread, match, pin");
   }
   return rc;
 }
@@ -702,29 +716,39 @@ static int load_gate(struct loader *L, const struct yn *y, struct sw_spec_gate *
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
     int e;
-    if (!strcmp(k, "metric")) rc = get_metric(L, &v, &g->metric);
+    if (!strcmp(k, "metric"))
+      rc = get_metric(L, &v, &g->metric);
     else if (!strcmp(k, "direction")) {
       rc = get_enum(L, &v, direction_names, &e);
       if (!rc) g->direction = (enum sw_spec_direction)e;
-    } else if (!strcmp(k, "alpha")) rc = get_real(L, &v, 1e-6, 0.5, &g->alpha);
+    } else if (!strcmp(k, "alpha"))
+      rc = get_real(L, &v, 1e-6, 0.5, &g->alpha);
     else if (!strcmp(k, "rule")) {
       rc = want_map(L, &v);
       FOR_PAIRS(L, &v, rp, rk, rc) {
         struct yn rv = child(&v, rp, sub, sizeof sub, rk);
-        if (!strcmp(rk, "k")) rc = get_real(L, &rv, 0, 100, &g->k);
-        else if (!strcmp(rk, "floor")) rc = get_real(L, &rv, 0, 1, &g->floor);
-        else return unknown_key(L, rp, &v, rk, "k, floor");
+        if (!strcmp(rk, "k"))
+          rc = get_real(L, &rv, 0, 100, &g->k);
+        else if (!strcmp(rk, "floor"))
+          rc = get_real(L, &rv, 0, 1, &g->floor);
+        else
+          return unknown_key(L, rp, &v, rk, "k, floor");
       }
     } else if (!strcmp(k, "guard")) {
       rc = want_map(L, &v);
       FOR_PAIRS(L, &v, gp, gk, rc) {
         struct yn gv = child(&v, gp, sub, sizeof sub, gk);
-        if (!strcmp(gk, "metric")) rc = get_metric(L, &gv, &g->guard.metric);
-        else if (!strcmp(gk, "max_drop")) rc = get_real(L, &gv, 0, 1e300, &g->guard.max_drop);
-        else if (!strcmp(gk, "band")) rc = load_band(L, &gv, &g->guard);
-        else return unknown_key(L, gp, &v, gk, "metric, max_drop, band");
+        if (!strcmp(gk, "metric"))
+          rc = get_metric(L, &gv, &g->guard.metric);
+        else if (!strcmp(gk, "max_drop"))
+          rc = get_real(L, &gv, 0, 1e300, &g->guard.max_drop);
+        else if (!strcmp(gk, "band"))
+          rc = load_band(L, &gv, &g->guard);
+        else
+          return unknown_key(L, gp, &v, gk, "metric, max_drop, band");
       }
-    } else return unknown_key(L, p, y, k, "metric, direction, rule, guard, alpha");
+    } else
+      return unknown_key(L, p, y, k, "metric, direction, rule, guard, alpha");
   }
   return rc;
 }
@@ -738,19 +762,28 @@ static int load_contamination(struct loader *L, const struct yn *y,
   char path[256];
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
-    if (!strcmp(k, "load1_max")) rc = get_real(L, &v, 0, 1e6, &c->load1_max);
-    else if (!strcmp(k, "cpu_other_max")) rc = get_real(L, &v, 0, 1e6, &c->cpu_other_max);
+    if (!strcmp(k, "load1_max"))
+      rc = get_real(L, &v, 0, 1e6, &c->load1_max);
+    else if (!strcmp(k, "cpu_other_max"))
+      rc = get_real(L, &v, 0, 1e6, &c->cpu_other_max);
     else if (!strcmp(k, "cpu_other_mean_max"))
       rc = get_real(L, &v, 0, 1e6, &c->cpu_other_mean_max);
-    else if (!strcmp(k, "over_max_s")) rc = get_real(L, &v, 0, 86400, &c->over_max_s);
-    else if (!strcmp(k, "settle_s")) rc = get_real(L, &v, 0, 86400, &c->settle_s);
-    else if (!strcmp(k, "max_wait_s")) rc = get_real(L, &v, 0, 86400 * 7, &c->max_wait_s);
+    else if (!strcmp(k, "over_max_s"))
+      rc = get_real(L, &v, 0, 86400, &c->over_max_s);
+    else if (!strcmp(k, "settle_s"))
+      rc = get_real(L, &v, 0, 86400, &c->settle_s);
+    else if (!strcmp(k, "max_wait_s"))
+      rc = get_real(L, &v, 0, 86400 * 7, &c->max_wait_s);
     else if (!strcmp(k, "sample_interval_s"))
       rc = get_real(L, &v, 0.01, 3600, &c->sample_interval_s);
-    else if (!strcmp(k, "gpu_foreign")) rc = get_bool(L, &v, &c->gpu_foreign);
-    else if (!strcmp(k, "shared_host")) rc = get_bool(L, &v, &c->shared_host);
-    else if (!strcmp(k, "require_windows")) rc = get_bool(L, &v, &c->require_windows);
-    else if (!strcmp(k, "rerun_once")) rc = get_bool(L, &v, &c->rerun_once);
+    else if (!strcmp(k, "gpu_foreign"))
+      rc = get_bool(L, &v, &c->gpu_foreign);
+    else if (!strcmp(k, "shared_host"))
+      rc = get_bool(L, &v, &c->shared_host);
+    else if (!strcmp(k, "require_windows"))
+      rc = get_bool(L, &v, &c->require_windows);
+    else if (!strcmp(k, "rerun_once"))
+      rc = get_bool(L, &v, &c->rerun_once);
     else
       return unknown_key(L, p, y, k,
                          "load1_max, cpu_other_max, cpu_other_mean_max, over_max_s, settle_s, "
@@ -780,7 +813,8 @@ static int load_notify(struct loader *L, const struct yn *y, struct sw_spec_noti
       for (const char *c = n->webhook; !rc && *c; c++)
         if ((unsigned char)*c <= ' ' || *c == 0x7f)
           return fail(L, &v, "notify.webhook: the URL holds a space or control character");
-    } else return unknown_key(L, p, y, k, "webhook");
+    } else
+      return unknown_key(L, p, y, k, "webhook");
   }
   return rc;
 }
@@ -791,11 +825,16 @@ static int load_artifacts(struct loader *L, const struct yn *y, struct sw_spec_a
   char path[256];
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
-    if (!strcmp(k, "upload")) rc = get_bool(L, &v, &a->upload);
-    else if (!strcmp(k, "final_ply")) rc = get_bool(L, &v, &a->final_ply);
-    else if (!strcmp(k, "max_file_mb")) rc = get_u32(L, &v, 1, 65536, &a->max_file_mb);
-    else if (!strcmp(k, "keep_sweeps")) rc = get_u32(L, &v, 0, 100000, &a->keep_sweeps);
-    else if (!strcmp(k, "keep_days")) rc = get_real(L, &v, 0, 36500, &a->keep_days);
+    if (!strcmp(k, "upload"))
+      rc = get_bool(L, &v, &a->upload);
+    else if (!strcmp(k, "final_ply"))
+      rc = get_bool(L, &v, &a->final_ply);
+    else if (!strcmp(k, "max_file_mb"))
+      rc = get_u32(L, &v, 1, 65536, &a->max_file_mb);
+    else if (!strcmp(k, "keep_sweeps"))
+      rc = get_u32(L, &v, 0, 100000, &a->keep_sweeps);
+    else if (!strcmp(k, "keep_days"))
+      rc = get_real(L, &v, 0, 36500, &a->keep_days);
     else
       return unknown_key(L, p, y, k, "upload, final_ply, max_file_mb, keep_sweeps, keep_days");
   }
@@ -815,7 +854,8 @@ static int load_arms(struct loader *L, const struct yn *y, struct sw_spec *s) {
     } else if (!strcmp(k, "on")) {
       have_on = 1;
       rc = load_config(L, &v, &s->arm_on, NULL);
-    } else return unknown_key(L, p, y, k, "off, on");
+    } else
+      return unknown_key(L, p, y, k, "off, on");
   }
   if (rc) return rc;
   if (!have_off) return missing_key(L, y, "off");
@@ -834,7 +874,8 @@ static int load_parameters(struct loader *L, const struct yn *y, struct sw_spec 
     if (!v.n || !fy_node_is_sequence(v.n) || fy_node_sequence_item_count(v.n) < 1)
       return fail(L, &v, "%s: expected a non-empty sequence of values", v.path);
     int n = fy_node_sequence_item_count(v.n);
-    if (n > PARAM_VALUES_MAX) return fail(L, &v, "%s: more than %d values", v.path, PARAM_VALUES_MAX);
+    if (n > PARAM_VALUES_MAX)
+      return fail(L, &v, "%s: more than %d values", v.path, PARAM_VALUES_MAX);
     struct sw_spec_param *grown = realloc(s->params, (s->n_params + 1) * sizeof *grown);
     if (!grown) return oom(L);
     s->params = grown;
@@ -1051,9 +1092,10 @@ static int load_root(struct loader *L, struct fy_node *root) {
       if (!strcmp(k, "parameters")) {
         params_y = v;
         rc = load_parameters(L, &v, s);
-      }
-      else if (!strcmp(k, "repeats")) rc = get_u32(L, &v, 1, 1000, &s->repeats);
-      else rc = load_checkpoints(L, &v, s);
+      } else if (!strcmp(k, "repeats"))
+        rc = get_u32(L, &v, 1, 1000, &s->repeats);
+      else
+        rc = load_checkpoints(L, &v, s);
     } else {
       return unknown_key(L, p, &y, k,
                          gate ? "name, kind, description, priority, trainer, scene, base, arms, "
@@ -1093,7 +1135,8 @@ static void spec_free(struct sw_spec *s) {
   free(s->description);
   free(s->trainer.device);
   sw_spec_config_clear(&s->trainer.options);
-  for (size_t i = 0; s->trainer.command && i < s->trainer.n_command; i++) free(s->trainer.command[i]);
+  for (size_t i = 0; s->trainer.command && i < s->trainer.n_command; i++)
+    free(s->trainer.command[i]);
   free(s->trainer.command);
   free(s->trainer.result);
   sw_spec_config_clear(&s->trainer.env);
@@ -1281,7 +1324,8 @@ static int budget_fail(struct budget *b, struct fy_node *at, const char *what) {
 static int is_merge_key(struct fy_node *k) {
   size_t len = 0;
   const char *t = fy_node_is_scalar(k) && !fy_node_is_alias(k) && is_plain(k)
-                      ? fy_node_get_scalar(k, &len) : NULL;
+                      ? fy_node_get_scalar(k, &len)
+                      : NULL;
   return t && len == 2 && !memcmp(t, "<<", 2);
 }
 
@@ -1411,8 +1455,10 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
   if (bad < len) {
     int line = 1, col = 1;
     for (size_t i = 0; i < bad; i++) {
-      if (yaml[i] == '\n') line++, col = 1;
-      else if (((unsigned char)yaml[i] & 0xc0) != 0x80) col++;
+      if (yaml[i] == '\n')
+        line++, col = 1;
+      else if (((unsigned char)yaml[i] & 0xc0) != 0x80)
+        col++;
     }
     fy_diag_destroy(diag);
     return sw_err_set(err, SW_EINVAL, "%s:%d:%d: not UTF-8 text (byte 0x%02x)", L.file, line, col,

@@ -55,12 +55,12 @@ struct sw_spec_trainer {
   enum sw_spec_trainer_kind kind;
   /* builtin: device and options are also folded into the front of spec->base (base, arms and
    * grid points override them), so the resolved configs carry them */
-  char *device;             /* NULL = first suitable */
+  char *device;                  /* NULL = first suitable */
   struct sw_spec_config options; /* other builtin keys, in order */
   /* exec */
   char **command; /* argv template: {scene} {out} {config} {set} expand at run time */
   size_t n_command;
-  char *result;   /* result file template, default "{out}/result.json" */
+  char *result; /* result file template, default "{out}/result.json" */
   struct sw_spec_config env;
   double timeout_s; /* 0 = none */
   struct sw_spec_metric_map *map;
@@ -81,8 +81,8 @@ struct sw_spec_scene {
 };
 
 struct sw_spec_pairs {
-  uint32_t n;   /* pairs to run before the first look; default 5 */
-  uint32_t max; /* cap while inconclusive (sequential); default 8, >= n */
+  uint32_t n;               /* pairs to run before the first look; default 5 */
+  uint32_t max;             /* cap while inconclusive (sequential); default 8, >= n */
   enum sw_spec_order order; /* default alternate */
   uint64_t seed;            /* for order: random; default 1 */
   bool sequential;          /* default false */
@@ -111,10 +111,10 @@ struct sw_spec_guard {
 };
 
 struct sw_spec_gate {
-  char *metric; /* default "train_s" */
+  char *metric;                     /* default "train_s" */
   enum sw_spec_direction direction; /* default lower */
-  double k;     /* default 2.0 */
-  double floor; /* default 0.01 */
+  double k;                         /* default 2.0 */
+  double floor;                     /* default 0.01 */
   struct sw_spec_guard guard;
   double alpha; /* default 0.05 */
 };
@@ -195,8 +195,9 @@ struct sw_spec_artifacts {
   bool upload;          /* upload result.json, trainer.log, renders (and final.ply) at all */
   bool final_ply;       /* include final.ply (the largest file by far) */
   uint32_t max_file_mb; /* a larger file is not uploaded (the worker skips it, the store refuses) */
-  uint32_t keep_sweeps; /* kept while fewer than this many newer sweeps have finished; 0 = no limit */
-  double keep_days;     /* kept this long after the sweep finished; 0 = no limit */
+  uint32_t
+      keep_sweeps;  /* kept while fewer than this many newer sweeps have finished; 0 = no limit */
+  double keep_days; /* kept this long after the sweep finished; 0 = no limit */
 };
 
 static inline struct sw_spec_artifacts sw_spec_artifacts_defaults(void) {
@@ -245,8 +246,8 @@ struct sw_spec {
   /* grid */
   struct sw_spec_param *params;
   size_t n_params;
-  uint32_t repeats;       /* default 1 */
-  uint32_t *checkpoints;  /* ascending iterations; n_checkpoints may be 0 */
+  uint32_t repeats;      /* default 1 */
+  uint32_t *checkpoints; /* ascending iterations; n_checkpoints may be 0 */
   size_t n_checkpoints;
   /* both */
   struct sw_spec_placement placement;
@@ -257,10 +258,10 @@ struct sw_spec {
 
 /* One grid run: a point of the cartesian product of parameters, and its repeat. */
 struct sw_spec_point {
-  size_t index;                      /* 0-based, in expansion order */
-  uint32_t repeat;                   /* 0-based */
-  char label[SW_MSG_ID_MAX + 1];     /* "binning=resident,radix_passes=skip" (truncated); "" */
-  struct sw_spec_config values;      /* one entry per parameter, in parameter order */
+  size_t index;                  /* 0-based, in expansion order */
+  uint32_t repeat;               /* 0-based */
+  char label[SW_MSG_ID_MAX + 1]; /* "binning=resident,radix_passes=skip" (truncated); "" */
+  struct sw_spec_config values;  /* one entry per parameter, in parameter order */
 };
 
 /* Loads and validates a spec file. *out is NULL on error. Returns 0, SW_EINVAL (message starts

@@ -31,7 +31,7 @@ const struct sw_spec_kv *sw_spec_config_get(const struct sw_spec_config *cfg, co
 
 /* Sets key (replacing in place or appending) to copies of value / text. */
 int sw_spec_config_set(struct sw_spec_config *cfg, const char *key, json_t *value,
-                      const char *text) {
+                       const char *text) {
   for (size_t i = 0; i < cfg->n; i++) {
     if (!strcmp(cfg->items[i].key, key)) {
       char *t = strdup(text);
@@ -88,7 +88,9 @@ json_t *sw_spec_config_to_json(const struct sw_spec_config *cfg) {
 /* ---- derived views ------------------------------------------------------------------- */
 
 /* json_object_set_new that tolerates a NULL value by failing the whole object. */
-static int put(json_t *o, const char *k, json_t *v) { return v ? json_object_set_new(o, k, v) : -1; }
+static int put(json_t *o, const char *k, json_t *v) {
+  return v ? json_object_set_new(o, k, v) : -1;
+}
 
 json_t *sw_spec_trainer_to_json(const struct sw_spec *s) {
   json_t *root = json_object(), *t = json_object();
@@ -156,20 +158,23 @@ json_t *sw_spec_to_json(const struct sw_spec *s) {
   bad |= put(o, "scene", sw_spec_scene_to_json(s));
   bad |= put(o, "base", sw_spec_config_to_json(&s->base));
   if (gate) {
-    bad |= put(o, "arms", json_pack("{s:o?, s:o?}", "off", sw_spec_config_to_json(&s->arm_off),
-                                    "on", sw_spec_config_to_json(&s->arm_on)));
-    bad |= put(o, "pairs",
-               json_pack("{s:I, s:I, s:s, s:I, s:b}", "n", (json_int_t)s->pairs.n, "max",
-                         (json_int_t)s->pairs.max, "order", sw_spec_order_name(s->pairs.order), "seed",
-                         (json_int_t)s->pairs.seed, "sequential", (int)s->pairs.sequential));
-    json_t *guard = json_pack("{s:s, s:f}", "metric", s->gate.guard.metric, "max_drop",
-                              s->gate.guard.max_drop);
+    bad |= put(o, "arms",
+               json_pack("{s:o?, s:o?}", "off", sw_spec_config_to_json(&s->arm_off), "on",
+                         sw_spec_config_to_json(&s->arm_on)));
+    bad |=
+        put(o, "pairs",
+            json_pack("{s:I, s:I, s:s, s:I, s:b}", "n", (json_int_t)s->pairs.n, "max",
+                      (json_int_t)s->pairs.max, "order", sw_spec_order_name(s->pairs.order), "seed",
+                      (json_int_t)s->pairs.seed, "sequential", (int)s->pairs.sequential));
+    json_t *guard =
+        json_pack("{s:s, s:f}", "metric", s->gate.guard.metric, "max_drop", s->gate.guard.max_drop);
     if (guard && s->gate.guard.has_band)
       bad |= put(guard, "band", json_pack("[f, f]", s->gate.guard.band_lo, s->gate.guard.band_hi));
-    bad |= put(o, "gate",
-               json_pack("{s:s, s:s, s:{s:f, s:f}, s:o?, s:f}", "metric", s->gate.metric,
-                         "direction", sw_spec_direction_name(s->gate.direction), "rule", "k", s->gate.k,
-                         "floor", s->gate.floor, "guard", guard, "alpha", s->gate.alpha));
+    bad |=
+        put(o, "gate",
+            json_pack("{s:s, s:s, s:{s:f, s:f}, s:o?, s:f}", "metric", s->gate.metric, "direction",
+                      sw_spec_direction_name(s->gate.direction), "rule", "k", s->gate.k, "floor",
+                      s->gate.floor, "guard", guard, "alpha", s->gate.alpha));
   } else {
     json_t *params = json_object();
     for (size_t i = 0; params && i < s->n_params; i++) {
@@ -202,8 +207,7 @@ json_t *sw_spec_to_json(const struct sw_spec *s) {
                     "max_wait_s", c->max_wait_s, "sample_interval_s", c->sample_interval_s,
                     "gpu_foreign", (int)c->gpu_foreign, "shared_host", (int)c->shared_host,
                     "require_windows", (int)c->require_windows, "rerun_once", (int)c->rerun_once));
-  if (s->notify.webhook)
-    bad |= put(o, "notify", json_pack("{s:s}", "webhook", s->notify.webhook));
+  if (s->notify.webhook) bad |= put(o, "notify", json_pack("{s:s}", "webhook", s->notify.webhook));
   const struct sw_spec_artifacts *a = &s->artifacts;
   bad |= put(o, "artifacts",
              json_pack("{s:b, s:b, s:I, s:I, s:f}", "upload", (int)a->upload, "final_ply",
@@ -222,9 +226,12 @@ int sw_spec_resolve_arm(const struct sw_spec *s, const char *arm, struct sw_spec
   if (s->kind != SW_SPEC_GATE)
     return sw_err_set(err, SW_EINVAL, "spec %s: arms exist only in gates", s->name);
   const struct sw_spec_config *a;
-  if (arm && !strcmp(arm, "off")) a = &s->arm_off;
-  else if (arm && !strcmp(arm, "on")) a = &s->arm_on;
-  else return sw_err_set(err, SW_EINVAL, "spec %s: no arm '%s' (off | on)", s->name, arm ? arm : "");
+  if (arm && !strcmp(arm, "off"))
+    a = &s->arm_off;
+  else if (arm && !strcmp(arm, "on"))
+    a = &s->arm_on;
+  else
+    return sw_err_set(err, SW_EINVAL, "spec %s: no arm '%s' (off | on)", s->name, arm ? arm : "");
   if (sw_spec_config_copy(out, &s->base)) return sw_err_set(err, SW_ENOMEM, "out of memory");
   for (size_t i = 0; i < a->n; i++) {
     if (sw_spec_config_set(out, a->items[i].key, a->items[i].value, a->items[i].text)) {
@@ -243,7 +250,7 @@ int sw_spec_resolve_point(const struct sw_spec *s, const struct sw_spec_point *p
   int rc = sw_spec_config_copy(out, &s->base);
   for (size_t i = 0; !rc && i < pt->values.n; i++)
     rc = sw_spec_config_set(out, pt->values.items[i].key, pt->values.items[i].value,
-                    pt->values.items[i].text);
+                            pt->values.items[i].text);
   if (!rc && s->n_checkpoints) {
     /* A checkpoint past the run's own budget can never be reached: it is dropped, so one
      * checkpoint list serves every iteration budget of a Pareto grid. */
@@ -257,8 +264,10 @@ int sw_spec_resolve_point(const struct sw_spec *s, const struct sw_spec_point *p
       size_t used = strlen(text);
       snprintf(text + used, sizeof text - used, "%s%u", used ? "," : "", s->checkpoints[i]);
     }
-    if (!arr) rc = SW_ENOMEM;
-    else if (json_array_size(arr)) rc = sw_spec_config_set(out, "checkpoints", arr, text);
+    if (!arr)
+      rc = SW_ENOMEM;
+    else if (json_array_size(arr))
+      rc = sw_spec_config_set(out, "checkpoints", arr, text);
     json_decref(arr);
   }
   if (rc) {
@@ -346,7 +355,8 @@ void sw_spec_contamination_to_msg(const struct sw_spec *s, struct sw_msg_contami
 }
 
 /* The Hello field a placement matcher names, as text in buf. NULL for an absent label. */
-static const char *hello_field(const struct sw_msg_hello *h, const char *key, char *buf, size_t cap) {
+static const char *hello_field(const struct sw_msg_hello *h, const char *key, char *buf,
+                               size_t cap) {
   const struct sw_msg_fingerprint *fp = &h->fp;
   if (!strncmp(key, "label.", 6)) {
     for (size_t i = 0; i < h->n_labels; i++)

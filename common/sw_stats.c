@@ -1,6 +1,7 @@
-/* sw_stats.c: t test, Wilcoxon signed-rank, median and Hodges-Lehmann, bootstrap, DerSimonian-Laird and group-sequential
- * boundaries for the gate engine. Conventions follow R (stats::t.test, stats::wilcox.test) so that
- * the golden fixtures made by tests/fixtures/gate/golden.R check them number for number. */
+/* sw_stats.c: t test, Wilcoxon signed-rank, median and Hodges-Lehmann, bootstrap, DerSimonian-Laird
+ * and group-sequential boundaries for the gate engine. Conventions follow R (stats::t.test,
+ * stats::wilcox.test) so that the golden fixtures made by tests/fixtures/gate/golden.R check them
+ * number for number. */
 #include "sw_stats.h"
 
 #include <math.h>
@@ -15,8 +16,7 @@
 
 static int all_finite(const double *x, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (!isfinite(x[i]))
-      return 0;
+    if (!isfinite(x[i])) return 0;
   return 1;
 }
 
@@ -44,8 +44,7 @@ int sw_stats_t_test(const double *x, size_t n, double mu0, double conf, struct s
     out->t = NAN;
     out->p = 1.0;
   }
-  if (out->p > 1.0)
-    out->p = 1.0;
+  if (out->p > 1.0) out->p = 1.0;
   double q = gsl_cdf_tdist_Pinv(1.0 - (1.0 - conf) / 2.0, out->df);
   out->lo = out->mean - q * out->se;
   out->hi = out->mean + q * out->se;
@@ -68,21 +67,19 @@ static int cmp_absidx(const void *pa, const void *pb) {
 static double *signrank_counts(size_t m) {
   size_t maxs = m * (m + 1) / 2;
   double *cnt = calloc(maxs + 1, sizeof *cnt);
-  if (!cnt)
-    return NULL;
+  if (!cnt) return NULL;
   cnt[0] = 1.0;
   size_t top = 0;
   for (size_t k = 1; k <= m; k++) {
     top += k;
-    for (size_t s = top; s >= k; s--)
-      cnt[s] += cnt[s - k];
+    for (size_t s = top; s >= k; s--) cnt[s] += cnt[s - k];
   }
   return cnt;
 }
 
-int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, struct sw_err *err) {
-  if (!x || !out)
-    return sw_err_set(err, SW_EINVAL, "wilcoxon: no data");
+int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out,
+                      struct sw_err *err) {
+  if (!x || !out) return sw_err_set(err, SW_EINVAL, "wilcoxon: no data");
   if (!all_finite(x, n))
     return sw_err_set(err, SW_EINVAL, "wilcoxon: non-finite value in the data");
   memset(out, 0, sizeof *out);
@@ -117,11 +114,9 @@ int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, 
   double tie_term = 0.0; /* sum of (t^3 - t) over tie groups */
   for (size_t s = 0; s < m;) {
     size_t e = s + 1;
-    while (e < m && a[e].a == a[s].a)
-      e++;
+    while (e < m && a[e].a == a[s].a) e++;
     double r = (double)(s + 1 + e) / 2.0;
-    for (size_t j = s; j < e; j++)
-      rank[j] = r;
+    for (size_t j = s; j < e; j++) rank[j] = r;
     double t = (double)(e - s);
     if (e - s > 1) {
       ties = 1;
@@ -131,8 +126,7 @@ int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, 
   }
   double v = 0.0;
   for (size_t j = 0; j < m; j++)
-    if (x[a[j].i] > 0.0)
-      v += rank[j];
+    if (x[a[j].i] > 0.0) v += rank[j];
   out->v = v;
   free(a);
   free(rank);
@@ -143,20 +137,17 @@ int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, 
      * stay below 2^50 for m < 50, so doubles hold them exactly. */
     size_t maxs = m * (m + 1) / 2;
     double *cnt = signrank_counts(m);
-    if (!cnt)
-      return sw_err_set(err, SW_ENOMEM, "wilcoxon: out of memory");
+    if (!cnt) return sw_err_set(err, SW_ENOMEM, "wilcoxon: out of memory");
     double total = ldexp(1.0, (int)m);
     double lower = 0.0; /* P(V <= q) */
     double pone;
     if (v > nn * (nn + 1.0) / 4.0) {
       /* P(V >= v) = 1 - P(V <= v - 1), summed from the top to avoid cancellation. */
       double upper = 0.0;
-      for (size_t s = (size_t)v; s <= maxs; s++)
-        upper += cnt[s];
+      for (size_t s = (size_t)v; s <= maxs; s++) upper += cnt[s];
       pone = upper / total;
     } else {
-      for (size_t s = 0; s <= (size_t)v; s++)
-        lower += cnt[s];
+      for (size_t s = 0; s <= (size_t)v; s++) lower += cnt[s];
       pone = lower / total;
     }
     free(cnt);
@@ -177,13 +168,10 @@ int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, 
 }
 
 int sw_stats_median(const double *x, size_t n, double *median, struct sw_err *err) {
-  if (!x || !median || n < 1)
-    return sw_err_set(err, SW_EINVAL, "median: needs at least 1 value");
-  if (!all_finite(x, n))
-    return sw_err_set(err, SW_EINVAL, "median: non-finite value in the data");
+  if (!x || !median || n < 1) return sw_err_set(err, SW_EINVAL, "median: needs at least 1 value");
+  if (!all_finite(x, n)) return sw_err_set(err, SW_EINVAL, "median: non-finite value in the data");
   double *s = malloc(n * sizeof *s);
-  if (!s)
-    return sw_err_set(err, SW_ENOMEM, "median: out of memory");
+  if (!s) return sw_err_set(err, SW_ENOMEM, "median: out of memory");
   memcpy(s, x, n * sizeof *s);
   gsl_sort(s, 1, n);
   *median = gsl_stats_median_from_sorted_data(s, 1, n);
@@ -193,23 +181,19 @@ int sw_stats_median(const double *x, size_t n, double *median, struct sw_err *er
 
 int sw_stats_hodges_lehmann(const double *x, size_t n, double conf, struct sw_stats_hl *out,
                             struct sw_err *err) {
-  if (!x || !out)
-    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: no data");
+  if (!x || !out) return sw_err_set(err, SW_EINVAL, "hodges-lehmann: no data");
   if (!all_finite(x, n))
     return sw_err_set(err, SW_EINVAL, "hodges-lehmann: non-finite value in the data");
   if (!(conf > 0.0 && conf < 1.0))
     return sw_err_set(err, SW_EINVAL, "hodges-lehmann: confidence level %g is not in (0, 1)", conf);
   if (n > SW_STATS_HL_MAX)
-    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: %zu values, at most %d", n,
-                      SW_STATS_HL_MAX);
+    return sw_err_set(err, SW_EINVAL, "hodges-lehmann: %zu values, at most %d", n, SW_STATS_HL_MAX);
   memset(out, 0, sizeof *out);
   double *v = malloc((n ? n : 1) * sizeof *v);
-  if (!v)
-    return sw_err_set(err, SW_ENOMEM, "hodges-lehmann: out of memory");
+  if (!v) return sw_err_set(err, SW_ENOMEM, "hodges-lehmann: out of memory");
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
-    if (x[i] != 0.0)
-      v[m++] = x[i];
+    if (x[i] != 0.0) v[m++] = x[i];
   out->n = (int)m;
   if (m == 0) {
     free(v);
@@ -226,30 +210,25 @@ int sw_stats_hodges_lehmann(const double *x, size_t n, double conf, struct sw_st
   }
   size_t k = 0;
   for (size_t i = 0; i < m; i++)
-    for (size_t j = i; j < m; j++)
-      w[k++] = (v[i] + v[j]) / 2.0;
+    for (size_t j = i; j < m; j++) w[k++] = (v[i] + v[j]) / 2.0;
   gsl_sort(w, 1, nw);
   out->est = gsl_stats_median_from_sorted_data(w, 1, nw);
   /* Ties among |x| make the level approximate (R leaves the exact branch then). */
   gsl_sort(v, 1, m);
   int ties = 0;
   for (size_t i = 0; i < m; i++)
-    for (size_t j = i + 1; j < m; j++)
-      ties |= fabs(v[i]) == fabs(v[j]);
+    for (size_t j = i + 1; j < m; j++) ties |= fabs(v[i]) == fabs(v[j]);
   out->exact = m < 50 && !ties;
   /* qu = qsignrank(a / 2, m): the smallest q with P(V <= q) >= a / 2; at least 1. */
   double total = ldexp(1.0, (int)m), half = (1.0 - conf) / 2.0, cum = 0.0;
   size_t qu = 0;
   for (; qu <= nw; qu++) {
     cum += cnt[qu] / total;
-    if (cum >= half * (1.0 - 1e-12))
-      break;
+    if (cum >= half * (1.0 - 1e-12)) break;
   }
-  if (qu == 0)
-    qu = 1;
+  if (qu == 0) qu = 1;
   double below = 0.0; /* psignrank(qu - 1, m) */
-  for (size_t s = 0; s + 1 <= qu; s++)
-    below += cnt[s] / total;
+  for (size_t s = 0; s + 1 <= qu; s++) below += cnt[s] / total;
   out->lo = w[qu - 1];
   out->hi = w[nw - qu];
   out->conf = 1.0 - 2.0 * below;
@@ -271,15 +250,13 @@ int sw_stats_bootstrap_mean(const double *x, size_t n, int reps, uint64_t seed, 
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   if (!means || !rng) {
     free(means);
-    if (rng)
-      gsl_rng_free(rng);
+    if (rng) gsl_rng_free(rng);
     return sw_err_set(err, SW_ENOMEM, "bootstrap: out of memory");
   }
   gsl_rng_set(rng, (unsigned long)seed);
   for (int b = 0; b < reps; b++) {
     double s = 0.0;
-    for (size_t j = 0; j < n; j++)
-      s += x[gsl_rng_uniform_int(rng, n)];
+    for (size_t j = 0; j < n; j++) s += x[gsl_rng_uniform_int(rng, n)];
     means[b] = s / (double)n;
   }
   gsl_sort(means, 1, (size_t)reps);
@@ -296,7 +273,8 @@ int sw_stats_dersimonian_laird(const double *y, const double *v, size_t k, doubl
   if (!y || !v || !out || k < 2)
     return sw_err_set(err, SW_EINVAL, "random-effects pool: needs at least 2 studies (got %zu)", k);
   if (!(conf > 0.0 && conf < 1.0))
-    return sw_err_set(err, SW_EINVAL, "random-effects pool: confidence level %g out of (0, 1)", conf);
+    return sw_err_set(err, SW_EINVAL, "random-effects pool: confidence level %g out of (0, 1)",
+                      conf);
   double sw = 0.0, sw2 = 0.0, swy = 0.0;
   for (size_t i = 0; i < k; i++) {
     if (!isfinite(y[i]) || !isfinite(v[i]) || !(v[i] > 0.0))
@@ -310,8 +288,7 @@ int sw_stats_dersimonian_laird(const double *y, const double *v, size_t k, doubl
   }
   double ybar = swy / sw;
   double q = 0.0;
-  for (size_t i = 0; i < k; i++)
-    q += (y[i] - ybar) * (y[i] - ybar) / v[i];
+  for (size_t i = 0; i < k; i++) q += (y[i] - ybar) * (y[i] - ybar) / v[i];
   double df = (double)(k - 1);
   double c = sw - sw2 / sw;
   double tau2 = c > 0.0 ? fmax(0.0, (q - df) / c) : 0.0;
@@ -334,10 +311,8 @@ int sw_stats_dersimonian_laird(const double *y, const double *v, size_t k, doubl
 }
 
 double sw_stats_obf_spend(double t, double alpha) {
-  if (!(t > 0.0))
-    return 0.0;
-  if (t >= 1.0)
-    return alpha;
+  if (!(t > 0.0)) return 0.0;
+  if (t >= 1.0) return alpha;
   /* Each side spends alpha/2 by Lan and DeMets' function 2 - 2 Phi(z_{1 - a/2} / sqrt(t)) with
    * a = alpha / 2, the convention of their tables, ldbounds and gsDesign; both sides together: */
   double z = gsl_cdf_ugaussian_Pinv(1.0 - alpha / 4.0);
@@ -403,8 +378,7 @@ int sw_stats_gs_bounds(const double *t, size_t k, double alpha, double *bound, s
       double a1 = bound[look + 1] * sqrt(t1), h1 = a1 / GS_HALF, sd = sqrt(dt);
       for (int i = 0; i < GS_POINTS; i++) {
         double s = -a1 + h1 * i, f = 0.0;
-        for (int j = 0; j < GS_POINTS; j++)
-          f += wf[j] * gsl_ran_gaussian_pdf(s - u[j], sd);
+        for (int j = 0; j < GS_POINTS; j++) f += wf[j] * gsl_ran_gaussian_pdf(s - u[j], sd);
         nf[i] = f;
       }
     }

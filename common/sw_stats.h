@@ -41,7 +41,8 @@ int sw_stats_wilcoxon(const double *x, size_t n, struct sw_stats_wilcoxon *out, 
  * O(n) scratch; SW_ENOMEM on failure. */
 int sw_stats_median(const double *x, size_t n, double *median, struct sw_err *err);
 
-#define SW_STATS_HL_MAX 200 /* values the Hodges-Lehmann estimate accepts (Walsh averages n^2/2) */
+/* The most values the Hodges-Lehmann estimate accepts (its Walsh averages grow as n^2/2). */
+#define SW_STATS_HL_MAX 200
 
 struct sw_stats_hl {
   int n;         /* non-zero values used (zeros are dropped, as R does) */
@@ -68,10 +69,10 @@ int sw_stats_bootstrap_mean(const double *x, size_t n, int reps, uint64_t seed, 
                             double *lo, double *hi, struct sw_err *err);
 
 struct sw_stats_dl {
-  int k;                /* studies (machines) pooled */
-  double mu, se;        /* random-effects estimate and its standard error */
-  double lo, hi;        /* normal interval at level conf */
-  double q, tau2, i2;   /* Cochran's Q, DerSimonian-Laird tau^2, I^2 (fraction, 0..1) */
+  int k;              /* studies (machines) pooled */
+  double mu, se;      /* random-effects estimate and its standard error */
+  double lo, hi;      /* normal interval at level conf */
+  double q, tau2, i2; /* Cochran's Q, DerSimonian-Laird tau^2, I^2 (fraction, 0..1) */
 };
 
 /* DerSimonian-Laird random-effects pool of effects y[i] with within variances v[i] > 0.

@@ -110,8 +110,7 @@ static char *find_splat_train(void) {
     if (slash) {
       char cand[PATH_MAX + 16];
       snprintf(cand, sizeof cand, "%.*s/splat-train", (int)(slash - self), self);
-      if (access(cand, X_OK) == 0)
-        return strdup(cand);
+      if (access(cand, X_OK) == 0) return strdup(cand);
     }
   }
   char cand[PATH_MAX + 16];
@@ -124,8 +123,7 @@ static int parse_i64(const char *s, int64_t *out) {
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < 0)
-    return -1;
+  if (errno || end == s || *end || v < 0) return -1;
   *out = v;
   return 0;
 }
@@ -157,13 +155,10 @@ static int client_open(struct client *cl, const char *ep, const char *keys_dir,
     snprintf(p, sizeof p, "%s/public.key", keys_dir);
     int rc = sw_curve_read_key(p, pub, err);
     snprintf(p, sizeof p, "%s/secret.key", keys_dir);
-    if (!rc)
-      rc = sw_curve_read_key(p, sec, err);
+    if (!rc) rc = sw_curve_read_key(p, sec, err);
     snprintf(p, sizeof p, "%s/coordinator.pub", keys_dir);
-    if (!rc)
-      rc = sw_curve_read_key(p, srv, err);
-    if (rc)
-      return rc;
+    if (!rc) rc = sw_curve_read_key(p, srv, err);
+    if (rc) return rc;
     zmq_setsockopt(cl->sock, ZMQ_CURVE_SERVERKEY, srv, 40);
     zmq_setsockopt(cl->sock, ZMQ_CURVE_PUBLICKEY, pub, 40);
     zmq_setsockopt(cl->sock, ZMQ_CURVE_SECRETKEY, sec, 40);
@@ -174,10 +169,8 @@ static int client_open(struct client *cl, const char *ep, const char *keys_dir,
 }
 
 static void client_close(struct client *cl) {
-  if (cl->sock)
-    zmq_close(cl->sock);
-  if (cl->ctx)
-    zmq_ctx_term(cl->ctx);
+  if (cl->sock) zmq_close(cl->sock);
+  if (cl->ctx) zmq_ctx_term(cl->ctx);
 }
 
 /* Sends req and waits for one reply (timeout_ms). Returns 0 and *rep, or SW_ETIMEOUT/SW_EPROTO. */
@@ -187,23 +180,18 @@ static int client_call(struct client *cl, struct sw_msg *req, struct sw_msg *rep
   size_t len = 0;
   req->seq = 1;
   int rc = sw_codec_encode(req, &buf, &len, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   rc = zmq_send(cl->sock, buf, len, 0);
   free(buf);
-  if (rc < 0)
-    return sw_err_set(err, SW_ENET, "send to %s: %s", ep, zmq_strerror(errno));
+  if (rc < 0) return sw_err_set(err, SW_ENET, "send to %s: %s", ep, zmq_strerror(errno));
   zmq_pollitem_t it = {cl->sock, 0, ZMQ_POLLIN, 0};
   int64_t deadline = sw_clock_mono_ms() + timeout_ms;
   while (!stop_flag) {
     int64_t left = deadline - sw_clock_mono_ms();
-    if (left <= 0)
-      break;
+    if (left <= 0) break;
     int n = zmq_poll(&it, 1, (long)left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
     zmq_msg_t f;
     zmq_msg_init(&f);
     if (zmq_msg_recv(&f, cl->sock, 0) < 0) {
@@ -212,8 +200,7 @@ static int client_call(struct client *cl, struct sw_msg *req, struct sw_msg *rep
     }
     rc = sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), rep, err);
     zmq_msg_close(&f);
-    if (rc)
-      return rc;
+    if (rc) return rc;
     if (rep->type == SW_MSG_ERROR) {
       rc = sw_err_set(err, rep->u.error.code < 0 ? rep->u.error.code : SW_EINVAL, "%s",
                       rep->u.error.message ? rep->u.error.message : "request failed");
@@ -263,38 +250,36 @@ enum {
   OPT_DASHBOARD_URL
 };
 
-static const struct option long_opts[] = {{"workers", required_argument, 0, OPT_WORKERS},
-                                          {"db", required_argument, 0, OPT_DB},
-                                          {"bind-work", required_argument, 0, OPT_BIND_WORK},
-                                          {"bind-control", required_argument, 0, OPT_BIND_CONTROL},
-                                          {"keys", required_argument, 0, OPT_KEYS},
-                                          {"insecure", no_argument, 0, OPT_INSECURE},
-                                          {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT},
-                                          {"liveness", required_argument, 0, OPT_LIVENESS},
-                                          {"lease-ttl-ms", required_argument, 0, OPT_LEASE_TTL},
-                                          {"max-attempts", required_argument, 0, OPT_MAX_ATTEMPTS},
-                                          {"coordinator", required_argument, 0, OPT_COORD},
-                                          {"id", required_argument, 0, OPT_ID},
-                                          {"label", required_argument, 0, OPT_LABEL},
-                                          {"work-dir", required_argument, 0, OPT_WORK_DIR},
-                                          {"trainer", required_argument, 0, OPT_TRAINER},
-                                          {"format", required_argument, 0, OPT_FORMAT},
-                                          {"keep-runs", no_argument, 0, OPT_KEEP_RUNS},
-                                          {"timeout-ms", required_argument, 0, OPT_TIMEOUT},
-                                          {"log", required_argument, 0, OPT_LOG},
-                                          {"host-lock", required_argument, 0, OPT_HOST_LOCK},
-                                          {"shared-host", no_argument, 0, OPT_SHARED_HOST},
-                                          {"insecure-anywhere", no_argument, 0,
-                                           OPT_INSECURE_ANYWHERE},
-                                          {"workers-from", required_argument, 0, OPT_WORKERS_FROM},
-                                          {"workers-shown", required_argument, 0,
-                                           OPT_WORKERS_SHOWN},
-                                          {"interval-ms", required_argument, 0, OPT_INTERVAL},
-                                          {"dashboard-url", required_argument, 0,
-                                           OPT_DASHBOARD_URL},
-                                          {"output", required_argument, 0, 'o'},
-                                          {"help", no_argument, 0, 'h'},
-                                          {0, 0, 0, 0}};
+static const struct option long_opts[] = {
+    {"workers", required_argument, 0, OPT_WORKERS},
+    {"db", required_argument, 0, OPT_DB},
+    {"bind-work", required_argument, 0, OPT_BIND_WORK},
+    {"bind-control", required_argument, 0, OPT_BIND_CONTROL},
+    {"keys", required_argument, 0, OPT_KEYS},
+    {"insecure", no_argument, 0, OPT_INSECURE},
+    {"heartbeat-ms", required_argument, 0, OPT_HEARTBEAT},
+    {"liveness", required_argument, 0, OPT_LIVENESS},
+    {"lease-ttl-ms", required_argument, 0, OPT_LEASE_TTL},
+    {"max-attempts", required_argument, 0, OPT_MAX_ATTEMPTS},
+    {"coordinator", required_argument, 0, OPT_COORD},
+    {"id", required_argument, 0, OPT_ID},
+    {"label", required_argument, 0, OPT_LABEL},
+    {"work-dir", required_argument, 0, OPT_WORK_DIR},
+    {"trainer", required_argument, 0, OPT_TRAINER},
+    {"format", required_argument, 0, OPT_FORMAT},
+    {"keep-runs", no_argument, 0, OPT_KEEP_RUNS},
+    {"timeout-ms", required_argument, 0, OPT_TIMEOUT},
+    {"log", required_argument, 0, OPT_LOG},
+    {"host-lock", required_argument, 0, OPT_HOST_LOCK},
+    {"shared-host", no_argument, 0, OPT_SHARED_HOST},
+    {"insecure-anywhere", no_argument, 0, OPT_INSECURE_ANYWHERE},
+    {"workers-from", required_argument, 0, OPT_WORKERS_FROM},
+    {"workers-shown", required_argument, 0, OPT_WORKERS_SHOWN},
+    {"interval-ms", required_argument, 0, OPT_INTERVAL},
+    {"dashboard-url", required_argument, 0, OPT_DASHBOARD_URL},
+    {"output", required_argument, 0, 'o'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
 
 struct args {
   int64_t workers, heartbeat_ms, liveness, lease_ttl_ms, max_attempts, timeout_ms;
@@ -330,18 +315,12 @@ static int parse_args(int argc, char **argv, struct args *a) {
                 long_opts[c - OPT_WORKERS].name, optarg);
         return -1;
       }
-      if (c == OPT_WORKERS)
-        a->workers = v;
-      if (c == OPT_HEARTBEAT)
-        a->heartbeat_ms = v;
-      if (c == OPT_LIVENESS)
-        a->liveness = v;
-      if (c == OPT_LEASE_TTL)
-        a->lease_ttl_ms = v;
-      if (c == OPT_MAX_ATTEMPTS)
-        a->max_attempts = v;
-      if (c == OPT_TIMEOUT)
-        a->timeout_ms = v;
+      if (c == OPT_WORKERS) a->workers = v;
+      if (c == OPT_HEARTBEAT) a->heartbeat_ms = v;
+      if (c == OPT_LIVENESS) a->liveness = v;
+      if (c == OPT_LEASE_TTL) a->lease_ttl_ms = v;
+      if (c == OPT_MAX_ATTEMPTS) a->max_attempts = v;
+      if (c == OPT_TIMEOUT) a->timeout_ms = v;
       break;
     case OPT_INTERVAL:
       if (parse_i64(optarg, &v) || v < 100 || v > 3600000) {
@@ -359,9 +338,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
       }
       *(c == OPT_WORKERS_FROM ? &a->workers_from : &a->workers_shown) = v;
       break;
-    case OPT_DB:
-      a->db = optarg;
-      break;
+    case OPT_DB: a->db = optarg; break;
     case OPT_DASHBOARD_URL:
       if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
         fprintf(stderr, "splatsweep: --dashboard-url %s: expected an http:// or https:// URL\n",
@@ -370,45 +347,19 @@ static int parse_args(int argc, char **argv, struct args *a) {
       }
       a->dashboard_url = optarg;
       break;
-    case OPT_BIND_WORK:
-      a->bind_work = optarg;
-      break;
-    case OPT_BIND_CONTROL:
-      a->bind_control = optarg;
-      break;
-    case OPT_KEYS:
-      a->keys = optarg;
-      break;
-    case OPT_INSECURE:
-      a->insecure = 1;
-      break;
-    case OPT_INSECURE_ANYWHERE:
-      a->insecure_anywhere = 1;
-      break;
-    case OPT_COORD:
-      a->coordinator = optarg;
-      break;
-    case OPT_ID:
-      a->id = optarg;
-      break;
-    case OPT_WORK_DIR:
-      a->work_dir = optarg;
-      break;
-    case OPT_TRAINER:
-      a->trainer = optarg;
-      break;
-    case OPT_FORMAT:
-      a->format = optarg;
-      break;
-    case OPT_KEEP_RUNS:
-      a->keep_runs = 1;
-      break;
-    case OPT_HOST_LOCK:
-      a->host_lock = optarg;
-      break;
-    case OPT_SHARED_HOST:
-      a->shared_host = 1;
-      break;
+    case OPT_BIND_WORK: a->bind_work = optarg; break;
+    case OPT_BIND_CONTROL: a->bind_control = optarg; break;
+    case OPT_KEYS: a->keys = optarg; break;
+    case OPT_INSECURE: a->insecure = 1; break;
+    case OPT_INSECURE_ANYWHERE: a->insecure_anywhere = 1; break;
+    case OPT_COORD: a->coordinator = optarg; break;
+    case OPT_ID: a->id = optarg; break;
+    case OPT_WORK_DIR: a->work_dir = optarg; break;
+    case OPT_TRAINER: a->trainer = optarg; break;
+    case OPT_FORMAT: a->format = optarg; break;
+    case OPT_KEEP_RUNS: a->keep_runs = 1; break;
+    case OPT_HOST_LOCK: a->host_lock = optarg; break;
+    case OPT_SHARED_HOST: a->shared_host = 1; break;
     case OPT_LOG:
       if (!strcmp(optarg, "debug"))
         sw_log_set_level(SW_LOG_DEBUG);
@@ -419,9 +370,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
       else
         sw_log_set_level(SW_LOG_INFO);
       break;
-    case 'o':
-      a->output = optarg;
-      break;
+    case 'o': a->output = optarg; break;
     case OPT_LABEL: {
       const char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg) {
@@ -446,11 +395,8 @@ static int parse_args(int argc, char **argv, struct args *a) {
       }
       break;
     }
-    case 'h':
-      usage(stdout);
-      exit(0);
-    default:
-      return -1;
+    case 'h': usage(stdout); exit(0);
+    default: return -1;
     }
   }
   for (int i = optind; i < argc; i++) {
@@ -512,10 +458,12 @@ static void print_forecast(const struct sw_spec *s, double recorded_cv, int mach
   int first = isfinite(recorded_cv) && recorded_cv > 0 ? 0 : 1;
   if (cfg.sequential)
     printf("forecast (gate engine, 400 simulated gates per figure, looks from %d to %d pairs, "
-           "10%% of runs flagged, machine CV assumed):\n", cfg.min_pairs, cfg.max_pairs);
+           "10%% of runs flagged, machine CV assumed):\n",
+           cfg.min_pairs, cfg.max_pairs);
   else
     printf("forecast (gate engine, 400 simulated gates per figure, %d pairs, 10%% of runs "
-           "flagged, machine CV assumed):\n", cfg.min_pairs);
+           "flagged, machine CV assumed):\n",
+           cfg.min_pairs);
   for (int i = first; i < 4; i++) {
     if (i == 0) printf("  recorded noise of %d machine(s):", machines);
     struct sw_gate_forecast f;
@@ -645,12 +593,10 @@ static int cmd_keygen(struct args *a) {
   mode_t old = umask(077); /* the secret key is readable by its owner only */
   int rc = sw_fs_write_atomic(p, line, strlen(line), &err);
   umask(old);
-  if (!rc)
-    chmod(p, 0600);
+  if (!rc) chmod(p, 0600);
   snprintf(p, sizeof p, "%s/public.key", a->pos[0]);
   snprintf(line, sizeof line, "%s\n", pub);
-  if (!rc)
-    rc = sw_fs_write_atomic(p, line, strlen(line), &err);
+  if (!rc) rc = sw_fs_write_atomic(p, line, strlen(line), &err);
   if (rc) {
     fprintf(stderr, "splatsweep keygen: %s\n", err.msg);
     return 1;
@@ -663,29 +609,23 @@ static int cmd_keygen(struct args *a) {
  * address (127.x.x.x, localhost, [::1]) with an optional port. Anything else, including
  * a wildcard bind, an interface name or the source;destination form, is not. */
 static int endpoint_is_local(const char *ep) {
-  if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0)
-    return 1;
-  if (strncmp(ep, "tcp://", 6) != 0 || strchr(ep, ';'))
-    return 0;
+  if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0) return 1;
+  if (strncmp(ep, "tcp://", 6) != 0 || strchr(ep, ';')) return 0;
   const char *host = ep + 6, *end;
   if (*host == '[') {
     end = strchr(host, ']');
-    if (!end || (end[1] != 0 && end[1] != ':'))
-      return 0;
+    if (!end || (end[1] != 0 && end[1] != ':')) return 0;
     return end - host == 4 && strncmp(host, "[::1", 4) == 0;
   }
   end = strchr(host, ':');
   size_t n = end ? (size_t)(end - host) : strlen(host);
-  if (n == 9 && strncasecmp(host, "localhost", 9) == 0)
-    return 1;
+  if (n == 9 && strncasecmp(host, "localhost", 9) == 0) return 1;
   /* 127.a.b.c: four decimal parts of at most three digits, the first 127. */
-  if (n < 9 || strncmp(host, "127.", 4) != 0)
-    return 0;
+  if (n < 9 || strncmp(host, "127.", 4) != 0) return 0;
   int parts = 2, digits = 0; /* "127" and the part being read */
   for (size_t i = 4; i < n; i++) {
     if (host[i] == '.') {
-      if (digits == 0)
-        return 0;
+      if (digits == 0) return 0;
       parts++, digits = 0;
     } else if (host[i] >= '0' && host[i] <= '9' && digits < 3) {
       digits++;
@@ -699,8 +639,7 @@ static int endpoint_is_local(const char *ep) {
 /* --insecure sends plain text: refuse it on an endpoint that leaves the machine unless
  * --insecure-anywhere says so. Returns 0, or EXIT_USAGE after saying why. */
 static int check_insecure(const struct args *a, const char *cmd, const char *ep) {
-  if (!a->insecure || a->insecure_anywhere || !ep || endpoint_is_local(ep))
-    return 0;
+  if (!a->insecure || a->insecure_anywhere || !ep || endpoint_is_local(ep)) return 0;
   fprintf(stderr,
           "splatsweep %s: --insecure with %s, which is not ipc:// or loopback: refused (use "
           "--keys, or add --insecure-anywhere to send plain text over the network)\n",
@@ -712,10 +651,8 @@ static int cmd_coordinator(struct args *a) {
   const char *work = a->bind_work ? a->bind_work : "tcp://*:7710";
   const char *control = a->bind_control ? a->bind_control : "tcp://*:7711";
   int bad = check_insecure(a, "coordinator", work);
-  if (!bad)
-    bad = check_insecure(a, "coordinator", control);
-  if (bad)
-    return bad;
+  if (!bad) bad = check_insecure(a, "coordinator", control);
+  if (bad) return bad;
   install_signals();
   sw_log_set_component("coordinator");
   struct sw_coord_opts o = {.bind_work = a->bind_work,
@@ -753,8 +690,7 @@ static int cmd_coordinator(struct args *a) {
 
 static int cmd_worker(struct args *a) {
   int bad = check_insecure(a, "worker", a->coordinator);
-  if (bad)
-    return bad;
+  if (bad) return bad;
   install_signals();
   char comp[200];
   char host[128] = "";
@@ -901,8 +837,7 @@ static int cmd_submit(struct args *a) {
   }
   struct sw_err err = {0};
   char *yaml = NULL;
-  if (read_checked_spec("submit", a->pos[0], &yaml, NULL))
-    return EXIT_USAGE;
+  if (read_checked_spec("submit", a->pos[0], &yaml, NULL)) return EXIT_USAGE;
   const char *ep = a->coordinator ? a->coordinator : DEFAULT_CONTROL;
   struct client cl = {0};
   struct sw_msg req, rep;
@@ -913,8 +848,7 @@ static int cmd_submit(struct args *a) {
            base ? base + 1 : a->pos[0]);
   req.u.submit_req.spec_yaml = yaml;
   int rc = client_open(&cl, ep, a->keys, &err);
-  if (!rc)
-    rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, ep, &err);
+  if (!rc) rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, ep, &err);
   free(yaml);
   int code = 0;
   if (rc) {
@@ -938,8 +872,7 @@ static int write_out(const char *path, const char *text) {
   if (!path) {
     fputs(text, stdout);
     size_t n = strlen(text);
-    if (n && text[n - 1] != '\n')
-      fputc('\n', stdout);
+    if (n && text[n - 1] != '\n') fputc('\n', stdout);
     return 0;
   }
   struct sw_err err = {0};
@@ -958,8 +891,7 @@ static int cmd_status(struct args *a) {
     return EXIT_USAGE;
   }
   enum sw_msg_format fmt = SW_FMT_TEXT;
-  if (a->format && parse_format(a->format, &fmt))
-    return EXIT_USAGE;
+  if (a->format && parse_format(a->format, &fmt)) return EXIT_USAGE;
   const char *ep = a->coordinator ? a->coordinator : DEFAULT_CONTROL;
   struct client cl = {0};
   struct sw_msg req, rep;
@@ -971,8 +903,7 @@ static int cmd_status(struct args *a) {
   req.u.status_req.workers_limit = (uint32_t)a->workers_shown;
   struct sw_err err = {0};
   int rc = client_open(&cl, ep, a->keys, &err);
-  if (!rc)
-    rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, ep, &err);
+  if (!rc) rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, ep, &err);
   int code = 0;
   if (rc || rep.type != SW_MSG_STATUS_REP) {
     fprintf(stderr, "splatsweep status: %s\n", rc ? err.msg : "unexpected reply");
@@ -993,8 +924,7 @@ static int cmd_report(struct args *a) {
     return EXIT_USAGE;
   }
   enum sw_msg_format fmt = SW_FMT_TEXT;
-  if (a->format && parse_format(a->format, &fmt))
-    return EXIT_USAGE;
+  if (a->format && parse_format(a->format, &fmt)) return EXIT_USAGE;
   struct sw_err err = {0};
   char *text = NULL;
   int rc;
@@ -1006,8 +936,7 @@ static int cmd_report(struct args *a) {
     req.u.report_req.sweep_id = (uint64_t)sweep;
     req.u.report_req.format = fmt;
     rc = client_open(&cl, a->coordinator, a->keys, &err);
-    if (!rc)
-      rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, a->coordinator, &err);
+    if (!rc) rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, a->coordinator, &err);
     if (!rc && rep.type == SW_MSG_REPORT_REP && rep.u.report_rep.body)
       text = strdup(rep.u.report_rep.body);
     else if (!rc)
@@ -1025,8 +954,7 @@ static int cmd_report(struct args *a) {
     sw_store_opts_default(&so);
     so.read_only = 1;
     rc = sw_store_open(db, &so, &store, &err);
-    if (!rc)
-      rc = sw_report_render_string(store, sweep, (enum sw_report_format)fmt, &text, &err);
+    if (!rc) rc = sw_report_render_string(store, sweep, (enum sw_report_format)fmt, &text, &err);
     sw_store_close(&store);
   }
   if (rc) {
@@ -1059,8 +987,7 @@ static int watch_fetch(void *ctx, int64_t sweep_id, json_t **status, struct sw_e
   if (!rc) {
     json_error_t je;
     *status = json_loads(rep.u.status_rep.body ? rep.u.status_rep.body : "", 0, &je);
-    if (!*status)
-      rc = sw_err_set(err, SW_EPROTO, "status reply is not JSON: %s", je.text);
+    if (!*status) rc = sw_err_set(err, SW_EPROTO, "status reply is not JSON: %s", je.text);
   }
   sw_msg_clear(&rep);
   return rc;
@@ -1081,8 +1008,7 @@ static int cmd_watch(struct args *a) {
                             .tty = isatty(STDOUT_FILENO) && !(term && !strcmp(term, "dumb")),
                             .stop = &stop_flag};
   struct winsize ws;
-  if (o.tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-    o.width = ws.ws_col;
+  if (o.tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) o.width = ws.ws_col;
   struct sw_err err = {0};
   int code = SW_WATCH_EXIT_FAILED;
   if (client_open(&w.cl, w.ep, a->keys, &err) == 0)
@@ -1090,8 +1016,7 @@ static int cmd_watch(struct args *a) {
   client_close(&w.cl);
   if (err.code) {
     fprintf(stderr, "splatsweep watch: %s\n", err.msg);
-    if (err.code == SW_ENOTFOUND)
-      code = 1;
+    if (err.code == SW_ENOTFOUND) code = 1;
   }
   return code;
 }
@@ -1110,8 +1035,7 @@ static int cmd_cancel(struct args *a) {
   req.u.cancel_req.sweep_id = (uint64_t)sweep;
   struct sw_err err = {0};
   int rc = client_open(&cl, ep, a->keys, &err);
-  if (!rc)
-    rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, ep, &err);
+  if (!rc) rc = client_call(&cl, &req, &rep, (int)a->timeout_ms, ep, &err);
   int code = 0;
   if (rc || rep.type != SW_MSG_CANCEL_REP) {
     fprintf(stderr, "splatsweep cancel: %s\n", rc ? err.msg : "unexpected reply");
@@ -1168,8 +1092,7 @@ static pid_t spawn_worker(const char *self, const char *ep, int k, const char *w
 
 static void stop_workers(pid_t *pids, int n) {
   for (int i = 0; i < n; i++)
-    if (pids[i] > 0)
-      kill(pids[i], SIGTERM);
+    if (pids[i] > 0) kill(pids[i], SIGTERM);
   int64_t deadline = sw_clock_mono_ms() + 8000;
   for (int i = 0; i < n; i++) {
     while (pids[i] > 0) {
@@ -1198,14 +1121,14 @@ static int cmd_local(struct args *a) {
   struct sw_err err = {0};
   char *yaml = NULL;
   int builtin = 0;
-  if (read_checked_spec("local", a->pos[0], &yaml, &builtin))
-    return EXIT_USAGE;
+  if (read_checked_spec("local", a->pos[0], &yaml, &builtin)) return EXIT_USAGE;
   /* Local workers offer the builtin runner only with splat-train at hand; without it the
    * sweep would wait for a capable worker forever. */
   char *trainer = builtin ? find_splat_train() : NULL;
   if (builtin && !trainer) {
-    fprintf(stderr, "splatsweep local: %s uses the builtin trainer, but splat-train is neither "
-                    "beside splatsweep nor on PATH (build the splat-train target)\n",
+    fprintf(stderr,
+            "splatsweep local: %s uses the builtin trainer, but splat-train is neither "
+            "beside splatsweep nor on PATH (build the splat-train target)\n",
             a->pos[0]);
     free(yaml);
     return 1;
@@ -1252,8 +1175,7 @@ static int cmd_local(struct args *a) {
   sw_coord_t *c = NULL;
   int64_t sweep = 0;
   int rc = sw_coord_new(ctx, &o, &c, &err);
-  if (!rc)
-    rc = sw_coord_submit(c, yaml, a->pos[0], &sweep, &err);
+  if (!rc) rc = sw_coord_submit(c, yaml, a->pos[0], &sweep, &err);
   free(yaml);
   if (rc) {
     fprintf(stderr, "splatsweep local: %s\n", err.msg);
@@ -1266,8 +1188,7 @@ static int cmd_local(struct args *a) {
           "status --coordinator %s\n",
           sweep, n, ctl_ep);
   pid_t *pids = calloc((size_t)n, sizeof *pids);
-  for (int k = 0; k < n && pids; k++)
-    pids[k] = spawn_worker(self, work_ep, k + 1, work_root, a);
+  for (int k = 0; k < n && pids; k++) pids[k] = spawn_worker(self, work_ep, k + 1, work_root, a);
   int finished = 0;
   while (!rc && !stop_flag && pids) {
     rc = sw_coord_poll(c, 100, &err);
@@ -1290,8 +1211,7 @@ static int cmd_local(struct args *a) {
       }
     }
   }
-  if (pids)
-    stop_workers(pids, n);
+  if (pids) stop_workers(pids, n);
   free(pids);
   sw_coord_destroy(&c);
   zmq_ctx_term(ctx);
@@ -1312,8 +1232,7 @@ static int cmd_local(struct args *a) {
   sw_store_t *store = NULL;
   char *text = NULL;
   rc = sw_store_open(db, NULL, &store, &err);
-  if (!rc)
-    rc = sw_report_render_string(store, sweep, SW_REPORT_TEXT, &text, &err);
+  if (!rc) rc = sw_report_render_string(store, sweep, SW_REPORT_TEXT, &text, &err);
   sw_store_close(&store);
   if (rc) {
     fprintf(stderr, "splatsweep local: report: %s\n", err.msg);
@@ -1335,13 +1254,10 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
-  if (!strcmp(cmd, "check-result"))
-    return cmd_check_result(argc - 2, argv + 2);
+  if (!strcmp(cmd, "check-result")) return cmd_check_result(argc - 2, argv + 2);
   /* pareto, audit and the dashboard live in sw_analysis (sw_pareto.h, sw_audit.h, sw_http.h). */
-  if (!strcmp(cmd, "pareto"))
-    return sw_pareto_cli(argc - 1, argv + 1);
-  if (!strcmp(cmd, "audit"))
-    return sw_audit_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "pareto")) return sw_pareto_cli(argc - 1, argv + 1);
+  if (!strcmp(cmd, "audit")) return sw_audit_cli(argc - 1, argv + 1);
   sw_http_t *http = NULL;
   sw_artifact_t *store_srv = NULL;
   const char *artifact_url = NULL;

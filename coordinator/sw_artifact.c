@@ -36,7 +36,8 @@ void sw_artifact_dir(const char *db_path, char *buf, size_t cap) {
     snprintf(buf, cap, "artifacts");
 }
 
-int sw_artifact_key_load(const char *db_path, uint8_t key[SW_ARTIFACT_KEY_LEN], struct sw_err *err) {
+int sw_artifact_key_load(const char *db_path, uint8_t key[SW_ARTIFACT_KEY_LEN],
+                         struct sw_err *err) {
   char dir[4096], path[4200];
   sw_artifact_dir(db_path, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/upload.key", dir);
@@ -86,7 +87,8 @@ void sw_artifact_token(const uint8_t key[SW_ARTIFACT_KEY_LEN], uint64_t run_id, 
 int sw_artifact_expect(sw_store_t *store, int64_t run_id, uint32_t attempt,
                        const struct sw_msg_artifact *a, size_t n,
                        const struct sw_spec_artifacts *rules, struct sw_err *err) {
-  static const char *const SQL_ATTEMPT = "SELECT id FROM attempts WHERE run_id = ?1 AND attempt = ?2";
+  static const char *const SQL_ATTEMPT =
+      "SELECT id FROM attempts WHERE run_id = ?1 AND attempt = ?2";
   static const char *const SQL_INSERT =
       "INSERT OR IGNORE INTO artifacts (attempt_id, name, size, sha256, state, reason) VALUES "
       "(?1, ?2, ?3, ?4, ?5, ?6)";
@@ -100,7 +102,8 @@ int sw_artifact_expect(sw_store_t *store, int64_t run_id, uint32_t attempt,
   int64_t attempt_id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
   sqlite3_reset(st);
   if (step == SQLITE_DONE)
-    return sw_err_set(err, SW_ENOTFOUND, "artifacts: no attempt %u of run %" PRId64, attempt, run_id);
+    return sw_err_set(err, SW_ENOTFOUND, "artifacts: no attempt %u of run %" PRId64, attempt,
+                      run_id);
   if (step != SQLITE_ROW) return sw_store_fail(store, err, "artifacts: finding the attempt");
   if ((rc = sw_store_begin(store, err))) return rc;
   uint64_t max = (uint64_t)rules->max_file_mb << 20;
@@ -147,16 +150,16 @@ json_t *sw_artifact_list_json(sw_store_t *store, int64_t sweep_id, struct sw_err
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 5);
     const char *state = (const char *)sqlite3_column_text(st, 8);
-    json_t *o = json_pack("{s:I,s:i,s:s,s:i,s:s?,s:s,s:I,s:s,s:s}", "run",
-                          (json_int_t)sqlite3_column_int64(st, 0), "attempt",
-                          sqlite3_column_int(st, 1), "arm", (const char *)sqlite3_column_text(st, 2),
-                          "pair", sqlite3_column_int(st, 3), "worker",
-                          (const char *)sqlite3_column_text(st, 4), "name", name, "size",
-                          (json_int_t)sqlite3_column_int64(st, 6), "sha256",
-                          (const char *)sqlite3_column_text(st, 7), "state", state);
-    json_object_set_new(o, "reason", sqlite3_column_type(st, 9) == SQLITE_NULL
-                                         ? json_null()
-                                         : json_string((const char *)sqlite3_column_text(st, 9)));
+    json_t *o = json_pack(
+        "{s:I,s:i,s:s,s:i,s:s?,s:s,s:I,s:s,s:s}", "run", (json_int_t)sqlite3_column_int64(st, 0),
+        "attempt", sqlite3_column_int(st, 1), "arm", (const char *)sqlite3_column_text(st, 2),
+        "pair", sqlite3_column_int(st, 3), "worker", (const char *)sqlite3_column_text(st, 4),
+        "name", name, "size", (json_int_t)sqlite3_column_int64(st, 6), "sha256",
+        (const char *)sqlite3_column_text(st, 7), "state", state);
+    json_object_set_new(o, "reason",
+                        sqlite3_column_type(st, 9) == SQLITE_NULL
+                            ? json_null()
+                            : json_string((const char *)sqlite3_column_text(st, 9)));
     if (!strcmp(state, "stored")) {
       char url[300];
       snprintf(url, sizeof url, "/artifact/%lld/%d/%s", (long long)sqlite3_column_int64(st, 0),
@@ -292,7 +295,7 @@ out:
 struct sw_artifact {
   struct MHD_Daemon *daemon;
   char *db_path;
-  char *url;         /* what workers are told (sw_artifact_from_args) */
+  char *url; /* what workers are told (sw_artifact_from_args) */
   uint8_t key[SW_ARTIFACT_KEY_LEN];
   sw_store_t *store; /* the daemon thread's connection, opened on first use */
   int port;
@@ -325,9 +328,9 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, cons
   va_start(ap, fmt);
   if (text) vsnprintf(text, 1024, fmt, ap);
   va_end(ap);
-  struct MHD_Response *r = MHD_create_response_from_buffer(
-      text ? strlen(text) : 0, text ? text : (void *)"", text ? MHD_RESPMEM_MUST_FREE
-                                                               : MHD_RESPMEM_PERSISTENT);
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(text ? strlen(text) : 0, text ? text : (void *)"",
+                                      text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
   if (!r) {
     free(text);
     return MHD_NO;
@@ -442,7 +445,8 @@ static enum MHD_Result upload_begin(struct sw_artifact *s, struct MHD_Connection
     free(u);
     return answer(conn, MHD_HTTP_BAD_REQUEST, "expected PUT /upload/RUN/ATTEMPT/NAME\n");
   }
-  const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  const char *auth =
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
   char want[SW_MSG_TOKEN_LEN + 1];
   sw_artifact_token(s->key, (uint64_t)u->run, (uint32_t)u->attempt, want);
   if (!auth || strncmp(auth, "Bearer ", 7) || strlen(auth + 7) != SW_MSG_TOKEN_LEN ||
@@ -456,9 +460,10 @@ static enum MHD_Result upload_begin(struct sw_artifact *s, struct MHD_Connection
   unsigned status = find_row(s, u, state, sizeof state);
   if (status) {
     free(u);
-    return answer(conn, status, status == MHD_HTTP_NOT_FOUND
-                                    ? "no expected artifact there (is the result stored?)\n"
-                                    : "artifact store unavailable\n");
+    return answer(conn, status,
+                  status == MHD_HTTP_NOT_FOUND
+                      ? "no expected artifact there (is the result stored?)\n"
+                      : "artifact store unavailable\n");
   }
   if (!strcmp(state, "stored")) {
     free(u);
@@ -469,7 +474,8 @@ static enum MHD_Result upload_begin(struct sw_artifact *s, struct MHD_Connection
     free(u);
     return rc;
   }
-  const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char *cl =
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (!cl) {
     free(u);
     return answer(conn, MHD_HTTP_LENGTH_REQUIRED, "Content-Length required\n");
@@ -623,7 +629,8 @@ static void *retain_loop(void *arg) {
   return NULL;
 }
 
-int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out, struct sw_err *err) {
+int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out,
+                      struct sw_err *err) {
   *out = NULL;
   if (!opts || !opts->db_path) return sw_err_set(err, SW_EINVAL, "artifacts: no database path");
   if (opts->port < 0 || opts->port > 65535)
@@ -649,12 +656,12 @@ int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out, 
   }
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
-  s->daemon = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, (uint16_t)opts->port,
-      NULL, NULL, on_upload, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL,
-      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-      MHD_OPTION_END);
+  s->daemon =
+      MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
+                       (uint16_t)opts->port, NULL, NULL, on_upload, s, MHD_OPTION_EXTERNAL_LOGGER,
+                       on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT,
+                       (unsigned)64, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
   if (!s->daemon) {
     rc = sw_err_set(err, SW_ENET, "artifacts: cannot listen on %s:%d (%s)", bind, opts->port,
                     strerror(errno));
@@ -717,11 +724,13 @@ int sw_artifact_serve(struct MHD_Connection *conn, const char *db_path, const ch
   if (!strncmp(url, "/api/artifacts/", 15)) {
     char *end;
     long long id = strtoll(url + 15, &end, 10);
-    json_t *list = end != url + 15 && !*end && id > 0 ? sw_artifact_list_json(store, id, &err) : NULL;
+    json_t *list =
+        end != url + 15 && !*end && id > 0 ? sw_artifact_list_json(store, id, &err) : NULL;
     char *text = list ? json_dumps(list, JSON_INDENT(2)) : NULL;
     json_decref(list);
     if (!text) {
-      ret = answer(conn, end == url + 15 || *end ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
+      ret = answer(conn,
+                   end == url + 15 || *end ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
                    "%s\n", err.msg[0] ? err.msg : "expected /api/artifacts/SWEEP");
     } else {
       struct MHD_Response *r =
@@ -773,7 +782,7 @@ int sw_artifact_serve(struct MHD_Connection *conn, const char *db_path, const ch
     return MHD_NO;
   }
   const char *dot = strrchr(name, '.');
-  const char *type = !dot ? "application/octet-stream"
+  const char *type = !dot                    ? "application/octet-stream"
                      : !strcmp(dot, ".json") ? "application/json"
                      : !strcmp(dot, ".log")  ? "text/plain; charset=utf-8"
                      : !strcmp(dot, ".png")  ? "image/png"
@@ -817,7 +826,8 @@ int sw_artifact_from_args(int *argc, char **argv, const char *default_db, sw_art
     return 0;
   }
   if (url && strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
-    return sw_err_set(err, SW_EINVAL, "--artifacts-url %s: expected an http:// or https:// URL", url);
+    return sw_err_set(err, SW_EINVAL, "--artifacts-url %s: expected an http:// or https:// URL",
+                      url);
   if (url && strlen(url) > SW_MSG_URL_MAX)
     return sw_err_set(err, SW_EINVAL, "--artifacts-url: longer than %d bytes", SW_MSG_URL_MAX);
   char *end;

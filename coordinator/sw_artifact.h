@@ -1,11 +1,11 @@
 /* sw_artifact.h: the coordinator's artifact store (docs/protocol.md "Artifacts", docs/store.md,
  * docs/operations.md).
  *
- * What a run leaves besides its result (result.json, trainer.log, final.ply, the PNGs under renders/) is
- * uploaded by its worker over HTTP once the result is acknowledged, and kept in files beside the
- * database: DIR/artifacts/SWEEP/RUN-aATTEMPT/NAME, where DIR is the database's directory. The
- * `artifacts` table (schema v5) has one row per file the RunFinished named, with its size and
- * sha256; a file is stored only when its upload has exactly that size and hash.
+ * What a run leaves besides its result (result.json, trainer.log, final.ply, the PNGs under
+ * renders/) is uploaded by its worker over HTTP once the result is acknowledged, and kept in files
+ * beside the database: DIR/artifacts/SWEEP/RUN-aATTEMPT/NAME, where DIR is the database's
+ * directory. The `artifacts` table (schema v5) has one row per file the RunFinished named, with its
+ * size and sha256; a file is stored only when its upload has exactly that size and hash.
  *
  * Authentication: every run of an Assign carries an upload token, HMAC-SHA256 of "RUN:ATTEMPT"
  * under a 32-byte key kept in DIR/artifacts/upload.key (mode 0600, made on first start). The

@@ -117,8 +117,7 @@ static json_t *run_ref(const struct arec *a, const char *value) {
 }
 
 static json_t *check_new(const char *name, const char *status, const char *detail) {
-  return json_pack("{s:s,s:s,s:s,s:[]}", "check", name, "status", status, "detail", detail,
-                   "runs");
+  return json_pack("{s:s,s:s,s:s,s:[]}", "check", name, "status", status, "detail", detail, "runs");
 }
 
 static void short_hash(char *buf, size_t len, const char *v) {
@@ -145,8 +144,7 @@ static int in_group(const struct arec *a, const char *group, getter key) {
   return k && strcmp(k, group) == 0;
 }
 
-static struct spread spread_of(const struct series *s, getter get, const char *group,
-                               getter key) {
+static struct spread spread_of(const struct series *s, getter get, const char *group, getter key) {
   struct spread sp = {0, 0, 0, NULL};
   int best = 0;
   for (int i = 0; i < s->n; i++) {
@@ -188,8 +186,8 @@ static void odd_runs(const struct series *s, getter get, const char *group, gett
 
 /* One value across the whole series (trainer, shaders, scene). optional: a trainer that reports
  * the value on no run at all is information, not a problem (an exec trainer without shaders). */
-static json_t *check_same(const struct series *s, const char *name, const char *what,
-                          getter get, int optional) {
+static json_t *check_same(const struct series *s, const char *name, const char *what, getter get,
+                          int optional) {
   struct spread sp = spread_of(s, get, NULL, NULL);
   char d[400], h[32];
   if (sp.total == 0) {
@@ -203,8 +201,9 @@ static json_t *check_same(const struct series *s, const char *name, const char *
     return check_new(name, "pass", d);
   }
   short_hash(h, sizeof h, sp.mode);
-  snprintf(d, sizeof d, "%d distinct %s value(s) over %d attempt(s)%s; most common %s; %d ok "
-                        "run(s) without one",
+  snprintf(d, sizeof d,
+           "%d distinct %s value(s) over %d attempt(s)%s; most common %s; %d ok "
+           "run(s) without one",
            sp.distinct, what, sp.total, sp.distinct > 1 ? " (not identical)" : "", h, sp.missing);
   c = check_new(name, "fail", d);
   odd_runs(s, get, NULL, NULL, &sp, json_object_get(c, "runs"));
@@ -230,8 +229,7 @@ static json_t *check_per_group(const struct series *s, const char *name, const c
     if (sp.distinct > 1 || (sp.missing && !optional) || (sp.missing && sp.total)) {
       n_bad++;
       size_t used = strlen(bad);
-      snprintf(bad + used, sizeof bad - used, "%s%s (%d values)", used ? ", " : "", g,
-               sp.distinct);
+      snprintf(bad + used, sizeof bad - used, "%s%s (%d values)", used ? ", " : "", g, sp.distinct);
       odd_runs(s, get, g, key, &sp, runs);
     }
   }
@@ -241,8 +239,7 @@ static json_t *check_per_group(const struct series *s, const char *name, const c
     snprintf(d, sizeof d, "no run recorded a %s", what);
     status = "info";
   } else if (n_bad == 0) {
-    snprintf(d, sizeof d, "one %s per %s in all %d %s(s)", what, group_word, n_groups,
-             group_word);
+    snprintf(d, sizeof d, "one %s per %s in all %d %s(s)", what, group_word, n_groups, group_word);
     status = "pass";
   } else {
     snprintf(d, sizeof d, "%s not identical within %d of %d %s(s): %s", what, n_bad, n_groups,
@@ -270,15 +267,15 @@ static json_t *check_before_after(const struct series *s) {
     if (!first->trainer) continue;
     int seen = 0;
     for (int j = 0; j < i && !seen; j++)
-      seen = s->r[j].trainer && ((!first->worker && !s->r[j].worker) ||
-                                 (first->worker && s->r[j].worker &&
-                                  strcmp(first->worker, s->r[j].worker) == 0));
+      seen = s->r[j].trainer &&
+             ((!first->worker && !s->r[j].worker) ||
+              (first->worker && s->r[j].worker && strcmp(first->worker, s->r[j].worker) == 0));
     if (seen) continue;
     machines++;
     for (int j = i; j < s->n; j++)
-      if (s->r[j].trainer && ((!first->worker && !s->r[j].worker) ||
-                              (first->worker && s->r[j].worker &&
-                               strcmp(first->worker, s->r[j].worker) == 0)))
+      if (s->r[j].trainer &&
+          ((!first->worker && !s->r[j].worker) ||
+           (first->worker && s->r[j].worker && strcmp(first->worker, s->r[j].worker) == 0)))
         last = &s->r[j];
     if (strcmp(first->trainer, last->trainer) == 0) continue;
     changed++;
@@ -355,8 +352,9 @@ static json_t *check_contamination(const struct series *s) {
     json_array_append_new(runs, run_ref(&s->r[i], NULL));
   }
   char d[200];
-  snprintf(d, sizeof d, "%d contaminated and %d invalid attempt(s) (kept, labelled, re-run by "
-                        "the scheduler)",
+  snprintf(d, sizeof d,
+           "%d contaminated and %d invalid attempt(s) (kept, labelled, re-run by "
+           "the scheduler)",
            n_cont, n_inv);
   json_object_set_new(c, "detail", json_string(d));
   json_object_set_new(c, "count", json_integer(n_cont + n_inv));
@@ -426,8 +424,9 @@ static int reference_gate(sw_store_t *store, int64_t sweep_id, const char *want,
     return sw_err_set(err, SW_ENOTFOUND, "reference sweep %lld has no gate '%s' (gates: %s)",
                       (long long)sweep_id, want, names);
   if (!want && n != 1)
-    return sw_err_set(err, SW_EINVAL, "reference sweep %lld has %d gates (%s): name one with "
-                                      "--gate",
+    return sw_err_set(err, SW_EINVAL,
+                      "reference sweep %lld has %d gates (%s): name one with "
+                      "--gate",
                       (long long)sweep_id, n, names);
   if (!*name || !*metric) return sw_err_set(err, SW_ENOMEM, "audit: out of memory");
   return 0;
@@ -497,14 +496,16 @@ static json_t *check_reference_config(const struct series *s, const char *gname,
   char d[400], hg[16] = "?";
   if (gate_cfg) short_hash(hg, sizeof hg, gate_cfg);
   if (!gate_cfg || !known) {
-    snprintf(d, sizeof d, "configuration hash unknown for %s: cannot tell whether the same "
-                          "configuration was re-measured",
+    snprintf(d, sizeof d,
+             "configuration hash unknown for %s: cannot tell whether the same "
+             "configuration was re-measured",
              !gate_cfg ? "the gate's on arm" : "the re-measurement");
     return check_new("reference_config", "info", d);
   }
   if (gate_cfgs > 1 || differ) {
-    snprintf(d, sizeof d, "%d of %d re-measured runs ran another configuration than gate %s's "
-                          "on arm (%s%s): the means are not comparable",
+    snprintf(d, sizeof d,
+             "%d of %d re-measured runs ran another configuration than gate %s's "
+             "on arm (%s%s): the means are not comparable",
              differ, known, gname, hg, gate_cfgs > 1 ? ", itself not one configuration" : "");
     json_t *c = check_new("reference_config", "fail", d);
     for (int i = 0; i < s->n; i++)
@@ -516,9 +517,8 @@ static json_t *check_reference_config(const struct series *s, const char *gname,
   return check_new("reference_config", "pass", d);
 }
 
-static int check_reference(sw_store_t *store, const struct sw_audit_opts *o,
-                           const struct series *s, json_t *checks, json_t **ref_out,
-                           struct sw_err *err) {
+static int check_reference(sw_store_t *store, const struct sw_audit_opts *o, const struct series *s,
+                           json_t *checks, json_t **ref_out, struct sw_err *err) {
   double tol = o->tolerance > 0 ? o->tolerance : SW_AUDIT_DEFAULT_TOLERANCE;
   int64_t gate_id = 0;
   char *gname = NULL, *metric = NULL, *gate_trainer = NULL;
@@ -528,10 +528,12 @@ static int check_reference(sw_store_t *store, const struct sw_audit_opts *o,
   const char *label = NULL;
   for (int i = 0; !rc && i < s->n; i++) {
     if (!is_ok(&s->r[i]) || !s->r[i].arm) continue;
-    if (!label) label = s->r[i].arm;
+    if (!label)
+      label = s->r[i].arm;
     else if (strcmp(label, s->r[i].arm))
-      rc = sw_err_set(err, SW_EINVAL, "the re-measurement sweep %lld runs several "
-                                      "configurations (%s, %s, ...): a re-measurement runs one",
+      rc = sw_err_set(err, SW_EINVAL,
+                      "the re-measurement sweep %lld runs several "
+                      "configurations (%s, %s, ...): a re-measurement runs one",
                       (long long)o->sweep_id, label, s->r[i].arm);
   }
   double gate_mean = NAN;
@@ -564,8 +566,9 @@ static int check_reference(sw_store_t *store, const struct sw_audit_opts *o,
   else if (!isfinite(gate_mean))
     snprintf(d, sizeof d, "gate %s has no on-arm %s to compare with", gname, metric);
   else
-    snprintf(d, sizeof d, "re-measured mean %s %.6g (n=%d) vs gate %s on-arm mean %.6g: %+.3f%% "
-                          "(tolerance %.3f%%)%s",
+    snprintf(d, sizeof d,
+             "re-measured mean %s %.6g (n=%d) vs gate %s on-arm mean %.6g: %+.3f%% "
+             "(tolerance %.3f%%)%s",
              metric, mean, n, gname, gate_mean, 100 * rel, 100 * tol,
              pass ? "" : ": does not reproduce");
   char *gate_cfg = NULL;
@@ -585,13 +588,13 @@ static int check_reference(sw_store_t *store, const struct sw_audit_opts *o,
   snprintf(d, sizeof d, "trainer binary %s the gate's on-arm runs",
            same_bin ? "identical to" : "differs from (or is unknown for)");
   json_array_append_new(checks, check_new("reference_trainer", "info", d));
-  *ref_out = json_pack("{s:I,s:s,s:s,s:o,s:i,s:s,s:o,s:i,s:o,s:f,s:b,s:b}", "sweep_id",
-                       (json_int_t)o->reference_id, "gate", gname, "metric", metric, "gate_mean",
-                       isfinite(gate_mean) ? json_real(gate_mean) : json_null(), "gate_n", gate_n,
-                       "gate_mean_source", source, "mean",
-                       isfinite(mean) ? json_real(mean) : json_null(), "n", n, "relative_diff",
-                       isfinite(rel) ? json_real(rel) : json_null(), "tolerance", tol, "pass",
-                       pass, "same_trainer", same_bin);
+  *ref_out =
+      json_pack("{s:I,s:s,s:s,s:o,s:i,s:s,s:o,s:i,s:o,s:f,s:b,s:b}", "sweep_id",
+                (json_int_t)o->reference_id, "gate", gname, "metric", metric, "gate_mean",
+                isfinite(gate_mean) ? json_real(gate_mean) : json_null(), "gate_n", gate_n,
+                "gate_mean_source", source, "mean", isfinite(mean) ? json_real(mean) : json_null(),
+                "n", n, "relative_diff", isfinite(rel) ? json_real(rel) : json_null(), "tolerance",
+                tol, "pass", pass, "same_trainer", same_bin);
 out:
   free(gname);
   free(metric);
@@ -600,7 +603,8 @@ out:
   return rc;
 }
 
-/* ---- the audit --------------------------------------------------------------------------------- */
+/* ---- the audit ---------------------------------------------------------------------------------
+ */
 
 static int audit_sweep(sw_store_t *store, const struct sw_audit_opts *o, int64_t id,
                        const char *name, const char *kind, json_t *series_arr, json_t **ref,
@@ -625,16 +629,16 @@ static int audit_sweep(sw_store_t *store, const struct sw_audit_opts *o, int64_t
   json_array_append_new(checks, check_fleet(&s));
   json_array_append_new(checks, check_same(&s, "shaders", "shaders sha256", get_shaders, 1));
   json_array_append_new(checks, check_same(&s, "scene", "scene sha256", get_scene, 1));
-  json_array_append_new(checks, check_per_group(&s, "config", "config sha256", "arm", get_config,
-                                                get_arm, 0));
+  json_array_append_new(
+      checks, check_per_group(&s, "config", "config sha256", "arm", get_config, get_arm, 0));
   json_array_append_new(checks, check_windows(&s));
   json_array_append_new(checks, check_contamination(&s));
   json_array_append_new(checks, check_per_group(&s, "devices", "device and driver", "machine",
                                                 get_device, get_worker, 1));
   if (o->reference_id) rc = check_reference(store, o, &s, checks, ref, err);
-  json_t *one = json_pack("{s:I,s:s,s:s,s:i,s:i,s:i,s:o}", "sweep_id", (json_int_t)id, "name",
-                          name, "kind", kind, "runs", runs, "attempts", s.n, "ok", n_ok, "checks",
-                          checks);
+  json_t *one =
+      json_pack("{s:I,s:s,s:s,s:i,s:i,s:i,s:o}", "sweep_id", (json_int_t)id, "name", name, "kind",
+                kind, "runs", runs, "attempts", s.n, "ok", n_ok, "checks", checks);
   json_object_set_new(one, "problems", json_integer(count_failed(checks)));
   json_array_append_new(series_arr, one);
   series_free(&s);
@@ -662,10 +666,10 @@ json_t *sw_audit_json(sw_store_t *store, const struct sw_audit_opts *opts, int *
   json_t *list = json_array();
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    json_array_append_new(list, json_pack("{s:I,s:s,s:s}", "id",
-                                          (json_int_t)sqlite3_column_int64(st, 0), "name",
-                                          (const char *)sqlite3_column_text(st, 1), "kind",
-                                          (const char *)sqlite3_column_text(st, 2)));
+    json_array_append_new(list,
+                          json_pack("{s:I,s:s,s:s}", "id", (json_int_t)sqlite3_column_int64(st, 0),
+                                    "name", (const char *)sqlite3_column_text(st, 1), "kind",
+                                    (const char *)sqlite3_column_text(st, 2)));
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) {
     sw_store_fail(store, err, "reading sweeps");
@@ -695,7 +699,8 @@ json_t *sw_audit_json(sw_store_t *store, const struct sw_audit_opts *opts, int *
     return NULL;
   }
   int total = 0;
-  json_array_foreach(series, i, sw) total += (int)json_integer_value(json_object_get(sw, "problems"));
+  json_array_foreach(series, i, sw) total +=
+      (int)json_integer_value(json_object_get(sw, "problems"));
   if (json_array_size(series) == 0) total = 1; /* an empty store proves nothing */
   if (problems) *problems = total;
   return json_pack("{s:b,s:i,s:o,s:o}", "pass", total == 0, "problems", total, "series", series,
@@ -765,7 +770,8 @@ int sw_audit_render(sw_store_t *store, const struct sw_audit_opts *opts, int jso
   return rc;
 }
 
-/* ---- command line ------------------------------------------------------------------------------ */
+/* ---- command line ------------------------------------------------------------------------------
+ */
 
 static void audit_usage(FILE *f) {
   fprintf(f, "usage: splatsweep audit [SWEEP] [--db PATH] [--format text|json]\n"
@@ -804,8 +810,9 @@ int sw_audit_cli(int argc, char **argv) {
       char *end;
       o.tolerance = strtod(optarg, &end);
       if (end == optarg || *end || !(o.tolerance > 0 && o.tolerance < 1)) {
-        fprintf(stderr, "splatsweep audit: --tolerance %s: expected a fraction in (0, 1), "
-                        "e.g. 0.005\n",
+        fprintf(stderr,
+                "splatsweep audit: --tolerance %s: expected a fraction in (0, 1), "
+                "e.g. 0.005\n",
                 optarg);
         return 2;
       }

@@ -36,7 +36,8 @@ struct session {
   size_t rid_len;
   char worker_id[SW_MSG_ID_MAX + 1];
   char session_id[SW_MSG_ID_MAX + 1];
-  char key[SW_ZAP_USER_ID_MAX + 1]; /* the CURVE key's User-Id (allow-list file name); "" insecure */
+  char
+      key[SW_ZAP_USER_ID_MAX + 1]; /* the CURVE key's User-Id (allow-list file name); "" insecure */
   int64_t last_recv_ms, created_ms;
   int waiting;      /* sent Ready, no Assign yet */
   int64_t ready_us; /* when that Ready arrived (monotonic microseconds) */
@@ -70,7 +71,7 @@ struct sw_coord {
   void *ctx, *work, *control, *mon_work, *mon_control;
   sw_store_t *store;
   sw_sched_t *sched;
-  sw_zap_t *zap; /* CurveZMQ allow-list handler; NULL when insecure */
+  sw_zap_t *zap;          /* CurveZMQ allow-list handler; NULL when insecure */
   sw_hostlock_t *db_lock; /* flock on DB.lock for the coordinator's lifetime */
   sw_reader_t *reader;    /* reports, rendered off the loop (sw_reader.h) */
   int hb_ms, liveness;
@@ -90,7 +91,7 @@ struct sw_coord {
   sw_notify_t *notify;     /* webhook notifications (its own thread) */
   int artifacts;           /* an artifact store runs: Assigns carry its URL and tokens */
   uint8_t artifact_key[SW_ARTIFACT_KEY_LEN];
-  int64_t notify_event;    /* the last event looked at for notifications */
+  int64_t notify_event; /* the last event looked at for notifications */
 };
 
 static int64_t now_ms(void) { return sw_clock_mono_ms(); }
@@ -104,8 +105,7 @@ static int recv_frames(void *sock, zmq_msg_t *frames, int max, int flags) {
     zmq_msg_init(&f);
     if (zmq_msg_recv(&f, sock, flags) < 0) {
       zmq_msg_close(&f);
-      for (int i = 0; i < n; i++)
-        zmq_msg_close(&frames[i]);
+      for (int i = 0; i < n; i++) zmq_msg_close(&frames[i]);
       return -1;
     }
     more = zmq_msg_more(&f);
@@ -115,8 +115,7 @@ static int recv_frames(void *sock, zmq_msg_t *frames, int max, int flags) {
     } else {
       zmq_msg_close(&f);
       n = max + 1; /* too many frames: caller treats as malformed */
-      if (!more)
-        break;
+      if (!more) break;
       n = max; /* keep draining */
     }
   }
@@ -124,8 +123,7 @@ static int recv_frames(void *sock, zmq_msg_t *frames, int max, int flags) {
 }
 
 static void close_frames(zmq_msg_t *frames, int n) {
-  for (int i = 0; i < n; i++)
-    zmq_msg_close(&frames[i]);
+  for (int i = 0; i < n; i++) zmq_msg_close(&frames[i]);
 }
 
 /* ---- sessions ------------------------------------------------------------------------------ */
@@ -139,8 +137,7 @@ static struct session *find_rid(sw_coord_t *c, const void *rid, size_t len) {
 
 static struct session *find_worker(sw_coord_t *c, const char *worker_id) {
   for (size_t i = 0; i < c->n_sessions; i++)
-    if (!strcmp(c->sessions[i]->worker_id, worker_id))
-      return c->sessions[i];
+    if (!strcmp(c->sessions[i]->worker_id, worker_id)) return c->sessions[i];
   return NULL;
 }
 
@@ -157,14 +154,12 @@ static struct session *add_session(sw_coord_t *c, const void *rid, size_t len) {
   if (c->n_sessions == c->cap_sessions) {
     size_t nc = c->cap_sessions ? c->cap_sessions * 2 : 16;
     struct session **ns = realloc(c->sessions, nc * sizeof *ns);
-    if (!ns)
-      return NULL;
+    if (!ns) return NULL;
     c->sessions = ns;
     c->cap_sessions = nc;
   }
   struct session *s = calloc(1, sizeof *s);
-  if (!s)
-    return NULL;
+  if (!s) return NULL;
   memcpy(s->rid, rid, len);
   s->rid_len = len;
   c->sessions[c->n_sessions++] = s;
@@ -180,12 +175,11 @@ static int send_to(sw_coord_t *c, void *sock, const void *rid, size_t rid_len, s
   struct sw_err err = {0};
   if (sw_codec_encode(m, &buf, &len, &err)) {
     sw_log_error("cannot encode %s: %s", sw_msg_type_name(m->type), err.msg);
-    if (m->type == SW_MSG_ERROR)
-      return -1;
+    if (m->type == SW_MSG_ERROR) return -1;
     /* The peer waits for an answer: it gets an Error saying why instead of silence. */
     char text[SW_ERR_MSG_MAX + 64];
-    snprintf(text, sizeof text, "the %s reply could not be encoded: %s",
-             sw_msg_type_name(m->type), err.msg);
+    snprintf(text, sizeof text, "the %s reply could not be encoded: %s", sw_msg_type_name(m->type),
+             err.msg);
     struct sw_msg e;
     sw_msg_init(&e, SW_MSG_ERROR);
     e.u.error.code = err.code ? err.code : SW_EPROTO;
@@ -193,8 +187,7 @@ static int send_to(sw_coord_t *c, void *sock, const void *rid, size_t rid_len, s
     return send_to(c, sock, rid, rid_len, &e);
   }
   int rc = zmq_send(sock, rid, rid_len, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-  if (rc >= 0)
-    rc = zmq_send(sock, buf, len, ZMQ_DONTWAIT);
+  if (rc >= 0) rc = zmq_send(sock, buf, len, ZMQ_DONTWAIT);
   free(buf);
   if (rc < 0) {
     /* EHOSTUNREACH (ROUTER_MANDATORY): the peer is gone; liveness will clean up. */
@@ -236,13 +229,11 @@ static void contamination_from_json(const char *text, struct sw_msg_contaminatio
 static void record_latency(struct lat_ring *r, double us) {
   if (!r->us) {
     r->us = malloc(LAT_MAX * sizeof *r->us);
-    if (!r->us)
-      return;
+    if (!r->us) return;
   }
   r->us[r->pos] = us;
   r->pos = (r->pos + 1) % LAT_MAX;
-  if (r->n < LAT_MAX)
-    r->n++;
+  if (r->n < LAT_MAX) r->n++;
 }
 
 /* The sweep's artifact rules from its stored spec (the defaults when it has none). */
@@ -271,8 +262,7 @@ static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate
     sw_log_error("scheduling for %s: %s", s->worker_id, err.msg);
     return 0;
   }
-  if (rc == 0)
-    return 0;
+  if (rc == 0) return 0;
   struct sw_msg m;
   sw_msg_init(&m, SW_MSG_ASSIGN);
   struct sw_msg_assign *a = &m.u.assign;
@@ -311,8 +301,7 @@ static int try_assign(sw_coord_t *c, struct session *s, int64_t t, int immediate
   if (sent == 0) {
     double us = (double)(sw_clock_mono_ns() / 1000 - s->ready_us);
     record_latency(&c->lat_all, us);
-    if (immediate)
-      record_latency(&c->lat_now, us);
+    if (immediate) record_latency(&c->lat_now, us);
     s->waiting = 0;
     s->lease_id = lease.lease_id;
     s->epoch = lease.epoch;
@@ -337,15 +326,12 @@ static int cmp_ready(const void *a, const void *b) {
 static void assign_waiting(sw_coord_t *c, int64_t t) {
   size_t n = 0;
   struct session **w = malloc((c->n_sessions + 1) * sizeof *w);
-  if (!w)
-    return;
+  if (!w) return;
   for (size_t i = 0; i < c->n_sessions; i++)
-    if (c->sessions[i]->waiting)
-      w[n++] = c->sessions[i];
+    if (c->sessions[i]->waiting) w[n++] = c->sessions[i];
   qsort(w, n, sizeof *w, cmp_ready);
   /* A worker that gets nothing does not stop the loop: others may match other placement rules. */
-  for (size_t i = 0; i < n; i++)
-    try_assign(c, w[i], t, 0);
+  for (size_t i = 0; i < n; i++) try_assign(c, w[i], t, 0);
   free(w);
   c->need_assign = 0;
 }
@@ -360,8 +346,7 @@ static char *fingerprint_json(const struct sw_msg_hello *h) {
                 "cores", (json_int_t)f->cores, "mem_bytes", (json_int_t)f->mem_bytes, "gpu_name",
                 f->gpu_name, "gpu_driver", f->gpu_driver, "gpu_api", f->gpu_api, "gpu_kind",
                 sw_gpu_kind_name(f->gpu_kind), "trainer_sha256", h->trainer_sha256);
-  if (!o)
-    return NULL;
+  if (!o) return NULL;
   /* The host identity the gate counts machines by; an old worker that sends none is its own
    * machine under its hostname. */
   json_object_set_new(o, "machine_id", json_string(f->machine_id[0] ? f->machine_id : f->hostname));
@@ -434,8 +419,7 @@ static void on_hello(sw_coord_t *c, const void *rid, size_t len, struct session 
     }
     remove_session(c, other);
   }
-  if (!s && !(s = add_session(c, rid, len)))
-    return;
+  if (!s && !(s = add_session(c, rid, len))) return;
   snprintf(s->key, sizeof s->key, "%s", key);
   char *fp = fingerprint_json(h), *lb = labels_json(h);
   struct sw_err err = {0};
@@ -467,8 +451,7 @@ static void on_hello(sw_coord_t *c, const void *rid, size_t len, struct session 
 
 static struct sw_window_sample *conv_samples(const struct sw_msg_sample *in, size_t n) {
   struct sw_window_sample *out = calloc(n ? n : 1, sizeof *out);
-  if (!out)
-    return NULL;
+  if (!out) return NULL;
   for (size_t i = 0; i < n; i++) {
     out[i].t_ms = in[i].t_ms;
     out[i].load1 = in[i].load1;
@@ -576,7 +559,8 @@ static void run_place(sw_coord_t *c, struct session *s) {
     snprintf(s->run_arm, sizeof s->run_arm, "%s", (const char *)sqlite3_column_text(st, 1));
     json_t *cfg = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
     json_t *it = json_object_get(cfg, "iterations");
-    if (json_is_integer(it) && json_integer_value(it) > 0) s->run_iterations = json_integer_value(it);
+    if (json_is_integer(it) && json_integer_value(it) > 0)
+      s->run_iterations = json_integer_value(it);
     json_decref(cfg);
   }
   sqlite3_reset(st);
@@ -628,14 +612,11 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
     s->iter = m->u.progress.iter;
     s->train_s = m->u.progress.train_s;
     break;
-  case SW_MSG_RUN_FINISHED:
-    on_run_finished(c, s, m, t);
-    break;
+  case SW_MSG_RUN_FINISHED: on_run_finished(c, s, m, t); break;
   case SW_MSG_LEASE_DONE:
-    if (sw_sched_lease_done(c->sched, (int64_t)m->u.lease_done.lease_id,
-                            m->u.lease_done.epoch, s->worker_id, t, &err) == 0) {
-      if (s->lease_id == (int64_t)m->u.lease_done.lease_id)
-        s->lease_id = 0;
+    if (sw_sched_lease_done(c->sched, (int64_t)m->u.lease_done.lease_id, m->u.lease_done.epoch,
+                            s->worker_id, t, &err) == 0) {
+      if (s->lease_id == (int64_t)m->u.lease_done.lease_id) s->lease_id = 0;
     } else {
       sw_log_debug("LeaseDone from %s: %s", s->worker_id, err.msg);
     }
@@ -663,8 +644,7 @@ int sw_coord_submit(sw_coord_t *c, const char *yaml, const char *file_name, int6
                     struct sw_err *err) {
   struct sw_spec *spec = NULL;
   int rc = sw_spec_load_string(yaml, file_name && *file_name ? file_name : "spec", &spec, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   json_t *j = sw_spec_to_json(spec);
   if (!j) {
     sw_spec_destroy(&spec);
@@ -672,8 +652,7 @@ int sw_coord_submit(sw_coord_t *c, const char *yaml, const char *file_name, int6
   }
   rc = sw_sched_submit(c->sched, j, yaml, NULL, now_ms(), sweep_id, err);
   json_decref(j);
-  if (!rc)
-    sw_log_info("sweep %" PRId64 " submitted: %s", *sweep_id, spec->name);
+  if (!rc) sw_log_info("sweep %" PRId64 " submitted: %s", *sweep_id, spec->name);
   sw_spec_destroy(&spec);
   c->need_assign = 1;
   return rc;
@@ -689,8 +668,7 @@ static char *status_text(json_t *st) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  if (!f)
-    return NULL;
+  if (!f) return NULL;
   size_t i;
   json_t *sw;
   json_t *sto = json_object_get(st, "store");
@@ -698,8 +676,7 @@ static char *status_text(json_t *st) {
     time_t since = (time_t)(json_integer_value(json_object_get(sto, "failing_since_ms")) / 1000);
     struct tm tm;
     char when[32] = "?";
-    if (localtime_r(&since, &tm))
-      strftime(when, sizeof when, "%H:%M:%S", &tm);
+    if (localtime_r(&since, &tm)) strftime(when, sizeof when, "%H:%M:%S", &tm);
     fprintf(f,
             "store: FAILING since %s (%" JSON_INTEGER_FORMAT " failures, %" JSON_INTEGER_FORMAT
             " results not stored yet, kept by their workers); last: %s\n",
@@ -795,8 +772,7 @@ static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw
     json_t *st = sw_coord_status_json(c, (int64_t)m->u.status_req.sweep_id,
                                       off > INT32_MAX ? INT32_MAX : (int64_t)off,
                                       lim > INT32_MAX ? INT32_MAX : (int)lim, &err);
-    if (!st)
-      goto error;
+    if (!st) goto error;
     if (m->u.status_req.format == SW_FMT_JSON)
       owned = json_dumps(st, JSON_COMPACT);
     else
@@ -824,11 +800,9 @@ static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw
       struct session *s = wid ? find_worker(c, wid) : NULL;
       if (!s) {
         for (size_t k = 0; k < c->n_sessions; k++)
-          if (c->sessions[k]->lease_id == leases[i])
-            s = c->sessions[k];
+          if (c->sessions[k]->lease_id == leases[i]) s = c->sessions[k];
       }
-      if (s)
-        send_cancel(c, s, leases[i], "sweep cancelled");
+      if (s) send_cancel(c, s, leases[i], "sweep cancelled");
     }
     sw_msg_init(&r, SW_MSG_CANCEL_REP);
     r.u.cancel_rep.sweep_id = m->u.cancel_req.sweep_id;
@@ -875,8 +849,7 @@ static void recv_endpoint(sw_coord_t *c, void *sock, struct endpoint_stats *st, 
   for (int budget = 0; budget < 1000; budget++) {
     zmq_msg_t f[3];
     int n = recv_frames(sock, f, 2, ZMQ_DONTWAIT);
-    if (n < 0)
-      return;
+    if (n < 0) return;
     st->frames++;
     int64_t t = now_ms();
     if (n != 2) {
@@ -906,8 +879,7 @@ static void recv_endpoint(sw_coord_t *c, void *sock, struct endpoint_stats *st, 
     /* The ZAP handler's User-Id (the key's allow-list name; on control with its role prefix)
      * rides on every message of a CURVE connection; insecure connections have none. */
     const char *key = zmq_msg_gets(&f[1], "User-Id");
-    if (!key)
-      key = zmq_msg_gets(&f[0], "User-Id");
+    if (!key) key = zmq_msg_gets(&f[0], "User-Id");
     if (is_work)
       handle_work(c, zmq_msg_data(&f[0]), zmq_msg_size(&f[0]), &m, key ? key : "", t);
     else
@@ -921,8 +893,7 @@ static void recv_monitor(void *mon, struct endpoint_stats *st) {
   for (;;) {
     zmq_msg_t f[3];
     int n = recv_frames(mon, f, 2, ZMQ_DONTWAIT);
-    if (n < 0)
-      return;
+    if (n < 0) return;
     if (n >= 1 && zmq_msg_size(&f[0]) >= 2) {
       uint16_t ev;
       memcpy(&ev, zmq_msg_data(&f[0]), 2);
@@ -939,8 +910,7 @@ static void recv_monitor(void *mon, struct endpoint_stats *st) {
 
 /* The status snapshot for opts->on_status (the dashboard), made on this thread. */
 static void publish_status(sw_coord_t *c) {
-  if (!c->o->on_status)
-    return;
+  if (!c->o->on_status) return;
   struct sw_err err = {0};
   json_t *st = sw_coord_status_json(c, 0, 0, SW_SCHED_STATUS_WORKERS_MAX, &err);
   if (!st) {
@@ -950,8 +920,7 @@ static void publish_status(sw_coord_t *c) {
   json_object_set_new(st, "t_ms", json_integer(now_ms()));
   char *text = json_dumps(st, JSON_COMPACT);
   json_decref(st);
-  if (text)
-    c->o->on_status(c->o->on_status_arg, text);
+  if (text) c->o->on_status(c->o->on_status_arg, text);
   free(text);
 }
 
@@ -978,10 +947,8 @@ static void tick(sw_coord_t *c, int64_t t) {
   }
   int expired = 0;
   struct sw_err err = {0};
-  if (sw_sched_tick(c->sched, t, &expired, &err))
-    sw_log_error("lease expiry: %s", err.msg);
-  if (expired)
-    sw_log_warn("%d lease(s) expired: their pairs are re-queued", expired);
+  if (sw_sched_tick(c->sched, t, &expired, &err)) sw_log_error("lease expiry: %s", err.msg);
+  if (expired) sw_log_warn("%d lease(s) expired: their pairs are re-queued", expired);
   c->need_assign = 1;
   publish_status(c);
 }
@@ -994,22 +961,15 @@ int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
                              {sw_reader_socket(c->reader), 0, ZMQ_POLLIN, 0}};
   int64_t t = now_ms();
   int64_t until_tick = c->last_tick_ms + c->hb_ms - t;
-  if (until_tick < timeout_ms)
-    timeout_ms = until_tick > 0 ? (int)until_tick : 0;
+  if (until_tick < timeout_ms) timeout_ms = until_tick > 0 ? (int)until_tick : 0;
   int n = zmq_poll(items, 5, timeout_ms);
-  if (n < 0 && errno != EINTR)
-    return sw_err_set(err, SW_ENET, "zmq_poll: %s", zmq_strerror(errno));
+  if (n < 0 && errno != EINTR) return sw_err_set(err, SW_ENET, "zmq_poll: %s", zmq_strerror(errno));
   if (n > 0) {
-    if (items[0].revents & ZMQ_POLLIN)
-      recv_endpoint(c, c->work, &c->st_work, 1);
-    if (items[1].revents & ZMQ_POLLIN)
-      recv_endpoint(c, c->control, &c->st_control, 0);
-    if (items[2].revents & ZMQ_POLLIN)
-      recv_monitor(c->mon_work, &c->st_work);
-    if (items[3].revents & ZMQ_POLLIN)
-      recv_monitor(c->mon_control, &c->st_control);
-    if (items[4].revents & ZMQ_POLLIN)
-      recv_reader(c);
+    if (items[0].revents & ZMQ_POLLIN) recv_endpoint(c, c->work, &c->st_work, 1);
+    if (items[1].revents & ZMQ_POLLIN) recv_endpoint(c, c->control, &c->st_control, 0);
+    if (items[2].revents & ZMQ_POLLIN) recv_monitor(c->mon_work, &c->st_work);
+    if (items[3].revents & ZMQ_POLLIN) recv_monitor(c->mon_control, &c->st_control);
+    if (items[4].revents & ZMQ_POLLIN) recv_reader(c);
   }
   t = now_ms();
   if (t - c->last_tick_ms >= c->hb_ms) {
@@ -1021,15 +981,13 @@ int sw_coord_poll(sw_coord_t *c, int timeout_ms, struct sw_err *err) {
     if (sw_notify_scan(c->notify, c->store, &c->notify_event, c->o->dashboard_url, &nerr))
       sw_log_warn("notifications: %s", nerr.msg);
   }
-  if (c->need_assign)
-    assign_waiting(c, t);
+  if (c->need_assign) assign_waiting(c, t);
   return 0;
 }
 
 int sw_coord_run(sw_coord_t *c, struct sw_err *err) {
   int rc = 0;
-  while (!rc && !(c->o->stop && *c->o->stop))
-    rc = sw_coord_poll(c, 200, err);
+  while (!rc && !(c->o->stop && *c->o->stop)) rc = sw_coord_poll(c, 200, err);
   return rc;
 }
 
@@ -1053,11 +1011,9 @@ static long rss_kb(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
   long kb = -1;
-  if (!f)
-    return -1;
+  if (!f) return -1;
   while (fgets(line, sizeof line, f))
-    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-      break;
+    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
   fclose(f);
   return kb;
 #endif
@@ -1067,11 +1023,9 @@ static long rss_kb(void) {
 static json_t *lat_json(const struct lat_ring *r) {
   json_t *o = json_object();
   json_object_set_new(o, "n", json_integer((json_int_t)r->n));
-  if (!r->n)
-    return o;
+  if (!r->n) return o;
   double *v = malloc(r->n * sizeof *v);
-  if (!v)
-    return o;
+  if (!v) return o;
   memcpy(v, r->us, r->n * sizeof *v);
   qsort(v, r->n, sizeof *v, cmp_double);
   json_object_set_new(o, "p50_ms", json_real(v[(r->n - 1) / 2] / 1000.0));
@@ -1091,15 +1045,13 @@ static json_t *stats_json(const struct endpoint_stats *s) {
 json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_offset,
                              int workers_limit, struct sw_err *err) {
   json_t *st = sw_sched_status_json(c->sched, sweep_id, workers_offset, workers_limit, err);
-  if (!st && err && err->code != SW_EDB)
-    return NULL;
+  if (!st && err && err->code != SW_EDB) return NULL;
   if (!st) {
     /* The store cannot be read (locked, failing disk): the live part still answers, with the
      * reason, so that `status` shows the outage instead of failing with it. */
-    st = json_pack("{s:[],s:[],s:{s:i,s:i,s:i},s:s}", "sweeps", "workers", "workers_page",
-                   "offset", 0, "limit", 0, "total", 0, "sweeps_unavailable", err->msg);
-    if (!st)
-      return NULL;
+    st = json_pack("{s:[],s:[],s:{s:i,s:i,s:i},s:s}", "sweeps", "workers", "workers_page", "offset",
+                   0, "limit", 0, "total", 0, "sweeps_unavailable", err->msg);
+    if (!st) return NULL;
     memset(err, 0, sizeof *err);
   }
   int64_t t = now_ms();
@@ -1132,8 +1084,9 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
       (json_int_t)c->assigns, "results", (json_int_t)c->results, "acks", (json_int_t)c->acks,
       "stale", (json_int_t)c->stale, "zap_denied", (json_int_t)sw_zap_denied(c->zap), "zap_allowed",
       (json_int_t)sw_zap_allowed(c->zap), "refused_identity", (json_int_t)c->refused_identity,
-      "dropped_identity", (json_int_t)c->dropped_identity, "rss_kb", (json_int_t)rss_kb(), "heartbeat_ms", c->hb_ms,
-      "liveness", c->liveness, "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
+      "dropped_identity", (json_int_t)c->dropped_identity, "rss_kb", (json_int_t)rss_kb(),
+      "heartbeat_ms", c->hb_ms, "liveness", c->liveness, "lease_ttl_ms",
+      (json_int_t)c->lease_ttl_ms);
   struct sw_notify_counts nc;
   sw_notify_get_counts(c->notify, &nc);
   json_object_set_new(co, "webhooks",
@@ -1143,13 +1096,13 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
   json_object_set_new(st, "coordinator", co);
   struct sw_store_health h;
   sw_store_health(c->store, &h);
-  json_object_set_new(
-      st, "store",
-      json_pack("{s:b,s:I,s:I,s:I,s:I,s:s,s:I}", "failing", h.failing, "failures",
-                (json_int_t)h.failures, "failing_since_ms", (json_int_t)h.failing_since_ms,
-                "last_fail_ms", (json_int_t)h.last_fail_ms, "last_ok_ms", (json_int_t)h.last_ok_ms,
-                "last_error", h.last_error, "results_not_stored",
-                (json_int_t)c->runs_failed_store));
+  json_object_set_new(st, "store",
+                      json_pack("{s:b,s:I,s:I,s:I,s:I,s:s,s:I}", "failing", h.failing, "failures",
+                                (json_int_t)h.failures, "failing_since_ms",
+                                (json_int_t)h.failing_since_ms, "last_fail_ms",
+                                (json_int_t)h.last_fail_ms, "last_ok_ms", (json_int_t)h.last_ok_ms,
+                                "last_error", h.last_error, "results_not_stored",
+                                (json_int_t)c->runs_failed_store));
   return st;
 }
 
@@ -1234,7 +1187,8 @@ static int check_db(sw_store_t *store, const char *db, struct sw_err *err) {
   if (!ok)
     return sw_err_set(err, SW_EDB,
                       "%s is damaged (PRAGMA quick_check: %s): restore it from a backup, or "
-                      "recover it with `sqlite3 %s .recover`", db, what, db);
+                      "recover it with `sqlite3 %s .recover`",
+                      db, what, db);
   return 0;
 }
 
@@ -1242,8 +1196,7 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
                  struct sw_err *err) {
   *out = NULL;
   sw_coord_t *c = calloc(1, sizeof *c);
-  if (!c)
-    return sw_err_set(err, SW_ENOMEM, "coordinator: out of memory");
+  if (!c) return sw_err_set(err, SW_ENOMEM, "coordinator: out of memory");
   c->o = o;
   c->ctx = zmq_ctx;
   c->hb_ms = o->heartbeat_ms > 0 ? o->heartbeat_ms : 1000;
@@ -1261,15 +1214,12 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     }
     char p[4200];
     snprintf(p, sizeof p, "%s/secret.key", o->keys_dir);
-    if ((rc = sw_curve_read_key(p, c->secret_key, err)))
-      goto fail;
+    if ((rc = sw_curve_read_key(p, c->secret_key, err))) goto fail;
     snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
-    if ((rc = sw_curve_read_key(p, c->public_key, err)))
-      goto fail;
+    if ((rc = sw_curve_read_key(p, c->public_key, err))) goto fail;
     /* The handler is bound before either socket binds: libzmq admits every CURVE client
      * while no ZAP handler runs. */
-    if ((rc = sw_zap_start(zmq_ctx, o->keys_dir, &c->zap, err)))
-      goto fail;
+    if ((rc = sw_zap_start(zmq_ctx, o->keys_dir, &c->zap, err))) goto fail;
   }
   const char *db = o->db_path ? o->db_path : SW_COORD_DEFAULT_DB;
   {
@@ -1282,8 +1232,7 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
       *slash = '\0';
       struct stat st;
       if (!o->db_path) {
-        if ((rc = sw_fs_mkdir_p(dir, err)))
-          goto fail;
+        if ((rc = sw_fs_mkdir_p(dir, err))) goto fail;
       } else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         rc = sw_err_set(err, SW_EINVAL, "--db %s: the folder %s %s (create it first)", db, dir,
                         stat(dir, &st) != 0 ? "does not exist" : "is not a folder");
@@ -1291,8 +1240,7 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
       }
     }
   }
-  if ((rc = lock_db(c, db, err)))
-    goto fail;
+  if ((rc = lock_db(c, db, err))) goto fail;
   {
     /* Short busy waits: the loop must keep answering heartbeats while another process holds the
      * database's lock; a write that meets the lock fails now and is retried (a result by its
@@ -1300,24 +1248,18 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     struct sw_store_opts so;
     sw_store_opts_default(&so);
     so.busy_timeout_ms = SW_COORD_BUSY_MS;
-    if ((rc = sw_store_open(db, &so, &c->store, err)))
-      goto fail;
+    if ((rc = sw_store_open(db, &so, &c->store, err))) goto fail;
   }
-  if ((rc = check_db(c->store, db, err)))
-    goto fail;
-  if ((rc = sw_reader_start(zmq_ctx, db, &c->reader, err)))
-    goto fail;
+  if ((rc = check_db(c->store, db, err))) goto fail;
+  if ((rc = sw_reader_start(zmq_ctx, db, &c->reader, err))) goto fail;
   struct sw_sched_opts so;
   sw_sched_opts_default(&so);
   so.lease_ttl_ms = c->lease_ttl_ms;
-  if (o->max_attempts > 0)
-    so.max_attempts = o->max_attempts;
-  if ((rc = sw_sched_new(c->store, &so, now_ms(), &c->sched, err)))
-    goto fail;
+  if (o->max_attempts > 0) so.max_attempts = o->max_attempts;
+  if ((rc = sw_sched_new(c->store, &so, now_ms(), &c->sched, err))) goto fail;
   /* Notifications start from the events after this start: what happened before is history. */
   if (o->artifact_url) {
-    if ((rc = sw_artifact_key_load(db, c->artifact_key, err)))
-      goto fail;
+    if ((rc = sw_artifact_key_load(db, c->artifact_key, err))) goto fail;
     c->artifacts = 1;
   }
   if ((rc = sw_notify_last_event(c->store, &c->notify_event, err)) ||
@@ -1347,8 +1289,7 @@ fail:
 }
 
 void sw_coord_destroy(sw_coord_t **self_p) {
-  if (!self_p || !*self_p)
-    return;
+  if (!self_p || !*self_p) return;
   sw_coord_t *c = *self_p;
   sw_reader_stop(&c->reader);
   sw_notify_stop(&c->notify);
@@ -1360,16 +1301,13 @@ void sw_coord_destroy(sw_coord_t **self_p) {
     zmq_socket_monitor(c->control, NULL, 0);
     zmq_close(c->control);
   }
-  if (c->mon_work)
-    zmq_close(c->mon_work);
-  if (c->mon_control)
-    zmq_close(c->mon_control);
+  if (c->mon_work) zmq_close(c->mon_work);
+  if (c->mon_control) zmq_close(c->mon_control);
   sw_zap_stop(&c->zap);
   sw_sched_destroy(&c->sched);
   sw_store_close(&c->store);
   sw_hostlock_close(&c->db_lock); /* releases the flock */
-  for (size_t i = 0; i < c->n_sessions; i++)
-    free(c->sessions[i]);
+  for (size_t i = 0; i < c->n_sessions; i++) free(c->sessions[i]);
   free(c->sessions);
   free(c->lat_all.us);
   free(c->lat_now.us);

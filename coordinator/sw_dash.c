@@ -57,9 +57,9 @@ static int sweep_runs(sw_store_t *s, json_t *sw, int64_t id, struct sw_err *err)
           left = sqlite3_column_int64(st, 2);
   double mean_ms = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
   sqlite3_reset(st);
-  json_object_set_new(sw, "runs", json_pack("{s:I,s:I,s:I,s:i}", "total", (json_int_t)total,
-                                            "done", (json_int_t)done, "left", (json_int_t)left,
-                                            "running", 0));
+  json_object_set_new(sw, "runs",
+                      json_pack("{s:I,s:I,s:I,s:i}", "total", (json_int_t)total, "done",
+                                (json_int_t)done, "left", (json_int_t)left, "running", 0));
   json_object_set_new(sw, "progress", json_real(total ? (double)done / (double)total : 0));
   json_object_set_new(sw, "mean_run_s", isnan(mean_ms) ? json_null() : json_real(mean_ms / 1000));
   return 0;
@@ -86,8 +86,8 @@ static int sweep_gates(sw_store_t *s, json_t *sw, int64_t id, struct sw_err *err
     json_object_set_new(g, "status", json_string(col_text(st, 1)));
     json_object_set_new(g, "final", json_boolean(sqlite3_column_type(st, 2) != SQLITE_NULL));
     const json_t *verdict = json_object_get(v, "verdict");
-    json_object_set_new(g, "verdict", json_is_string(verdict) ? json_incref((json_t *)verdict)
-                                                              : json_null());
+    json_object_set_new(g, "verdict",
+                        json_is_string(verdict) ? json_incref((json_t *)verdict) : json_null());
     json_object_set_new(g, "delta", json_incref(json_object_get(v, "delta")));
     json_object_set_new(g, "threshold", json_incref(json_object_get(v, "threshold")));
     json_object_set_new(
@@ -162,13 +162,11 @@ static int last_window(sw_store_t *s, json_t *w, const char *worker, struct sw_e
   sqlite3_bind_text(st, 1, worker, -1, SQLITE_TRANSIENT);
   rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
-    json_t *lw = json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "status", col_text(st, 1),
-                           "flag_reason", sqlite3_column_type(st, 2) == SQLITE_NULL
-                                              ? json_null()
-                                              : json_string(col_text(st, 2)),
-                           "finished_ms", col_num(st, 3), "cpu_other_max", col_num(st, 4),
-                           "cpu_other_mean", col_num(st, 5), "load1_pre_max", col_num(st, 6),
-                           "gpu_util_max", col_num(st, 7));
+    json_t *lw = json_pack(
+        "{s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "status", col_text(st, 1), "flag_reason",
+        sqlite3_column_type(st, 2) == SQLITE_NULL ? json_null() : json_string(col_text(st, 2)),
+        "finished_ms", col_num(st, 3), "cpu_other_max", col_num(st, 4), "cpu_other_mean",
+        col_num(st, 5), "load1_pre_max", col_num(st, 6), "gpu_util_max", col_num(st, 7));
     json_object_set_new(w, "last_window", lw);
   } else {
     json_object_set_new(w, "last_window", json_null());

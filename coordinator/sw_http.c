@@ -124,16 +124,15 @@ static json_t *status_json(sw_store_t *s, struct sw_err *err) {
   int rc;
   if (sw_store_stmt(s, SQL_SWEEPS, &st, err)) goto fail;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:i,s:I}", "id",
-                          (json_int_t)sqlite3_column_int64(st, 0), "name",
-                          (const char *)sqlite3_column_text(st, 1), "kind",
-                          (const char *)sqlite3_column_text(st, 2), "status",
-                          (const char *)sqlite3_column_text(st, 3), "priority",
-                          sqlite3_column_int(st, 4), "created_ms",
-                          (json_int_t)sqlite3_column_int64(st, 5));
-    json_object_set_new(o, "finished_ms", sqlite3_column_type(st, 6) == SQLITE_NULL
-                                              ? json_null()
-                                              : json_integer(sqlite3_column_int64(st, 6)));
+    json_t *o = json_pack(
+        "{s:I,s:s,s:s,s:s,s:i,s:I}", "id", (json_int_t)sqlite3_column_int64(st, 0), "name",
+        (const char *)sqlite3_column_text(st, 1), "kind", (const char *)sqlite3_column_text(st, 2),
+        "status", (const char *)sqlite3_column_text(st, 3), "priority", sqlite3_column_int(st, 4),
+        "created_ms", (json_int_t)sqlite3_column_int64(st, 5));
+    json_object_set_new(o, "finished_ms",
+                        sqlite3_column_type(st, 6) == SQLITE_NULL
+                            ? json_null()
+                            : json_integer(sqlite3_column_int64(st, 6)));
     json_array_append_new(sweeps, o);
   }
   sqlite3_reset(st);
@@ -167,10 +166,10 @@ static json_t *status_json(sw_store_t *s, struct sw_err *err) {
     if (sw_store_stmt(s, SQL_GATES, &st2, err)) goto fail;
     sqlite3_bind_int64(st2, 1, id);
     while ((rc = sqlite3_step(st2)) == SQLITE_ROW)
-      json_array_append_new(
-          gates, json_pack("{s:s,s:s,s:s?}", "name", (const char *)sqlite3_column_text(st2, 0),
-                           "status", (const char *)sqlite3_column_text(st2, 1), "verdict",
-                           (const char *)sqlite3_column_text(st2, 2)));
+      json_array_append_new(gates, json_pack("{s:s,s:s,s:s?}", "name",
+                                             (const char *)sqlite3_column_text(st2, 0), "status",
+                                             (const char *)sqlite3_column_text(st2, 1), "verdict",
+                                             (const char *)sqlite3_column_text(st2, 2)));
     sqlite3_reset(st2);
     if (rc != SQLITE_DONE) {
       sw_store_fail(s, err, "reading gates");
@@ -179,13 +178,14 @@ static json_t *status_json(sw_store_t *s, struct sw_err *err) {
   }
   if (sw_store_stmt(s, SQL_WORKERS, &st, err)) goto fail;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    json_t *w = json_pack("{s:s,s:s,s:I,s:i}", "id", (const char *)sqlite3_column_text(st, 0),
-                          "state", (const char *)sqlite3_column_text(st, 1), "last_seen_ms",
-                          (json_int_t)sqlite3_column_int64(st, 2), "pairs_done",
-                          sqlite3_column_int(st, 4));
-    json_object_set_new(w, "lease", sqlite3_column_type(st, 3) == SQLITE_NULL
-                                        ? json_null()
-                                        : json_integer(sqlite3_column_int64(st, 3)));
+    json_t *w =
+        json_pack("{s:s,s:s,s:I,s:i}", "id", (const char *)sqlite3_column_text(st, 0), "state",
+                  (const char *)sqlite3_column_text(st, 1), "last_seen_ms",
+                  (json_int_t)sqlite3_column_int64(st, 2), "pairs_done", sqlite3_column_int(st, 4));
+    json_object_set_new(w, "lease",
+                        sqlite3_column_type(st, 3) == SQLITE_NULL
+                            ? json_null()
+                            : json_integer(sqlite3_column_int64(st, 3)));
     json_array_append_new(workers, w);
   }
   sqlite3_reset(st);
@@ -299,8 +299,7 @@ static void route(struct sw_http *h, const char *url, struct reply *r) {
 
 /* Constant-time comparison of a presented token with ours (NULL: no token presented). */
 static int token_equal(const struct sw_http *h, const char *t) {
-  return t && strlen(t) == SW_HTTP_TOKEN_LEN &&
-         sodium_memcmp(t, h->token, SW_HTTP_TOKEN_LEN) == 0;
+  return t && strlen(t) == SW_HTTP_TOKEN_LEN && sodium_memcmp(t, h->token, SW_HTTP_TOKEN_LEN) == 0;
 }
 
 /* Whether the request may be served: always on loopback; otherwise with the token as the
@@ -313,7 +312,8 @@ static int token_ok(struct sw_http *h, struct MHD_Connection *conn, int *set_coo
     *set_cookie = 1;
     return 1;
   }
-  const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  const char *auth =
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
   if (auth && strncmp(auth, "Bearer ", 7) == 0 && token_equal(h, auth + 7)) return 1;
   return token_equal(h, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "sw_token"));
 }
@@ -351,8 +351,10 @@ static int load_token(struct sw_http *h, struct sw_err *err) {
     rc = sw_fs_read_all(path, &text, &len, err);
     while (!rc && len && (text[len - 1] == '\n' || text[len - 1] == '\r')) text[--len] = '\0';
     if (!rc && (len != SW_HTTP_TOKEN_LEN || strspn(text, "0123456789abcdef") != len))
-      rc = sw_err_set(err, SW_EINVAL, "%s:1:1: expected %d lower-case hex digits (delete the "
-                      "file for a new token)", path, SW_HTTP_TOKEN_LEN);
+      rc = sw_err_set(err, SW_EINVAL,
+                      "%s:1:1: expected %d lower-case hex digits (delete the "
+                      "file for a new token)",
+                      path, SW_HTTP_TOKEN_LEN);
     if (!rc) memcpy(h->token, text, SW_HTTP_TOKEN_LEN + 1);
   } else if (sodium_init() < 0) {
     rc = sw_err_set(err, SW_EIO, "http: libsodium cannot start (no random source)");
@@ -393,9 +395,8 @@ const char *sw_http_token(const sw_http_t *self) { return self ? self->token : N
 int sw_http_token_required(const sw_http_t *self) { return self ? self->require_token : 0; }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls) {
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
   (void)version;
   (void)upload_data;
   (void)con_cls;
@@ -455,8 +456,7 @@ static void on_mhd_error(void *cls, const char *fmt, va_list ap) {
 
 int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_err *err) {
   *out = NULL;
-  if (!opts || !opts->db_path)
-    return sw_err_set(err, SW_EINVAL, "http: no database path");
+  if (!opts || !opts->db_path) return sw_err_set(err, SW_EINVAL, "http: no database path");
   if (opts->port < 0 || opts->port > 65535)
     return sw_err_set(err, SW_EINVAL, "http: port %d outside 0-65535", opts->port);
   struct sockaddr_in addr;
@@ -485,8 +485,8 @@ int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_er
    * descriptors is not limited by select()'s FD_SETSIZE. */
   h->daemon = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, (uint16_t)opts->port,
-      NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR,
-      (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+      NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL,
+      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
   if (!h->daemon) {
     int rc = sw_err_set(err, SW_ENET, "http: cannot listen on %s:%d (%s)", bind, opts->port,

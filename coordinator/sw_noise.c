@@ -68,7 +68,8 @@ json_t *sw_noise_json(sw_store_t *store, const char *metric, struct sw_err *err)
     rc = sqlite3_step(st);
     int row = rc == SQLITE_ROW;
     int64_t g = row ? sqlite3_column_int64(st, 0) : -2;
-    const char *name = row && sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "";
+    const char *name =
+        row && sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "";
     if (!row || g != gate || strcmp(name, cur) != 0) {
       if (k >= 2) { /* close the (gate, machine) group: within-machine CV of its off runs */
         double mean = sum / k, var = (sum2 - k * mean * mean) / (k - 1);

@@ -131,8 +131,8 @@ static void *run(void *arg) {
     } else if (r < 0 || it->attempts >= n->o.max_attempts || n->stop) {
       n->counts.failed++;
       n->counts.queued--;
-      sw_log_warn("webhook %s: %s after %d tr%s; notification dropped", it->url, why,
-                  it->attempts, it->attempts == 1 ? "y" : "ies");
+      sw_log_warn("webhook %s: %s after %d tr%s; notification dropped", it->url, why, it->attempts,
+                  it->attempts == 1 ? "y" : "ies");
       item_free(it);
     } else {
       int64_t backoff = (int64_t)n->o.first_backoff_ms << (it->attempts - 1);
@@ -262,22 +262,26 @@ static json_t *gate_summary(sw_store_t *store, int64_t sweep_id, const char *nam
     sqlite3_reset(st);
     return json_null();
   }
-  json_t *g = json_pack("{s:s,s:s}", "name", name, "status", (const char *)sqlite3_column_text(st, 0));
-  json_object_set_new(g, "verdict", sqlite3_column_type(st, 1) == SQLITE_NULL
-                                        ? json_null()
-                                        : json_string((const char *)sqlite3_column_text(st, 1)));
+  json_t *g =
+      json_pack("{s:s,s:s}", "name", name, "status", (const char *)sqlite3_column_text(st, 0));
+  json_object_set_new(g, "verdict",
+                      sqlite3_column_type(st, 1) == SQLITE_NULL
+                          ? json_null()
+                          : json_string((const char *)sqlite3_column_text(st, 1)));
   json_object_set_new(g, "looks", json_integer(sqlite3_column_int(st, 3)));
   json_t *v = sqlite3_column_type(st, 2) == SQLITE_NULL
                   ? NULL
                   : json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
   sqlite3_reset(st);
   json_t *pr = json_object_get(v, "paired"), *gd = json_object_get(v, "guard");
-  json_object_set_new(g, "reasons", json_is_array(json_object_get(v, "reasons"))
-                                        ? json_incref(json_object_get(v, "reasons"))
-                                        : json_array());
-  json_object_set_new(g, "warnings", json_is_array(json_object_get(v, "warnings"))
-                                         ? json_incref(json_object_get(v, "warnings"))
-                                         : json_array());
+  json_object_set_new(g, "reasons",
+                      json_is_array(json_object_get(v, "reasons"))
+                          ? json_incref(json_object_get(v, "reasons"))
+                          : json_array());
+  json_object_set_new(g, "warnings",
+                      json_is_array(json_object_get(v, "warnings"))
+                          ? json_incref(json_object_get(v, "warnings"))
+                          : json_array());
   const char *copy[][2] = {{"delta", "delta"}, {"threshold", "threshold"}};
   for (size_t i = 0; i < 2; i++) {
     json_t *x = json_object_get(v, copy[i][1]);
@@ -379,8 +383,8 @@ int sw_notify_scan(sw_notify_t *n, sw_store_t *store, int64_t *last_event, const
     char link[2200];
     if (link_base && *link_base) {
       size_t lb = strlen(link_base);
-      snprintf(link, sizeof link, "%.*s/sweep/%lld", (int)(lb && link_base[lb - 1] == '/' ? lb - 1 : lb),
-               link_base, (long long)e->sweep);
+      snprintf(link, sizeof link, "%.*s/sweep/%lld",
+               (int)(lb && link_base[lb - 1] == '/' ? lb - 1 : lb), link_base, (long long)e->sweep);
       json_object_set_new(body, "link", json_string(link));
     } else {
       json_object_set_new(body, "link", json_null());

@@ -160,8 +160,7 @@ static void params_label(const json_t *params, char *buf, size_t len) {
 
 /* Finds or adds the configuration of a run; returns its index or -1 (out of memory). */
 static int config_of(struct collect *c, int64_t sweep_id, const char *sweep, const char *kind,
-                     const char *gate, const char *arm, const json_t *params,
-                     const char *trainer) {
+                     const char *gate, const char *arm, const json_t *params, const char *trainer) {
   char label[520];
   json_t *series = NULL;
   if (gate) {
@@ -203,8 +202,7 @@ static int config_of(struct collect *c, int64_t sweep_id, const char *sweep, con
   return c->n_cfg++;
 }
 
-static int add_sample(struct collect *c, int cfg, int64_t iter, double t, double psnr,
-                      int final) {
+static int add_sample(struct collect *c, int cfg, int64_t iter, double t, double psnr, int final) {
   if (grow((void **)&c->s, &c->cap_s, c->n_s, sizeof *c->s)) return -1;
   c->s[c->n_s++] = (struct sample){cfg, iter, t, psnr, final};
   return 0;
@@ -383,11 +381,11 @@ static const char *beyond_note(char *buf, size_t len, int code, int is_time,
     snprintf(buf, len, "before the other's first point (%.0f it, %.3f s)", cv[0].iter,
              cv[0].train_s);
   else if (code == 2 && is_time)
-    snprintf(buf, len, "after the other's last point (%.0f it, %.3f s, %.3f dB)",
-             cv[n - 1].iter, cv[n - 1].train_s, cv[n - 1].psnr_db);
+    snprintf(buf, len, "after the other's last point (%.0f it, %.3f s, %.3f dB)", cv[n - 1].iter,
+             cv[n - 1].train_s, cv[n - 1].psnr_db);
   else if (code == 1)
-    snprintf(buf, len, "the other's first point (%.0f it, %.3f s) already reaches it",
-             cv[0].iter, cv[0].train_s);
+    snprintf(buf, len, "the other's first point (%.0f it, %.3f s) already reaches it", cv[0].iter,
+             cv[0].train_s);
   else
     snprintf(buf, len, "never reached by the other (best %.3f dB)", cv[n - 1].psnr_db);
   return buf;
@@ -404,17 +402,20 @@ static void matched_rows(const char *tag, const struct sw_pareto_pt *self, int n
                           self[i].train_s, "psnr_db", self[i].psnr_db);
     json_object_set_new(r, "other_psnr_db", code == 0 ? num(v) : json_null());
     json_object_set_new(r, "psnr_diff", code == 0 ? num(v - self[i].psnr_db) : json_null());
-    if (code) json_object_set_new(r, "note", json_string(beyond_note(note, sizeof note, code, 1, other, no)));
+    if (code)
+      json_object_set_new(r, "note",
+                          json_string(beyond_note(note, sizeof note, code, 1, other, no)));
     json_array_append_new(wall, r);
 
     code = sw_pareto_time_to_psnr(other, no, self[i].psnr_db, &v);
-    r = json_pack("{s:s,s:f,s:f,s:f}", "at", tag, "iter", self[i].iter, "psnr_db",
-                  self[i].psnr_db, "train_s", self[i].train_s);
+    r = json_pack("{s:s,s:f,s:f,s:f}", "at", tag, "iter", self[i].iter, "psnr_db", self[i].psnr_db,
+                  "train_s", self[i].train_s);
     json_object_set_new(r, "other_train_s", code == 0 ? num(v) : json_null());
     json_object_set_new(r, "time_ratio",
-                        code == 0 && self[i].train_s > 0 ? num(v / self[i].train_s)
-                                                         : json_null());
-    if (code) json_object_set_new(r, "note", json_string(beyond_note(note, sizeof note, code, 0, other, no)));
+                        code == 0 && self[i].train_s > 0 ? num(v / self[i].train_s) : json_null());
+    if (code)
+      json_object_set_new(r, "note",
+                          json_string(beyond_note(note, sizeof note, code, 0, other, no)));
     json_array_append_new(psnr, r);
   }
 }
@@ -522,14 +523,12 @@ static int sweep_exists(sw_store_t *store, int64_t id, struct sw_err *err) {
   sqlite3_reset(st);
   if (rc == SQLITE_ROW) return 0;
   if (rc != SQLITE_DONE) return sw_store_fail(store, err, "looking up sweep");
-  return sw_err_set(err, SW_ENOTFOUND, "no sweep %lld in %s", (long long)id,
-                    sw_store_path(store));
+  return sw_err_set(err, SW_ENOTFOUND, "no sweep %lld in %s", (long long)id, sw_store_path(store));
 }
 
 static json_t *to_json(const struct collect *c, const struct sw_pareto_opts *o,
                        struct sw_err *err) {
-  json_t *root = json_object(), *cfgs = json_array(), *front = json_array(),
-         *cmps = json_array();
+  json_t *root = json_object(), *cfgs = json_array(), *front = json_array(), *cmps = json_array();
   json_object_set_new(root, "sweep_id", o->sweep_id ? json_integer(o->sweep_id) : json_null());
   json_object_set_new(root, "configurations", cfgs);
   json_object_set_new(root, "front", front);
@@ -539,18 +538,18 @@ static json_t *to_json(const struct collect *c, const struct sw_pareto_opts *o,
     json_t *pts = json_array();
     json_t *cj = json_pack("{s:s,s:I,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "id", g->id, "sweep_id",
                            (json_int_t)g->sweep_id, "sweep", g->sweep, "kind", g->kind, "label",
-                           g->label, "gate", g->gate[0] ? json_string(g->gate) : json_null(),
-                           "arm", g->gate[0] ? json_string(g->arm) : json_null(), "params",
+                           g->label, "gate", g->gate[0] ? json_string(g->gate) : json_null(), "arm",
+                           g->gate[0] ? json_string(g->arm) : json_null(), "params",
                            g->params ? json_incref(g->params) : json_null(), "trainer",
                            g->trainer[0] ? json_string(g->trainer) : json_null());
     for (int i = 0; i < c->n_p; i++) {
       const struct point *p = &c->p[i];
       if (p->cfg != f) continue;
-      json_array_append_new(
-          pts, json_pack("{s:I,s:s,s:i,s:o,s:o,s:b}", "iter", (json_int_t)p->iter, "source",
-                         p->final ? "final" : "checkpoint", "n", p->n, "train_s",
-                         stat_json(p->t_mean, p->t_sd, p->n), "psnr_db",
-                         stat_json(p->p_mean, p->p_sd, p->n), "on_front", p->on_front));
+      json_array_append_new(pts, json_pack("{s:I,s:s,s:i,s:o,s:o,s:b}", "iter", (json_int_t)p->iter,
+                                           "source", p->final ? "final" : "checkpoint", "n", p->n,
+                                           "train_s", stat_json(p->t_mean, p->t_sd, p->n),
+                                           "psnr_db", stat_json(p->p_mean, p->p_sd, p->n),
+                                           "on_front", p->on_front));
     }
     json_object_set_new(cj, "points", pts);
     json_array_append_new(cfgs, cj);
@@ -577,12 +576,12 @@ static json_t *to_json(const struct collect *c, const struct sw_pareto_opts *o,
   if (o->compare_a || o->compare_b) {
     int a, b;
     if (!o->compare_a || !o->compare_b) {
-      sw_err_set(err, SW_EINVAL, "pareto: a comparison needs two configurations (--compare A "
-                                 "--against B)");
+      sw_err_set(err, SW_EINVAL,
+                 "pareto: a comparison needs two configurations (--compare A "
+                 "--against B)");
       goto fail;
     }
-    if (find_config(c, o->compare_a, &a, err) || find_config(c, o->compare_b, &b, err))
-      goto fail;
+    if (find_config(c, o->compare_a, &a, err) || find_config(c, o->compare_b, &b, err)) goto fail;
     json_array_append_new(cmps, comparison(c, a, b));
   } else {
     /* Defaults: every gate's off vs on, and a grid selection of exactly two series. */
@@ -676,11 +675,12 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
   const char *a = json_string_value(json_object_get(cmp, "a"));
   const char *b = json_string_value(json_object_get(cmp, "b"));
   fprintf(out, md ? "\n### %s (A) vs %s (B)\n" : "\ncomparison A = %s vs B = %s\n", a, b);
-  fprintf(out, md ? "\nMatched iteration (se: standard error from the repeats):\n\n| iterations "
-                    "| A s | B s | B/A time | se | A dB | B dB | B-A dB | se |\n| ---: | ---: | "
-                    "---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-                  : "  matched iteration (se: standard error from the repeats):\n"
-                    "  %10s %11s %11s %9s %7s %9s %9s %8s %6s\n",
+  fprintf(out,
+          md ? "\nMatched iteration (se: standard error from the repeats):\n\n| iterations "
+               "| A s | B s | B/A time | se | A dB | B dB | B-A dB | se |\n| ---: | ---: | "
+               "---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+             : "  matched iteration (se: standard error from the repeats):\n"
+               "  %10s %11s %11s %9s %7s %9s %9s %8s %6s\n",
           "iterations", "A s", "B s", "B/A time", "se", "A dB", "B dB", "B-A dB", "se");
   size_t i;
   const json_t *r;
@@ -694,17 +694,19 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
     fmt(v[5], 32, jnum(r, "b_psnr_db"), 3);
     fmt(v[6], 32, jnum(r, "psnr_diff"), 3);
     fmt(v[7], 32, jnum(r, "psnr_diff_se"), 3);
-    fprintf(out, md ? "| %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n"
-                    : "  %10.0f %11s %11s %9s %7s %9s %9s %8s %6s\n",
+    fprintf(out,
+            md ? "| %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n"
+               : "  %10.0f %11s %11s %9s %7s %9s %9s %8s %6s\n",
             jnum(r, "iter"), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
   }
   if (json_array_size(json_object_get(cmp, "matched_iteration")) == 0)
     fprintf(out, "  (no iteration budget in common)\n");
-  fprintf(out, md ? "\nMatched wallclock (the other's PSNR at this point's time):\n\n| at | "
-                    "iterations | train_s | psnr_db | other dB | other-this dB | note |\n| --- | "
-                    "---: | ---: | ---: | ---: | ---: | --- |\n"
-                  : "  matched wallclock (the other's PSNR at this point's time):\n"
-                    "  %2s %10s %11s %9s %9s %9s  %s\n",
+  fprintf(out,
+          md ? "\nMatched wallclock (the other's PSNR at this point's time):\n\n| at | "
+               "iterations | train_s | psnr_db | other dB | other-this dB | note |\n| --- | "
+               "---: | ---: | ---: | ---: | ---: | --- |\n"
+             : "  matched wallclock (the other's PSNR at this point's time):\n"
+               "  %2s %10s %11s %9s %9s %9s  %s\n",
           "at", "iterations", "train_s", "psnr_db", "other dB", "diff dB", "note");
   json_array_foreach(json_object_get(cmp, "matched_wallclock"), i, r) {
     char v[4][32];
@@ -714,15 +716,16 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
     fmt(v[3], 32, jnum(r, "psnr_diff"), 3);
     const char *note = json_string_value(json_object_get(r, "note"));
     const char *at = strcmp(json_string_value(json_object_get(r, "at")), "a") ? "B" : "A";
-    fprintf(out, md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n"
-                    : "  %2s %10.0f %11s %9s %9s %9s  %s\n",
+    fprintf(out,
+            md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n" : "  %2s %10.0f %11s %9s %9s %9s  %s\n",
             at, jnum(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
   }
-  fprintf(out, md ? "\nMatched PSNR (the other's time to reach this point's PSNR):\n\n| at | "
-                    "iterations | psnr_db | train_s | other s | other/this time | note |\n| --- "
-                    "| ---: | ---: | ---: | ---: | ---: | --- |\n"
-                  : "  matched PSNR (the other's time to reach this point's PSNR):\n"
-                    "  %2s %10s %9s %11s %11s %9s  %s\n",
+  fprintf(out,
+          md ? "\nMatched PSNR (the other's time to reach this point's PSNR):\n\n| at | "
+               "iterations | psnr_db | train_s | other s | other/this time | note |\n| --- "
+               "| ---: | ---: | ---: | ---: | ---: | --- |\n"
+             : "  matched PSNR (the other's time to reach this point's PSNR):\n"
+               "  %2s %10s %9s %11s %11s %9s  %s\n",
           "at", "iterations", "psnr_db", "train_s", "other s", "ratio", "note");
   json_array_foreach(json_object_get(cmp, "matched_psnr"), i, r) {
     char v[4][32];
@@ -732,8 +735,9 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
     fmt(v[3], 32, jnum(r, "time_ratio"), 4);
     const char *note = json_string_value(json_object_get(r, "note"));
     const char *at = strcmp(json_string_value(json_object_get(r, "at")), "a") ? "B" : "A";
-    fprintf(out, md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n"
-                    : "  %2s %10.0f %9s %11s %11s %9s  %s\n",
+    fprintf(out,
+            md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n"
+               : "  %2s %10.0f %9s %11s %11s %9s  %s\n",
             at, jnum(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
   }
 }
@@ -744,10 +748,11 @@ static void render_text(FILE *out, const json_t *root, int md) {
   size_t npts = 0, i;
   const json_t *cj;
   json_array_foreach(cfgs, i, cj) npts += json_array_size(json_object_get(cj, "points"));
-  fprintf(out, md ? "# Pareto data\n\n%zu configuration(s), %zu point(s), %zu on the front "
-                    "(lower train_s, higher psnr_db).\n"
-                  : "pareto: %zu configuration(s), %zu point(s), %zu on the front (lower "
-                    "train_s, higher psnr_db)\n",
+  fprintf(out,
+          md ? "# Pareto data\n\n%zu configuration(s), %zu point(s), %zu on the front "
+               "(lower train_s, higher psnr_db).\n"
+             : "pareto: %zu configuration(s), %zu point(s), %zu on the front (lower "
+               "train_s, higher psnr_db)\n",
           json_array_size(cfgs), npts, json_array_size(front));
   if (md && json_array_size(cfgs)) fprintf(out, "\n## Configurations\n");
   json_array_foreach(cfgs, i, cj) print_config(out, cj, md);
@@ -757,10 +762,10 @@ static void render_text(FILE *out, const json_t *root, int md) {
                     : "\nfront (time order):\n");
     const json_t *f;
     json_array_foreach(front, i, f)
-      fprintf(out, md ? "| %s | %lld | %.3f | %.3f |\n" : "  %-40s %8lld it %11.3f s %9.3f dB\n",
-              json_string_value(json_object_get(f, "config")),
-              (long long)json_integer_value(json_object_get(f, "iter")), jnum(f, "train_s"),
-              jnum(f, "psnr_db"));
+        fprintf(out, md ? "| %s | %lld | %.3f | %.3f |\n" : "  %-40s %8lld it %11.3f s %9.3f dB\n",
+                json_string_value(json_object_get(f, "config")),
+                (long long)json_integer_value(json_object_get(f, "iter")), jnum(f, "train_s"),
+                jnum(f, "psnr_db"));
   }
   const json_t *cmps = json_object_get(root, "comparisons");
   if (md && json_array_size(cmps)) fprintf(out, "\n## Comparisons\n");
@@ -824,8 +829,9 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
       fmt(v[3], 32, jstat(p, "psnr_db", "sd"), 3);
       fputs("<tr><td class=\"l\">", out);
       sw_html_escape(out, json_string_value(json_object_get(cj, "id")));
-      fprintf(out, "</td><td>%lld</td><td class=\"l\">%s</td><td>%lld</td><td>%s</td><td>%s</td>"
-                   "<td>%s</td><td>%s</td><td>%s</td></tr>\n",
+      fprintf(out,
+              "</td><td>%lld</td><td class=\"l\">%s</td><td>%lld</td><td>%s</td><td>%s</td>"
+              "<td>%s</td><td>%s</td><td>%s</td></tr>\n",
               (long long)json_integer_value(json_object_get(p, "iter")),
               json_string_value(json_object_get(p, "source")),
               (long long)json_integer_value(json_object_get(p, "n")), v[0], v[1], v[2], v[3],
@@ -896,7 +902,8 @@ int sw_pareto_render_string(sw_store_t *store, const struct sw_pareto_opts *opts
   return rc;
 }
 
-/* ---- command line ------------------------------------------------------------------------------ */
+/* ---- command line ------------------------------------------------------------------------------
+ */
 
 static void pareto_usage(FILE *f) {
   fprintf(f, "usage: splatsweep pareto [SWEEP] [--db PATH] [--format text|md|json|csv|html] "

@@ -42,7 +42,8 @@ int sw_pareto_format_parse(const char *name, enum sw_pareto_format *out, struct 
 struct sw_pareto_opts {
   int64_t sweep_id;      /* 0 = every sweep in the store */
   const char *compare_a; /* configuration ids (or unique suffixes) to compare; both NULL = the */
-  const char *compare_b; /* defaults: off vs on of every gate, and a grid selection of exactly two */
+  const char
+      *compare_b; /* defaults: off vs on of every gate, and a grid selection of exactly two */
 };
 
 /* One point of a configuration's curve, in iteration order. */

@@ -48,10 +48,9 @@ static void serve(sw_reader_t *r, sw_store_t **store, const void *rid, size_t ri
     rc = sw_store_open(r->db_path, &so, store, &err);
   }
   if (!rc)
-    rc = sw_report_render_string(*store, q->sweep_id, (enum sw_report_format)q->format, &body,
-                                 &err);
-  if (rc == SW_EDB)
-    sw_store_close(store); /* reopened by the next request */
+    rc =
+        sw_report_render_string(*store, q->sweep_id, (enum sw_report_format)q->format, &body, &err);
+  if (rc == SW_EDB) sw_store_close(store); /* reopened by the next request */
   int32_t head[2] = {rc, q->format};
   const char *out = rc ? err.msg : (body ? body : "");
   if (send_frame(r->thread_side, rid, rid_len, 1) ||
@@ -71,8 +70,7 @@ static void *reader_main(void *arg) {
     if (zmq_msg_recv(&rid, r->thread_side, 0) < 0) {
       zmq_msg_close(&rid);
       zmq_msg_close(&req);
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       break; /* context terminated */
     }
     if (zmq_msg_size(&rid) == 0 || !zmq_msg_more(&rid)) { /* the stop message */
@@ -80,7 +78,8 @@ static void *reader_main(void *arg) {
       zmq_msg_close(&req);
       break;
     }
-    if (zmq_msg_recv(&req, r->thread_side, 0) >= 0 && zmq_msg_size(&req) == sizeof(struct request)) {
+    if (zmq_msg_recv(&req, r->thread_side, 0) >= 0 &&
+        zmq_msg_size(&req) == sizeof(struct request)) {
       struct request q;
       memcpy(&q, zmq_msg_data(&req), sizeof q);
       serve(r, &store, zmq_msg_data(&rid), zmq_msg_size(&rid), &q);
@@ -135,8 +134,7 @@ int sw_reader_submit(sw_reader_t *self, const void *rid, size_t rid_len, int64_t
                       "report: %d reports are being made already; ask again in a moment",
                       SW_READER_QUEUE);
   struct request q = {.sweep_id = sweep_id, .format = format};
-  if (send_frame(self->loop_side, rid, rid_len, 1) ||
-      send_frame(self->loop_side, &q, sizeof q, 0))
+  if (send_frame(self->loop_side, rid, rid_len, 1) || send_frame(self->loop_side, &q, sizeof q, 0))
     return sw_err_set(err, SW_ENET, "report: cannot queue: %s", zmq_strerror(errno));
   atomic_fetch_add(&self->pending, 1);
   return 0;
@@ -178,25 +176,20 @@ int sw_reader_take(sw_reader_t *self, struct sw_reader_reply *out) {
       snprintf(out->msg, sizeof out->msg, "report: out of memory for %zu bytes", len);
     }
   }
-  for (int i = 0; i < n; i++)
-    zmq_msg_close(&f[i]);
-  if (n > 0)
-    atomic_fetch_sub(&self->pending, 1);
+  for (int i = 0; i < n; i++) zmq_msg_close(&f[i]);
+  if (n > 0) atomic_fetch_sub(&self->pending, 1);
   return ok;
 }
 
 void sw_reader_stop(sw_reader_t **self_p) {
-  if (!self_p || !*self_p)
-    return;
+  if (!self_p || !*self_p) return;
   sw_reader_t *r = *self_p;
   if (r->started) {
     send_frame(r->loop_side, "", 0, 0);
     pthread_join(r->thread, NULL);
   }
-  if (r->loop_side)
-    zmq_close(r->loop_side);
-  if (r->thread_side)
-    zmq_close(r->thread_side);
+  if (r->loop_side) zmq_close(r->loop_side);
+  if (r->thread_side) zmq_close(r->thread_side);
   free(r->db_path);
   free(r);
   *self_p = NULL;

@@ -112,9 +112,9 @@ static int checkpoints_of(sw_store_t *s, int64_t attempt_id, json_t *run, struct
   if (rc) return rc;
   sqlite3_bind_int64(st, 1, attempt_id);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    json_array_append_new(k, json_pack("{s:o,s:o,s:o,s:o}", "iter", col_json_num(st, 0),
-                                       "train_s", col_json_num(st, 1), "psnr_db",
-                                       col_json_num(st, 2), "splats", col_json_num(st, 3)));
+    json_array_append_new(k, json_pack("{s:o,s:o,s:o,s:o}", "iter", col_json_num(st, 0), "train_s",
+                                       col_json_num(st, 1), "psnr_db", col_json_num(st, 2),
+                                       "splats", col_json_num(st, 3)));
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading checkpoints");
 }
@@ -126,7 +126,8 @@ static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, j
   static const char *const SQL =
       "SELECT r.id, r.arm, r.config_sha256, a.id, a.status, a.exit_status, a.worker_id, "
       "a.result_json, a.error_text, a.trainer_sha256, a.shaders_sha256, a.scene_sha256, "
-      "r.config_json, a.flag_reason, a.gpu_busy_frac FROM runs r LEFT JOIN attempts a ON a.run_id = r.id AND a.attempt = ?2 "
+      "r.config_json, a.flag_reason, a.gpu_busy_frac FROM runs r LEFT JOIN attempts a ON a.run_id "
+      "= r.id AND a.attempt = ?2 "
       "WHERE r.pair_id = ?1 ORDER BY r.position";
   sqlite3_stmt *st;
   int rc = sw_store_stmt(s, SQL, &st, err);
@@ -272,8 +273,8 @@ static void pair_deltas(json_t *gate) {
   json_array_foreach(json_object_get(gate, "pairs"), i, p) {
     const json_t *a = json_object_get(json_object_get(json_object_get(p, "off"), "metrics"),
                                       metric ? metric : "");
-    const json_t *b = json_object_get(json_object_get(json_object_get(p, "on"), "metrics"),
-                                      metric ? metric : "");
+    const json_t *b =
+        json_object_get(json_object_get(json_object_get(p, "on"), "metrics"), metric ? metric : "");
     double off = json_number_value(a), on = json_number_value(b);
     json_object_set_new(p, "delta_pct",
                         json_is_number(a) && json_is_number(b) && off != 0
@@ -468,8 +469,9 @@ static void print_gate(FILE *out, const json_t *g, int md) {
             json_is_true(json_object_get(g, "final")) ? "" : " (not final)", str(g, "status", ""));
   const json_t *inc = json_object_get(g, "incomplete");
   if (json_is_object(inc))
-    fprintf(out, md ? "**Incomplete: %lld of %lld planned pairs usable.**\n\n"
-                    : "    incomplete: %lld of %lld planned pairs usable\n",
+    fprintf(out,
+            md ? "**Incomplete: %lld of %lld planned pairs usable.**\n\n"
+               : "    incomplete: %lld of %lld planned pairs usable\n",
             (long long)num(inc, "usable"), (long long)num(inc, "planned"));
   const json_t *guard = json_object_get(g, "guard");
   char go[32], gn[32];

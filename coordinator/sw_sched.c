@@ -845,9 +845,9 @@ static int lease_resend(sw_sched_t *s, struct lease_mem *l, int64_t now, struct 
   if (rc != SQLITE_DONE || out->n_runs == 0) {
     sw_lease_clear(out);
     return rc == SQLITE_NOMEM ? sw_err_set(err, SW_ENOMEM, "lease: out of memory")
-           : rc == SQLITE_DONE ? sw_err_set(err, SW_ESTATE, "lease %lld has no run left to do",
-                                            (long long)l->id)
-                               : sw_store_fail(s->store, err, "reading runs of pair");
+           : rc == SQLITE_DONE
+               ? sw_err_set(err, SW_ESTATE, "lease %lld has no run left to do", (long long)l->id)
+               : sw_store_fail(s->store, err, "reading runs of pair");
   }
   l->deadline = now + s->opts.lease_ttl_ms;
   out->lease_id = l->id;
@@ -1039,8 +1039,7 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
                     "stale result: run %lld attempt %d under lease %lld epoch %llu from '%s' does "
                     "not match an active lease",
                     (long long)res->run_id, res->attempt, (long long)res->lease_id,
-                    (unsigned long long)res->epoch,
-                    res->worker_id);
+                    (unsigned long long)res->epoch, res->worker_id);
     goto fail;
   }
   int64_t lease_id = l->id;
@@ -1063,10 +1062,9 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
       result_ok = 1;
     }
   }
-  enum sw_attempt_status status =
-      untrusted ? SW_ATTEMPT_INVALID
-      : sw      ? sched_classify(sw, res, result_ok, why, sizeof why)
-                : (result_ok ? SW_ATTEMPT_OK : SW_ATTEMPT_FAILED);
+  enum sw_attempt_status status = untrusted ? SW_ATTEMPT_INVALID
+                                  : sw      ? sched_classify(sw, res, result_ok, why, sizeof why)
+                                            : (result_ok ? SW_ATTEMPT_OK : SW_ATTEMPT_FAILED);
   struct sw_attempt_rec rec = {.run_id = res->run_id,
                                .attempt = res->attempt,
                                .lease_id = res->lease_id,

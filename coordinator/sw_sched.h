@@ -18,11 +18,12 @@
  * eligibility from placement.match (globs on labels and fingerprint keys) and placement.pin;
  * spread by machine (a worker whose machine, the fingerprint's hostname or else the worker id,
  * already ran more pairs of a gate than an idle eligible worker's machine leaves the next pair to
- * that worker; workers sharing a host count as one machine); fairness (sweeps served round-robin, least recently served first, then
- * by priority); an expired lease re-queues the whole pair as attempt + 1 and keeps the finished
- * arms as abandoned; attempts per pair capped (poison pair -> failed); contamination rules applied
- * to the window samples with one replacement pair per affected pair; the gate engine decides after
- * each completed pair (sequential looks when pairs.sequential is true, extending to pairs.max). */
+ * that worker; workers sharing a host count as one machine); fairness (sweeps served round-robin,
+ * least recently served first, then by priority); an expired lease re-queues the whole pair as
+ * attempt + 1 and keeps the finished arms as abandoned; attempts per pair capped (poison pair ->
+ * failed); contamination rules applied to the window samples with one replacement pair per affected
+ * pair; the gate engine decides after each completed pair (sequential looks when pairs.sequential
+ * is true, extending to pairs.max). */
 #ifndef SW_SCHED_H
 #define SW_SCHED_H
 

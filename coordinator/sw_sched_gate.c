@@ -185,19 +185,18 @@ enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct s
     struct window_load L = summarise_window(sw, r, -c->settle_s * 1000.0, 0);
     if (L.n > 0 && (L.mean > c->cpu_other_mean_max || L.over_s > c->over_max_s))
       add_text(why, cap, "; ",
-                 "not quiet before the run: cpu_other mean %.2f cores over the last %.1f s "
-                 "(limit %.2f), above %.2f for %.1f s (limit %.1f s)",
-                 L.mean, L.span_s, c->cpu_other_mean_max, c->cpu_other_max, L.over_s,
-                 c->over_max_s);
+               "not quiet before the run: cpu_other mean %.2f cores over the last %.1f s "
+               "(limit %.2f), above %.2f for %.1f s (limit %.1f s)",
+               L.mean, L.span_s, c->cpu_other_mean_max, c->cpu_other_max, L.over_s, c->over_max_s);
   }
   struct window_load D = summarise_window(sw, r, 0, INFINITY);
   if (D.n > 0 && D.mean > c->cpu_other_mean_max) /* (b) */
-    add_text(why, cap, "; ", "cpu_other mean %.2f cores over %.1f s of the run (limit %.2f)", D.mean,
-               D.span_s, c->cpu_other_mean_max);
+    add_text(why, cap, "; ", "cpu_other mean %.2f cores over %.1f s of the run (limit %.2f)",
+             D.mean, D.span_s, c->cpu_other_mean_max);
   if (D.over_s > c->over_max_s) /* (c) */
     add_text(why, cap, "; ",
-               "cpu_other above %.2f cores for %.1f s (limit %.1f s), peak %.2f at %+.1f s",
-               c->cpu_other_max, D.over_s, c->over_max_s, D.peak, D.peak_ms / 1000.0);
+             "cpu_other above %.2f cores for %.1f s (limit %.1f s), peak %.2f at %+.1f s",
+             c->cpu_other_max, D.over_s, c->over_max_s, D.peak, D.peak_ms / 1000.0);
   if (c->gpu_foreign) { /* (d) */
     int seen = 0, most = 0;
     int64_t first_ms = 0, last_ms = 0;
@@ -210,13 +209,13 @@ enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct s
     }
     if (seen)
       add_text(why, cap, "; ",
-                 "%d foreign process(es) on the trainer's GPU from %+.1f s to %+.1f s (%d of %d "
-                 "samples)",
-                 most, first_ms / 1000.0, last_ms / 1000.0, seen, r->n_during);
+               "%d foreign process(es) on the trainer's GPU from %+.1f s to %+.1f s (%d of %d "
+               "samples)",
+               most, first_ms / 1000.0, last_ms / 1000.0, seen, r->n_during);
   }
   if (c->load1_max > 0 && r->n_pre > 0 && r->pre[r->n_pre - 1].load1 > c->load1_max) /* (e) */
     add_text(why, cap, "; ", "load1 %.2f before the run, above load1_max %.2f",
-               r->pre[r->n_pre - 1].load1, c->load1_max);
+             r->pre[r->n_pre - 1].load1, c->load1_max);
   return why[0] ? SW_ATTEMPT_CONTAMINATED : SW_ATTEMPT_OK;
 }
 
@@ -496,7 +495,6 @@ static void gate_config(const struct sweep_mem *sw, const char *name, int n_targ
   cfg->boot_seed = 1; /* fixed: the same data always gives the same verdict */
 }
 
-
 /* Loads the gate's completed pairs into the engine's input form. *pairs_out malloc'd. */
 static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
                       const char *metric, struct sw_gate_pair **pairs_out, size_t *n_out,
@@ -747,8 +745,7 @@ static int mark_incomplete(sw_sched_t *s, int64_t gate_id, int n_target, json_t 
   if (rc || c[0] >= n_target) return rc;
   json_object_set_new(vj, "incomplete",
                       json_pack("{s:I,s:i,s:I,s:I}", "usable", (json_int_t)c[0], "planned",
-                                n_target, "failed", (json_int_t)c[1], "invalid",
-                                (json_int_t)c[2]));
+                                n_target, "failed", (json_int_t)c[1], "invalid", (json_int_t)c[2]));
   json_t *reasons = json_object_get(vj, "reasons");
   char text[SW_GATE_REASON_MAX];
   snprintf(text, sizeof text,

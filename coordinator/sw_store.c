@@ -356,12 +356,8 @@ void sw_store_close(sw_store_t **store) {
   *store = NULL;
 }
 
-sqlite3 *sw_store_db(sw_store_t *store) {
-  return store->db;
-}
-const char *sw_store_path(sw_store_t *store) {
-  return store->path;
-}
+sqlite3 *sw_store_db(sw_store_t *store) { return store->db; }
+const char *sw_store_path(sw_store_t *store) { return store->path; }
 
 static unsigned hash_ptr(const char *p) {
   uintptr_t v = (uintptr_t)p;
@@ -520,8 +516,7 @@ static int put_windows(sw_store_t *store, int64_t attempt_id, const char *phase,
       sqlite3_bind_int64(st, 14, (sqlite3_int64)w[i].gpu_throttle);
       sqlite3_bind_int(st, 15, w[i].gpu_foreign);
     } else {
-      for (int k = 10; k <= 15; k++)
-        sqlite3_bind_null(st, k);
+      for (int k = 10; k <= 15; k++) sqlite3_bind_null(st, k);
     }
     rc = sqlite3_step(st);
     sqlite3_reset(st);

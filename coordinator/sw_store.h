@@ -38,11 +38,11 @@ struct sw_store_opts {
  * fail: sw_sched_tick). failing: the last write attempt failed and no commit succeeded since.
  * Times are wall-clock ms (0 = never). */
 struct sw_store_health {
-  uint64_t failures;       /* failed statements/transactions since open */
-  int failing;             /* failed since the last successful commit */
+  uint64_t failures; /* failed statements/transactions since open */
+  int failing;       /* failed since the last successful commit */
   int64_t failing_since_ms;
   int64_t last_fail_ms;
-  int64_t last_ok_ms;      /* last successful commit */
+  int64_t last_ok_ms; /* last successful commit */
   char last_error[256];
 };
 
@@ -99,11 +99,11 @@ int sw_store_event(sw_store_t *store, int64_t now_ms, int64_t sweep_id, const ch
 
 /* One load-sampler record (the worker's window around a run). */
 struct sw_window_sample {
-  int64_t t_ms;     /* offset from the run's start (negative for the pre-run window) */
-  double load1;     /* 1-minute load average */
-  double cpu_other; /* cores busy outside the trainer's process tree */
-  double cpu_total; /* cores busy in total */
-  double mem_avail; /* available memory, bytes */
+  int64_t t_ms;       /* offset from the run's start (negative for the pre-run window) */
+  double load1;       /* 1-minute load average */
+  double cpu_other;   /* cores busy outside the trainer's process tree */
+  double cpu_total;   /* cores busy in total */
+  double mem_avail;   /* available memory, bytes */
   double cpu_trainer; /* cores busy in the trainer's process tree */
   double cpu_self;    /* cores busy in splatsweep's own processes */
   int has_gpu;        /* the gpu_* figures were sampled (else stored as NULL) */
@@ -136,7 +136,7 @@ struct sw_attempt_rec {
   /* 1: result_json broke docs/result.schema.json; it is kept as text for the record, but none
    * of its metrics, kernels, checkpoints or hashes is stored where a verdict could read it. */
   int result_untrusted;
-  const char *error_text;  /* may be NULL */
+  const char *error_text; /* may be NULL */
   const struct sw_window_sample *pre;
   int n_pre;
   const struct sw_window_sample *during;
@@ -148,9 +148,9 @@ struct sw_attempt_rec {
 };
 
 /* Stores an attempt with its windows, and (parsed from result_json, unless result_untrusted) its
- * metric columns, kernels, checkpoints and fingerprint hashes. Idempotent by (run_id, attempt): when that attempt is
- * already stored, nothing is written and *duplicate is set to 1. Must run inside a transaction
- * (sw_store_begin); the caller commits. Returns 0, SW_EDB or SW_ENOMEM. */
+ * metric columns, kernels, checkpoints and fingerprint hashes. Idempotent by (run_id, attempt):
+ * when that attempt is already stored, nothing is written and *duplicate is set to 1. Must run
+ * inside a transaction (sw_store_begin); the caller commits. Returns 0, SW_EDB or SW_ENOMEM. */
 int sw_store_put_attempt(sw_store_t *store, const struct sw_attempt_rec *rec, int *duplicate,
                          struct sw_err *err);
 

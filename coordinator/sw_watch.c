@@ -51,8 +51,9 @@ int sw_watch_outcome(const json_t *sweep) {
     else if (strcmp(v, "adopt"))
       inconclusive = 1; /* inconclusive, or a gate that failed without a verdict */
   }
-  return reject ? SW_WATCH_EXIT_REJECT : inconclusive ? SW_WATCH_EXIT_INCONCLUSIVE
-                                                      : SW_WATCH_EXIT_ADOPT;
+  return reject         ? SW_WATCH_EXIT_REJECT
+         : inconclusive ? SW_WATCH_EXIT_INCONCLUSIVE
+                        : SW_WATCH_EXIT_ADOPT;
 }
 
 /* A gate's planned pairs: n, or more once a sequential gate extended or replacements came. */
@@ -69,9 +70,8 @@ static void forming_text(const json_t *g, char *buf, size_t cap) {
   buf[0] = '\0';
   if (!json_is_object(f) || !json_is_string(json_object_get(f, "verdict"))) return;
   size_t n = 0;
-  n += (size_t)snprintf(buf + n, cap - n, "%s %s", json_is_string(json_object_get(g, "verdict"))
-                                                        ? "verdict"
-                                                        : "forming",
+  n += (size_t)snprintf(buf + n, cap - n, "%s %s",
+                        json_is_string(json_object_get(g, "verdict")) ? "verdict" : "forming",
                         jstr(json_object_get(f, "verdict"), "?"));
   const json_t *e = json_object_get(f, "effect_pct"), *iv = json_object_get(f, "interval_pct");
   if (n < cap && json_is_number(e))
@@ -89,8 +89,7 @@ static void forming_text(const json_t *g, char *buf, size_t cap) {
   if (n < cap && json_is_boolean(gp))
     n += (size_t)snprintf(buf + n, cap - n, ", guard %s", json_is_true(gp) ? "pass" : "fail");
   const char *dec = jstr(json_object_get(f, "decision"), "none");
-  if (n < cap && strcmp(dec, "none"))
-    snprintf(buf + n, cap - n, ", look: %s", dec);
+  if (n < cap && strcmp(dec, "none")) snprintf(buf + n, cap - n, ", look: %s", dec);
 }
 
 static void bar(FILE *f, double frac, int width) {
@@ -118,8 +117,9 @@ char *sw_watch_render(const json_t *status, const json_t *sweep, int width) {
   json_int_t id = jint(sweep, "id");
   const json_t *sp = json_object_get(sweep, "pairs");
   int grid = !strcmp(jstr(json_object_get(sweep, "kind"), ""), "grid");
-  fprintf(f, "sweep %" JSON_INTEGER_FORMAT " %s (%s): %s, %s %" JSON_INTEGER_FORMAT
-             "/%" JSON_INTEGER_FORMAT " done\n",
+  fprintf(f,
+          "sweep %" JSON_INTEGER_FORMAT " %s (%s): %s, %s %" JSON_INTEGER_FORMAT
+          "/%" JSON_INTEGER_FORMAT " done\n",
           id, jstr(json_object_get(sweep, "name"), "?"), jstr(json_object_get(sweep, "kind"), "?"),
           jstr(json_object_get(sweep, "status"), "?"), grid ? "runs" : "pairs", jint(sp, "done"),
           jint(sp, "total"));
@@ -135,8 +135,9 @@ char *sw_watch_render(const json_t *status, const json_t *sweep, int width) {
     gate_counts(g, &done, &planned);
     fprintf(f, "  gate %-15.15s ", jstr(json_object_get(g, "name"), "?"));
     bar(f, planned ? (double)done / (double)planned : 0, bw);
-    fprintf(f, " %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT " pairs (max %" JSON_INTEGER_FORMAT
-               "), looks %" JSON_INTEGER_FORMAT "\n",
+    fprintf(f,
+            " %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT " pairs (max %" JSON_INTEGER_FORMAT
+            "), looks %" JSON_INTEGER_FORMAT "\n",
             done, planned, jint(g, "max"), jint(g, "looks"));
     char ft[400];
     forming_text(g, ft, sizeof ft);
@@ -198,10 +199,10 @@ static void plain_lines(FILE *out, json_t *seen, const json_t *status, const jso
     char ft[400];
     forming_text(g, ft, sizeof ft);
     snprintf(line, sizeof line,
-             "gate %s: pairs %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT ", looks %" JSON_INTEGER_FORMAT
-             "%s%s",
-             jstr(json_object_get(g, "name"), "?"), done, planned, jint(g, "looks"), ft[0] ? ", " : "",
-             ft);
+             "gate %s: pairs %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+             ", looks %" JSON_INTEGER_FORMAT "%s%s",
+             jstr(json_object_get(g, "name"), "?"), done, planned, jint(g, "looks"),
+             ft[0] ? ", " : "", ft);
     snprintf(key, sizeof key, "gate/%s", jstr(json_object_get(g, "name"), "?"));
     say(out, seen, key, line);
   }
@@ -234,8 +235,7 @@ static void plain_lines(FILE *out, json_t *seen, const json_t *status, const jso
 static void nap(int ms, const volatile sig_atomic_t *stop) {
   for (int left = ms; left > 0 && !(stop && *stop); left -= 100) {
     struct timespec ts = {0, (left < 100 ? left : 100) * 1000000L};
-    while (nanosleep(&ts, &ts) && errno == EINTR && !(stop && *stop)) {
-    }
+    while (nanosleep(&ts, &ts) && errno == EINTR && !(stop && *stop)) {}
   }
 }
 

@@ -37,10 +37,10 @@
 typedef int (*sw_watch_fetch_fn)(void *ctx, int64_t sweep_id, json_t **status, struct sw_err *err);
 
 struct sw_watch_opts {
-  int64_t sweep_id; /* 0: the newest running sweep (else the newest sweep) */
-  int interval_ms;  /* between fetches; 0 = 1000 */
-  int tty;          /* 1: redraw one screen with bars; 0: plain lines on change */
-  int width;        /* terminal columns for the bars; 0 = 80 */
+  int64_t sweep_id;                  /* 0: the newest running sweep (else the newest sweep) */
+  int interval_ms;                   /* between fetches; 0 = 1000 */
+  int tty;                           /* 1: redraw one screen with bars; 0: plain lines on change */
+  int width;                         /* terminal columns for the bars; 0 = 80 */
   const volatile sig_atomic_t *stop; /* non-zero ends the watch (exit 1); may be NULL */
 };
 

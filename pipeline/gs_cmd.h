@@ -12,10 +12,10 @@ enum gs_exit {
   GS_EXIT_SIGTERM = 143
 };
 
-int gs_cmd_train(int argc, char **argv);  /* splat-train train ... */
-int gs_cmd_config(int argc, char **argv); /* splat-train config: every key, default, meaning */
-int gs_cmd_scene(int argc, char **argv);  /* splat-train scene: generate an analytic scene */
-int gs_cmd_render(int argc, char **argv); /* splat-train render: PLY -> test-view PNGs + PSNR */
+int gs_cmd_train(int argc, char **argv);   /* splat-train train ... */
+int gs_cmd_config(int argc, char **argv);  /* splat-train config: every key, default, meaning */
+int gs_cmd_scene(int argc, char **argv);   /* splat-train scene: generate an analytic scene */
+int gs_cmd_render(int argc, char **argv);  /* splat-train render: PLY -> test-view PNGs + PSNR */
 int gs_cmd_devices(int argc, char **argv); /* splat-train devices: list Vulkan devices */
 
 #endif

@@ -30,8 +30,10 @@ int gs_cmd_config(int argc, char **argv) {
     }
   }
   if (gs_config_validate(&cfg, &err)) goto bad;
-  if (yaml) gs_config_print_yaml(&cfg, stdout);
-  else gs_config_print_help(stdout);
+  if (yaml)
+    gs_config_print_yaml(&cfg, stdout);
+  else
+    gs_config_print_help(stdout);
   return GS_EXIT_OK;
 bad:
   fprintf(stderr, "splat-train config: %s\n", err.msg);

@@ -47,12 +47,11 @@ int gs_cmd_devices(int argc, char **argv) {
       const struct gs_vk_device_info *d = &devs[i];
       json_array_append_new(
           arr, json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:b, s:b, s:b}", "index",
-                         (int)d->index, "name", d->name, "driver", d->driver, "api", d->api,
-                         "kind", gs_vk_kind_name(d->kind), "subgroup_size",
-                         (int)d->subgroup_size, "float_atomic_add", d->float_atomic_add,
-                         "shared_float_atomic_add", d->shared_float_atomic_add,
-                         "subgroup_ballot", d->subgroup_ballot, "unified_memory",
-                         d->unified_memory, "chosen", (int64_t)i == chosen));
+                         (int)d->index, "name", d->name, "driver", d->driver, "api", d->api, "kind",
+                         gs_vk_kind_name(d->kind), "subgroup_size", (int)d->subgroup_size,
+                         "float_atomic_add", d->float_atomic_add, "shared_float_atomic_add",
+                         d->shared_float_atomic_add, "subgroup_ballot", d->subgroup_ballot,
+                         "unified_memory", d->unified_memory, "chosen", (int64_t)i == chosen));
     }
     json_t *root = json_pack("{s:o}", "devices", arr);
     if (chosen < 0) json_object_set_new(root, "open_error", json_string(oerr.msg));
@@ -65,13 +64,15 @@ int gs_cmd_devices(int argc, char **argv) {
       const struct gs_vk_device_info *d = &devs[i];
       printf("%c %u: %s\n    kind %s, %s, driver %s\n    subgroup size %u, ballot %s, "
              "float atomic add %s (shared %s), %s memory\n",
-             (int64_t)i == chosen ? '*' : ' ', d->index, d->name, gs_vk_kind_name(d->kind),
-             d->api, d->driver, d->subgroup_size, d->subgroup_ballot ? "yes" : "no",
+             (int64_t)i == chosen ? '*' : ' ', d->index, d->name, gs_vk_kind_name(d->kind), d->api,
+             d->driver, d->subgroup_size, d->subgroup_ballot ? "yes" : "no",
              d->float_atomic_add ? "yes" : "no", d->shared_float_atomic_add ? "yes" : "no",
              d->unified_memory ? "unified" : "device-local");
     }
-    if (chosen < 0) printf("no device can be opened: %s\n", oerr.msg);
-    else printf("(* = chosen; override with GS_DEVICE=<index or name>)\n");
+    if (chosen < 0)
+      printf("no device can be opened: %s\n", oerr.msg);
+    else
+      printf("(* = chosen; override with GS_DEVICE=<index or name>)\n");
   }
   free(devs);
   return chosen < 0 ? GS_EXIT_DEVICE : GS_EXIT_OK;

@@ -36,7 +36,7 @@ struct render_args {
   enum gs_background background;
   uint32_t resolution_scale;
   int use_ref;
-  int sh_degree; /* -1: the degree the PLY carries */
+  int sh_degree;   /* -1: the degree the PLY carries */
   float alpha_max; /* the alpha clamp (GS_ALPHA_MAX unless --alpha-max) */
 };
 
@@ -68,9 +68,12 @@ static int parse_args(int argc, char **argv, struct render_args *a) {
       return -1;
     }
     const char *v = argv[++i];
-    if (!strcmp(k, "--ply")) a->ply = v;
-    else if (!strcmp(k, "--scene")) a->scene = v;
-    else if (!strcmp(k, "--out")) a->out = v;
+    if (!strcmp(k, "--ply"))
+      a->ply = v;
+    else if (!strcmp(k, "--scene"))
+      a->scene = v;
+    else if (!strcmp(k, "--out"))
+      a->out = v;
     else if (!strcmp(k, "--split") && (!strcmp(v, "test") || !strcmp(v, "train")))
       a->test_split = !strcmp(v, "test");
     else if (!strcmp(k, "--background") && (!strcmp(v, "white") || !strcmp(v, "black")))
@@ -103,8 +106,10 @@ static int parse_args(int argc, char **argv, struct render_args *a) {
                 deg ? "0..3" : "1..64", v);
         return -1;
       }
-      if (deg) a->sh_degree = (int)n;
-      else a->resolution_scale = (uint32_t)n;
+      if (deg)
+        a->sh_degree = (int)n;
+      else
+        a->resolution_scale = (uint32_t)n;
     } else {
       fprintf(stderr, "splat-train render: unknown option or bad value: %s %s\n", k, v);
       return -1;
@@ -142,8 +147,7 @@ static int renderer_open(struct renderer *r, int use_ref, float alpha_max, const
     if (!rc) rc = gs_fwd_new(r->vk, &fo, &r->fwd, err);
     if (!rc) rc = gs_fwd_model_upload(r->vk, m, &r->model, err);
     if (!rc) r->uploaded = 1;
-    if (!rc)
-      printf("render: device %s (%s)\n", gs_vk_info(r->vk)->name, gs_vk_info(r->vk)->driver);
+    if (!rc) printf("render: device %s (%s)\n", gs_vk_info(r->vk)->name, gs_vk_info(r->vk)->driver);
     return rc;
   }
 #endif
@@ -165,7 +169,9 @@ static int render_one(struct renderer *r, const struct gs_model *m, const struct
                       uint32_t sh_degree, const float bg[3], float *rgb, struct sw_err *err) {
 #if HAVE_GPU_FWD
   if (!r->use_ref) {
-    struct gs_fwd_input in = {.model = r->model, .cam = *cam, .sh_degree = sh_degree,
+    struct gs_fwd_input in = {.model = r->model,
+                              .cam = *cam,
+                              .sh_degree = sh_degree,
                               .background = {bg[0], bg[1], bg[2]}};
     int rc = gs_fwd_run(r->fwd, NULL, &in, 0, err);
     if (!rc) rc = gs_fwd_read_image(r->fwd, rgb, NULL, NULL, err);
@@ -204,7 +210,8 @@ int gs_cmd_render(int argc, char **argv) {
   int exit_code = GS_EXIT_OK;
   int rd_open = 0;
 
-  struct gs_scene_opts so = {.background = a.background, .resolution_scale = a.resolution_scale,
+  struct gs_scene_opts so = {.background = a.background,
+                             .resolution_scale = a.resolution_scale,
                              .skip = a.test_split ? GS_SCENE_SKIP_TRAIN_IMAGES
                                                   : GS_SCENE_SKIP_TEST_IMAGES};
   int degree = 3;
@@ -244,8 +251,8 @@ int gs_cmd_render(int argc, char **argv) {
   }
   float bg[3];
   for (int k = 0; k < 3; k++) bg[k] = a.background == GS_BG_WHITE ? 1.0f : 0.0f;
-  printf("render: %u splats (SH degree %u), scene %s, %u %s views %ux%u%s, renderer %s\n",
-         m->count, sh_degree, sc->path, n, split, sc->width, sc->height,
+  printf("render: %u splats (SH degree %u), scene %s, %u %s views %ux%u%s, renderer %s\n", m->count,
+         sh_degree, sc->path, n, split, sc->width, sc->height,
          a.test_split && sc->held_out ? " (held out: every 8th training view)" : "",
          a.use_ref ? "ref (C reference)" : "gpu");
   double psnr_sum = 0, ssim_sum = 0, ms_sum = 0;
@@ -272,19 +279,19 @@ int gs_cmd_render(int argc, char **argv) {
     psnr_sum += psnr;
     ssim_sum += ssim;
     ms_sum += ms;
-    json_array_append_new(views_json, json_pack("{s:s, s:f, s:f, s:f}", "view", views[i].name,
-                                                "psnr_db", isfinite(psnr) ? psnr : 999.0,
-                                                "ssim", ssim, "render_ms", ms));
+    json_array_append_new(views_json,
+                          json_pack("{s:s, s:f, s:f, s:f}", "view", views[i].name, "psnr_db",
+                                    isfinite(psnr) ? psnr : 999.0, "ssim", ssim, "render_ms", ms));
   }
   printf("mean over %u %s views: psnr %.3f dB  ssim %.4f  render %.1f ms/view\n", n, split,
          psnr_sum / n, ssim_sum / n, ms_sum / n);
-  json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:s, s:s, s:i, s:f, s:f, s:o}",
-                           "ply", a.ply, "scene", sc->path, "scene_sha256", sc->sha256,
-                           "split", split, "held_out_split", a.test_split && sc->held_out,
-                           "width", (int)sc->width, "height", (int)sc->height,
-                           "background", a.background == GS_BG_WHITE ? "white" : "black",
-                           "renderer", a.use_ref ? "ref" : "gpu", "splats", (int)m->count,
-                           "psnr_db", psnr_sum / n, "ssim", ssim_sum / n, "views", views_json);
+  json_t *root =
+      json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:s, s:s, s:i, s:f, s:f, s:o}", "ply", a.ply,
+                "scene", sc->path, "scene_sha256", sc->sha256, "split", split, "held_out_split",
+                a.test_split && sc->held_out, "width", (int)sc->width, "height", (int)sc->height,
+                "background", a.background == GS_BG_WHITE ? "white" : "black", "renderer",
+                a.use_ref ? "ref" : "gpu", "splats", (int)m->count, "psnr_db", psnr_sum / n, "ssim",
+                ssim_sum / n, "views", views_json);
   views_json = NULL;
   char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
   json_decref(root);

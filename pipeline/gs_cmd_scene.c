@@ -32,8 +32,8 @@ static int parse_u64(const char *flag, const char *s, uint64_t max, uint64_t *ou
 }
 
 int gs_cmd_scene(int argc, char **argv) {
-  struct gs_gen_opts o = {.kind = GS_GEN_BRICKS, .train_views = 100, .test_views = 20,
-                          .resolution = 256, .seed = 1};
+  struct gs_gen_opts o = {
+      .kind = GS_GEN_BRICKS, .train_views = 100, .test_views = 20, .resolution = 256, .seed = 1};
   const char *kind = NULL, *out = NULL, *layout = NULL, *lens = NULL;
   int test_given = 0;
   for (int i = 1; i < argc; i++) {
@@ -49,10 +49,14 @@ int gs_cmd_scene(int argc, char **argv) {
     }
     const char *v = argv[++i];
     uint64_t n = 0;
-    if (!strcmp(a, "--kind")) kind = v;
-    else if (!strcmp(a, "--out")) out = v;
-    else if (!strcmp(a, "--layout")) layout = v;
-    else if (!strcmp(a, "--lens")) lens = v;
+    if (!strcmp(a, "--kind"))
+      kind = v;
+    else if (!strcmp(a, "--out"))
+      out = v;
+    else if (!strcmp(a, "--layout"))
+      layout = v;
+    else if (!strcmp(a, "--lens"))
+      lens = v;
     else if (!strcmp(a, "--train-views")) {
       if (parse_u64(a, v, 100000, &n)) return GS_EXIT_USAGE;
       o.train_views = (uint32_t)n;

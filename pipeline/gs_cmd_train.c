@@ -51,7 +51,8 @@ int gs_cmd_train(int argc, char **argv) {
   struct sw_err err = {0};
   /* The file is applied before any --set, wherever it appears, so --set always wins. */
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--config") && i + 1 < argc && gs_config_load_yaml(&cfg, argv[i + 1], &err))
+    if (!strcmp(argv[i], "--config") && i + 1 < argc &&
+        gs_config_load_yaml(&cfg, argv[i + 1], &err))
       goto bad_config;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -87,8 +88,7 @@ int gs_cmd_train(int argc, char **argv) {
   char path[4096];
   snprintf(path, sizeof path, "%s/result.json", out);
   if (unlink(path) != 0 && errno != ENOENT) {
-    fprintf(stderr, "splat-train train: cannot remove the earlier %s: %s\n", path,
-            strerror(errno));
+    fprintf(stderr, "splat-train train: cannot remove the earlier %s: %s\n", path, strerror(errno));
     return GS_EXIT_USAGE;
   }
   struct sigaction sa;
@@ -106,15 +106,15 @@ int gs_cmd_train(int argc, char **argv) {
     return GS_EXIT_DEVICE;
   }
   res->config_json = cfg_json;
-  struct gs_train_io io = {.stop = &stop_flag, .progress = progress ? stdout : NULL,
-                           .out_dir = out, .warn = stderr};
+  struct gs_train_io io = {
+      .stop = &stop_flag, .progress = progress ? stdout : NULL, .out_dir = out, .warn = stderr};
   int rc = gs_train_run(&cfg, scene, &io, res, &err);
   if (rc == 0) rc = gs_result_write(path, res, &err);
   if (rc == 0)
     printf("splat-train train: %s: held-out PSNR %.2f dB, SSIM %.4f over %lld %s views, %lld "
            "splats, %lld iterations in %.1f s; result in %s\n",
-           res->scene_path, res->psnr_db, res->ssim, (long long)(res->test_views ? res->test_views
-                                                                      : res->train_views),
+           res->scene_path, res->psnr_db, res->ssim,
+           (long long)(res->test_views ? res->test_views : res->train_views),
            res->test_views ? "test" : "training", (long long)res->splats_final,
            (long long)res->iterations, res->train_s, path);
   if (rc == GS_TRAIN_STOPPED)

@@ -17,9 +17,9 @@ struct key {
   const char *name;
   enum ktype type;
   size_t off;
-  const char *def;     /* default, as text */
-  const char *enums;   /* K_ENUM: "a|b|c", value = position */
-  double lo, hi;       /* K_INT/K_I64/K_FLOAT: inclusive range */
+  const char *def;   /* default, as text */
+  const char *enums; /* K_ENUM: "a|b|c", value = position */
+  double lo, hi;     /* K_INT/K_I64/K_FLOAT: inclusive range */
   const char *meaning;
 };
 
@@ -238,8 +238,10 @@ static int set_value(struct gs_config *cfg, const struct key *k, const char *val
       v = !strcmp(v, "true") ? "1" : "0"; /* 0/1 switches (save_ply, white_reset) */
     int rc = parse_int(k, v, &x, err);
     if (rc) return rc;
-    if (k->type == K_INT) *(int32_t *)base = (int32_t)x;
-    else *(int64_t *)base = x;
+    if (k->type == K_INT)
+      *(int32_t *)base = (int32_t)x;
+    else
+      *(int64_t *)base = x;
     return 0;
   }
   case K_FLOAT: {
@@ -320,8 +322,7 @@ int gs_config_set(struct gs_config *cfg, const char *key, const char *value, str
 
 int gs_config_set_kv(struct gs_config *cfg, const char *kv, struct sw_err *err) {
   const char *eq = strchr(kv, '=');
-  if (!eq || eq == kv)
-    return sw_err_set(err, SW_EINVAL, "--set '%s': expected key=value", kv);
+  if (!eq || eq == kv) return sw_err_set(err, SW_EINVAL, "--set '%s': expected key=value", kv);
   char key[128];
   size_t l = (size_t)(eq - kv);
   if (l >= sizeof key) return sw_err_set(err, SW_EINVAL, "--set '%s': key too long", kv);
@@ -398,8 +399,8 @@ int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *
         const char *es = scalar(e, &el);
         if (!es || vl + el + 2 >= sizeof val) {
           node_pos(e, &line, &col);
-          rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': bad list element", path,
-                          line, col, key);
+          rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': bad list element", path, line,
+                          col, key);
           goto out;
         }
         memcpy(val + vl, es, el);
@@ -412,8 +413,8 @@ int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *
       if (!vn) vl = 0;
       if (!vs || vl >= sizeof val) {
         if (vn) node_pos(vn, &line, &col);
-        rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': value must be a scalar%s",
-                        path, line, col, key, k->type == K_LIST ? " or a list" : "");
+        rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': value must be a scalar%s", path,
+                        line, col, key, k->type == K_LIST ? " or a list" : "");
         goto out;
       }
       memcpy(val, vs, vl);
@@ -453,7 +454,8 @@ static json_t *key_json(const struct gs_config *cfg, const struct key *k) {
   case K_STR: return json_string(base);
   case K_LIST: {
     json_t *a = json_array();
-    for (int i = 0; i < cfg->n_checkpoints; i++) json_array_append_new(a, json_integer(cfg->checkpoints[i]));
+    for (int i = 0; i < cfg->n_checkpoints; i++)
+      json_array_append_new(a, json_integer(cfg->checkpoints[i]));
     return a;
   }
   }
@@ -486,8 +488,8 @@ void gs_config_print_help(FILE *f) {
   fprintf(f, "# %-20s %-28s %-12s %s\n", "key", "type", "default", "meaning");
   for (size_t i = 0; i < NKEYS; i++) {
     const struct key *k = &keys[i];
-    fprintf(f, "%-22s %-28s %-12s %s\n", k->name, type_name(k),
-            k->def[0] ? k->def : "\"\"", k->meaning);
+    fprintf(f, "%-22s %-28s %-12s %s\n", k->name, type_name(k), k->def[0] ? k->def : "\"\"",
+            k->meaning);
   }
 }
 

@@ -23,7 +23,11 @@ enum gs_radix_passes { GS_RADIX_PASSES_SKIP = 0, GS_RADIX_PASSES_FULL = 1 };
 enum gs_radix_scatter { GS_RADIX_SCATTER_SERIAL = 0, GS_RADIX_SCATTER_BALLOT = 1 };
 enum gs_onoff { GS_OFF = 0, GS_ON = 1 };
 enum gs_fwd_accum { GS_FWD_ACCUM_F32 = 0, GS_FWD_ACCUM_F16 = 1 };
-enum gs_ssim_walk { GS_SSIM_WALK_SCALAR = 0, GS_SSIM_WALK_FLOAT4 = 1, GS_SSIM_WALK_FLOAT4_RECIP = 2 };
+enum gs_ssim_walk {
+  GS_SSIM_WALK_SCALAR = 0,
+  GS_SSIM_WALK_FLOAT4 = 1,
+  GS_SSIM_WALK_FLOAT4_RECIP = 2
+};
 enum gs_atomic_spread { GS_ATOMIC_SPREAD_LANE0 = 0, GS_ATOMIC_SPREAD_LANES = 1 };
 enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
 /* Recipe switches. */
@@ -38,14 +42,14 @@ struct gs_config {
   int32_t iterations;
   int64_t seed;
   int32_t sh_degree;
-  int32_t sh_every; /* iterations per unlocked SH degree */
+  int32_t sh_every;         /* iterations per unlocked SH degree */
   int32_t resolution_scale; /* integer downscale factor of the images (1 = full) */
   int32_t background;       /* enum gs_background of gs_scene.h: 0 white, 1 black */
   int32_t init_points;
-  double scene_extent; /* 0: from the cameras; else the extent everything scale-relative uses */
-  double init_extent; /* random init box: times the content bounds (aabb) or the extent */
-  int32_t init_box;   /* enum gs_init_box */
-  int32_t init;       /* enum gs_init_kind */
+  double scene_extent;     /* 0: from the cameras; else the extent everything scale-relative uses */
+  double init_extent;      /* random init box: times the content bounds (aabb) or the extent */
+  int32_t init_box;        /* enum gs_init_box */
+  int32_t init;            /* enum gs_init_kind */
   int32_t scene_normalize; /* enum gs_scene_normalize of gs_scene.h: auto, on, off */
   int32_t missing_frames;  /* enum gs_missing_frames */
   /* loss */
@@ -54,8 +58,8 @@ struct gs_config {
   /* rendering */
   double alpha_max; /* alpha = min(alpha_max, o exp(-sigma)), forward and backward */
   /* optimiser */
-  double lr_means;       /* initial position lr, multiplied by the scene extent */
-  double lr_means_final; /* final position lr, multiplied by the scene extent */
+  double lr_means;        /* initial position lr, multiplied by the scene extent */
+  double lr_means_final;  /* final position lr, multiplied by the scene extent */
   int32_t lr_means_steps; /* decay length in iterations (0 = iterations) */
   double lr_sh_dc;
   double lr_sh_rest;
@@ -70,22 +74,22 @@ struct gs_config {
   int32_t densify_until;
   int32_t densify_every;
   double grad_threshold;
-  double percent_dense;     /* clone when max scale <= percent_dense * extent, else split */
+  double percent_dense; /* clone when max scale <= percent_dense * extent, else split */
   double prune_opacity;
-  int32_t prune_screen;     /* prune radius in pixels after prune_big_after (0 = off) */
-  double prune_world;       /* prune max scale > prune_world * extent after prune_big_after */
-  int32_t prune_big_after;  /* world/screen-size pruning only after this iteration */
-  int32_t opacity_reset_every; /* 0 = never (gsplat 1.5.3) */
+  int32_t prune_screen;         /* prune radius in pixels after prune_big_after (0 = off) */
+  double prune_world;           /* prune max scale > prune_world * extent after prune_big_after */
+  int32_t prune_big_after;      /* world/screen-size pruning only after this iteration */
+  int32_t opacity_reset_every;  /* 0 = never (gsplat 1.5.3) */
   int32_t opacity_reset_margin; /* no reset with fewer iterations than this left */
-  int32_t densify_visible;  /* enum gs_densify_visible: which views count in the statistics */
-  int32_t white_reset;      /* 1: reset at densify_from on white backgrounds (Inria) */
-  int32_t max_splats;       /* densification stops growing beyond this (0 = no limit) */
+  int32_t densify_visible;      /* enum gs_densify_visible: which views count in the statistics */
+  int32_t white_reset;          /* 1: reset at densify_from on white backgrounds (Inria) */
+  int32_t max_splats;           /* densification stops growing beyond this (0 = no limit) */
   /* evaluation */
-  int32_t test_every;       /* hold out every Nth view when a scene has no test split */
+  int32_t test_every; /* hold out every Nth view when a scene has no test split */
   int32_t checkpoints[GS_CONFIG_MAX_CHECKPOINTS];
   int32_t n_checkpoints;
   int32_t progress_every;
-  int32_t save_ply;         /* write OUT/final.ply */
+  int32_t save_ply; /* write OUT/final.ply */
   /* device and timing */
   char device[GS_CONFIG_STR_MAX]; /* name substring or index; "" = first suitable */
   int32_t timing;                 /* enum gs_timing */

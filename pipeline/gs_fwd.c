@@ -21,9 +21,9 @@ struct gs_fwd {
   uint32_t pending_growth; /* capacity wanted at the next prepare (transient regime) */
 };
 
-static const char *const stage_names[GS_FWD_STAGES] = {
-    "project_fwd", "tile_count", "scan", "emit_pairs", "radix_sort", "tile_ranges",
-    "rasterize_fwd"};
+static const char *const stage_names[GS_FWD_STAGES] = {"project_fwd",  "tile_count", "scan",
+                                                       "emit_pairs",   "radix_sort", "tile_ranges",
+                                                       "rasterize_fwd"};
 
 const char *gs_fwd_stage_name(enum gs_fwd_stage s) {
   return (unsigned)s < GS_FWD_STAGES ? stage_names[s] : "unknown";
@@ -36,8 +36,12 @@ static int make_kernel(gs_vk_t *vk, const char *stem, uint32_t n_buffers, uint32
                        struct sw_err *err) {
   const struct gs_spirv *code = gs_shaders_spirv(stem);
   if (!code) return sw_err_set(err, SW_ENOTFOUND, "shader '%s' is not embedded", stem);
-  struct gs_vk_kernel_desc d = {.name = stem, .spirv = code, .n_buffers = n_buffers,
-                                .push_size = push, .spec = spec, .n_spec = n_spec};
+  struct gs_vk_kernel_desc d = {.name = stem,
+                                .spirv = code,
+                                .n_buffers = n_buffers,
+                                .push_size = push,
+                                .spec = spec,
+                                .n_spec = n_spec};
   return gs_vk_kernel_new(vk, &d, out, err);
 }
 
@@ -60,8 +64,8 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   /* Specialization data are raw 32-bit words: the float clamp goes in by its bits. */
   uint32_t raster_spec[3] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
-  int rc = make_kernel(vk, "project_fwd", 6, sizeof(struct gs_pc_project), NULL, 0, &f->project,
-                       err);
+  int rc =
+      make_kernel(vk, "project_fwd", 6, sizeof(struct gs_pc_project), NULL, 0, &f->project, err);
   if (!rc)
     rc = make_kernel(vk, "tile_count", 3, sizeof(struct gs_pc_bin), NULL, 0, &f->tile_count, err);
   if (!rc) rc = make_kernel(vk, "emit_pairs", 5, sizeof(struct gs_pc_bin), NULL, 0, &f->emit, err);
@@ -130,8 +134,7 @@ static int reserve_arena(gs_fwd_t *f, uint32_t capacity, struct sw_err *err) {
 int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
                    struct sw_err *err) {
   if (width == 0 || height == 0 || width > 65535 * GS_TILE || height > 65535 * GS_TILE)
-    return sw_err_set(err, SW_EINVAL, "forward pass: image size %ux%u out of range", width,
-                      height);
+    return sw_err_set(err, SW_EINVAL, "forward pass: image size %ux%u out of range", width, height);
   gs_vk_t *vk = f->vk;
   uint32_t n = count ? count : 1;
   uint32_t tx = div_up(width, GS_TILE), ty = div_up(height, GS_TILE);
@@ -169,9 +172,15 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
 
 static void record_project(gs_fwd_t *f, VkCommandBuffer cmd, const struct gs_fwd_input *in) {
   const struct gs_camera *c = &in->cam;
-  struct gs_pc_project pc = {.fx = c->fx, .fy = c->fy, .cx = c->cx, .cy = c->cy,
-                             .n = f->b.count, .width = f->b.width, .height = f->b.height,
-                             .tiles_x = f->b.tiles_x, .tiles_y = f->b.tiles_y,
+  struct gs_pc_project pc = {.fx = c->fx,
+                             .fy = c->fy,
+                             .cx = c->cx,
+                             .cy = c->cy,
+                             .n = f->b.count,
+                             .width = f->b.width,
+                             .height = f->b.height,
+                             .tiles_x = f->b.tiles_x,
+                             .tiles_y = f->b.tiles_y,
                              .sh_degree = in->sh_degree};
   memcpy(pc.viewmat, c->viewmat, sizeof pc.viewmat);
   memcpy(pc.campos, c->campos, sizeof pc.campos);
@@ -189,9 +198,11 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                         struct sw_err *err) {
   if (!f->prepared || !f->keys || in->model.count != f->b.count || in->cam.width != f->b.width ||
       in->cam.height != f->b.height)
-    return sw_err_set(err, SW_ESTATE, "forward pass: %s recorded for %u splats at %ux%u, "
-                      "prepared for %u at %ux%u", gs_fwd_stage_name(stage), in->model.count,
-                      in->cam.width, in->cam.height, f->b.count, f->b.width, f->b.height);
+    return sw_err_set(err, SW_ESTATE,
+                      "forward pass: %s recorded for %u splats at %ux%u, "
+                      "prepared for %u at %ux%u",
+                      gs_fwd_stage_name(stage), in->model.count, in->cam.width, in->cam.height,
+                      f->b.count, f->b.width, f->b.height);
   if (in->sh_degree > 3)
     return sw_err_set(err, SW_EINVAL, "forward pass: SH degree %u above 3", in->sh_degree);
   if (timer) gs_vk_timer_begin(timer, cmd, gs_fwd_stage_name(stage));
@@ -199,17 +210,13 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
   struct gs_pc_bin bin = {.n = n, .tiles_x = f->b.tiles_x, .capacity = f->b.capacity};
   int rc = 0;
   switch (stage) {
-  case GS_FWD_PROJECT:
-    record_project(f, cmd, in);
-    break;
+  case GS_FWD_PROJECT: record_project(f, cmd, in); break;
   case GS_FWD_TILE_COUNT: {
     struct gs_vk_buf *b[3] = {f->b.splats, f->b.tiles_touched, f->b.offsets};
     gs_vk_dispatch(cmd, f->tile_count, b, &bin, div_up(n, GS_WG), 1, 1);
     break;
   }
-  case GS_FWD_SCAN:
-    gs_scan_record(f->scan, cmd, f->b.offsets, n);
-    break;
+  case GS_FWD_SCAN: gs_scan_record(f->scan, cmd, f->b.offsets, n); break;
   case GS_FWD_EMIT: {
     struct gs_vk_buf *b[5] = {f->b.splats, f->b.offsets, f->keys, f->values, f->b.counters};
     /* At least one group, so that the pair count is written even without splats. */
@@ -218,8 +225,11 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
   }
   case GS_FWD_SORT: {
     uint32_t tiles = f->b.tiles_x * f->b.tiles_y;
-    struct gs_sort_io io = {.keys = f->keys, .values = f->values, .counters = f->b.counters,
-                            .count_index = GS_CTR_PAIRS, .capacity = f->b.capacity,
+    struct gs_sort_io io = {.keys = f->keys,
+                            .values = f->values,
+                            .counters = f->b.counters,
+                            .count_index = GS_CTR_PAIRS,
+                            .capacity = f->b.capacity,
                             .key_bits = f->opts.radix_full ? 64 : gs_sort_key_bits(tiles - 1)};
     rc = gs_sort_record(f->sort, cmd, &io, &f->b.keys, &f->b.values, err);
     break;
@@ -234,16 +244,17 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
     break;
   }
   case GS_FWD_RASTER: {
-    struct gs_pc_raster pc = {.width = f->b.width, .height = f->b.height,
-                              .tiles_x = f->b.tiles_x, .tiles_y = f->b.tiles_y};
+    struct gs_pc_raster pc = {.width = f->b.width,
+                              .height = f->b.height,
+                              .tiles_x = f->b.tiles_x,
+                              .tiles_y = f->b.tiles_y};
     memcpy(pc.background, in->background, sizeof pc.background);
-    struct gs_vk_buf *b[6] = {f->b.splats, f->b.values, f->b.ranges,
+    struct gs_vk_buf *b[6] = {f->b.splats, f->b.values,  f->b.ranges,
                               f->b.rgb,    f->b.final_t, f->b.last};
     gs_vk_dispatch(cmd, f->raster, b, &pc, f->b.tiles_x, f->b.tiles_y, 1);
     break;
   }
-  default:
-    rc = sw_err_set(err, SW_EINVAL, "forward pass: unknown stage %d", (int)stage);
+  default: rc = sw_err_set(err, SW_EINVAL, "forward pass: unknown stage %d", (int)stage);
   }
   if (stage != GS_FWD_SORT) gs_vk_barrier(cmd); /* the sort ends with its own barrier */
   if (timer) gs_vk_timer_end(timer, cmd);
@@ -301,8 +312,10 @@ int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *e
     /* Headroom so that a slowly growing model does not overflow every frame. */
     uint64_t want = (uint64_t)pairs + pairs / 2;
     if (want > UINT32_MAX / 2)
-      return sw_err_set(err, SW_EINVAL, "forward pass: %u (splat, tile) pairs exceed the "
-                        "arena's limit", pairs);
+      return sw_err_set(err, SW_EINVAL,
+                        "forward pass: %u (splat, tile) pairs exceed the "
+                        "arena's limit",
+                        pairs);
     *retry = 1;
     if (f->opts.transient) {
       f->pending_growth = (uint32_t)want;
@@ -366,7 +379,8 @@ int gs_fwd_model_upload(gs_vk_t *vk, const struct gs_model *m, struct gs_fwd_mod
   int rc = 0;
   for (int i = 0; i < 5 && !rc; i++) {
     rc = gs_vk_buf_new(vk, 4 * n * g[i].per, 0, g[i].label, g[i].buf, err);
-    if (!rc && m->count) rc = gs_vk_buf_upload(*g[i].buf, 0, g[i].src, 4ull * m->count * g[i].per, err);
+    if (!rc && m->count)
+      rc = gs_vk_buf_upload(*g[i].buf, 0, g[i].src, 4ull * m->count * g[i].per, err);
   }
   if (rc) {
     gs_fwd_model_release(out);
@@ -385,8 +399,7 @@ void gs_fwd_model_release(struct gs_fwd_model *m) {
   m->count = 0;
 }
 
-int gs_fwd_read_image(gs_fwd_t *f, float *rgb, float *final_t, uint32_t *last,
-                      struct sw_err *err) {
+int gs_fwd_read_image(gs_fwd_t *f, float *rgb, float *final_t, uint32_t *last, struct sw_err *err) {
   uint64_t px = (uint64_t)f->b.width * f->b.height;
   int rc = 0;
   if (rgb) rc = gs_vk_buf_download(f->b.rgb, 0, rgb, 12 * px, err);

@@ -30,11 +30,11 @@
 typedef struct gs_fwd gs_fwd_t;
 
 struct gs_fwd_opts {
-  int sigma_skip;     /* sigma_skip: on -> skip sigma >= 5.55 before the exp (bit-exact) */
-  int accum_f16;      /* fwd_accum: f16 -> colour accumulator rounded to half */
-  int radix_ballot;   /* radix_scatter: ballot (else serial) */
-  int radix_full;     /* radix_passes: full (all 64 bits; else skip to the tile-id bits) */
-  int transient;      /* binning: transient (else resident grow-only arena) */
+  int sigma_skip;   /* sigma_skip: on -> skip sigma >= 5.55 before the exp (bit-exact) */
+  int accum_f16;    /* fwd_accum: f16 -> colour accumulator rounded to half */
+  int radix_ballot; /* radix_scatter: ballot (else serial) */
+  int radix_full;   /* radix_passes: full (all 64 bits; else skip to the tile-id bits) */
+  int transient;    /* binning: transient (else resident grow-only arena) */
   uint32_t initial_pairs_per_splat; /* first arena guess (0: 8 pairs per splat) */
   float alpha_max;                  /* alpha_max: the alpha clamp (0: GS_ALPHA_MAX; else within
                                        [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */
@@ -67,7 +67,7 @@ struct gs_fwd_bufs {
   struct gs_vk_buf *last;          /* uint[w * h] */
   struct gs_vk_buf *counters;      /* uint[GS_CTR_WORDS], host-visible */
   uint32_t count, width, height, tiles_x, tiles_y;
-  uint32_t capacity;               /* pairs the arena holds */
+  uint32_t capacity; /* pairs the arena holds */
 };
 
 enum gs_fwd_stage {
@@ -97,8 +97,7 @@ int gs_fwd_record(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                   const struct gs_fwd_input *in, struct sw_err *err);
 /* Records one stage (stages must be recorded in order; a barrier follows each). */
 int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
-                        enum gs_fwd_stage stage, const struct gs_fwd_input *in,
-                        struct sw_err *err);
+                        enum gs_fwd_stage stage, const struct gs_fwd_input *in, struct sw_err *err);
 /* After the submission holding the frame completed: *retry = 1 when the pairs overflowed the
  * arena (now grown: record and submit the frame again), else 0. Frees the arena in the transient
  * regime. pairs_out (may be NULL) gets the frame's pair count. */
@@ -116,7 +115,6 @@ int gs_fwd_model_upload(gs_vk_t *vk, const struct gs_model *m, struct gs_fwd_mod
 void gs_fwd_model_release(struct gs_fwd_model *m);
 
 /* Reads the last frame's outputs (each may be NULL): rgb 3 w h, final_t w h, last w h. */
-int gs_fwd_read_image(gs_fwd_t *f, float *rgb, float *final_t, uint32_t *last,
-                      struct sw_err *err);
+int gs_fwd_read_image(gs_fwd_t *f, float *rgb, float *final_t, uint32_t *last, struct sw_err *err);
 
 #endif

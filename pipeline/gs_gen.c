@@ -80,7 +80,9 @@ const char *gs_gen_kind_name(enum gs_gen_kind kind) {
 
 /* ---- small vector helpers ---- */
 
-static float dot3(const float *a, const float *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static float dot3(const float *a, const float *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
 
 static void norm3(float *v) {
   float l = sqrtf(dot3(v, v));
@@ -154,10 +156,9 @@ static int add_mat(struct scene *s, const float *a, const float *b, int tex, flo
 /* Lego-like: a studded base plate and bricks of several sizes and colours stacked on a height map
  * of stud cells, each brick with its studs (cylinders) on top. */
 static int build_bricks(struct scene *s, struct gs_rng *rng) {
-  static const float colours[7][3] = {{0.72f, 0.08f, 0.06f}, {0.96f, 0.76f, 0.05f},
-                                      {0.05f, 0.32f, 0.70f}, {0.12f, 0.55f, 0.22f},
-                                      {0.92f, 0.92f, 0.89f}, {0.22f, 0.22f, 0.25f},
-                                      {0.95f, 0.45f, 0.06f}};
+  static const float colours[7][3] = {
+      {0.72f, 0.08f, 0.06f}, {0.96f, 0.76f, 0.05f}, {0.05f, 0.32f, 0.70f}, {0.12f, 0.55f, 0.22f},
+      {0.92f, 0.92f, 0.89f}, {0.22f, 0.22f, 0.25f}, {0.95f, 0.45f, 0.06f}};
   static const int sizes[6][2] = {{2, 4}, {2, 2}, {1, 4}, {1, 2}, {2, 3}, {1, 6}};
   const float pitch = 0.2f, brick_h = 0.24f, stud_r = 0.06f, stud_h = 0.045f, gap = 0.004f;
   const int grid = 10;
@@ -179,7 +180,8 @@ static int build_bricks(struct scene *s, struct gs_rng *rng) {
     }
     /* Positions favour the middle of the plate, so bricks pile up into a structure. */
     int span_x = grid - w + 1, span_y = grid - d + 1;
-    int i0 = (int)gs_rng_below(rng, (uint32_t)span_x), j0 = (int)gs_rng_below(rng, (uint32_t)span_y);
+    int i0 = (int)gs_rng_below(rng, (uint32_t)span_x),
+        j0 = (int)gs_rng_below(rng, (uint32_t)span_y);
     if (gs_rng_uniform(rng) < 0.6f) {
       i0 = (i0 + span_x / 2) / 2 + span_x / 4;
       j0 = (j0 + span_y / 2) / 2 + span_y / 4;
@@ -195,13 +197,17 @@ static int build_bricks(struct scene *s, struct gs_rng *rng) {
       for (int j = j0; j < j0 + d; j++) height[i][j] = level + 1;
     int mat = brick_mat[gs_rng_below(rng, 7)];
     float z0 = plate_z1 + level * brick_h;
-    float box[6] = {x0 + i0 * pitch + gap, x0 + j0 * pitch + gap, z0,
+    float box[6] = {x0 + i0 * pitch + gap,       x0 + j0 * pitch + gap,       z0,
                     x0 + (i0 + w) * pitch - gap, x0 + (j0 + d) * pitch - gap, z0 + brick_h};
     if (add_prim(s, P_BOX, box, mat)) return -1;
     for (int i = i0; i < i0 + w; i++)
       for (int j = j0; j < j0 + d; j++) {
-        float cyl[6] = {x0 + (i + 0.5f) * pitch, x0 + (j + 0.5f) * pitch, stud_r, z0 + brick_h,
-                        z0 + brick_h + stud_h, 0};
+        float cyl[6] = {x0 + (i + 0.5f) * pitch,
+                        x0 + (j + 0.5f) * pitch,
+                        stud_r,
+                        z0 + brick_h,
+                        z0 + brick_h + stud_h,
+                        0};
         if (add_prim(s, P_CYL, cyl, mat)) return -1;
       }
     placed++;
@@ -210,8 +216,12 @@ static int build_bricks(struct scene *s, struct gs_rng *rng) {
   for (int i = 0; i < grid; i++)
     for (int j = 0; j < grid; j++)
       if (height[i][j] == 0) {
-        float cyl[6] = {x0 + (i + 0.5f) * pitch, x0 + (j + 0.5f) * pitch, stud_r, plate_z1,
-                        plate_z1 + stud_h, 0};
+        float cyl[6] = {x0 + (i + 0.5f) * pitch,
+                        x0 + (j + 0.5f) * pitch,
+                        stud_r,
+                        plate_z1,
+                        plate_z1 + stud_h,
+                        0};
         if (add_prim(s, P_CYL, cyl, plate_mat)) return -1;
       }
   return 0;
@@ -220,10 +230,9 @@ static int build_bricks(struct scene *s, struct gs_rng *rng) {
 /* Spheres, boxes, a torus and cylinders with checker and stripe textures on a checkered
  * platform, placed in distinct cells of a 3x3 layout. */
 static int build_shapes(struct scene *s, struct gs_rng *rng) {
-  static const float pal[8][3] = {{0.85f, 0.20f, 0.15f}, {0.95f, 0.85f, 0.20f},
-                                  {0.15f, 0.40f, 0.85f}, {0.20f, 0.70f, 0.30f},
-                                  {0.95f, 0.95f, 0.95f}, {0.10f, 0.10f, 0.12f},
-                                  {0.60f, 0.25f, 0.70f}, {0.95f, 0.55f, 0.15f}};
+  static const float pal[8][3] = {
+      {0.85f, 0.20f, 0.15f}, {0.95f, 0.85f, 0.20f}, {0.15f, 0.40f, 0.85f}, {0.20f, 0.70f, 0.30f},
+      {0.95f, 0.95f, 0.95f}, {0.10f, 0.10f, 0.12f}, {0.60f, 0.25f, 0.70f}, {0.95f, 0.55f, 0.15f}};
   const float base_z = -0.55f;
   int floor_mat = add_mat(s, (const float[3]){0.80f, 0.80f, 0.78f},
                           (const float[3]){0.30f, 0.32f, 0.36f}, T_CHECKER, 2.5f);
@@ -243,24 +252,20 @@ static int build_shapes(struct scene *s, struct gs_rng *rng) {
     int ca = (int)gs_rng_below(rng, 8), cb = (ca + 1 + (int)gs_rng_below(rng, 7)) % 8;
     int tex = kinds[o] == P_SPHERE ? T_CHECKER : kinds[o] == P_TORUS ? T_RINGS : T_STRIPES;
     if (kinds[o] == P_BOX && o == 3) tex = T_CHECKER;
-    float freq = tex == T_CHECKER ? 8.0f + 4.0f * gs_rng_uniform(rng)
-                                  : 10.0f + 8.0f * gs_rng_uniform(rng);
+    float freq =
+        tex == T_CHECKER ? 8.0f + 4.0f * gs_rng_uniform(rng) : 10.0f + 8.0f * gs_rng_uniform(rng);
     int mat = add_mat(s, pal[ca], pal[cb], tex, freq);
     float size = 0.22f + 0.08f * gs_rng_uniform(rng);
     float p[6] = {0};
     switch (kinds[o]) {
-    case P_SPHERE:
-      p[0] = cx, p[1] = cy, p[2] = base_z + size, p[3] = size;
-      break;
+    case P_SPHERE: p[0] = cx, p[1] = cy, p[2] = base_z + size, p[3] = size; break;
     case P_BOX: {
       float hz = size * (1.0f + gs_rng_uniform(rng));
       p[0] = cx - size, p[1] = cy - size, p[2] = base_z;
       p[3] = cx + size, p[4] = cy + size, p[5] = base_z + 2 * hz;
       break;
     }
-    case P_TORUS:
-      p[0] = cx, p[1] = cy, p[2] = base_z + 0.09f, p[3] = size, p[4] = 0.09f;
-      break;
+    case P_TORUS: p[0] = cx, p[1] = cy, p[2] = base_z + 0.09f, p[3] = size, p[4] = 0.09f; break;
     default:
       p[0] = cx, p[1] = cy, p[2] = size * 0.8f, p[3] = base_z,
       p[4] = base_z + 0.5f + 0.6f * gs_rng_uniform(rng);
@@ -519,15 +524,15 @@ static void albedo(const struct scene *s, const struct prim *pr, const float *pt
     if (pr->kind == P_SPHERE) { /* checker in longitude / latitude */
       float x = pt[0] - pr->p[0], y = pt[1] - pr->p[1], z = pt[2] - pr->p[2];
       float lon = atan2f(y, x) / (float)M_PI, lat = asinf(fmaxf(-1, fminf(1, z / pr->p[3])));
-      mix = (float)(((int)floorf(lon * m->freq * 0.5f) + (int)floorf(lat / (float)M_PI * m->freq)) & 1);
+      mix = (float)(((int)floorf(lon * m->freq * 0.5f) + (int)floorf(lat / (float)M_PI * m->freq)) &
+                    1);
     } else {
       mix = (float)(((int)floorf(pt[0] * m->freq) + (int)floorf(pt[1] * m->freq) +
-                     (int)floorf(pt[2] * m->freq + 0.5f)) & 1);
+                     (int)floorf(pt[2] * m->freq + 0.5f)) &
+                    1);
     }
     break;
-  case T_STRIPES:
-    mix = (float)((int)floorf(pt[2] * m->freq) & 1);
-    break;
+  case T_STRIPES: mix = (float)((int)floorf(pt[2] * m->freq) & 1); break;
   default: { /* rings around a torus */
     float a = atan2f(pt[1] - pr->p[1], pt[0] - pr->p[0]) / (2.0f * (float)M_PI) + 0.5f;
     mix = (float)((int)floorf(a * m->freq) & 1);
@@ -705,8 +710,11 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&j->lock);
     uint32_t v = j->next++;
     int stop = j->rc != 0 || v >= j->total;
-    if (!stop && (!rgba || !ids)) j->rc = sw_err_set(&j->err, SW_ENOMEM, "scene generator: out of "
-                                                     "memory for a %ux%u image", res, res);
+    if (!stop && (!rgba || !ids))
+      j->rc = sw_err_set(&j->err, SW_ENOMEM,
+                         "scene generator: out of "
+                         "memory for a %ux%u image",
+                         res, res);
     stop = stop || j->rc != 0;
     pthread_mutex_unlock(&j->lock);
     if (stop) break;
@@ -787,8 +795,10 @@ int gs_gen_layout_parse(const char *name, enum gs_gen_layout *layout, struct sw_
       *layout = (enum gs_gen_layout)i;
       return 0;
     }
-  return sw_err_set(err, SW_EINVAL, "unknown layout '%s' (layouts: nerf, colmap-bin, colmap-txt, "
-                    "transforms)", name ? name : "");
+  return sw_err_set(err, SW_EINVAL,
+                    "unknown layout '%s' (layouts: nerf, colmap-bin, colmap-txt, "
+                    "transforms)",
+                    name ? name : "");
 }
 
 int gs_gen_lens_parse(const char *name, enum gs_gen_lens_kind *lens, struct sw_err *err) {
@@ -817,7 +827,8 @@ int gs_gen_world_hit(const struct gs_gen_world *w, const float o[3], const float
 }
 
 int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err *err) {
-  if ((unsigned)o->kind > 1) return sw_err_set(err, SW_EINVAL, "scene generator: bad kind %d", o->kind);
+  if ((unsigned)o->kind > 1)
+    return sw_err_set(err, SW_EINVAL, "scene generator: bad kind %d", o->kind);
   if (o->train_views < 1 || o->train_views > 100000)
     return sw_err_set(err, SW_EINVAL, "scene generator: train views %u out of range 1..100000",
                       o->train_views);
@@ -834,11 +845,13 @@ int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err
     return sw_err_set(err, SW_EINVAL, "scene generator: k1 %g, k2 %g out of range [-0.5, 0.5]",
                       (double)o->k1, (double)o->k2);
   if (o->layout == GS_GEN_LAYOUT_NERF && o->lens != GS_GEN_LENS_PINHOLE)
-    return sw_err_set(err, SW_EINVAL, "scene generator: the NeRF-synthetic layout has no lens "
+    return sw_err_set(err, SW_EINVAL,
+                      "scene generator: the NeRF-synthetic layout has no lens "
                       "model; the distorted lens needs --layout colmap-bin, colmap-txt or "
                       "transforms");
   if (o->layout != GS_GEN_LAYOUT_NERF && o->test_views)
-    return sw_err_set(err, SW_EINVAL, "scene generator: the %s layout has no test split (the "
+    return sw_err_set(err, SW_EINVAL,
+                      "scene generator: the %s layout has no test split (the "
                       "loader holds out every 8th view); --test-views must be 0",
                       layout_names[o->layout]);
   struct scene s = {0};
@@ -861,7 +874,8 @@ int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err
   norm3(s.light);
 
   char path[4200];
-  snprintf(path, sizeof path, "%s/%s", out_dir, o->layout == GS_GEN_LAYOUT_NERF ? "train" : "images");
+  snprintf(path, sizeof path, "%s/%s", out_dir,
+           o->layout == GS_GEN_LAYOUT_NERF ? "train" : "images");
   if ((rc = sw_fs_mkdir_p(path, err))) goto done;
   if (o->layout != GS_GEN_LAYOUT_NERF) {
     /* nothing more: the description files are written after the images */
@@ -873,8 +887,8 @@ int gs_gen_scene(const char *out_dir, const struct gs_gen_opts *o, struct sw_err
     snprintf(path, sizeof path, "%s/transforms_test.json", out_dir);
     unlink(path);
   }
-  struct job j = {.scene = &s, .opts = o, .out_dir = out_dir,
-                  .total = o->train_views + o->test_views};
+  struct job j = {
+      .scene = &s, .opts = o, .out_dir = out_dir, .total = o->train_views + o->test_views};
   pthread_mutex_init(&j.lock, NULL);
   int nt = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (nt < 1) nt = 1;

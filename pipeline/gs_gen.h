@@ -26,8 +26,12 @@ enum gs_gen_kind { GS_GEN_BRICKS = 0, GS_GEN_SHAPES = 1 };
  * split): COLMAP sparse/0/ in binary or text (cameras, images, and a points3D cloud of surface
  * points with their colours), or an instant-ngp / nerfstudio transforms.json. These layouts
  * take test_views 0. */
-enum gs_gen_layout { GS_GEN_LAYOUT_NERF = 0, GS_GEN_LAYOUT_COLMAP_BIN = 1,
-                     GS_GEN_LAYOUT_COLMAP_TXT = 2, GS_GEN_LAYOUT_TRANSFORMS = 3 };
+enum gs_gen_layout {
+  GS_GEN_LAYOUT_NERF = 0,
+  GS_GEN_LAYOUT_COLMAP_BIN = 1,
+  GS_GEN_LAYOUT_COLMAP_TXT = 2,
+  GS_GEN_LAYOUT_TRANSFORMS = 3
+};
 #define GS_GEN_IMAGE_NAME "img_%05u.png"
 
 /* Lenses: pinhole with the principal point at the centre, or a known off-centre principal point

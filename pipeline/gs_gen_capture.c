@@ -147,17 +147,19 @@ int gs_gen_write_colmap(const char *out_dir, const struct gs_gen_opts *o,
     const char *hdr = "# Camera list with one line of data per camera:\n"
                       "#   CAMERA_ID, MODEL, WIDTH, HEIGHT, PARAMS[]\n";
     put(&b, hdr, strlen(hdr));
-    int n = radial ? snprintf(line, sizeof line, "1 RADIAL %u %u %.9g %.9g %.9g %.9g %.9g\n",
-                              o->resolution, o->resolution, (double)l.f, (double)l.cx,
-                              (double)l.cy, (double)l.k1, (double)l.k2)
-                   : snprintf(line, sizeof line, "1 PINHOLE %u %u %.9g %.9g %.9g %.9g\n",
-                              o->resolution, o->resolution, (double)l.f, (double)l.f,
-                              (double)l.cx, (double)l.cy);
+    int n =
+        radial ? snprintf(line, sizeof line, "1 RADIAL %u %u %.9g %.9g %.9g %.9g %.9g\n",
+                          o->resolution, o->resolution, (double)l.f, (double)l.cx, (double)l.cy,
+                          (double)l.k1, (double)l.k2)
+               : snprintf(line, sizeof line, "1 PINHOLE %u %u %.9g %.9g %.9g %.9g\n", o->resolution,
+                          o->resolution, (double)l.f, (double)l.f, (double)l.cx, (double)l.cy);
     put(&b, line, (size_t)n);
   }
   rc = write_buf(dir, binary ? "cameras.bin" : "cameras.txt", &b, err);
-  if (binary) put_u64(&b, o->train_views);
-  else put(&b, images_hdr, strlen(images_hdr));
+  if (binary)
+    put_u64(&b, o->train_views);
+  else
+    put(&b, images_hdr, strlen(images_hdr));
   for (uint32_t v = 0; v < o->train_views && !rc; v++) {
     float c2w[16];
     gs_gen_view_c2w(o, 0, v, c2w);
@@ -182,8 +184,10 @@ int gs_gen_write_colmap(const char *out_dir, const struct gs_gen_opts *o,
     }
   }
   if (!rc) rc = write_buf(dir, binary ? "images.bin" : "images.txt", &b, err);
-  if (binary) put_u64(&b, np);
-  else put(&b, points_hdr, strlen(points_hdr));
+  if (binary)
+    put_u64(&b, np);
+  else
+    put(&b, points_hdr, strlen(points_hdr));
   for (uint32_t i = 0; i < np && !rc; i++) {
     const float *p = pts + 3 * (size_t)i;
     const uint8_t *c = cols + 3 * (size_t)i;
@@ -210,11 +214,11 @@ int gs_gen_write_colmap(const char *out_dir, const struct gs_gen_opts *o,
 int gs_gen_write_transforms(const char *out_dir, const struct gs_gen_opts *o, struct sw_err *err) {
   struct gs_gen_lens l;
   gs_gen_lens_of(o, &l);
-  json_t *root = json_pack("{s:s, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:f, s:f}",
-                           "camera_model", "OPENCV", "fl_x", (double)l.f, "fl_y", (double)l.f,
-                           "cx", (double)l.cx, "cy", (double)l.cy, "w", (int)o->resolution, "h",
-                           (int)o->resolution, "k1", (double)l.k1, "k2", (double)l.k2, "p1", 0.0,
-                           "p2", 0.0);
+  json_t *root =
+      json_pack("{s:s, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:f, s:f}", "camera_model", "OPENCV",
+                "fl_x", (double)l.f, "fl_y", (double)l.f, "cx", (double)l.cx, "cy", (double)l.cy,
+                "w", (int)o->resolution, "h", (int)o->resolution, "k1", (double)l.k1, "k2",
+                (double)l.k2, "p1", 0.0, "p2", 0.0);
   json_t *frames = json_array();
   for (uint32_t i = 0; root && frames && i < o->train_views; i++) {
     float c2w[16];
@@ -237,4 +241,3 @@ int gs_gen_write_transforms(const char *out_dir, const struct gs_gen_opts *o, st
   free(text);
   return rc;
 }
-

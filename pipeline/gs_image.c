@@ -48,7 +48,8 @@ static void jerr_emit(j_common_ptr c, int level) {
 /* The orientation held by a saved APP1 (EXIF) marker, 1 when none. */
 static int orientation_of(struct jpeg_decompress_struct *c) {
   for (jpeg_saved_marker_ptr m = c->marker_list; m; m = m->next) {
-    if (m->marker != JPEG_APP0 + 1 || m->data_length < 6 || memcmp(m->data, "Exif\0\0", 6)) continue;
+    if (m->marker != JPEG_APP0 + 1 || m->data_length < 6 || memcmp(m->data, "Exif\0\0", 6))
+      continue;
     ExifData *ed = exif_data_new_from_data(m->data, m->data_length);
     if (!ed) continue;
     int o = 1;
@@ -102,8 +103,10 @@ static int jpeg_decode(const char *name, const unsigned char *data, size_t len, 
   int o = orientation_of(&c);
   uint32_t sw = c.image_width, sh = c.image_height;
   if ((uint64_t)sw * sh > MAX_PIXELS || !sw || !sh) {
-    rc = sw_err_set(err, SW_EINVAL, "%s: JPEG claims %ux%u pixels, outside what this loader "
-                    "accepts", name, sw, sh);
+    rc = sw_err_set(err, SW_EINVAL,
+                    "%s: JPEG claims %ux%u pixels, outside what this loader "
+                    "accepts",
+                    name, sw, sh);
     goto done;
   }
   uint32_t w = o >= 5 ? sh : sw, h = o >= 5 ? sw : sh;
@@ -152,16 +155,20 @@ int gs_image_decode(const char *name, const void *data, size_t len, float **rgba
   *rgba = NULL;
   if (is_png(data, len)) return gs_png_decode_rgba(name, data, len, rgba, w, h, NULL, err);
   if (is_jpeg(data, len)) return jpeg_decode(name, data, len, rgba, w, h, err);
-  return sw_err_set(err, SW_EINVAL, "%s: neither a PNG nor a JPEG file (images are read by their "
-                    "content: PNG or JPEG)", name);
+  return sw_err_set(err, SW_EINVAL,
+                    "%s: neither a PNG nor a JPEG file (images are read by their "
+                    "content: PNG or JPEG)",
+                    name);
 }
 
 int gs_image_decode_size(const char *name, const void *data, size_t len, uint32_t *w, uint32_t *h,
                          struct sw_err *err) {
   if (is_png(data, len)) return gs_png_decode_size(name, data, len, w, h, err);
   if (is_jpeg(data, len)) return jpeg_decode(name, data, len, NULL, w, h, err);
-  return sw_err_set(err, SW_EINVAL, "%s: neither a PNG nor a JPEG file (images are read by their "
-                    "content: PNG or JPEG)", name);
+  return sw_err_set(err, SW_EINVAL,
+                    "%s: neither a PNG nor a JPEG file (images are read by their "
+                    "content: PNG or JPEG)",
+                    name);
 }
 
 int gs_image_jpeg_orientation(const void *data, size_t len) {

@@ -8,29 +8,24 @@
 
 #include "gs_ref.h"
 
-static double clamp01(float v) {
-  return v < 0.0f ? 0.0 : v > 1.0f ? 1.0 : (double)v;
-}
+static double clamp01(float v) { return v < 0.0f ? 0.0 : v > 1.0f ? 1.0 : (double)v; }
 
-static int check_args(const char *what, const float *img, const float *ref, uint32_t w,
-                      uint32_t h, const double *out, struct sw_err *err) {
-  if (!img || !ref || !out)
-    return sw_err_set(err, SW_EINVAL, "%s: missing image or output", what);
-  if (w == 0 || h == 0)
-    return sw_err_set(err, SW_EINVAL, "%s: empty image (%ux%u)", what, w, h);
+static int check_args(const char *what, const float *img, const float *ref, uint32_t w, uint32_t h,
+                      const double *out, struct sw_err *err) {
+  if (!img || !ref || !out) return sw_err_set(err, SW_EINVAL, "%s: missing image or output", what);
+  if (w == 0 || h == 0) return sw_err_set(err, SW_EINVAL, "%s: empty image (%ux%u)", what, w, h);
   size_t n = (size_t)w * h * 3;
   for (size_t k = 0; k < n; k++)
     if (isnan(img[k]) || isnan(ref[k]))
-      return sw_err_set(err, SW_EINVAL, "%s: NaN at pixel %zu channel %zu of the %s image",
-                        what, k / 3, k % 3, isnan(img[k]) ? "rendered" : "reference");
+      return sw_err_set(err, SW_EINVAL, "%s: NaN at pixel %zu channel %zu of the %s image", what,
+                        k / 3, k % 3, isnan(img[k]) ? "rendered" : "reference");
   return 0;
 }
 
 int gs_metrics_psnr(const float *img, const float *ref, uint32_t w, uint32_t h, double *psnr_db,
                     struct sw_err *err) {
   int rc = check_args("gs_metrics_psnr", img, ref, w, h, psnr_db, err);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   size_t n = (size_t)w * h * 3;
   double se = 0.0;
   for (size_t k = 0; k < n; k++) {
@@ -45,12 +40,10 @@ int gs_metrics_psnr(const float *img, const float *ref, uint32_t w, uint32_t h, 
 int gs_metrics_ssim(const float *img, const float *ref, uint32_t w, uint32_t h, double *ssim,
                     struct sw_err *err) {
   int rc = check_args("gs_metrics_ssim", img, ref, w, h, ssim, err);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   size_t n = (size_t)w * h * 3;
   double *a = malloc(2 * n * sizeof *a);
-  if (!a)
-    return sw_err_set(err, SW_ENOMEM, "gs_metrics_ssim: out of memory for %ux%u", w, h);
+  if (!a) return sw_err_set(err, SW_ENOMEM, "gs_metrics_ssim: out of memory for %ux%u", w, h);
   double *b = a + n;
   for (size_t k = 0; k < n; k++) {
     a[k] = clamp01(img[k]);

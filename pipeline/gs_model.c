@@ -71,8 +71,8 @@ float gs_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* ---- memory ---- */
 
-static const size_t per_splat[5] = {GS_MODEL_MEANS_PER, GS_MODEL_SCALES_PER, GS_MODEL_QUATS_PER,
-                                    1, GS_MODEL_SH_PER};
+static const size_t per_splat[5] = {GS_MODEL_MEANS_PER, GS_MODEL_SCALES_PER, GS_MODEL_QUATS_PER, 1,
+                                    GS_MODEL_SH_PER};
 
 static float **array_slot(struct gs_model *m, int i) {
   switch (i) {
@@ -141,7 +141,8 @@ int gs_model_clone(const struct gs_model *src, struct gs_model **out, struct sw_
   int rc = gs_model_new(src->count, out, err);
   if (rc) return rc;
   for (int i = 0; i < 5; i++)
-    memcpy(*array_slot(*out, i), array_of(src, i), (size_t)src->count * per_splat[i] * sizeof(float));
+    memcpy(*array_slot(*out, i), array_of(src, i),
+           (size_t)src->count * per_splat[i] * sizeof(float));
   (*out)->count = src->count;
   return 0;
 }
@@ -360,8 +361,8 @@ float gs_cameras_extent(const struct gs_camera *cams, uint32_t n, float center_o
   return (float)(1.1 * sqrt(r));
 }
 
-int gs_model_init_points(struct gs_model *m, const float *points, const uint8_t *colors,
-                         uint32_t n, float opacity, struct sw_err *err) {
+int gs_model_init_points(struct gs_model *m, const float *points, const uint8_t *colors, uint32_t n,
+                         float opacity, struct sw_err *err) {
   if (n == 0) return sw_err_set(err, SW_EINVAL, "gs_model: the point cloud is empty");
   int rc = gs_model_reserve(m, n, err);
   if (rc) return rc;
@@ -371,7 +372,8 @@ int gs_model_init_points(struct gs_model *m, const float *points, const uint8_t 
     memcpy(m->means + 3 * (size_t)i, points + 3 * (size_t)i, 3 * sizeof(float));
     float *sh = m->sh + (size_t)i * GS_MODEL_SH_PER;
     memset(sh, 0, GS_MODEL_SH_PER * sizeof(float));
-    for (int k = 0; k < 3; k++) sh[k] = ((float)colors[3 * (size_t)i + k] / 255.0f - 0.5f) / GS_SH_C0;
+    for (int k = 0; k < 3; k++)
+      sh[k] = ((float)colors[3 * (size_t)i + k] / 255.0f - 0.5f) / GS_SH_C0;
     float *q = m->quats + 4 * (size_t)i;
     q[0] = 1.0f;
     q[1] = q[2] = q[3] = 0.0f;

@@ -40,8 +40,8 @@ float gs_rng_normal(struct gs_rng *rng);
 uint32_t gs_rng_below(struct gs_rng *rng, uint32_t n);
 
 /* ---- memory ---- */
-/* A model with room for `capacity` splats (at least 1) and count 0; arrays zeroed. *out owned by the
- * caller (gs_model_destroy). Returns 0 or SW_ENOMEM / SW_EINVAL. */
+/* A model with room for `capacity` splats (at least 1) and count 0; arrays zeroed. *out owned by
+ * the caller (gs_model_destroy). Returns 0 or SW_ENOMEM / SW_EINVAL. */
 int gs_model_new(uint32_t capacity, struct gs_model **out, struct sw_err *err);
 /* Frees the model and its arrays and sets *model to NULL; accepts NULL and *model == NULL. */
 void gs_model_destroy(struct gs_model **model);
@@ -57,12 +57,12 @@ void gs_model_copy_splat(struct gs_model *dst, uint32_t to, const struct gs_mode
 
 /* ---- initialisation ---- */
 struct gs_init_opts {
-  uint32_t count;       /* number of splats (the 3DGS synthetic recipe uses 100000) */
-  float box_min[3];     /* means uniform in this box */
+  uint32_t count;   /* number of splats (the 3DGS synthetic recipe uses 100000) */
+  float box_min[3]; /* means uniform in this box */
   float box_max[3];
-  float rgb[3];         /* base colour; SH dc = (rgb - 0.5) / GS_SH_C0 */
-  float rgb_jitter;     /* each splat's colour uniform in rgb +- jitter (0: all equal) */
-  float opacity;        /* initial opacity (0 means the default 0.1); stored as logit */
+  float rgb[3];     /* base colour; SH dc = (rgb - 0.5) / GS_SH_C0 */
+  float rgb_jitter; /* each splat's colour uniform in rgb +- jitter (0: all equal) */
+  float opacity;    /* initial opacity (0 means the default 0.1); stored as logit */
   uint64_t seed;
 };
 /* Fills opts with the defaults: 100000 splats, the NeRF-synthetic box [-1.3, 1.3]^3 used by the

@@ -21,15 +21,15 @@ int gs_ply_write(const char *path, const struct gs_model *m, struct sw_err *err)
                      "property float x\nproperty float y\nproperty float z\n"
                      "property float nx\nproperty float ny\nproperty float nz\n",
                      m->count);
-  for (int k = 0; k < 3; k++) off += snprintf(header + off, sizeof header - off,
-                                              "property float f_dc_%d\n", k);
-  for (int k = 0; k < REST_MAX; k++) off += snprintf(header + off, sizeof header - off,
-                                                     "property float f_rest_%d\n", k);
+  for (int k = 0; k < 3; k++)
+    off += snprintf(header + off, sizeof header - off, "property float f_dc_%d\n", k);
+  for (int k = 0; k < REST_MAX; k++)
+    off += snprintf(header + off, sizeof header - off, "property float f_rest_%d\n", k);
   off += snprintf(header + off, sizeof header - off, "property float opacity\n");
-  for (int k = 0; k < 3; k++) off += snprintf(header + off, sizeof header - off,
-                                              "property float scale_%d\n", k);
-  for (int k = 0; k < 4; k++) off += snprintf(header + off, sizeof header - off,
-                                              "property float rot_%d\n", k);
+  for (int k = 0; k < 3; k++)
+    off += snprintf(header + off, sizeof header - off, "property float scale_%d\n", k);
+  for (int k = 0; k < 4; k++)
+    off += snprintf(header + off, sizeof header - off, "property float rot_%d\n", k);
   off += snprintf(header + off, sizeof header - off, "end_header\n");
 
   size_t body = (size_t)m->count * FLOATS_PER * sizeof(float);
@@ -87,11 +87,13 @@ struct header {
 };
 
 static int type_of(const char *s) {
-  static const struct { const char *n; int t; } names[] = {
-      {"char", T_I8},   {"int8", T_I8},     {"uchar", T_U8},   {"uint8", T_U8},
-      {"short", T_I16}, {"int16", T_I16},   {"ushort", T_U16}, {"uint16", T_U16},
-      {"int", T_I32},   {"int32", T_I32},   {"uint", T_U32},   {"uint32", T_U32},
-      {"float", T_F32}, {"float32", T_F32}, {"double", T_F64}, {"float64", T_F64}};
+  static const struct {
+    const char *n;
+    int t;
+  } names[] = {{"char", T_I8},   {"int8", T_I8},     {"uchar", T_U8},   {"uint8", T_U8},
+               {"short", T_I16}, {"int16", T_I16},   {"ushort", T_U16}, {"uint16", T_U16},
+               {"int", T_I32},   {"int32", T_I32},   {"uint", T_U32},   {"uint32", T_U32},
+               {"float", T_F32}, {"float32", T_F32}, {"double", T_F64}, {"float64", T_F64}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(s, names[i].n)) return names[i].t;
   return -1;
@@ -137,10 +139,14 @@ static int parse_header(const char *path, const char *data, size_t len, struct h
     if (!strcmp(w0, "comment") || !strcmp(w0, "obj_info")) continue;
     if (!strcmp(w0, "end_header")) break;
     if (!strcmp(w0, "format")) {
-      if (!strcmp(w1, "ascii")) h->fmt = PLY_ASCII;
-      else if (!strcmp(w1, "binary_little_endian")) h->fmt = PLY_LE;
-      else if (!strcmp(w1, "binary_big_endian")) h->fmt = PLY_BE;
-      else return sw_err_set(err, SW_EINVAL, "%s:%d: unknown PLY format '%s'", path, line_no, w1);
+      if (!strcmp(w1, "ascii"))
+        h->fmt = PLY_ASCII;
+      else if (!strcmp(w1, "binary_little_endian"))
+        h->fmt = PLY_LE;
+      else if (!strcmp(w1, "binary_big_endian"))
+        h->fmt = PLY_BE;
+      else
+        return sw_err_set(err, SW_EINVAL, "%s:%d: unknown PLY format '%s'", path, line_no, w1);
       have_format = 1;
     } else if (!strcmp(w0, "element")) {
       char *end = NULL;
@@ -195,14 +201,42 @@ static double load_bin(const unsigned char *p, int type, int swap) {
   size_t n = type_size(type);
   for (size_t i = 0; i < n; i++) b[i] = swap ? p[n - 1 - i] : p[i];
   switch (type) {
-  case T_I8: { int8_t v; memcpy(&v, b, 1); return v; }
+  case T_I8: {
+    int8_t v;
+    memcpy(&v, b, 1);
+    return v;
+  }
   case T_U8: return b[0];
-  case T_I16: { int16_t v; memcpy(&v, b, 2); return v; }
-  case T_U16: { uint16_t v; memcpy(&v, b, 2); return v; }
-  case T_I32: { int32_t v; memcpy(&v, b, 4); return v; }
-  case T_U32: { uint32_t v; memcpy(&v, b, 4); return v; }
-  case T_F32: { float v; memcpy(&v, b, 4); return v; }
-  default: { double v; memcpy(&v, b, 8); return v; }
+  case T_I16: {
+    int16_t v;
+    memcpy(&v, b, 2);
+    return v;
+  }
+  case T_U16: {
+    uint16_t v;
+    memcpy(&v, b, 2);
+    return v;
+  }
+  case T_I32: {
+    int32_t v;
+    memcpy(&v, b, 4);
+    return v;
+  }
+  case T_U32: {
+    uint32_t v;
+    memcpy(&v, b, 4);
+    return v;
+  }
+  case T_F32: {
+    float v;
+    memcpy(&v, b, 4);
+    return v;
+  }
+  default: {
+    double v;
+    memcpy(&v, b, 8);
+    return v;
+  }
   }
 }
 
@@ -317,8 +351,8 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
   int degree = nrest == 0 ? 0 : nrest == 9 ? 1 : nrest == 24 ? 2 : nrest == 45 ? 3 : -1;
   if (degree < 0) {
     rc = sw_err_set(err, SW_EINVAL,
-                    "%s: %d f_rest properties; a 3DGS PLY has 0, 9, 24 or 45 (SH degree 0-3)",
-                    path, nrest);
+                    "%s: %d f_rest properties; a 3DGS PLY has 0, 9, 24 or 45 (SH degree 0-3)", path,
+                    nrest);
     goto done;
   }
   int per_channel = nrest / 3;
@@ -332,16 +366,15 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
     slots[k] = slot_of(ve->props[k].name, per_channel);
     if (slots[k] >= 0) {
       if (seen[slots[k]]) {
-        rc = sw_err_set(err, SW_EINVAL, "%s: property '%s' appears twice", path,
-                        ve->props[k].name);
+        rc = sw_err_set(err, SW_EINVAL, "%s: property '%s' appears twice", path, ve->props[k].name);
         goto done;
       }
       seen[slots[k]] = 1;
     }
   }
-  static const char *required[] = {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity",
-                                   "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2",
-                                   "rot_3"};
+  static const char *required[] = {"x",      "y",       "z",       "f_dc_0",  "f_dc_1",
+                                   "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2",
+                                   "rot_0",  "rot_1",   "rot_2",   "rot_3"};
   for (size_t k = 0; k < sizeof required / sizeof required[0]; k++)
     if (!seen[slot_of(required[k], per_channel)]) {
       rc = sw_err_set(err, SW_EINVAL, "%s: PLY vertex element lacks property '%s'", path,
@@ -359,8 +392,10 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
   /* A count beyond what the file could hold is refused before allocating. */
   size_t min_row = h.fmt == PLY_ASCII ? 2 * (size_t)ve->nprops : ve->stride;
   if (ve->count > UINT32_MAX || (min_row && ve->count > (len - h.body) / min_row + 1)) {
-    rc = sw_err_set(err, SW_EINVAL, "%s: truncated PLY: header declares %llu vertices, the file "
-                    "holds at most %zu", path, ve->count, min_row ? (len - h.body) / min_row : 0);
+    rc = sw_err_set(err, SW_EINVAL,
+                    "%s: truncated PLY: header declares %llu vertices, the file "
+                    "holds at most %zu",
+                    path, ve->count, min_row ? (len - h.body) / min_row : 0);
     goto done;
   }
   uint32_t n = (uint32_t)ve->count;
@@ -380,8 +415,8 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
         for (int k = 0; k < h.el[e].nprops; k++) {
           double v;
           if (next_ascii(data, len, &pos, &v)) {
-            rc = sw_err_set(err, SW_EINVAL, "%s: truncated or bad ascii data in element '%s'",
-                            path, h.el[e].name);
+            rc = sw_err_set(err, SW_EINVAL, "%s: truncated or bad ascii data in element '%s'", path,
+                            h.el[e].name);
             goto done;
           }
           if (h.el[e].props[k].type != T_LIST) continue;
@@ -434,8 +469,10 @@ int gs_ply_read(const char *path, struct gs_model **out, int *sh_degree_out, str
       for (int k = 0; k < ve->nprops; k++)
         if (slots[k] >= 0) {
           const struct prop *p = &ve->props[k];
-          if (p->type == T_F32 && !swap) memcpy(&row[slots[k]], r + p->offset, 4);
-          else row[slots[k]] = (float)load_bin(r + p->offset, p->type, swap);
+          if (p->type == T_F32 && !swap)
+            memcpy(&row[slots[k]], r + p->offset, 4);
+          else
+            row[slots[k]] = (float)load_bin(r + p->offset, p->type, swap);
         }
       row_to_model(m, i, row);
     }

@@ -86,8 +86,8 @@ int gs_png_decode_rgba(const char *path, const void *data, size_t len, float **r
   /* Deflate expands at most 1032-fold, so a file too short to hold the image its header claims
    * is refused before allocating for it (fuzzing: 60 bytes asked for 4 GiB). */
   if (png_size / 1032 > len) {
-    rc = sw_err_set(err, SW_EINVAL, "%s: truncated PNG (%zu bytes cannot hold a %ux%u image)",
-                    path, len, ihdr.width, ihdr.height);
+    rc = sw_err_set(err, SW_EINVAL, "%s: truncated PNG (%zu bytes cannot hold a %ux%u image)", path,
+                    len, ihdr.width, ihdr.height);
     goto done;
   }
   raw = malloc(size);

@@ -37,8 +37,7 @@ static double ssim_kernel_1d(int k) {
     double x = j - SSIM_WIN / 2;
     double e = exp(-x * x / (2.0 * SSIM_SIGMA * SSIM_SIGMA));
     sum += e;
-    if (j == k)
-      v = e;
+    if (j == k) v = e;
   }
   return v / sum;
 }
@@ -53,8 +52,7 @@ struct ref_pair {
 
 static int ref_pair_cmp(const void *pa, const void *pb) {
   const struct ref_pair *a = pa, *b = pb;
-  if (a->key != b->key)
-    return a->key < b->key ? -1 : 1;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
   return a->seq < b->seq ? -1 : a->seq > b->seq ? 1 : 0;
 }
 
@@ -105,15 +103,12 @@ float gs_ref_grad2d_norm(const struct gs_ref_splat_grad *g, uint32_t width, uint
 int gs_ref_backward(const struct gs_model *m, const struct gs_camera *cam,
                     const struct gs_ref_frame *frame, const float *dl_drgb, struct gs_model *grad,
                     float *grad2d, struct sw_err *err) {
-  if (!frame)
-    return sw_err_set(err, SW_EINVAL, "gs_ref_backward: frame is required");
+  if (!frame) return sw_err_set(err, SW_EINVAL, "gs_ref_backward: frame is required");
   struct gs_ref_splat_grad *sg = calloc(frame->count ? frame->count : 1, sizeof *sg);
   if (!sg)
-    return sw_err_set(err, SW_ENOMEM, "gs_ref_backward: out of memory for %u splats",
-                      frame->count);
+    return sw_err_set(err, SW_ENOMEM, "gs_ref_backward: out of memory for %u splats", frame->count);
   int rc = gs_ref_rasterize_backward(frame, dl_drgb, sg, err);
-  if (rc == 0)
-    rc = gs_ref_project_backward(m, cam, frame, sg, grad, err);
+  if (rc == 0) rc = gs_ref_project_backward(m, cam, frame, sg, grad, err);
   if (rc == 0 && grad2d)
     for (uint32_t i = 0; i < frame->count; i++)
       grad2d[i] = frame->splats[i].radius > 0
@@ -142,8 +137,7 @@ int gs_ref_model_alloc(struct gs_model *m, uint32_t n, struct sw_err *err) {
 }
 
 void gs_ref_model_free(struct gs_model *m) {
-  if (!m)
-    return;
+  if (!m) return;
   free(m->means);
   free(m->log_scales);
   free(m->quats);
@@ -165,8 +159,7 @@ int gs_ref_model_d_new(uint32_t n, struct gs_ref_model_d **out, struct sw_err *e
   }
   if (!m || !m->means || !m->log_scales || !m->quats || !m->opacity || !m->sh) {
     gs_ref_model_d_destroy(&m);
-    return sw_err_set(err, SW_ENOMEM, "gs_ref: out of memory for a double model of %u splats",
-                      n);
+    return sw_err_set(err, SW_ENOMEM, "gs_ref: out of memory for a double model of %u splats", n);
   }
   m->count = n;
   *out = m;
@@ -174,8 +167,7 @@ int gs_ref_model_d_new(uint32_t n, struct gs_ref_model_d **out, struct sw_err *e
 }
 
 void gs_ref_model_d_destroy(struct gs_ref_model_d **mp) {
-  if (!mp || !*mp)
-    return;
+  if (!mp || !*mp) return;
   struct gs_ref_model_d *m = *mp;
   free(m->means);
   free(m->log_scales);
@@ -186,23 +178,18 @@ void gs_ref_model_d_destroy(struct gs_ref_model_d **mp) {
   *mp = NULL;
 }
 
-int gs_ref_model_to_d(const struct gs_model *src, struct gs_ref_model_d **out,
-                      struct sw_err *err) {
+int gs_ref_model_to_d(const struct gs_model *src, struct gs_ref_model_d **out, struct sw_err *err) {
   int rc = gs_ref_model_d_new(src->count, out, err);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   struct gs_ref_model_d *d = *out;
   size_t n = src->count;
   for (size_t k = 0; k < 3 * n; k++) {
     d->means[k] = src->means[k];
     d->log_scales[k] = src->log_scales[k];
   }
-  for (size_t k = 0; k < 4 * n; k++)
-    d->quats[k] = src->quats[k];
-  for (size_t k = 0; k < n; k++)
-    d->opacity[k] = src->opacity[k];
-  for (size_t k = 0; k < (size_t)GS_SH_COEFFS * 3 * n; k++)
-    d->sh[k] = src->sh[k];
+  for (size_t k = 0; k < 4 * n; k++) d->quats[k] = src->quats[k];
+  for (size_t k = 0; k < n; k++) d->opacity[k] = src->opacity[k];
+  for (size_t k = 0; k < (size_t)GS_SH_COEFFS * 3 * n; k++) d->sh[k] = src->sh[k];
   return 0;
 }
 
@@ -213,10 +200,8 @@ void gs_ref_camera_to_d(const struct gs_camera *src, struct gs_ref_camera_d *dst
   dst->fy = src->fy;
   dst->cx = src->cx;
   dst->cy = src->cy;
-  for (int k = 0; k < 16; k++)
-    dst->viewmat[k] = src->viewmat[k];
-  for (int k = 0; k < 3; k++)
-    dst->campos[k] = src->campos[k];
+  for (int k = 0; k < 16; k++) dst->viewmat[k] = src->viewmat[k];
+  for (int k = 0; k < 3; k++) dst->campos[k] = src->campos[k];
 }
 
 /* ---- Adam ----------------------------------------------------------------------------------- */
@@ -251,8 +236,7 @@ void gs_ref_adam_model(struct gs_model *params, const struct gs_model *grad, str
   const size_t stride = (size_t)GS_SH_COEFFS * 3;
   for (size_t i = 0; i < n; i++) {
     size_t o = i * stride;
-    gs_ref_adam_step(params->sh + o, grad->sh + o, m1->sh + o, m2->sh + o, 3, lr->sh_dc, hp,
-                     step);
+    gs_ref_adam_step(params->sh + o, grad->sh + o, m1->sh + o, m2->sh + o, 3, lr->sh_dc, hp, step);
     gs_ref_adam_step(params->sh + o + 3, grad->sh + o + 3, m1->sh + o + 3, m2->sh + o + 3,
                      stride - 3, lr->sh_rest, hp, step);
   }
@@ -260,8 +244,7 @@ void gs_ref_adam_model(struct gs_model *params, const struct gs_model *grad, str
 
 double gs_ref_position_lr(uint32_t step, uint32_t max_steps, double extent) {
   double init = 1.6e-4 * extent, final = 1.6e-6 * extent;
-  if (max_steps == 0)
-    return init;
+  if (max_steps == 0) return init;
   double t = step >= max_steps ? 1.0 : (double)step / (double)max_steps;
   return init * pow(final / init, t);
 }

@@ -103,7 +103,8 @@ struct gs_ref_frame {
   uint32_t *last;   /* per pixel: last contributor, 0 = none */
 };
 
-/* ---- Float API --------------------------------------------------------------------------------- */
+/* ---- Float API ---------------------------------------------------------------------------------
+ */
 
 /* Allocates a frame for `count` splats and the camera's image size; splats zeroed, no pairs yet.
  * Returns 0, SW_EINVAL (bad size, sh_degree > 3, alpha_max out of range) or SW_ENOMEM. */
@@ -188,7 +189,8 @@ void gs_ref_adam_model(struct gs_model *params, const struct gs_model *grad, str
  * 1.6e-6 x extent, lr = init * (final / init)^(min(step, max_steps) / max_steps). */
 double gs_ref_position_lr(uint32_t step, uint32_t max_steps, double extent);
 
-/* ---- Double API (finite differences) ---------------------------------------------------------- */
+/* ---- Double API (finite differences) ----------------------------------------------------------
+ */
 
 struct gs_ref_model_d {
   uint32_t count;
@@ -233,8 +235,7 @@ struct gs_ref_frame_d {
 /* Double model: allocate zeroed / free / convert from float. */
 int gs_ref_model_d_new(uint32_t n, struct gs_ref_model_d **out, struct sw_err *err);
 void gs_ref_model_d_destroy(struct gs_ref_model_d **m);
-int gs_ref_model_to_d(const struct gs_model *src, struct gs_ref_model_d **out,
-                      struct sw_err *err);
+int gs_ref_model_to_d(const struct gs_model *src, struct gs_ref_model_d **out, struct sw_err *err);
 void gs_ref_camera_to_d(const struct gs_camera *src, struct gs_ref_camera_d *dst);
 
 int gs_ref_frame_new_d(uint32_t count, const struct gs_ref_camera_d *cam,

@@ -14,11 +14,10 @@
 int FN(gs_ref_frame_new)(uint32_t count, const CAMERA *cam, const struct gs_ref_opts *opts,
                          FRAME **out, struct sw_err *err) {
   *out = NULL;
-  if (!cam || !opts)
-    return sw_err_set(err, SW_EINVAL, "gs_ref: camera and options are required");
+  if (!cam || !opts) return sw_err_set(err, SW_EINVAL, "gs_ref: camera and options are required");
   if (cam->width == 0 || cam->height == 0 || cam->width > 16384 || cam->height > 16384)
-    return sw_err_set(err, SW_EINVAL, "gs_ref: image size %ux%u out of range 1..16384",
-                      cam->width, cam->height);
+    return sw_err_set(err, SW_EINVAL, "gs_ref: image size %ux%u out of range 1..16384", cam->width,
+                      cam->height);
   if (opts->sh_degree > 3)
     return sw_err_set(err, SW_EINVAL, "gs_ref: SH degree %u above 3", opts->sh_degree);
   float alpha_max = gs_alpha_max_resolve(opts->alpha_max);
@@ -26,8 +25,7 @@ int FN(gs_ref_frame_new)(uint32_t count, const CAMERA *cam, const struct gs_ref_
     return sw_err_set(err, SW_EINVAL, "gs_ref: alpha_max %g outside [%g, %g]",
                       (double)opts->alpha_max, (double)GS_ALPHA_MAX_LO, (double)GS_ALPHA_MAX_HI);
   FRAME *f = calloc(1, sizeof *f);
-  if (!f)
-    return sw_err_set(err, SW_ENOMEM, "gs_ref: out of memory for a frame");
+  if (!f) return sw_err_set(err, SW_ENOMEM, "gs_ref: out of memory for a frame");
   size_t px = (size_t)cam->width * cam->height;
   f->width = cam->width;
   f->height = cam->height;
@@ -36,8 +34,7 @@ int FN(gs_ref_frame_new)(uint32_t count, const CAMERA *cam, const struct gs_ref_
   f->count = count;
   f->sh_degree = opts->sh_degree;
   f->alpha_max = (REAL)alpha_max;
-  for (int c = 0; c < 3; c++)
-    f->background[c] = (REAL)opts->background[c];
+  for (int c = 0; c < 3; c++) f->background[c] = (REAL)opts->background[c];
   f->splats = calloc(count ? count : 1, sizeof *f->splats);
   f->ranges = calloc((size_t)f->tiles_x * f->tiles_y * 2, sizeof *f->ranges);
   f->rgb = calloc(px * 3, sizeof *f->rgb);
@@ -53,8 +50,7 @@ int FN(gs_ref_frame_new)(uint32_t count, const CAMERA *cam, const struct gs_ref_
 }
 
 void FN(gs_ref_frame_destroy)(FRAME **frame) {
-  if (!frame || !*frame)
-    return;
+  if (!frame || !*frame) return;
   FRAME *f = *frame;
   free(f->splats);
   free(f->keys);
@@ -76,10 +72,8 @@ static void SFN(sh_basis)(const REAL d[3], uint32_t degree, REAL b[16], REAL db[
   REAL x = d[0], y = d[1], z = d[2];
   REAL xx = x * x, yy = y * y, zz = z * z;
   b[0] = K(SH_C0);
-  if (db)
-    db[0][0] = db[0][1] = db[0][2] = K(0.0);
-  if (degree < 1)
-    return;
+  if (db) db[0][0] = db[0][1] = db[0][2] = K(0.0);
+  if (degree < 1) return;
   b[1] = -K(SH_C1) * y;
   b[2] = K(SH_C1) * z;
   b[3] = -K(SH_C1) * x;
@@ -88,8 +82,7 @@ static void SFN(sh_basis)(const REAL d[3], uint32_t degree, REAL b[16], REAL db[
     REAL d1[3][3] = {{0, -c1, 0}, {0, 0, c1}, {-c1, 0, 0}};
     memcpy(db[1], d1, sizeof d1);
   }
-  if (degree < 2)
-    return;
+  if (degree < 2) return;
   b[4] = K(SH_C2_0) * x * y;
   b[5] = K(SH_C2_1) * y * z;
   b[6] = K(SH_C2_2) * (K(2.0) * zz - xx - yy);
@@ -105,8 +98,7 @@ static void SFN(sh_basis)(const REAL d[3], uint32_t degree, REAL b[16], REAL db[
     };
     memcpy(db[4], d2, sizeof d2);
   }
-  if (degree < 3)
-    return;
+  if (degree < 3) return;
   b[9] = K(SH_C3_0) * y * (K(3.0) * xx - yy);
   b[10] = K(SH_C3_1) * x * y * z;
   b[11] = K(SH_C3_2) * y * (K(4.0) * zz - xx - yy);
@@ -166,33 +158,28 @@ static void SFN(quat_to_rot)(const REAL q[4], REAL r[3][3]) {
 /* Computes the 3D part of the projection of splat i. Returns 0 when the splat is in front of
  * the near plane with a usable quaternion, else -1 (culled). */
 static int SFN(proj_setup)(const MODEL *m, uint32_t i, const CAMERA *cam,
-                           struct SFN(proj_ctx) *c) {
+                           struct SFN(proj_ctx) * c) {
   const REAL *p = m->means + 3 * (size_t)i;
   const REAL *v = cam->viewmat;
   for (int r = 0; r < 3; r++) {
     c->t[r] = v[4 * r + 0] * p[0] + v[4 * r + 1] * p[1] + v[4 * r + 2] * p[2] + v[4 * r + 3];
-    for (int k = 0; k < 3; k++)
-      c->w[r][k] = v[4 * r + k];
+    for (int k = 0; k < 3; k++) c->w[r][k] = v[4 * r + k];
   }
-  if (!(c->t[2] > K(GS_NEAR_Z)))
-    return -1;
+  if (!(c->t[2] > K(GS_NEAR_Z))) return -1;
   const REAL *qr = m->quats + 4 * (size_t)i;
   c->qnorm = SQRT(qr[0] * qr[0] + qr[1] * qr[1] + qr[2] * qr[2] + qr[3] * qr[3]);
   if (!(c->qnorm > K(0.0)))
     return -1; /* a zero quaternion has no rotation: nothing sensible to draw */
-  for (int k = 0; k < 4; k++)
-    c->q[k] = qr[k] / c->qnorm;
+  for (int k = 0; k < 4; k++) c->q[k] = qr[k] / c->qnorm;
   SFN(quat_to_rot)(c->q, c->rot);
-  for (int k = 0; k < 3; k++)
-    c->s[k] = EXP(m->log_scales[3 * (size_t)i + k]);
+  for (int k = 0; k < 3; k++) c->s[k] = EXP(m->log_scales[3 * (size_t)i + k]);
   for (int r = 0; r < 3; r++)
-    for (int k = 0; k < 3; k++)
-      c->m3[r][k] = c->rot[r][k] * c->s[k];
+    for (int k = 0; k < 3; k++) c->m3[r][k] = c->rot[r][k] * c->s[k];
   REAL sigma[3][3], ws[3][3];
   for (int r = 0; r < 3; r++)
     for (int k = 0; k < 3; k++)
-      sigma[r][k] = c->m3[r][0] * c->m3[k][0] + c->m3[r][1] * c->m3[k][1] +
-                    c->m3[r][2] * c->m3[k][2];
+      sigma[r][k] =
+          c->m3[r][0] * c->m3[k][0] + c->m3[r][1] * c->m3[k][1] + c->m3[r][2] * c->m3[k][2];
   for (int r = 0; r < 3; r++)
     for (int k = 0; k < 3; k++)
       ws[r][k] = c->w[r][0] * sigma[0][k] + c->w[r][1] * sigma[1][k] + c->w[r][2] * sigma[2][k];
@@ -220,21 +207,19 @@ static int SFN(proj_setup)(const MODEL *m, uint32_t i, const CAMERA *cam,
   c->j[1][1] = cam->fy * iz;
   c->j[1][2] = -cam->fy * c->tj[1] * iz * iz;
   REAL dv[3];
-  for (int k = 0; k < 3; k++)
-    dv[k] = p[k] - cam->campos[k];
+  for (int k = 0; k < 3; k++) dv[k] = p[k] - cam->campos[k];
   c->vnorm = SQRT(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]);
-  for (int k = 0; k < 3; k++)
-    c->dir[k] = c->vnorm > K(0.0) ? dv[k] / c->vnorm : K(0.0);
+  for (int k = 0; k < 3; k++) c->dir[k] = c->vnorm > K(0.0) ? dv[k] / c->vnorm : K(0.0);
   return 0;
 }
 
 /* cov2d = J ccam J^T + dilation, as (xx, xy, yy). */
-static void SFN(cov2d)(const struct SFN(proj_ctx) *c, REAL out[3]) {
+static void SFN(cov2d)(const struct SFN(proj_ctx) * c, REAL out[3]) {
   REAL jc[2][3];
   for (int r = 0; r < 2; r++)
     for (int k = 0; k < 3; k++)
-      jc[r][k] = c->j[r][0] * c->ccam[0][k] + c->j[r][1] * c->ccam[1][k] +
-                 c->j[r][2] * c->ccam[2][k];
+      jc[r][k] =
+          c->j[r][0] * c->ccam[0][k] + c->j[r][1] * c->ccam[1][k] + c->j[r][2] * c->ccam[2][k];
   REAL xx = jc[0][0] * c->j[0][0] + jc[0][1] * c->j[0][1] + jc[0][2] * c->j[0][2];
   REAL xy = jc[0][0] * c->j[1][0] + jc[0][1] * c->j[1][1] + jc[0][2] * c->j[1][2];
   REAL yy = jc[1][0] * c->j[1][0] + jc[1][1] * c->j[1][1] + jc[1][2] * c->j[1][2];
@@ -256,20 +241,17 @@ static void SFN(project_one)(const MODEL *m, uint32_t i, const CAMERA *cam, cons
                              SPLAT *s) {
   memset(s, 0, sizeof *s);
   struct SFN(proj_ctx) c;
-  if (SFN(proj_setup)(m, i, cam, &c) != 0)
-    return;
+  if (SFN(proj_setup)(m, i, cam, &c) != 0) return;
   REAL cov[3];
   SFN(cov2d)(&c, cov);
   REAL det = cov[0] * cov[2] - cov[1] * cov[1];
-  if (!(det > K(0.0)))
-    return;
+  if (!(det > K(0.0))) return;
   /* The box where alpha can reach 1/255: o exp(-sigma) >= 1/255 inside the ellipse
    * sigma <= e^2 / 2 with e = sqrt(2 ln(255 o)), whose bounding box is e sqrt(cov_xx) by
    * e sqrt(cov_yy) (e at most 3.33, its value at o = 1). Splats with o < 1/255 can never pass the
    * alpha test and are culled. */
   REAL o = K(1.0) / (K(1.0) + EXP(-m->opacity[i]));
-  if (!(o >= K(GS_ALPHA_MIN)))
-    return;
+  if (!(o >= K(GS_ALPHA_MIN))) return;
   REAL e = SQRT(K(2.0) * LOG(o / K(GS_ALPHA_MIN)));
   e = e < K(3.33) ? e : K(3.33);
   REAL rx = CEIL(e * SQRT(cov[0])), ry = CEIL(e * SQRT(cov[2]));
@@ -281,8 +263,7 @@ static void SFN(project_one)(const MODEL *m, uint32_t i, const CAMERA *cam, cons
   uint32_t x0, x1, y0, y1;
   SFN(tile_span)(mx, rx, f->tiles_x, &x0, &x1);
   SFN(tile_span)(my, ry, f->tiles_y, &y0, &y1);
-  if (x1 <= x0 || y1 <= y0)
-    return;
+  if (x1 <= x0 || y1 <= y0) return;
   REAL rf = rx > ry ? rx : ry;
   s->mean2d[0] = mx;
   s->mean2d[1] = my;
@@ -303,8 +284,7 @@ static void SFN(project_one)(const MODEL *m, uint32_t i, const CAMERA *cam, cons
   const REAL *sh = m->sh + (size_t)GS_SH_COEFFS * 3 * i;
   for (int ch = 0; ch < 3; ch++) {
     REAL v = K(0.0);
-    for (uint32_t k = 0; k < nk; k++)
-      v += b[k] * sh[3 * k + ch];
+    for (uint32_t k = 0; k < nk; k++) v += b[k] * sh[3 * k + ch];
     v += K(0.5);
     s->clamped[ch] = v < K(0.0);
     s->rgb[ch] = v < K(0.0) ? K(0.0) : v;
@@ -316,13 +296,12 @@ int FN(gs_ref_project)(const MODEL *m, const CAMERA *cam, FRAME *f, struct sw_er
   if (!m || !cam || !f)
     return sw_err_set(err, SW_EINVAL, "gs_ref_project: model, camera and frame are required");
   if (m->count != f->count)
-    return sw_err_set(err, SW_EINVAL, "gs_ref_project: model has %u splats, frame %u",
-                      m->count, f->count);
+    return sw_err_set(err, SW_EINVAL, "gs_ref_project: model has %u splats, frame %u", m->count,
+                      f->count);
   if (cam->width != f->width || cam->height != f->height)
     return sw_err_set(err, SW_EINVAL, "gs_ref_project: camera %ux%u, frame %ux%u", cam->width,
                       cam->height, f->width, f->height);
-  for (uint32_t i = 0; i < m->count; i++)
-    SFN(project_one)(m, i, cam, f, &f->splats[i]);
+  for (uint32_t i = 0; i < m->count; i++) SFN(project_one)(m, i, cam, f, &f->splats[i]);
   return 0;
 }
 
@@ -330,8 +309,7 @@ int FN(gs_ref_project)(const MODEL *m, const CAMERA *cam, FRAME *f, struct sw_er
 
 int FN(gs_ref_bin)(FRAME *f, struct sw_err *err) {
   uint64_t total = 0;
-  for (uint32_t i = 0; i < f->count; i++)
-    total += f->splats[i].tiles_touched;
+  for (uint32_t i = 0; i < f->count; i++) total += f->splats[i].tiles_touched;
   if (total > UINT32_MAX)
     return sw_err_set(err, SW_EINVAL, "gs_ref_bin: %llu (splat, tile) pairs exceed 2^32",
                       (unsigned long long)total);
@@ -348,8 +326,7 @@ int FN(gs_ref_bin)(FRAME *f, struct sw_err *err) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < f->count; i++) {
     const SPLAT *s = &f->splats[i];
-    if (s->tiles_touched == 0)
-      continue;
+    if (s->tiles_touched == 0) continue;
     float depth = (float)s->depth;
     uint32_t dbits;
     memcpy(&dbits, &depth, sizeof dbits);
@@ -368,8 +345,7 @@ int FN(gs_ref_bin)(FRAME *f, struct sw_err *err) {
     keys[k] = pairs[k].key;
     ids[k] = pairs[k].id;
     uint32_t tile = (uint32_t)(pairs[k].key >> 32);
-    if (k == 0 || (uint32_t)(pairs[k - 1].key >> 32) != tile)
-      f->ranges[2 * tile] = k;
+    if (k == 0 || (uint32_t)(pairs[k - 1].key >> 32) != tile) f->ranges[2 * tile] = k;
     f->ranges[2 * tile + 1] = k + 1;
   }
   free(pairs);
@@ -390,10 +366,9 @@ static int SFN(splat_alpha)(const SPLAT *s, REAL alpha_max, REAL pxc, REAL pyc, 
                             REAL *g, REAL *dx, REAL *dy) {
   *dx = s->mean2d[0] - pxc;
   *dy = s->mean2d[1] - pyc;
-  REAL sigma = K(0.5) * (s->conic[0] * *dx * *dx + s->conic[2] * *dy * *dy) +
-               s->conic[1] * *dx * *dy;
-  if (sigma < K(0.0))
-    return 0;
+  REAL sigma =
+      K(0.5) * (s->conic[0] * *dx * *dx + s->conic[2] * *dy * *dy) + s->conic[1] * *dx * *dy;
+  if (sigma < K(0.0)) return 0;
   *g = EXP(-sigma);
   REAL a = s->opacity * *g;
   *alpha = a < alpha_max ? a : alpha_max;
@@ -413,19 +388,15 @@ void FN(gs_ref_rasterize)(FRAME *f) {
           for (uint32_t k = start; k < end; k++) {
             const SPLAT *s = &f->splats[f->ids[k]];
             REAL alpha, g, dx, dy;
-            if (!SFN(splat_alpha)(s, f->alpha_max, pxc, pyc, &alpha, &g, &dx, &dy))
-              continue;
+            if (!SFN(splat_alpha)(s, f->alpha_max, pxc, pyc, &alpha, &g, &dx, &dy)) continue;
             REAL next_t = t * (K(1.0) - alpha);
-            if (next_t < K(GS_T_MIN))
-              break;
-            for (int c = 0; c < 3; c++)
-              col[c] += s->rgb[c] * alpha * t;
+            if (next_t < K(GS_T_MIN)) break;
+            for (int c = 0; c < 3; c++) col[c] += s->rgb[c] * alpha * t;
             t = next_t;
             last = k - start + 1;
           }
           size_t p = (size_t)py * f->width + px;
-          for (int c = 0; c < 3; c++)
-            f->rgb[3 * p + c] = col[c] + t * f->background[c];
+          for (int c = 0; c < 3; c++) f->rgb[3 * p + c] = col[c] + t * f->background[c];
           f->final_t[p] = t;
           f->last[p] = last;
         }
@@ -435,14 +406,11 @@ void FN(gs_ref_rasterize)(FRAME *f) {
 int FN(gs_ref_forward)(const MODEL *m, const CAMERA *cam, const struct gs_ref_opts *opts,
                        FRAME **out, struct sw_err *err) {
   *out = NULL;
-  if (!m)
-    return sw_err_set(err, SW_EINVAL, "gs_ref_forward: model is required");
+  if (!m) return sw_err_set(err, SW_EINVAL, "gs_ref_forward: model is required");
   FRAME *f;
   int rc = FN(gs_ref_frame_new)(m->count, cam, opts, &f, err);
-  if (rc == 0)
-    rc = FN(gs_ref_project)(m, cam, f, err);
-  if (rc == 0)
-    rc = FN(gs_ref_bin)(f, err);
+  if (rc == 0) rc = FN(gs_ref_project)(m, cam, f, err);
+  if (rc == 0) rc = FN(gs_ref_bin)(f, err);
   if (rc != 0) {
     FN(gs_ref_frame_destroy)(&f);
     return rc;
@@ -460,34 +428,28 @@ int FN(gs_ref_forward)(const MODEL *m, const CAMERA *cam, const struct gs_ref_op
  * backward relies on). */
 static void SFN(gauss_conv)(const REAL *in, REAL *out, REAL *tmp, uint32_t w, uint32_t h) {
   REAL kern[SSIM_WIN];
-  for (int k = 0; k < SSIM_WIN; k++)
-    kern[k] = (REAL)ssim_kernel_1d(k);
+  for (int k = 0; k < SSIM_WIN; k++) kern[k] = (REAL)ssim_kernel_1d(k);
   const long half = SSIM_WIN / 2, lw = (long)w, lh = (long)h;
   /* Both passes add the taps in ascending order for every output, each over the outputs for
    * which the tap falls inside the image (zero padding), so the inner loops are branch-free. */
   for (long y = 0; y < lh; y++) {
     const REAL *row = in + y * lw;
     REAL *dst = tmp + y * lw;
-    for (long x = 0; x < lw; x++)
-      dst[x] = K(0.0);
+    for (long x = 0; x < lw; x++) dst[x] = K(0.0);
     for (long k = 0; k < SSIM_WIN; k++) {
       long off = k - half;
       long x0 = off < 0 ? -off : 0, x1 = off > 0 ? lw - off : lw;
-      for (long x = x0; x < x1; x++)
-        dst[x] += kern[k] * row[x + off];
+      for (long x = x0; x < x1; x++) dst[x] += kern[k] * row[x + off];
     }
   }
   for (long y = 0; y < lh; y++) {
     REAL *dst = out + y * lw;
-    for (long x = 0; x < lw; x++)
-      dst[x] = K(0.0);
+    for (long x = 0; x < lw; x++) dst[x] = K(0.0);
     for (long k = 0; k < SSIM_WIN; k++) {
       long yy = y + k - half;
-      if (yy < 0 || yy >= lh)
-        continue;
+      if (yy < 0 || yy >= lh) continue;
       const REAL *src = tmp + yy * lw;
-      for (long x = 0; x < lw; x++)
-        dst[x] += kern[k] * src[x];
+      for (long x = 0; x < lw; x++) dst[x] += kern[k] * src[x];
     }
   }
 }
@@ -504,17 +466,14 @@ int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h,
   const uint32_t border = padding == GS_SSIM_VALID ? GS_SSIM_HALF : 0;
   if (w <= 2 * border || h <= 2 * border)
     return sw_err_set(err, SW_EINVAL,
-                      "gs_ref_ssim: padding valid needs images of at least 11x11, not %ux%u", w,
-                      h);
+                      "gs_ref_ssim: padding valid needs images of at least 11x11, not %ux%u", w, h);
   size_t n = (size_t)w * h;
   size_t n_map = (size_t)(w - 2 * border) * (h - 2 * border);
   enum { X, Y, MU1, MU2, S11, S22, S12, TMP, GA, GB, GC, NPLANES };
   REAL *buf = malloc(n * NPLANES * sizeof *buf);
-  if (!buf)
-    return sw_err_set(err, SW_ENOMEM, "gs_ref_ssim: out of memory for %ux%u", w, h);
+  if (!buf) return sw_err_set(err, SW_ENOMEM, "gs_ref_ssim: out of memory for %ux%u", w, h);
   REAL *pl[NPLANES];
-  for (int k = 0; k < NPLANES; k++)
-    pl[k] = buf + (size_t)k * n;
+  for (int k = 0; k < NPLANES; k++) pl[k] = buf + (size_t)k * n;
   const REAL c1 = K(SSIM_C1), c2 = K(SSIM_C2);
   const REAL inv_n = K(1.0) / (REAL)(3 * n_map);
   double total = 0.0;
@@ -526,14 +485,11 @@ int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h,
     SFN(gauss_conv)(pl[X], pl[MU1], pl[TMP], w, h);
     SFN(gauss_conv)(pl[Y], pl[MU2], pl[TMP], w, h);
     /* Second moments: convolve the products in place of scratch planes, then centre them. */
-    for (size_t p = 0; p < n; p++)
-      pl[GA][p] = pl[X][p] * pl[X][p];
+    for (size_t p = 0; p < n; p++) pl[GA][p] = pl[X][p] * pl[X][p];
     SFN(gauss_conv)(pl[GA], pl[S11], pl[TMP], w, h);
-    for (size_t p = 0; p < n; p++)
-      pl[GA][p] = pl[Y][p] * pl[Y][p];
+    for (size_t p = 0; p < n; p++) pl[GA][p] = pl[Y][p] * pl[Y][p];
     SFN(gauss_conv)(pl[GA], pl[S22], pl[TMP], w, h);
-    for (size_t p = 0; p < n; p++)
-      pl[GA][p] = pl[X][p] * pl[Y][p];
+    for (size_t p = 0; p < n; p++) pl[GA][p] = pl[X][p] * pl[Y][p];
     SFN(gauss_conv)(pl[GA], pl[S12], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) {
       size_t px = p % w, py = p / w;
@@ -554,8 +510,7 @@ int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h,
       pl[GB][p] = (-s / d2) * inv_n;
       pl[GC][p] = (K(2.0) * n1 / (d1 * d2)) * inv_n;
     }
-    if (!dssim_da)
-      continue;
+    if (!dssim_da) continue;
     /* dS/dx = conv(GA - 2 GB mu1 - GC mu2) + 2 x conv(GB) + y conv(GC): the chain rule through
      * mu1 = conv(x), sigma1^2 = conv(x^2) - mu1^2, sigma12 = conv(x y) - mu1 mu2. The planes
      * no longer needed (S11, S22, S12) hold the results. */
@@ -565,8 +520,7 @@ int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h,
     SFN(gauss_conv)(pl[GB], pl[S22], pl[TMP], w, h);
     SFN(gauss_conv)(pl[GC], pl[S12], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++)
-      dssim_da[3 * p + ch] =
-          pl[S11][p] + K(2.0) * pl[X][p] * pl[S22][p] + pl[Y][p] * pl[S12][p];
+      dssim_da[3 * p + ch] = pl[S11][p] + K(2.0) * pl[X][p] * pl[S22][p] + pl[Y][p] * pl[S12][p];
   }
   free(buf);
   *ssim = total / (double)(3 * n_map);
@@ -578,19 +532,16 @@ int FN(gs_ref_ssim)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, double
   return FN(gs_ref_ssim_padded)(a, b, w, h, GS_SSIM_SAME, ssim, dssim_da, err);
 }
 
-int FN(gs_ref_loss_padded)(const REAL *img, const REAL *target, uint32_t w, uint32_t h,
-                           REAL lambda, int padding, double *loss, REAL *dl_dimg,
-                           struct sw_err *err) {
+int FN(gs_ref_loss_padded)(const REAL *img, const REAL *target, uint32_t w, uint32_t h, REAL lambda,
+                           int padding, double *loss, REAL *dl_dimg, struct sw_err *err) {
   if (!img || !target || !loss || w == 0 || h == 0)
     return sw_err_set(err, SW_EINVAL, "gs_ref_loss: empty image or missing buffer");
   if (!(lambda >= K(0.0) && lambda <= K(1.0)))
-    return sw_err_set(err, SW_EINVAL, "gs_ref_loss: SSIM weight %g outside [0, 1]",
-                      (double)lambda);
+    return sw_err_set(err, SW_EINVAL, "gs_ref_loss: SSIM weight %g outside [0, 1]", (double)lambda);
   size_t nv = (size_t)w * h * 3;
   double ssim;
   int rc = FN(gs_ref_ssim_padded)(img, target, w, h, padding, &ssim, dl_dimg, err);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   double l1 = 0.0;
   const REAL inv_n = K(1.0) / (REAL)nv;
   for (size_t k = 0; k < nv; k++) {
@@ -636,8 +587,7 @@ int FN(gs_ref_rasterize_backward)(const FRAME *f, const REAL *dl_drgb, SGRAD *ou
             uint32_t id = f->ids[k];
             const SPLAT *s = &f->splats[id];
             REAL alpha, gauss, dx, dy;
-            if (!SFN(splat_alpha)(s, f->alpha_max, pxc, pyc, &alpha, &gauss, &dx, &dy))
-              continue;
+            if (!SFN(splat_alpha)(s, f->alpha_max, pxc, pyc, &alpha, &gauss, &dx, &dy)) continue;
             t = t / (K(1.0) - alpha);
             REAL dalpha = K(0.0);
             for (int c = 0; c < 3; c++) {
@@ -680,12 +630,11 @@ static void SFN(rot_backward)(const REAL q[4], const REAL gr[3][3], REAL gq[4]) 
           four * z * (gr[0][0] + gr[1][1]);
 }
 
-static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *cam,
-                                      const FRAME *f, const SGRAD *sg, MODEL *grad) {
+static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *cam, const FRAME *f,
+                                      const SGRAD *sg, MODEL *grad) {
   const SPLAT *s = &f->splats[i];
   struct SFN(proj_ctx) c;
-  if (s->radius == 0 || SFN(proj_setup)(m, i, cam, &c) != 0)
-    return;
+  if (s->radius == 0 || SFN(proj_setup)(m, i, cam, &c) != 0) return;
   REAL *gmean = grad->means + 3 * (size_t)i;
 
   /* Opacity: through the sigmoid. */
@@ -698,21 +647,18 @@ static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *
   const REAL *sh = m->sh + (size_t)GS_SH_COEFFS * 3 * i;
   REAL *gsh = grad->sh + (size_t)GS_SH_COEFFS * 3 * i;
   REAL gc[3], gdir[3] = {0, 0, 0};
-  for (int ch = 0; ch < 3; ch++)
-    gc[ch] = s->clamped[ch] ? K(0.0) : sg->rgb[ch];
+  for (int ch = 0; ch < 3; ch++) gc[ch] = s->clamped[ch] ? K(0.0) : sg->rgb[ch];
   for (uint32_t k = 0; k < nk; k++) {
     REAL wsum = K(0.0);
     for (int ch = 0; ch < 3; ch++) {
       gsh[3 * k + ch] = b[k] * gc[ch];
       wsum += sh[3 * k + ch] * gc[ch];
     }
-    for (int d = 0; d < 3; d++)
-      gdir[d] += wsum * db[k][d];
+    for (int d = 0; d < 3; d++) gdir[d] += wsum * db[k][d];
   }
   if (c.vnorm > K(0.0)) {
     REAL dot = gdir[0] * c.dir[0] + gdir[1] * c.dir[1] + gdir[2] * c.dir[2];
-    for (int d = 0; d < 3; d++)
-      gmean[d] += (gdir[d] - c.dir[d] * dot) / c.vnorm;
+    for (int d = 0; d < 3; d++) gmean[d] += (gdir[d] - c.dir[d] * dot) / c.vnorm;
   }
 
   /* Conic (a, b, c) -> cov2d: dL/dcov = -conic G conic with G the symmetric matrix gradient
@@ -721,11 +667,9 @@ static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *
   REAL gcn[2][2] = {{sg->conic[0], K(0.5) * sg->conic[1]}, {K(0.5) * sg->conic[1], sg->conic[2]}};
   REAL tmp2[2][2], gcov[2][2];
   for (int r = 0; r < 2; r++)
-    for (int k = 0; k < 2; k++)
-      tmp2[r][k] = cn[r][0] * gcn[0][k] + cn[r][1] * gcn[1][k];
+    for (int k = 0; k < 2; k++) tmp2[r][k] = cn[r][0] * gcn[0][k] + cn[r][1] * gcn[1][k];
   for (int r = 0; r < 2; r++)
-    for (int k = 0; k < 2; k++)
-      gcov[r][k] = -(tmp2[r][0] * cn[0][k] + tmp2[r][1] * cn[1][k]);
+    for (int k = 0; k < 2; k++) gcov[r][k] = -(tmp2[r][0] * cn[0][k] + tmp2[r][1] * cn[1][k]);
 
   /* cov2d = J ccam J^T + 0.3 I: dL/dccam = J^T G J, dL/dJ = 2 G J ccam. */
   REAL gj_t[2][3], gccam[3][3], gj[2][3];
@@ -733,8 +677,7 @@ static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *
     for (int k = 0; k < 3; k++)
       gj_t[r][k] = gcov[r][0] * c.j[0][k] + gcov[r][1] * c.j[1][k]; /* G J */
   for (int r = 0; r < 3; r++)
-    for (int k = 0; k < 3; k++)
-      gccam[r][k] = c.j[0][r] * gj_t[0][k] + c.j[1][r] * gj_t[1][k];
+    for (int k = 0; k < 3; k++) gccam[r][k] = c.j[0][r] * gj_t[0][k] + c.j[1][r] * gj_t[1][k];
   for (int r = 0; r < 2; r++)
     for (int k = 0; k < 3; k++)
       gj[r][k] = K(2.0) * (gj_t[r][0] * c.ccam[0][k] + gj_t[r][1] * c.ccam[1][k] +
@@ -753,8 +696,8 @@ static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *
   REAL gm3[3][3], grot[3][3];
   for (int r = 0; r < 3; r++)
     for (int k = 0; k < 3; k++)
-      gm3[r][k] = K(2.0) * (gsig[r][0] * c.m3[0][k] + gsig[r][1] * c.m3[1][k] +
-                            gsig[r][2] * c.m3[2][k]);
+      gm3[r][k] =
+          K(2.0) * (gsig[r][0] * c.m3[0][k] + gsig[r][1] * c.m3[1][k] + gsig[r][2] * c.m3[2][k]);
   REAL *gls = grad->log_scales + 3 * (size_t)i;
   for (int k = 0; k < 3; k++) {
     REAL gs = K(0.0);
@@ -768,8 +711,7 @@ static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *
   SFN(rot_backward)(c.q, grot, gq);
   REAL qdot = gq[0] * c.q[0] + gq[1] * c.q[1] + gq[2] * c.q[2] + gq[3] * c.q[3];
   REAL *gquat = grad->quats + 4 * (size_t)i;
-  for (int k = 0; k < 4; k++)
-    gquat[k] = (gq[k] - c.q[k] * qdot) / c.qnorm;
+  for (int k = 0; k < 4; k++) gquat[k] = (gq[k] - c.q[k] * qdot) / c.qnorm;
 
   /* Camera-space mean t: through the 2D mean and through the Jacobian J(tj). Inside the clamp
    * J02 = -fx x / z^2; outside it J02 = -fx L / z with L the limit, which has no x and half the
@@ -782,14 +724,13 @@ static void SFN(project_backward_one)(const MODEL *m, uint32_t i, const CAMERA *
   gt[0] = sg->mean2d[0] * cam->fx * iz - (c.free_[0] ? gj[0][2] * cam->fx * iz2 : K(0.0));
   gt[1] = sg->mean2d[1] * cam->fy * iz - (c.free_[1] ? gj[1][2] * cam->fy * iz2 : K(0.0));
   gt[2] = -sg->mean2d[0] * cam->fx * tx * iz2 - sg->mean2d[1] * cam->fy * ty * iz2 -
-          gj[0][0] * cam->fx * iz2 + gj[0][2] * kx * cam->fx * jx * iz3 -
-          gj[1][1] * cam->fy * iz2 + gj[1][2] * ky * cam->fy * jy * iz3;
-  for (int d = 0; d < 3; d++)
-    gmean[d] += c.w[0][d] * gt[0] + c.w[1][d] * gt[1] + c.w[2][d] * gt[2];
+          gj[0][0] * cam->fx * iz2 + gj[0][2] * kx * cam->fx * jx * iz3 - gj[1][1] * cam->fy * iz2 +
+          gj[1][2] * ky * cam->fy * jy * iz3;
+  for (int d = 0; d < 3; d++) gmean[d] += c.w[0][d] * gt[0] + c.w[1][d] * gt[1] + c.w[2][d] * gt[2];
 }
 
-int FN(gs_ref_project_backward)(const MODEL *m, const CAMERA *cam, const FRAME *f,
-                                const SGRAD *sg, MODEL *grad, struct sw_err *err) {
+int FN(gs_ref_project_backward)(const MODEL *m, const CAMERA *cam, const FRAME *f, const SGRAD *sg,
+                                MODEL *grad, struct sw_err *err) {
   if (!m || !cam || !f || !sg || !grad)
     return sw_err_set(err, SW_EINVAL, "gs_ref_project_backward: missing argument");
   if (m->count != f->count)
@@ -802,8 +743,7 @@ int FN(gs_ref_project_backward)(const MODEL *m, const CAMERA *cam, const FRAME *
   memset(grad->opacity, 0, n * sizeof *grad->opacity);
   memset(grad->sh, 0, (size_t)GS_SH_COEFFS * 3 * n * sizeof *grad->sh);
   grad->count = m->count;
-  for (uint32_t i = 0; i < m->count; i++)
-    SFN(project_backward_one)(m, i, cam, f, &sg[i], grad);
+  for (uint32_t i = 0; i < m->count; i++) SFN(project_backward_one)(m, i, cam, f, &sg[i], grad);
   return 0;
 }
 

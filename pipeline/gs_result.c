@@ -47,20 +47,17 @@ char *gs_result_to_json(const struct gs_result *r, struct sw_err *err) {
       " s:{s:s, s:s, s:s, s:s},"
       " s:{s:o, s:o, s:I, s:o, s:o, s:I, s:o, s:o},"
       " s:o, s:o}",
-      "schema", GS_RESULT_SCHEMA, "status", r->status[0] ? r->status : "ok",
-      "trainer", "name", "splat-train", "version", r->version, "binary_sha256", r->binary_sha256,
-      "shaders_sha256", r->shaders_sha256,
-      "config", cfg, "config_sha256", cfg_sha,
-      "scene", "path", r->scene_path, "sha256", r->scene_sha256, "train_views",
-      (json_int_t)r->train_views, "test_views", (json_int_t)r->test_views, "width",
-      (json_int_t)r->width, "height", (json_int_t)r->height, "held_out_split", r->held_out_split,
-      "device", "name", r->device_name, "driver", r->device_driver, "api", r->device_api, "kind",
-      r->device_kind,
-      "metrics", "train_s", num(r->train_s), "wall_s", num(r->wall_s), "iterations",
-      (json_int_t)r->iterations, "psnr_db", num(r->psnr_db), "ssim", num(r->ssim),
-      "splats_final", (json_int_t)r->splats_final, "splats_mean", num(r->splats_mean),
-      "gpu_busy_frac", num(r->gpu_busy_frac),
-      "kernels", kernels, "checkpoints", cps);
+      "schema", GS_RESULT_SCHEMA, "status", r->status[0] ? r->status : "ok", "trainer", "name",
+      "splat-train", "version", r->version, "binary_sha256", r->binary_sha256, "shaders_sha256",
+      r->shaders_sha256, "config", cfg, "config_sha256", cfg_sha, "scene", "path", r->scene_path,
+      "sha256", r->scene_sha256, "train_views", (json_int_t)r->train_views, "test_views",
+      (json_int_t)r->test_views, "width", (json_int_t)r->width, "height", (json_int_t)r->height,
+      "held_out_split", r->held_out_split, "device", "name", r->device_name, "driver",
+      r->device_driver, "api", r->device_api, "kind", r->device_kind, "metrics", "train_s",
+      num(r->train_s), "wall_s", num(r->wall_s), "iterations", (json_int_t)r->iterations, "psnr_db",
+      num(r->psnr_db), "ssim", num(r->ssim), "splats_final", (json_int_t)r->splats_final,
+      "splats_mean", num(r->splats_mean), "gpu_busy_frac", num(r->gpu_busy_frac), "kernels",
+      kernels, "checkpoints", cps);
   if (!o) {
     sw_err_set(err, SW_ENOMEM, "result: building the JSON object failed");
     return NULL;

@@ -27,8 +27,8 @@
 
 #define SUPPORTED                                                                                  \
   "supported: NeRF-synthetic (transforms_train.json [+ transforms_test.json]), instant-ngp / "     \
-  "nerfstudio (transforms.json), COLMAP (sparse/0/{cameras,images,points3D}.bin or .txt + "      \
-  "images/); convert other captures with COLMAP or nerfstudio's ns-process-data, see "            \
+  "nerfstudio (transforms.json), COLMAP (sparse/0/{cameras,images,points3D}.bin or .txt + "        \
+  "images/); convert other captures with COLMAP or nerfstudio's ns-process-data, see "             \
   "docs/scenes.md"
 
 /* ---- cameras ---- */
@@ -87,7 +87,6 @@ int gs_camera_project(const struct gs_camera *cam, const float p[3], float *u, f
   return 0;
 }
 
-
 /* ---- safe reading ---- */
 
 int gs_scene_path_unsafe(const char *path) {
@@ -133,8 +132,8 @@ int gs_scene_read_file(const char *dir, const char *rel, size_t cap, char **data
   }
   size_t rl = strlen(root);
   if (strncmp(real, root, rl) || (real[rl] != '/' && rl > 1))
-    return sw_err_set(err, SW_EINVAL, "%s: refused: resolves to %s, outside the scene folder",
-                      path, real);
+    return sw_err_set(err, SW_EINVAL, "%s: refused: resolves to %s, outside the scene folder", path,
+                      real);
   /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked on the open
    * descriptor, so what is read is what was checked. */
   int fd = open(real, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -155,8 +154,10 @@ int gs_scene_read_file(const char *dir, const char *rel, size_t cap, char **data
   }
   if ((uint64_t)st.st_size > cap) {
     close(fd);
-    return sw_err_set(err, SW_EINVAL, "%s: refused: %lld bytes, more than the %zu this loader "
-                      "reads", path, (long long)st.st_size, cap);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s: refused: %lld bytes, more than the %zu this loader "
+                      "reads",
+                      path, (long long)st.st_size, cap);
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   size_t n = (size_t)st.st_size;
@@ -334,8 +335,8 @@ int gs_scene_unpack(const char *archive_path, const char *dest_dir, struct sw_er
     return sw_err_set(err, SW_ENOMEM, "out of memory for libarchive");
   }
   /* Defence in depth: libarchive's own checks on top of ours. */
-  archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                        ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+  archive_write_disk_set_options(w,
+                                 ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS);
   char target[PATH_MAX_LEN * 2];
   while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
     const char *why = entry_refusal(e);
@@ -425,8 +426,10 @@ static int resolve_archive(const char *archive_path, const struct gs_scene_opts 
   }
   closedir(dh);
   if (n != 1)
-    return sw_err_set(err, SW_EINVAL, "%s: archive holds %s scene at its root or in one top "
-                      "folder (%s)", archive_path, n ? "more than one" : "no", SUPPORTED);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s: archive holds %s scene at its root or in one top "
+                      "folder (%s)",
+                      archive_path, n ? "more than one" : "no", SUPPORTED);
   snprintf(dir, cap, "%s", found);
   return 0;
 }
@@ -574,16 +577,18 @@ static int load_view(const struct gs_scene *sc, const struct gs_scene_frame *f, 
   if (rc) return rc;
   uint32_t w = 0, h = 0;
   float *rgba = NULL;
-  if (skip_image) rc = gs_image_decode_size(path, data, len, &w, &h, err);
-  else rc = gs_image_decode(path, data, len, &rgba, &w, &h, err);
+  if (skip_image)
+    rc = gs_image_decode_size(path, data, len, &w, &h, err);
+  else
+    rc = gs_image_decode(path, data, len, &rgba, &w, &h, err);
   free(data);
   if (rc) return rc;
   struct gs_intrinsics in;
   rc = resolve_intrinsics(f, path, w, h, &in, err);
   uint32_t s = f->prescaled ? 1 : scale;
   if (!rc && (w / s == 0 || h / s == 0))
-    rc = sw_err_set(err, SW_EINVAL, "%s: %ux%u image is smaller than the downscale factor %u",
-                    path, w, h, s);
+    rc = sw_err_set(err, SW_EINVAL, "%s: %ux%u image is smaller than the downscale factor %u", path,
+                    w, h, s);
   float *rgb = NULL;
   int distorted = gs_intrinsics_distorted(&in);
   if (!rc && rgba) rc = composite(path, rgba, w, h, sc->background, distorted ? 1 : s, &rgb, err);
@@ -620,8 +625,10 @@ static int load_view(const struct gs_scene *sc, const struct gs_scene_frame *f, 
   if (!finite) {
     free(v->rgb);
     v->rgb = NULL;
-    return sw_err_set(err, SW_EINVAL, "%s: camera pose or intrinsics out of range (not finite "
-                      "in single precision)", path);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s: camera pose or intrinsics out of range (not finite "
+                      "in single precision)",
+                      path);
   }
   return 0;
 }
@@ -736,8 +743,8 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
   if (opts) o = *opts;
   uint32_t scale = o.resolution_scale ? o.resolution_scale : 1;
   uint32_t every = o.holdout_every ? o.holdout_every : 8;
-  if (scale > 64) return sw_err_set(err, SW_EINVAL, "resolution_scale %u is out of range 1..64",
-                                    scale);
+  if (scale > 64)
+    return sw_err_set(err, SW_EINVAL, "resolution_scale %u is out of range 1..64", scale);
   struct stat st;
   if (stat(path, &st) != 0)
     return sw_err_set(err, SW_ENOTFOUND, "scene %s: %s", path, strerror(errno));
@@ -748,8 +755,10 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
     int rc = resolve_archive(path, &o, dir, sizeof dir, err);
     if (rc) return rc;
   } else {
-    return sw_err_set(err, SW_EINVAL, "scene %s: neither a directory nor an archive "
-                      "(.zip, .tar.gz, .tgz, .tar)", path);
+    return sw_err_set(err, SW_EINVAL,
+                      "scene %s: neither a directory nor an archive "
+                      "(.zip, .tar.gz, .tgz, .tar)",
+                      path);
   }
   size_t dl = strlen(dir);
   while (dl > 1 && dir[dl - 1] == '/') dir[--dl] = '\0';
@@ -778,14 +787,16 @@ int gs_scene_load(const char *path, const struct gs_scene_opts *opts, struct gs_
   uint32_t n_test = 0;
   for (uint32_t i = 0, a = 0; i < d.n; i++) {
     struct gs_scene_frame *f = &d.frames[i];
-    if (f->split == GS_FRAME_AUTO) f->split = sc->held_out && a++ % every == 0 ? GS_FRAME_TEST
-                                                                                : GS_FRAME_TRAIN;
+    if (f->split == GS_FRAME_AUTO)
+      f->split = sc->held_out && a++ % every == 0 ? GS_FRAME_TEST : GS_FRAME_TRAIN;
     if (f->split == GS_FRAME_TEST) n_test++;
   }
   uint32_t n_train = d.n - n_test;
   if (n_train == 0) {
-    rc = sw_err_set(err, SW_EINVAL, "%s (%s): %u frames leave none for training after holding "
-                    "out every %uth as a test view", dir, d.format, d.n, every);
+    rc = sw_err_set(err, SW_EINVAL,
+                    "%s (%s): %u frames leave none for training after holding "
+                    "out every %uth as a test view",
+                    dir, d.format, d.n, every);
     goto done;
   }
   sc->train = calloc(n_train, sizeof *sc->train);

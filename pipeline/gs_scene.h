@@ -40,8 +40,11 @@ enum gs_background { GS_BG_WHITE = 0, GS_BG_BLACK = 1 };
 
 /* Which images to decode; cameras are always loaded. Skipping saves memory and time when only
  * one split is needed (rendering needs the test split only). */
-enum gs_scene_skip { GS_SCENE_SKIP_NONE = 0, GS_SCENE_SKIP_TRAIN_IMAGES = 1,
-                     GS_SCENE_SKIP_TEST_IMAGES = 2 };
+enum gs_scene_skip {
+  GS_SCENE_SKIP_NONE = 0,
+  GS_SCENE_SKIP_TRAIN_IMAGES = 1,
+  GS_SCENE_SKIP_TEST_IMAGES = 2
+};
 
 /* Zero-initialised options are the defaults: white background, full resolution, all images,
  * archives unpacked under $TMPDIR (or /tmp). */
@@ -65,24 +68,24 @@ enum gs_scene_normalize { GS_NORMALIZE_AUTO = 0, GS_NORMALIZE_ON = 1, GS_NORMALI
 #define GS_SCENE_STOPPED 1
 
 struct gs_scene {
-  char path[4096];                  /* the directory the scene was read from */
-  char sha256[SW_SHA256_HEX_LEN];   /* over the json files and every image, see gs_scene_hash */
-  char format[32];                  /* "NeRF-synthetic", "transforms.json", "COLMAP binary", ... */
-  char warning[1024];               /* one line for the user (missing frames), or empty */
-  uint32_t width, height;           /* the largest view's, after downscale; each view's camera
-                                     * has its own size */
+  char path[4096];                /* the directory the scene was read from */
+  char sha256[SW_SHA256_HEX_LEN]; /* over the json files and every image, see gs_scene_hash */
+  char format[32];                /* "NeRF-synthetic", "transforms.json", "COLMAP binary", ... */
+  char warning[1024];             /* one line for the user (missing frames), or empty */
+  uint32_t width, height;         /* the largest view's, after downscale; each view's camera
+                                   * has its own size */
   uint32_t n_train, n_test;
-  struct gs_view *train;            /* n_train views; rgb NULL when skipped */
-  struct gs_view *test;             /* n_test views; rgb NULL when skipped */
-  int held_out;                     /* 1 when the test split was held out of transforms_train */
+  struct gs_view *train; /* n_train views; rgb NULL when skipped */
+  struct gs_view *test;  /* n_test views; rgb NULL when skipped */
+  int held_out;          /* 1 when the test split was held out of transforms_train */
   enum gs_background background;
-  float extent;                     /* gs_cameras_extent of the training cameras */
-  float center[3];                  /* centroid of the training camera centres */
-  float aabb_min[3], aabb_max[3];   /* content bounds: the scene's ("aabb", aabb_scale) when given,
-                                     * else [-1.3, 1.3]^3 (NeRF-synthetic) or center +- extent */
-  int has_aabb;                     /* 1 when the bounds came from the scene */
-  float *points;                    /* COLMAP points3D (3 floats each, normalised with the scene) */
-  uint8_t *colors;                  /* their colours, 3 bytes each */
+  float extent;                   /* gs_cameras_extent of the training cameras */
+  float center[3];                /* centroid of the training camera centres */
+  float aabb_min[3], aabb_max[3]; /* content bounds: the scene's ("aabb", aabb_scale) when given,
+                                   * else [-1.3, 1.3]^3 (NeRF-synthetic) or center +- extent */
+  int has_aabb;                   /* 1 when the bounds came from the scene */
+  float *points;                  /* COLMAP points3D (3 floats each, normalised with the scene) */
+  uint8_t *colors;                /* their colours, 3 bytes each */
   uint32_t n_points;
   float norm_center[3], norm_scale; /* normalisation applied: x' = scale (x - center) */
 };

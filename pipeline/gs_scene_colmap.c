@@ -24,10 +24,17 @@ static const struct {
   const char *name;
   int nparams;
   int supported;
-} models[] = {{"SIMPLE_PINHOLE", 3, 1}, {"PINHOLE", 4, 1},  {"SIMPLE_RADIAL", 4, 1},
-              {"RADIAL", 5, 1},         {"OPENCV", 8, 1},   {"OPENCV_FISHEYE", 8, 0},
-              {"FULL_OPENCV", 12, 0},   {"FOV", 5, 0},      {"SIMPLE_RADIAL_FISHEYE", 4, 0},
-              {"RADIAL_FISHEYE", 5, 0}, {"THIN_PRISM_FISHEYE", 12, 0},
+} models[] = {{"SIMPLE_PINHOLE", 3, 1},
+              {"PINHOLE", 4, 1},
+              {"SIMPLE_RADIAL", 4, 1},
+              {"RADIAL", 5, 1},
+              {"OPENCV", 8, 1},
+              {"OPENCV_FISHEYE", 8, 0},
+              {"FULL_OPENCV", 12, 0},
+              {"FOV", 5, 0},
+              {"SIMPLE_RADIAL_FISHEYE", 4, 0},
+              {"RADIAL_FISHEYE", 5, 0},
+              {"THIN_PRISM_FISHEYE", 12, 0},
               {"RAD_TAN_THIN_PRISM_FISHEYE", 16, 0}};
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
 #define SUPPORTED_MODELS "SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, OPENCV"
@@ -71,11 +78,13 @@ static int check_cam(const char *path, const char *where, const struct gs_intrin
                      struct sw_err *err) {
   if (!(in->fx > 0) || !(in->fy > 0) || !isfinite(in->cx) || !isfinite(in->cy) ||
       !isfinite(in->fx) || !isfinite(in->fy))
-    return sw_err_set(err, SW_EINVAL, "%s: %s: focal length must be positive and the principal "
-                      "point finite", path, where);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s: %s: focal length must be positive and the principal "
+                      "point finite",
+                      path, where);
   for (int i = 0; i < 4; i++)
-    if (!isfinite(in->k[i])) return sw_err_set(err, SW_EINVAL, "%s: %s: distortion not finite",
-                                               path, where);
+    if (!isfinite(in->k[i]))
+      return sw_err_set(err, SW_EINVAL, "%s: %s: distortion not finite", path, where);
   if (in->w == 0 || in->h == 0 || in->w > 65536 || in->h > 65536)
     return sw_err_set(err, SW_EINVAL, "%s: %s: image size %ux%u out of range 1..65536", path, where,
                       in->w, in->h);
@@ -131,9 +140,10 @@ static int f64(struct rd *r, double *v, const char *what) {
 static int count(struct rd *r, size_t min_bytes, uint64_t *n, const char *what) {
   if (u64(r, n, what)) return SW_EINVAL;
   if (*n > (r->len - r->off) / min_bytes)
-    return sw_err_set(r->err, SW_EINVAL, "%s: truncated: %s %llu needs more than the %zu bytes "
-                      "left at byte %zu", r->path, what, (unsigned long long)*n, r->len - r->off,
-                      r->off);
+    return sw_err_set(r->err, SW_EINVAL,
+                      "%s: truncated: %s %llu needs more than the %zu bytes "
+                      "left at byte %zu",
+                      r->path, what, (unsigned long long)*n, r->len - r->off, r->off);
   return 0;
 }
 
@@ -148,12 +158,14 @@ static int load(const char *dir, const char *rel, struct rd *r, char **data, con
 
 static int model_named(int id, const char *path, const char *where, struct sw_err *err) {
   if (id < 0 || id >= N_MODELS)
-    return sw_err_set(err, SW_EINVAL, "%s: %s: unknown camera model id %d (supported: "
-                      SUPPORTED_MODELS ")", path, where, id);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s: %s: unknown camera model id %d (supported: " SUPPORTED_MODELS ")", path,
+                      where, id);
   if (!models[id].supported)
-    return sw_err_set(err, SW_EINVAL, "%s: %s: camera model %s is not supported (supported: "
-                      SUPPORTED_MODELS "; undistort with COLMAP's image_undistorter first)", path,
-                      where, models[id].name);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s: %s: camera model %s is not supported (supported: " SUPPORTED_MODELS
+                      "; undistort with COLMAP's image_undistorter first)",
+                      path, where, models[id].name);
   return 0;
 }
 
@@ -165,7 +177,8 @@ static int cameras_bin(const char *dir, const char *rel, const char *path, struc
   if (rc) return rc;
   uint64_t n;
   rc = count(&r, 24, &n, "the camera count");
-  if (!rc && !(m->cams = calloc(n ? n : 1, sizeof *m->cams))) rc = sw_err_set(err, SW_ENOMEM, "oom");
+  if (!rc && !(m->cams = calloc(n ? n : 1, sizeof *m->cams)))
+    rc = sw_err_set(err, SW_ENOMEM, "oom");
   for (uint64_t i = 0; i < n && !rc; i++) {
     struct cam *c = &m->cams[i];
     int32_t model;
@@ -198,7 +211,8 @@ static int images_bin(const char *dir, const char *rel, const char *path, struct
   if (rc) return rc;
   uint64_t n;
   rc = count(&r, 73, &n, "the image count");
-  if (!rc && !(m->imgs = calloc(n ? n : 1, sizeof *m->imgs))) rc = sw_err_set(err, SW_ENOMEM, "oom");
+  if (!rc && !(m->imgs = calloc(n ? n : 1, sizeof *m->imgs)))
+    rc = sw_err_set(err, SW_ENOMEM, "oom");
   for (uint64_t i = 0; i < n && !rc; i++) {
     struct img *im = &m->imgs[i];
     int32_t id;
@@ -215,8 +229,10 @@ static int images_bin(const char *dir, const char *rel, const char *path, struct
     }
     size_t nl = (size_t)(nul - s);
     if (nl == 0 || nl >= sizeof im->name) {
-      rc = sw_err_set(err, SW_EINVAL, "%s: image %llu at byte %zu: name is empty or longer than %zu "
-                      "bytes", path, (unsigned long long)i, r.off, sizeof im->name - 1);
+      rc = sw_err_set(err, SW_EINVAL,
+                      "%s: image %llu at byte %zu: name is empty or longer than %zu "
+                      "bytes",
+                      path, (unsigned long long)i, r.off, sizeof im->name - 1);
       break;
     }
     memcpy(im->name, s, nl);
@@ -238,8 +254,8 @@ static int points_bin(const char *dir, const char *rel, const char *path, struct
   if (rc) return rc;
   uint64_t n;
   rc = count(&r, 51, &n, "the point count");
-  if (!rc && n > UINT32_MAX) rc = sw_err_set(err, SW_EINVAL, "%s: %llu points", path,
-                                             (unsigned long long)n);
+  if (!rc && n > UINT32_MAX)
+    rc = sw_err_set(err, SW_EINVAL, "%s: %llu points", path, (unsigned long long)n);
   if (!rc) {
     d->points = malloc(3 * sizeof(float) * (n ? n : 1));
     d->colors = malloc(3 * (n ? n : 1));
@@ -257,8 +273,7 @@ static int points_bin(const char *dir, const char *rel, const char *path, struct
     if (!rc && !take(&r, 8 * tl, "a track")) rc = SW_EINVAL;
     if (rc) break;
     if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) {
-      rc = sw_err_set(err, SW_EINVAL, "%s: point %llu is not finite", path,
-                      (unsigned long long)id);
+      rc = sw_err_set(err, SW_EINVAL, "%s: point %llu is not finite", path, (unsigned long long)id);
       break;
     }
     for (int k = 0; k < 3; k++) {
@@ -274,9 +289,9 @@ static int points_bin(const char *dir, const char *rel, const char *path, struct
 /* ---- text ---- */
 
 struct tx {
-  char *line;     /* the current line (NUL-terminated in place) */
-  char *pos;      /* parse position within it */
-  char *next;     /* start of the next line */
+  char *line; /* the current line (NUL-terminated in place) */
+  char *pos;  /* parse position within it */
+  char *next; /* start of the next line */
   int lineno;
   const char *path;
   struct sw_err *err;
@@ -378,14 +393,16 @@ static int cameras_txt(const char *dir, const char *rel, const char *path, struc
       if (!strcmp(name, models[k].name)) model = k;
     if (!rc && model < 0) {
       t.pos = model_at + strspn(model_at, " \t");
-      rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: unknown camera model %s (supported: "
-                      SUPPORTED_MODELS ")", path, t.lineno, (int)(t.pos - t.line) + 1, name);
+      rc = sw_err_set(err, SW_EINVAL,
+                      "%s:%d:%d: unknown camera model %s (supported: " SUPPORTED_MODELS ")", path,
+                      t.lineno, (int)(t.pos - t.line) + 1, name);
     }
     if (!rc && !models[model].supported) {
       t.pos = model_at + strspn(model_at, " \t");
-      rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: camera model %s is not supported (supported: "
-                      SUPPORTED_MODELS "; undistort with COLMAP's image_undistorter first)", path,
-                      t.lineno, (int)(t.pos - t.line) + 1, name);
+      rc = sw_err_set(err, SW_EINVAL,
+                      "%s:%d:%d: camera model %s is not supported (supported: " SUPPORTED_MODELS
+                      "; undistort with COLMAP's image_undistorter first)",
+                      path, t.lineno, (int)(t.pos - t.line) + 1, name);
     }
     if (!rc) rc = tx_long(&t, &w, "a width");
     if (!rc) rc = tx_long(&t, &h, "a height");
@@ -500,10 +517,12 @@ int gs_scene_read_colmap(const char *dir, const char *sparse, int binary, uint32
   struct model m = {0};
   int rc = binary ? cameras_bin(dir, rel[0], path[0], &m, err)
                   : cameras_txt(dir, rel[0], path[0], &m, err);
-  if (!rc) rc = binary ? images_bin(dir, rel[1], path[1], &m, err)
-                       : images_txt(dir, rel[1], path[1], &m, err);
+  if (!rc)
+    rc = binary ? images_bin(dir, rel[1], path[1], &m, err)
+                : images_txt(dir, rel[1], path[1], &m, err);
   if (!rc && gs_scene_exists(dir, rel[2]))
-    rc = binary ? points_bin(dir, rel[2], path[2], d, err) : points_txt(dir, rel[2], path[2], d, err);
+    rc = binary ? points_bin(dir, rel[2], path[2], d, err)
+                : points_txt(dir, rel[2], path[2], d, err);
   if (!rc && m.n_imgs == 0) rc = sw_err_set(err, SW_EINVAL, "%s: no images", path[1]);
   if (rc) goto done;
   for (int i = 0; i < 3; i++)
@@ -543,8 +562,7 @@ int gs_scene_read_colmap(const char *dir, const char *sparse, int binary, uint32
     }
     snprintf(f[i].file, sizeof f[i].file, "%s/%s", image_dir, im->name);
     if (!gs_scene_exists(dir, f[i].file)) {
-      rc = sw_err_set(err, SW_ENOTFOUND, "%s: image %s/%s: no such file", path[1], dir,
-                      f[i].file);
+      rc = sw_err_set(err, SW_ENOTFOUND, "%s: image %s/%s: no such file", path[1], dir, f[i].file);
       break;
     }
     double r[3][3], n2 = 0;

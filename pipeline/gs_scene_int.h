@@ -30,7 +30,8 @@
  *   x_d = x radial + 2 p1 x y + p2 (r2 + 2 x^2),  y_d = y radial + p1 (r2 + 2 y^2) + 2 p2 x y
  * for normalised pinhole coordinates (x, y) = ((u - cx) / fx, (v - cy) / fy). fx == 0 means "from
  * the field of view once the image size is known": fx = 0.5 w / tan(0.5 angle_x), fy from angle_y
- * when > 0 else fx, principal point at the centre unless cx, cy are >= 0. w == 0: from the image. */
+ * when > 0 else fx, principal point at the centre unless cx, cy are >= 0. w == 0: from the image.
+ */
 struct gs_intrinsics {
   uint32_t w, h;
   double fx, fy, cx, cy; /* cx, cy < 0: the image centre */
@@ -45,22 +46,22 @@ struct gs_scene_frame {
   float viewmat[16];            /* world -> camera, OpenCV axes (gs_types.h) */
   float campos[3];
   struct gs_intrinsics in;
-  int prescaled;                /* 1: the file is a downscale (images_N/): scale in to its size */
+  int prescaled; /* 1: the file is a downscale (images_N/): scale in to its size */
   enum gs_frame_split split;
 };
 
 struct gs_scene_desc {
-  const char *format;           /* "NeRF-synthetic", "transforms.json", "COLMAP binary", ... */
-  char meta[4][64];             /* description files, relative; hashed first, in order */
+  const char *format; /* "NeRF-synthetic", "transforms.json", "COLMAP binary", ... */
+  char meta[4][64];   /* description files, relative; hashed first, in order */
   uint32_t n_meta;
   struct gs_scene_frame *frames;
   uint32_t n;
   int has_aabb;
-  float aabb[6];                /* min xyz, max xyz */
-  float *points;                /* COLMAP points3D: 3 floats each */
-  uint8_t *colors;              /* 3 bytes each */
+  float aabb[6];   /* min xyz, max xyz */
+  float *points;   /* COLMAP points3D: 3 floats each */
+  uint8_t *colors; /* 3 bytes each */
   uint32_t n_points;
-  char warning[1024];           /* one line for the user, or empty */
+  char warning[1024]; /* one line for the user, or empty */
 };
 
 void gs_scene_desc_free(struct gs_scene_desc *d);
@@ -70,8 +71,8 @@ struct gs_scene_frame *gs_scene_desc_add(struct gs_scene_desc *d, uint32_t n, st
 /* The formats. dir has no trailing slash; scale is the requested integer downscale (COLMAP uses
  * images_<scale>/ when present). Each returns 0 or an error naming its file. */
 int gs_scene_read_nerf(const char *dir, struct gs_scene_desc *d, struct sw_err *err);
-int gs_scene_read_transforms(const char *dir, const struct gs_scene_opts *o, struct gs_scene_desc *d,
-                             struct sw_err *err);
+int gs_scene_read_transforms(const char *dir, const struct gs_scene_opts *o,
+                             struct gs_scene_desc *d, struct sw_err *err);
 int gs_scene_read_colmap(const char *dir, const char *sparse, int binary, uint32_t scale,
                          struct gs_scene_desc *d, struct sw_err *err);
 

@@ -110,8 +110,8 @@ static int read_split(const char *dir, const char *file, int required, enum gs_f
                     path);
     goto done;
   }
-  if (ay && (!json_is_number(ay) || !(json_number_value(ay) > 0) ||
-             !(json_number_value(ay) < M_PI))) {
+  if (ay &&
+      (!json_is_number(ay) || !(json_number_value(ay) > 0) || !(json_number_value(ay) < M_PI))) {
     rc = sw_err_set(err, SW_EINVAL, "%s (NeRF-synthetic): \"camera_angle_y\" must be in (0, pi)",
                     path);
     goto done;
@@ -121,8 +121,8 @@ static int read_split(const char *dir, const char *file, int required, enum gs_f
     if (rc) goto done;
   }
   if (!json_is_array(frames) || json_array_size(frames) == 0) {
-    rc = sw_err_set(err, SW_EINVAL, "%s (NeRF-synthetic): needs a non-empty \"frames\" array",
-                    path);
+    rc =
+        sw_err_set(err, SW_EINVAL, "%s (NeRF-synthetic): needs a non-empty \"frames\" array", path);
     goto done;
   }
   size_t n = json_array_size(frames);

@@ -31,15 +31,20 @@ static int read_intrinsics(json_t *obj, const char *path, const char *where,
   struct {
     const char *key;
     double *dst;
-  } num[] = {{"fl_x", &in->fx},       {"fl_y", &in->fy},          {"cx", &in->cx},
-             {"cy", &in->cy},         {"camera_angle_x", &in->angle_x},
+  } num[] = {{"fl_x", &in->fx},
+             {"fl_y", &in->fy},
+             {"cx", &in->cx},
+             {"cy", &in->cy},
+             {"camera_angle_x", &in->angle_x},
              {"camera_angle_y", &in->angle_y}};
   for (size_t i = 0; i < sizeof num / sizeof num[0]; i++) {
     json_t *v = json_object_get(obj, num[i].key);
     if (!v) continue;
     if (!json_is_number(v) || !isfinite(json_number_value(v)) || !(json_number_value(v) > 0))
-      return sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: \"%s\" must be a positive "
-                        "number", path, where, num[i].key);
+      return sw_err_set(err, SW_EINVAL,
+                        "%s (transforms.json): %s: \"%s\" must be a positive "
+                        "number",
+                        path, where, num[i].key);
     *num[i].dst = json_number_value(v);
   }
   if (json_object_get(obj, "fl_x") && !json_object_get(obj, "fl_y")) in->fy = in->fx;
@@ -50,8 +55,10 @@ static int read_intrinsics(json_t *obj, const char *path, const char *where,
     if (!v) continue;
     double x = json_number_value(v);
     if (!json_is_number(v) || !(x >= 1 && x <= 65536) || x != floor(x))
-      return sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: \"%s\" must be a whole number "
-                        "of pixels in 1..65536", path, where, wh[i]);
+      return sw_err_set(err, SW_EINVAL,
+                        "%s (transforms.json): %s: \"%s\" must be a whole number "
+                        "of pixels in 1..65536",
+                        path, where, wh[i]);
     *whd[i] = (uint32_t)x;
   }
   for (int i = 0; i < 6; i++) {
@@ -60,14 +67,18 @@ static int read_intrinsics(json_t *obj, const char *path, const char *where,
     if (!json_is_number(v) || !isfinite(json_number_value(v)))
       return sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: \"%s\" must be a number", path,
                         where, dist_keys[i]);
-    if (i < 4) in->k[i] = json_number_value(v);
-    else in->p[i - 4] = json_number_value(v);
+    if (i < 4)
+      in->k[i] = json_number_value(v);
+    else
+      in->p[i - 4] = json_number_value(v);
   }
   json_t *m = json_object_get(obj, "camera_model");
   if (m) {
     if (!json_is_string(m))
-      return sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: \"camera_model\" must be a "
-                        "string", path, where);
+      return sw_err_set(err, SW_EINVAL,
+                        "%s (transforms.json): %s: \"camera_model\" must be a "
+                        "string",
+                        path, where);
     *model = json_string_value(m);
   }
   return 0;
@@ -78,13 +89,17 @@ static int check_model(const char *model, const struct gs_intrinsics *in, const 
   if (!model || !strcmp(model, "OPENCV")) return 0;
   if (!strcmp(model, "PINHOLE") || !strcmp(model, "SIMPLE_PINHOLE")) {
     if (gs_intrinsics_distorted(in))
-      return sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: camera_model %s with non-zero "
-                        "distortion coefficients", path, where, model);
+      return sw_err_set(err, SW_EINVAL,
+                        "%s (transforms.json): %s: camera_model %s with non-zero "
+                        "distortion coefficients",
+                        path, where, model);
     return 0;
   }
-  return sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: camera_model \"%s\" is not "
+  return sw_err_set(err, SW_EINVAL,
+                    "%s (transforms.json): %s: camera_model \"%s\" is not "
                     "supported (OPENCV and PINHOLE are; undistort fisheye or equirectangular "
-                    "captures first, e.g. with COLMAP's image_undistorter)", path, where, model);
+                    "captures first, e.g. with COLMAP's image_undistorter)",
+                    path, where, model);
 }
 
 /* instant-ngp's aabb_scale as a box in the file's units (see the header comment). */
@@ -93,8 +108,10 @@ static int ngp_box(json_t *root, const char *path, struct gs_scene_desc *d, stru
   if (!as) return 0;
   double a = json_number_value(as);
   if (!json_is_number(as) || !(a > 0) || !isfinite(a))
-    return sw_err_set(err, SW_EINVAL, "%s (transforms.json): \"aabb_scale\" must be a positive "
-                      "number", path);
+    return sw_err_set(err, SW_EINVAL,
+                      "%s (transforms.json): \"aabb_scale\" must be a positive "
+                      "number",
+                      path);
   double scale = 0.33, off[3] = {0.5, 0.5, 0.5};
   json_t *s = json_object_get(root, "scale"), *o = json_object_get(root, "offset");
   if (json_is_number(s) && json_number_value(s) > 0) scale = json_number_value(s);
@@ -150,11 +167,13 @@ int gs_scene_read_transforms(const char *dir, const struct gs_scene_opts *o,
     rc = read_intrinsics(f, path, where, &fr.in, &model, err);
     if (!rc) rc = check_model(model, &fr.in, path, where, err);
     if (!rc && fr.in.fx <= 0 && !(fr.in.angle_x > 0))
-      rc = sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: no focal length (\"fl_x\" or "
-                      "\"camera_angle_x\", at the top level or in the frame)", path, where);
-    if (!rc && (fr.in.w == 0) != (fr.in.h == 0))
-      rc = sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: \"w\" and \"h\" go together",
+      rc = sw_err_set(err, SW_EINVAL,
+                      "%s (transforms.json): %s: no focal length (\"fl_x\" or "
+                      "\"camera_angle_x\", at the top level or in the frame)",
                       path, where);
+    if (!rc && (fr.in.w == 0) != (fr.in.h == 0))
+      rc = sw_err_set(err, SW_EINVAL, "%s (transforms.json): %s: \"w\" and \"h\" go together", path,
+                      where);
     if (rc) break;
     if (!gs_scene_exists(dir, fr.file)) {
       if (o && o->missing_frames_error) {
@@ -165,8 +184,8 @@ int gs_scene_read_transforms(const char *dir, const struct gs_scene_opts *o,
       /* Named in one warning; a long list is cut, with the count kept. */
       size_t add = strlen(fr.file) + 2;
       if (missing_len + add < sizeof missing) {
-        snprintf(missing + missing_len, sizeof missing - missing_len, "%s%s",
-                 n_missing ? ", " : "", fr.file);
+        snprintf(missing + missing_len, sizeof missing - missing_len, "%s%s", n_missing ? ", " : "",
+                 fr.file);
         missing_len += add - (n_missing ? 0 : 2);
         n_shown++;
       }
@@ -181,8 +200,10 @@ int gs_scene_read_transforms(const char *dir, const struct gs_scene_opts *o,
     *slot = fr;
   }
   if (!rc && d->n == 0)
-    rc = sw_err_set(err, SW_ENOTFOUND, "%s (transforms.json): none of the %zu frames has its image "
-                    "(missing: %s)", path, n, missing);
+    rc = sw_err_set(err, SW_ENOTFOUND,
+                    "%s (transforms.json): none of the %zu frames has its image "
+                    "(missing: %s)",
+                    path, n, missing);
   if (!rc && n_missing) {
     snprintf(d->warning, sizeof d->warning,
              "%s (transforms.json): %u of %zu frames skipped, their images are missing: %s%s "

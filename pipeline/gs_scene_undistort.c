@@ -2,11 +2,10 @@
  * image into the pinhole image the rest of the pipeline assumes.
  *
  * The model (OpenCV's, which COLMAP's OPENCV / RADIAL / SIMPLE_RADIAL and nerfstudio's and
- * instant-ngp's k1..k4, p1, p2 all are): a ray with pinhole coordinates (x, y) = (X/Z, Y/Z) lands on
- * the sensor at the distorted normalised point
- *   r2 = x^2 + y^2,  radial = 1 + k1 r2 + k2 r2^2 + k3 r2^3 + k4 r2^4,
- *   x_d = x radial + 2 p1 x y + p2 (r2 + 2 x^2),  y_d = y radial + p1 (r2 + 2 y^2) + 2 p2 x y,
- * which the captured image shows at pixel (fx x_d + cx, fy y_d + cy).
+ * instant-ngp's k1..k4, p1, p2 all are): a ray with pinhole coordinates (x, y) = (X/Z, Y/Z) lands
+ * on the sensor at the distorted normalised point r2 = x^2 + y^2,  radial = 1 + k1 r2 + k2 r2^2 +
+ * k3 r2^3 + k4 r2^4, x_d = x radial + 2 p1 x y + p2 (r2 + 2 x^2),  y_d = y radial + p1 (r2 + 2 y^2)
+ * + 2 p2 x y, which the captured image shows at pixel (fx x_d + cx, fy y_d + cy).
  *
  * Derivation of the resampling. We want the image an ideal pinhole camera with the same fx, fy,
  * cx, cy and pose would have taken: its pixel centre (u, v) sees the ray with pinhole coordinates

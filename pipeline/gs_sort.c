@@ -36,8 +36,12 @@ static int make_kernel(gs_vk_t *vk, const char *stem, uint32_t n_buffers, uint32
                        struct sw_err *err) {
   const struct gs_spirv *code = gs_shaders_spirv(stem);
   if (!code) return sw_err_set(err, SW_ENOTFOUND, "shader '%s' is not embedded", stem);
-  struct gs_vk_kernel_desc d = {.name = stem, .spirv = code, .n_buffers = n_buffers,
-                                .push_size = push, .spec = spec, .n_spec = n_spec};
+  struct gs_vk_kernel_desc d = {.name = stem,
+                                .spirv = code,
+                                .n_buffers = n_buffers,
+                                .push_size = push,
+                                .spec = spec,
+                                .n_spec = n_spec};
   return gs_vk_kernel_new(vk, &d, out, err);
 }
 
@@ -79,8 +83,10 @@ int gs_scan_reserve(gs_scan_t *s, uint32_t n, struct sw_err *err) {
   for (int l = 0; l < SCAN_LEVELS; l++) {
     uint32_t nb = div_up(m ? m : 1, GS_SCAN_BLOCK);
     if (nb > max_groups)
-      return sw_err_set(err, SW_EINVAL, "scan of %u elements needs %u workgroups; the device "
-                        "allows %u", n, nb, max_groups);
+      return sw_err_set(err, SW_EINVAL,
+                        "scan of %u elements needs %u workgroups; the device "
+                        "allows %u",
+                        n, nb, max_groups);
     int rc;
     if (!s->sums[l])
       rc = gs_vk_buf_new(s->vk, 4ull * nb, 0, "scan_sums", &s->sums[l], err);
@@ -136,8 +142,10 @@ int gs_sort_new(gs_vk_t *vk, enum gs_sort_scatter scatter, gs_sort_t **out, stru
   *out = NULL;
   const struct gs_vk_device_info *info = gs_vk_info(vk);
   if (scatter == GS_SORT_SCATTER_BALLOT && !info->subgroup_ballot)
-    return sw_err_set(err, SW_EDEVICE, "radix_scatter: ballot needs subgroup ballot operations, "
-                      "which '%s' lacks", info->name);
+    return sw_err_set(err, SW_EDEVICE,
+                      "radix_scatter: ballot needs subgroup ballot operations, "
+                      "which '%s' lacks",
+                      info->name);
   gs_sort_t *s = calloc(1, sizeof *s);
   if (!s) return sw_err_set(err, SW_ENOMEM, "out of memory");
   s->vk = vk;
@@ -150,8 +158,10 @@ int gs_sort_new(gs_vk_t *vk, enum gs_sort_scatter scatter, gs_sort_t **out, stru
   if (force_staged && *force_staged) staged = atoi(force_staged) != 0;
   if (!staged && GS_SCATTER_FLAT_SHARED > info->max_shared_memory) {
     free(s);
-    return sw_err_set(err, SW_EDEVICE, "device '%s' has %u bytes of shared memory; the sort needs "
-                      "%d", info->name, info->max_shared_memory, GS_SCATTER_FLAT_SHARED);
+    return sw_err_set(err, SW_EDEVICE,
+                      "device '%s' has %u bytes of shared memory; the sort needs "
+                      "%d",
+                      info->name, info->max_shared_memory, GS_SCATTER_FLAT_SHARED);
   }
   uint32_t rows = GS_SORT_WG;
   const char *force = getenv("GS_SORT_TABLE_ROWS");
@@ -211,8 +221,7 @@ int gs_sort_reserve(gs_sort_t *s, uint32_t capacity, struct sw_err *err) {
 }
 
 int gs_sort_record(gs_sort_t *s, VkCommandBuffer cmd, const struct gs_sort_io *io,
-                   struct gs_vk_buf **keys_out, struct gs_vk_buf **values_out,
-                   struct sw_err *err) {
+                   struct gs_vk_buf **keys_out, struct gs_vk_buf **values_out, struct sw_err *err) {
   *keys_out = io->keys;
   *values_out = io->values;
   if (io->capacity > s->capacity)
@@ -284,8 +293,12 @@ int gs_sort_run(gs_sort_t *s, uint64_t *keys, uint32_t *values, uint32_t n, uint
       gs_vk_timer_reset(timer, cmd);
       gs_vk_timer_begin(timer, cmd, "radix_sort");
     }
-    struct gs_sort_io io = {.keys = kb, .values = vb, .count_index = UINT32_MAX, .n = n,
-                            .capacity = n, .key_bits = key_bits};
+    struct gs_sort_io io = {.keys = kb,
+                            .values = vb,
+                            .count_index = UINT32_MAX,
+                            .n = n,
+                            .capacity = n,
+                            .key_bits = key_bits};
     rc = gs_sort_record(s, cmd, &io, &ko, &vo, err);
     if (timer) gs_vk_timer_end(timer, cmd);
     if (rc)

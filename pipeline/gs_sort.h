@@ -59,16 +59,15 @@ struct gs_sort_io {
   struct gs_vk_buf *counters; /* holds the count when count_index != UINT32_MAX; else NULL ok */
   uint32_t count_index;       /* UINT32_MAX: use n */
   uint32_t n;
-  uint32_t capacity;          /* keys the dispatch covers (>= the true count); <= reserved */
-  uint32_t key_bits;          /* 64 (full) or gs_sort_key_bits(max tile id) (skip) */
+  uint32_t capacity; /* keys the dispatch covers (>= the true count); <= reserved */
+  uint32_t key_bits; /* 64 (full) or gs_sort_key_bits(max tile id) (skip) */
 };
 
 /* Records the sort. The sorted keys/values end in io->keys/io->values when the pass count is
  * even, else in the sort's scratch: *keys_out / *values_out say where (valid until the next
  * reserve/release). The caller puts a barrier before; the sort ends with one. */
 int gs_sort_record(gs_sort_t *s, VkCommandBuffer cmd, const struct gs_sort_io *io,
-                   struct gs_vk_buf **keys_out, struct gs_vk_buf **values_out,
-                   struct sw_err *err);
+                   struct gs_vk_buf **keys_out, struct gs_vk_buf **values_out, struct sw_err *err);
 
 /* Times the sort's own steps (labels "radix_hist", "radix_scan", "radix_scatter") into timer on
  * every later gs_sort_record (NULL: off). For profiling the sort alone: do not combine with a

@@ -37,15 +37,15 @@ struct trainer {
   struct gs_moments mo;   /* host copy of the moments during densification */
   /* The model and its Adam moments on the GPU, in two sets: densification gathers from the
    * current set into the other and swaps them. */
-  uint32_t cap;           /* splats the current set holds */
+  uint32_t cap; /* splats the current set holds */
   struct gs_vk_buf *params[GS_P_COUNT], *moments;
   uint32_t alt_cap;
   struct gs_vk_buf *alt_params[GS_P_COUNT], *alt_moments;
-  uint32_t work_cap;      /* splats the per-iteration arrays below hold */
+  uint32_t work_cap; /* splats the per-iteration arrays below hold */
   struct gs_vk_buf *grads[GS_P_COUNT], *grad2d, *dens;
   struct gs_vk_buf *plan_src, *plan_off; /* densification plan */
-  struct gs_vk_buf **gt; /* one per training view */
-  struct gs_vk_buf *staging; /* host-visible, grow-only: densification round trips */
+  struct gs_vk_buf **gt;                 /* one per training view */
+  struct gs_vk_buf *staging;             /* host-visible, grow-only: densification round trips */
   struct gs_tk_img im;
   float bg[3];
   double densify_ms;
@@ -90,8 +90,10 @@ static int transfer(struct trainer *t, int upload, const struct xfer *x, int n,
   if (mapped) {
     for (int i = 0; i < n; i++) {
       char *dev = (char *)x[i].b->map + x[i].off;
-      if (upload) memcpy(dev, x[i].host, x[i].bytes);
-      else memcpy(x[i].host, dev, x[i].bytes);
+      if (upload)
+        memcpy(dev, x[i].host, x[i].bytes);
+      else
+        memcpy(x[i].host, dev, x[i].bytes);
     }
     return zero ? gs_vk_buf_fill(zero, 0, err) : 0;
   }
@@ -110,7 +112,8 @@ static int transfer(struct trainer *t, int upload, const struct xfer *x, int n,
   o = 0;
   for (int i = 0; i < n; i++) {
     if (x[i].bytes) {
-      VkBufferCopy c = {.srcOffset = upload ? o : x[i].off, .dstOffset = upload ? x[i].off : o,
+      VkBufferCopy c = {.srcOffset = upload ? o : x[i].off,
+                        .dstOffset = upload ? x[i].off : o,
                         .size = x[i].bytes};
       vkCmdCopyBuffer(cmd, upload ? t->staging->buf : x[i].b->buf,
                       upload ? x[i].b->buf : t->staging->buf, 1, &c);
@@ -201,12 +204,12 @@ static int download_params(struct trainer *t, struct sw_err *err) {
   if (!m->count) return 0;
   struct xfer x[GS_P_COUNT];
   for (int g = 0; g < GS_P_COUNT; g++)
-    x[g] = (struct xfer){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count,
-                         host_group(m, g)};
+    x[g] = (struct xfer){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count, host_group(m, g)};
   return transfer(t, 0, x, GS_P_COUNT, NULL, err);
 }
 
-/* ---- one iteration ----------------------------------------------------------------------------- */
+/* ---- one iteration -----------------------------------------------------------------------------
+ */
 
 struct iter_args {
   struct gs_fwd_input in;
@@ -224,8 +227,8 @@ static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
   case B_LOSS: gs_tk_record_loss(t->tk, cmd, &t->im, fb->rgb, gt, a->lambda); break;
   case B_SSIM_BWD: gs_tk_record_ssim_bwd(t->tk, cmd, &t->im, fb->rgb, gt, a->lambda); break;
   case B_RASTER_BWD: {
-    struct gs_pc_raster pc = {.width = fb->width, .height = fb->height, .tiles_x = fb->tiles_x,
-                              .tiles_y = fb->tiles_y};
+    struct gs_pc_raster pc = {
+        .width = fb->width, .height = fb->height, .tiles_x = fb->tiles_x, .tiles_y = fb->tiles_y};
     memcpy(pc.background, t->bg, sizeof t->bg);
     gs_tk_record_raster_bwd(t->tk, cmd, &pc, fb->ranges, fb->values, fb->splats, fb->final_t,
                             fb->last, t->im.dl, t->grad2d, a->in.model.count);
@@ -300,7 +303,8 @@ static int run_iteration(struct trainer *t, const struct iter_args *a, int *retr
   return rc;
 }
 
-/* ---- divergence diagnosis ---------------------------------------------------------------------- */
+/* ---- divergence diagnosis ----------------------------------------------------------------------
+ */
 
 static long first_nonfinite(struct gs_vk_buf *b, VkDeviceSize floats, struct sw_err *err) {
   if (!floats) return -1;
@@ -353,7 +357,8 @@ static int diverged(struct trainer *t, uint32_t iter, uint32_t n, const char *wh
                     iter, what);
 }
 
-/* ---- evaluation -------------------------------------------------------------------------------- */
+/* ---- evaluation --------------------------------------------------------------------------------
+ */
 
 /* Mean PSNR and SSIM over the test views (train views when the scene has none). */
 static int evaluate(struct trainer *t, uint32_t sh_degree, double *psnr, double *ssim,
@@ -370,8 +375,8 @@ static int evaluate(struct trainer *t, uint32_t sh_degree, double *psnr, double 
   double sp = 0, ss = 0;
   for (uint32_t v = 0; v < nv && !rc; v++) {
     struct gs_fwd_input in = {.cam = views[v].cam, .sh_degree = sh_degree};
-    in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2], t->params[3],
-                                     t->params[4], t->model->count};
+    in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2],
+                                     t->params[3], t->params[4], t->model->count};
     memcpy(in.background, t->bg, sizeof t->bg);
     double p = 0, s = 0;
     rc = gs_fwd_run(t->fwd, NULL, &in, 0, err);
@@ -394,7 +399,8 @@ static int evaluate(struct trainer *t, uint32_t sh_degree, double *psnr, double 
   return 0;
 }
 
-/* ---- setup and teardown ------------------------------------------------------------------------ */
+/* ---- setup and teardown ------------------------------------------------------------------------
+ */
 
 static void trainer_free(struct trainer *t) {
   if (t->gt)
@@ -436,8 +442,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
   if (rc == GS_SCENE_STOPPED) return GS_TRAIN_STOPPED;
   if (rc) return rc;
   if (t->sc->warning[0] && io && io->warn) fprintf(io->warn, "warning: %s\n", t->sc->warning);
-  if (t->sc->n_train == 0) return sw_err_set(err, SW_EINVAL, "scene '%s' has no training views",
-                                             scene_path);
+  if (t->sc->n_train == 0)
+    return sw_err_set(err, SW_EINVAL, "scene '%s' has no training views", scene_path);
   if (cfg->scene_extent > 0) t->sc->extent = (float)cfg->scene_extent;
   struct gs_vk_opts vo = {.device = cfg->device[0] ? cfg->device : NULL};
   rc = gs_vk_open(&t->vk, &vo, err);
@@ -493,21 +499,25 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
     iopt.box_min[k] = c - h;
     iopt.box_max[k] = c + h;
   }
-  int from_points = cfg->init == GS_INIT_POINTS ||
-                    (cfg->init == GS_INIT_AUTO && t->sc->n_points > 0);
+  int from_points =
+      cfg->init == GS_INIT_POINTS || (cfg->init == GS_INIT_AUTO && t->sc->n_points > 0);
   if (from_points && t->sc->n_points == 0)
-    return sw_err_set(err, SW_EINVAL, "init points: scene '%s' (%s) has no point cloud (COLMAP "
-                      "points3D); use init: random", scene_path, t->sc->format);
+    return sw_err_set(err, SW_EINVAL,
+                      "init points: scene '%s' (%s) has no point cloud (COLMAP "
+                      "points3D); use init: random",
+                      scene_path, t->sc->format);
   rc = gs_model_new(from_points ? t->sc->n_points : iopt.count, &t->model, err);
   if (!rc && from_points)
     rc = gs_model_init_points(t->model, t->sc->points, t->sc->colors, t->sc->n_points, 0.1f, err);
-  else if (!rc) rc = gs_model_init_random(t->model, &iopt, err);
+  else if (!rc)
+    rc = gs_model_init_random(t->model, &iopt, err);
   if (!rc) rc = gs_moments_reserve(&t->mo, t->model->capacity, err);
   if (!rc) rc = upload_state(t, 1, err);
   return rc;
 }
 
-/* ---- the loop ---------------------------------------------------------------------------------- */
+/* ---- the loop ----------------------------------------------------------------------------------
+ */
 
 static double position_lr(const struct gs_config *cfg, uint32_t step, double extent) {
   uint32_t steps = cfg->lr_means_steps ? (uint32_t)cfg->lr_means_steps : (uint32_t)cfg->iterations;
@@ -535,8 +545,8 @@ static void shuffle(uint32_t *a, uint32_t n, struct gs_rng *rng) {
  * survive). The one owner of this rule: the loop and densify_step both ask it. */
 static void densify_kind(const struct gs_config *cfg, uint32_t iter, int *grow, int *reset) {
   int32_t i = (int32_t)iter;
-  *grow = i > cfg->densify_from && i < cfg->densify_until &&
-          iter % (uint32_t)cfg->densify_every == 0;
+  *grow =
+      i > cfg->densify_from && i < cfg->densify_until && iter % (uint32_t)cfg->densify_every == 0;
   *reset = cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
            iter % (uint32_t)cfg->opacity_reset_every == 0 &&
            (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin;
@@ -549,8 +559,7 @@ static void densify_kind(const struct gs_config *cfg, uint32_t iter, int *grow, 
  * come to the host, the plan (gs_densify_plan) goes back, and densify_gather builds the new set
  * of parameters and moments from the current one; the sets swap. A reset-only step is the
  * identity plan with the reset flag. Timed as the `densify` kernel (its whole wallclock). */
-static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
-                        struct sw_err *err) {
+static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   int64_t t0 = sw_clock_mono_ns();
   struct gs_model *m = t->model;
@@ -593,25 +602,29 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
   int work_grew = 0;
   if (!rc) rc = reserve_set(t, t->alt_params, &t->alt_moments, &t->alt_cap, nn_new, err);
   if (!rc) rc = reserve_work(t, nn_new, &work_grew, err);
-  if (!rc) rc = t->plan_src ? gs_vk_buf_reserve(t->plan_src, 4ull * nn_new, NULL, err)
-                            : gs_vk_buf_new(t->vk, 4ull * nn_new, 0, "plan", &t->plan_src, err);
-  if (!rc) rc = t->plan_off ? gs_vk_buf_reserve(t->plan_off, 12ull * nn_new, NULL, err)
-                            : gs_vk_buf_new(t->vk, 12ull * nn_new, 0, "plan", &t->plan_off, err);
+  if (!rc)
+    rc = t->plan_src ? gs_vk_buf_reserve(t->plan_src, 4ull * nn_new, NULL, err)
+                     : gs_vk_buf_new(t->vk, 4ull * nn_new, 0, "plan", &t->plan_src, err);
+  if (!rc)
+    rc = t->plan_off ? gs_vk_buf_reserve(t->plan_off, 12ull * nn_new, NULL, err)
+                     : gs_vk_buf_new(t->vk, 12ull * nn_new, 0, "plan", &t->plan_off, err);
   if (!rc && plan.count) {
     struct xfer x[2] = {{t->plan_src, 0, 4ull * plan.count, plan.src},
                         {t->plan_off, 0, 12ull * plan.count, plan.off}};
     rc = transfer(t, 1, x, 2, NULL, err);
   }
   if (!rc) {
-    struct gs_pc_densify pc = {.n_new = plan.count, .reset = reset ? 1u : 0u,
-                               .opacity_cap = gs_logit(0.01f), .ln16 = logf(1.6f)};
+    struct gs_pc_densify pc = {.n_new = plan.count,
+                               .reset = reset ? 1u : 0u,
+                               .opacity_cap = gs_logit(0.01f),
+                               .ln16 = logf(1.6f)};
     gs_tk_moment_offsets(t->cap, pc.old_off);
     gs_tk_moment_offsets(t->alt_cap, pc.new_off);
     VkCommandBuffer cmd;
     rc = gs_vk_cmd_begin(t->vk, &cmd, err);
     if (!rc) {
-      gs_tk_record_densify(t->tk, cmd, &pc, t->params, t->alt_params, t->moments,
-                           t->alt_moments, t->plan_src, t->plan_off);
+      gs_tk_record_densify(t->tk, cmd, &pc, t->params, t->alt_params, t->moments, t->alt_moments,
+                           t->plan_src, t->plan_off);
       /* Statistics restart after each densification (a reset alone keeps them, as in 3DGS). */
       if (in_window || work_grew) vkCmdFillBuffer(cmd, t->dens->buf, 0, VK_WHOLE_SIZE, 0);
       rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
@@ -638,7 +651,6 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng,
   t->densify_calls++;
   return rc;
 }
-
 
 static void fill_kernels(struct trainer *t, struct gs_result *res, double *busy_ms) {
   const struct gs_vk_stage_stats *st;
@@ -713,19 +725,28 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     const struct gs_camera *cam = &sc->train[a.view].cam;
     uint32_t n = t->model->count;
     a.in = (struct gs_fwd_input){.cam = *cam, .sh_degree = deg};
-    a.in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2], t->params[3],
-                                       t->params[4], n};
+    a.in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2],
+                                       t->params[3], t->params[4], n};
     memcpy(a.in.background, t->bg, sizeof t->bg);
-    a.pb = (struct gs_pc_project_bwd){.fx = cam->fx, .fy = cam->fy, .cx = cam->cx, .cy = cam->cy,
-                                      .n = n, .width = cam->width, .height = cam->height,
-                                      .sh_degree = deg,
-                                      .accumulate = (int32_t)iter < cfg->densify_until,
-                                      .count_radii =
-                                          cfg->densify_visible == GS_DENSIFY_VISIBLE_RADII};
+    a.pb =
+        (struct gs_pc_project_bwd){.fx = cam->fx,
+                                   .fy = cam->fy,
+                                   .cx = cam->cx,
+                                   .cy = cam->cy,
+                                   .n = n,
+                                   .width = cam->width,
+                                   .height = cam->height,
+                                   .sh_degree = deg,
+                                   .accumulate = (int32_t)iter < cfg->densify_until,
+                                   .count_radii = cfg->densify_visible == GS_DENSIFY_VISIBLE_RADII};
     memcpy(a.pb.viewmat, cam->viewmat, sizeof a.pb.viewmat);
     memcpy(a.pb.campos, cam->campos, sizeof a.pb.campos);
-    float lr[6] = {(float)position_lr(cfg, iter, sc->extent), lr_rest[0], lr_rest[1], lr_rest[2],
-                   lr_rest[3], lr_rest[4]};
+    float lr[6] = {(float)position_lr(cfg, iter, sc->extent),
+                   lr_rest[0],
+                   lr_rest[1],
+                   lr_rest[2],
+                   lr_rest[3],
+                   lr_rest[4]};
     gs_tk_adam_pc(&a.adam, n, t->cap, iter, lr, (float)cfg->adam_beta1, (float)cfg->adam_beta2,
                   (float)cfg->adam_eps);
     int retry = 0, tries = 0;

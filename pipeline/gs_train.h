@@ -29,9 +29,9 @@ struct gs_train_io {
 };
 
 /* Trains on the scene at scene_path with cfg (validated by the caller) and fills res (config_json
- * is left to the caller). Returns 0, GS_TRAIN_STOPPED (also while the scene loads), or a negative code: SW_EINVAL /
- * SW_ENOTFOUND (scene), SW_EDEVICE (Vulkan), SW_EDIVERGED (NaN or Inf: err says in which buffer,
- * at which stage and iteration), SW_ENOMEM, SW_EIO. */
+ * is left to the caller). Returns 0, GS_TRAIN_STOPPED (also while the scene loads), or a negative
+ * code: SW_EINVAL / SW_ENOTFOUND (scene), SW_EDEVICE (Vulkan), SW_EDIVERGED (NaN or Inf: err says
+ * in which buffer, at which stage and iteration), SW_ENOMEM, SW_EIO. */
 int gs_train_run(const struct gs_config *cfg, const char *scene_path, const struct gs_train_io *io,
                  struct gs_result *res, struct sw_err *err);
 

@@ -113,10 +113,10 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
    * radius is unknown: 0). */
   float world = o->prune_world * o->extent;
   const float ln16 = logf(1.6f);
-#define PRUNED(op, maxs, radius)                                                                  \
-  (gs_sigmoid(op) < o->prune_opacity ||                                                          \
-   (o->prune_big && ((o->prune_screen > 0 && (radius) > o->prune_screen) ||                      \
-                     (world > 0 && (maxs) > world))))
+#define PRUNED(op, maxs, radius)                                                                   \
+  (gs_sigmoid(op) < o->prune_opacity ||                                                            \
+   (o->prune_big &&                                                                                \
+    ((o->prune_screen > 0 && (radius) > o->prune_screen) || (world > 0 && (maxs) > world))))
   int rc = 0;
   for (uint32_t i = 0; i < n0 && !rc; i++) {
     if (act[i] == 2) continue;
@@ -127,8 +127,10 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
   }
   for (uint32_t i = 0; i < n0 && !rc; i++) {
     if (act[i] == 1) {
-      if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), 0.0f)) r.pruned++;
-      else if (plan_push(plan, i, GS_DENSIFY_CLONE, NULL)) rc = -1;
+      if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), 0.0f))
+        r.pruned++;
+      else if (plan_push(plan, i, GS_DENSIFY_CLONE, NULL))
+        rc = -1;
     } else if (act[i] == 2) {
       float rot[3][3], sc[3], ls[3];
       quat_rot(quats + 4 * (size_t)i, rot);
@@ -141,8 +143,10 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
         for (int a = 0; a < 3; a++) nrm[a] = gs_rng_normal(rng) * sc[a];
         for (int a = 0; a < 3; a++)
           off[a] = rot[a][0] * nrm[0] + rot[a][1] * nrm[1] + rot[a][2] * nrm[2];
-        if (PRUNED(opacity[i], max_scale3(ls), 0.0f)) r.pruned++;
-        else if (plan_push(plan, i, GS_DENSIFY_CHILD, off)) rc = -1;
+        if (PRUNED(opacity[i], max_scale3(ls), 0.0f))
+          r.pruned++;
+        else if (plan_push(plan, i, GS_DENSIFY_CHILD, off))
+          rc = -1;
       }
     }
   }
@@ -155,11 +159,11 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
 }
 
 int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
-               const struct gs_densify_opts *o, struct gs_rng *rng,
-               struct gs_densify_report *rep, struct sw_err *err) {
+               const struct gs_densify_opts *o, struct gs_rng *rng, struct gs_densify_report *rep,
+               struct sw_err *err) {
   struct gs_densify_plan plan = {0};
-  int rc = gs_densify_plan(m->count, dens, m->log_scales, m->quats, m->opacity, o, rng, &plan,
-                           rep, err);
+  int rc =
+      gs_densify_plan(m->count, dens, m->log_scales, m->quats, m->opacity, o, rng, &plan, rep, err);
   if (rc) return rc;
   /* Apply the gather into fresh arrays (a splat may feed several new ones). */
   struct gs_model *nm = NULL;

@@ -2,12 +2,12 @@
  * host over the model and its Adam moments (the trainer brings them from the GPU and back, and
  * times the whole round trip as the `densify` kernel):
  *  - a splat whose mean 2D gradient norm (sum / visible count, from project_bwd's statistics) is
- *    above grad_threshold (strictly, as gsplat) is cloned when its largest scale is <= percent_dense * extent, else
- *    split into 2 children sampled from its Gaussian (means R diag(s) n + mean, n ~ N(0, I)),
- *    with scales s / 1.6; the parent is removed;
+ *    above grad_threshold (strictly, as gsplat) is cloned when its largest scale is <=
+ * percent_dense * extent, else split into 2 children sampled from its Gaussian (means R diag(s) n +
+ * mean, n ~ N(0, I)), with scales s / 1.6; the parent is removed;
  *  - then splats with opacity < prune_opacity are removed, and, when prune_big is set (after
- *    prune_big_after iterations), splats whose screen radius exceeded prune_screen pixels or whose largest scale
- *    exceeds prune_world * extent;
+ *    prune_big_after iterations), splats whose screen radius exceeded prune_screen pixels or whose
+ * largest scale exceeds prune_world * extent;
  *  - new splats start with zero moments; survivors keep theirs;
  *  - the opacity reset lowers every opacity to at most 0.01 and zeroes their moments. */
 #ifndef GS_TRAIN_DENSIFY_H
@@ -31,9 +31,9 @@ struct gs_densify_opts {
   float percent_dense;
   float extent;
   float prune_opacity;
-  int prune_big;      /* screen / world pruning active (after prune_big_after) */
-  float prune_screen; /* pixels; 0 = off */
-  float prune_world;  /* fraction of extent; 0 = off */
+  int prune_big;       /* screen / world pruning active (after prune_big_after) */
+  float prune_screen;  /* pixels; 0 = off */
+  float prune_world;   /* fraction of extent; 0 = off */
   uint32_t max_splats; /* 0 = no limit */
 };
 
@@ -51,8 +51,8 @@ enum gs_densify_kind { GS_DENSIFY_KEEP = 0, GS_DENSIFY_CLONE = 1, GS_DENSIFY_CHI
 
 struct gs_densify_plan {
   uint32_t count, capacity;
-  uint32_t *src;  /* count: old index | kind << 30 */
-  float *off;     /* 3 * count: mean offsets of children (0 otherwise) */
+  uint32_t *src; /* count: old index | kind << 30 */
+  float *off;    /* 3 * count: mean offsets of children (0 otherwise) */
 };
 void gs_densify_plan_free(struct gs_densify_plan *p);
 

@@ -24,8 +24,12 @@ static int kernel(gs_vk_t *vk, const char *stem, const char *label, uint32_t n_b
                   struct sw_err *err) {
   const struct gs_spirv *sp = gs_train_shaders_spirv(stem);
   if (!sp) return sw_err_set(err, SW_EDEVICE, "training kernel '%s' is not embedded", stem);
-  struct gs_vk_kernel_desc d = {.name = label, .spirv = sp, .n_buffers = n_buffers,
-                                .push_size = push_size, .spec = spec, .n_spec = n_spec};
+  struct gs_vk_kernel_desc d = {.name = label,
+                                .spirv = sp,
+                                .n_buffers = n_buffers,
+                                .push_size = push_size,
+                                .spec = spec,
+                                .n_spec = n_spec};
   return gs_vk_kernel_new(vk, &d, out, err);
 }
 
@@ -64,8 +68,8 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   if (!rc) rc = kernel(vk, "ssim_bwd_h", "ssim_bwd_h", 2, ls, &walk, 1, &tk->ssim_bwd_h, err);
   if (!rc) rc = kernel(vk, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk, 1, &tk->ssim_bwd_v, err);
   const char *rb_stem = tk->opts.deterministic ? "rasterize_bwd_det"
-                        : tk->cas               ? "rasterize_bwd_cas"
-                                                : "rasterize_bwd";
+                        : tk->cas              ? "rasterize_bwd_cas"
+                                               : "rasterize_bwd";
   if (!rc)
     rc = kernel(vk, rb_stem, "rasterize_bwd", 7, sizeof(struct gs_pc_raster), rb, 5,
                 &tk->raster_bwd, err);
@@ -230,8 +234,8 @@ int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda,
 void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_raster *pc,
                              struct gs_vk_buf *ranges, struct gs_vk_buf *values,
                              struct gs_vk_buf *splats, struct gs_vk_buf *final_t,
-                             struct gs_vk_buf *last, struct gs_vk_buf *dl,
-                             struct gs_vk_buf *grad2d, uint32_t n) {
+                             struct gs_vk_buf *last, struct gs_vk_buf *dl, struct gs_vk_buf *grad2d,
+                             uint32_t n) {
   VkDeviceSize bytes = (VkDeviceSize)GS_G2D * 4 * (n ? n : 1);
   if (!tk->opts.deterministic) {
     vkCmdFillBuffer(cmd, grad2d->buf, 0, bytes, 0);
@@ -262,10 +266,19 @@ void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
                               struct gs_vk_buf *const params[GS_P_COUNT], struct gs_vk_buf *splats,
                               struct gs_vk_buf *grad2d, struct gs_vk_buf *const grads[GS_P_COUNT],
                               struct gs_vk_buf *dens, struct gs_vk_buf *counters) {
-  struct gs_vk_buf *b[13] = {params[GS_P_MEANS], params[GS_P_SCALES], params[GS_P_QUATS],
-                             params[GS_P_SH],    splats,              grad2d,
-                             grads[GS_P_MEANS],  grads[GS_P_SCALES],  grads[GS_P_QUATS],
-                             grads[GS_P_OPACITY], grads[GS_P_SH],     dens, counters};
+  struct gs_vk_buf *b[13] = {params[GS_P_MEANS],
+                             params[GS_P_SCALES],
+                             params[GS_P_QUATS],
+                             params[GS_P_SH],
+                             splats,
+                             grad2d,
+                             grads[GS_P_MEANS],
+                             grads[GS_P_SCALES],
+                             grads[GS_P_QUATS],
+                             grads[GS_P_OPACITY],
+                             grads[GS_P_SH],
+                             dens,
+                             counters};
   uint32_t groups = (pc->n + GS_PB_WG - 1) / GS_PB_WG;
   if (!groups) return;
   uint32_t gx = groups > 65535 ? 65535 : groups;

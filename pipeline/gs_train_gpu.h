@@ -24,12 +24,12 @@ enum gs_pgroup { GS_P_MEANS = 0, GS_P_SCALES, GS_P_QUATS, GS_P_OPACITY, GS_P_SH,
 extern const uint32_t gs_pgroup_floats[GS_P_COUNT];
 
 struct gs_tk_opts {
-  int ssim_walk;     /* 0 scalar, 1 float4, 2 float4 + shared reciprocal */
-  int sigma_skip;    /* rasterize backward skips sigma >= 5.55 before exp */
-  int warp_skip;     /* rasterize backward skips subgroups with no contributing lane */
-  int atomic_spread; /* atomics from several lanes instead of one */
-  int adam_visible;  /* Adam only over splats with tiles_touched > 0 */
-  int force_cas;     /* use the compare-and-swap build even when float atomics exist (tests) */
+  int ssim_walk;      /* 0 scalar, 1 float4, 2 float4 + shared reciprocal */
+  int sigma_skip;     /* rasterize backward skips sigma >= 5.55 before exp */
+  int warp_skip;      /* rasterize backward skips subgroups with no contributing lane */
+  int atomic_spread;  /* atomics from several lanes instead of one */
+  int adam_visible;   /* Adam only over splats with tiles_touched > 0 */
+  int force_cas;      /* use the compare-and-swap build even when float atomics exist (tests) */
   int direct_atomics; /* rasterize backward: subgroup sums straight to global memory, no shared
                          memory stage */
   float alpha_max;    /* the alpha clamp, as the forward's (0: GS_ALPHA_MAX; else within
@@ -45,7 +45,7 @@ struct gs_tk {
   int cas; /* the compare-and-swap build is in use */
   gs_vk_kernel_t *loss_l1, *ssim_h, *loss_ssim, *ssim_bwd_h, *ssim_bwd_v;
   gs_vk_kernel_t *raster_bwd, *project_bwd, *adam, *densify;
-  gs_vk_kernel_t *resolve;   /* deterministic mode: fixed-point sums -> grad2d */
+  gs_vk_kernel_t *resolve;     /* deterministic mode: fixed-point sums -> grad2d */
   struct gs_vk_buf *grad2d_fx; /* deterministic mode: the fixed-point sums (grow-only) */
 };
 
@@ -89,8 +89,8 @@ uint64_t gs_tk_ssim_pixels(const struct gs_tk *tk, uint32_t w, uint32_t h);
 void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_raster *pc,
                              struct gs_vk_buf *ranges, struct gs_vk_buf *values,
                              struct gs_vk_buf *splats, struct gs_vk_buf *final_t,
-                             struct gs_vk_buf *last, struct gs_vk_buf *dl,
-                             struct gs_vk_buf *grad2d, uint32_t n);
+                             struct gs_vk_buf *last, struct gs_vk_buf *dl, struct gs_vk_buf *grad2d,
+                             uint32_t n);
 /* Stage "project_bwd": parameter gradients (grads, model layout) from grad2d; adds densification
  * statistics to dens when pc->accumulate. counters: the forward's (does nothing on overflow). */
 void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,

@@ -22,8 +22,8 @@ _Static_assert(sizeof(struct gs_pc_ranges) == 16, "gs_pc_ranges layout");
 _Static_assert(sizeof(struct gs_pc_sort) == 32, "gs_pc_sort layout");
 _Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
 
-#define INSTALL_HINT                                                                              \
-  "install a Vulkan driver: mesa-vulkan-drivers on Debian/Ubuntu (CPU lavapipe, Intel, AMD), "    \
+#define INSTALL_HINT                                                                               \
+  "install a Vulkan driver: mesa-vulkan-drivers on Debian/Ubuntu (CPU lavapipe, Intel, AMD), "     \
   "MoltenVK on macOS (brew install molten-vk vulkan-loader), or the NVIDIA driver"
 
 struct gs_vk {
@@ -38,7 +38,7 @@ struct gs_vk {
   char cache_path[1024];
   VkPhysicalDeviceMemoryProperties mem_props;
   struct gs_vk_device_info info;
-  int staging; /* device-local buffers need staging copies */
+  int staging;       /* device-local buffers need staging copies */
   int force_staging; /* opts->force_staging or GS_VK_FORCE_STAGING=1 */
   int poison;        /* GS_VK_POISON set: new buffers are filled with poison_word */
   uint32_t poison_word;
@@ -163,12 +163,10 @@ static void describe(VkPhysicalDevice pd, uint32_t index, struct gs_vk_device_in
   vkGetPhysicalDeviceProperties(pd, &basic);
   int has_ssc = basic.apiVersion >= VK_API_VERSION_1_3 ||
                 has_device_ext(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  VkPhysicalDeviceDriverProperties drv = {.sType =
-                                              VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
-                                          .pNext = has_ssc ? &ssc : NULL};
-  VkPhysicalDeviceSubgroupProperties sg = {.sType =
-                                               VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
-                                           .pNext = &drv};
+  VkPhysicalDeviceDriverProperties drv = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = has_ssc ? &ssc : NULL};
+  VkPhysicalDeviceSubgroupProperties sg = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &drv};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                     .pNext = &sg};
   vkGetPhysicalDeviceProperties2(pd, &p2);
@@ -569,13 +567,12 @@ static int buf_alloc(gs_vk_t *vk, VkDeviceSize size, int host, struct gs_vk_buf 
                       "allocating %llu bytes for buffer '%s' failed: "
                       "VK_ERROR_OUT_OF_DEVICE_MEMORY (injected by GS_VK_FAIL_ALLOC)",
                       (unsigned long long)size, b->label);
-  VkBufferCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                           .size = size,
-                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                                    VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
-                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkBufferCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = size,
+      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VkResult r = vkCreateBuffer(vk->device, &ci, NULL, &b->buf);
   if (r != VK_SUCCESS) return vkfail(err, r, "vkCreateBuffer");
   VkMemoryRequirements req;
@@ -724,9 +721,8 @@ int gs_vk_cmd_submit_wait(gs_vk_t *vk, VkCommandBuffer *cmd, struct sw_err *err)
     gs_vk_cmd_discard(vk, cmd);
     return vkfail(err, r, "vkEndCommandBuffer");
   }
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                     .commandBufferCount = 1,
-                     .pCommandBuffers = cmd};
+  VkSubmitInfo si = {
+      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = cmd};
   r = vkResetFences(vk->device, 1, &vk->fence);
   if (r == VK_SUCCESS) r = vkQueueSubmit(vk->queue, 1, &si, vk->fence);
   if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX);
@@ -758,9 +754,8 @@ static int staged_copy(struct gs_vk_buf *b, VkDeviceSize offset, void *host, VkD
   VkCommandBuffer cmd;
   rc = gs_vk_cmd_begin(b->vk, &cmd, err);
   if (!rc) {
-    VkBufferCopy c = {.srcOffset = upload ? 0 : offset,
-                      .dstOffset = upload ? offset : 0,
-                      .size = size};
+    VkBufferCopy c = {
+        .srcOffset = upload ? 0 : offset, .dstOffset = upload ? offset : 0, .size = size};
     vkCmdCopyBuffer(cmd, upload ? st->buf : b->buf, upload ? b->buf : st->buf, 1, &c);
     rc = gs_vk_cmd_submit_wait(b->vk, &cmd, err);
   }
@@ -778,8 +773,8 @@ static int check_range(const struct gs_vk_buf *b, VkDeviceSize off, VkDeviceSize
   return 0;
 }
 
-int gs_vk_buf_upload(struct gs_vk_buf *b, VkDeviceSize offset, const void *data,
-                     VkDeviceSize size, struct sw_err *err) {
+int gs_vk_buf_upload(struct gs_vk_buf *b, VkDeviceSize offset, const void *data, VkDeviceSize size,
+                     struct sw_err *err) {
   int rc = check_range(b, offset, size, err);
   if (rc || !size) return rc;
   if (b->map) {
@@ -818,8 +813,10 @@ int gs_vk_kernel_new(gs_vk_t *vk, const struct gs_vk_kernel_desc *d, gs_vk_kerne
     return sw_err_set(err, SW_EINVAL, "kernel '%s': no SPIR-V module", name);
   if (d->n_buffers > GS_VK_MAX_BINDINGS || d->n_spec > GS_VK_MAX_SPEC || d->push_size > 128 ||
       d->push_size % 4)
-    return sw_err_set(err, SW_EINVAL, "kernel '%s': %u buffers, %u constants, %u push bytes: "
-                      "out of range", name, d->n_buffers, d->n_spec, d->push_size);
+    return sw_err_set(err, SW_EINVAL,
+                      "kernel '%s': %u buffers, %u constants, %u push bytes: "
+                      "out of range",
+                      name, d->n_buffers, d->n_spec, d->push_size);
   gs_vk_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return sw_err_set(err, SW_ENOMEM, "out of memory");
   k->vk = vk;
@@ -934,14 +931,14 @@ struct gs_vk_timer {
   gs_vk_t *vk;
   VkQueryPool pool;
   uint32_t max;
-  uint32_t used;       /* begin/end pairs recorded in the current command buffer */
-  int open;            /* a begin without its end */
+  uint32_t used; /* begin/end pairs recorded in the current command buffer */
+  int open;      /* a begin without its end */
   uint64_t dropped;
-  char (*labels)[32];  /* per recorded pair */
-  uint64_t *ts;        /* 2 * max */
+  char (*labels)[32]; /* per recorded pair */
+  uint64_t *ts;       /* 2 * max */
   struct gs_vk_stage_stats *stats;
   uint32_t n_stats, cap_stats;
-  double *iv;          /* intervals of all collected stages, ms, for the busy union */
+  double *iv; /* intervals of all collected stages, ms, for the busy union */
   double busy_ms;
 };
 

@@ -45,28 +45,33 @@ struct gs_spirv {
  * this build (all gs_embed_shaders() calls together). Generated at build time. */
 const char *gs_shaders_sha256(void);
 
-enum gs_vk_kind { GS_VK_KIND_OTHER = 0, GS_VK_KIND_DISCRETE, GS_VK_KIND_INTEGRATED,
-                  GS_VK_KIND_VIRTUAL, GS_VK_KIND_CPU };
+enum gs_vk_kind {
+  GS_VK_KIND_OTHER = 0,
+  GS_VK_KIND_DISCRETE,
+  GS_VK_KIND_INTEGRATED,
+  GS_VK_KIND_VIRTUAL,
+  GS_VK_KIND_CPU
+};
 
 /* What the device list and result.json report about a device. */
 struct gs_vk_device_info {
-  uint32_t index;          /* position in vkEnumeratePhysicalDevices order */
+  uint32_t index; /* position in vkEnumeratePhysicalDevices order */
   char name[256];
-  char driver[256];        /* driver name and info, e.g. "llvmpipe Mesa 22.3.6" */
-  char api[32];            /* "vulkan 1.3" */
-  uint32_t api_version;    /* VK_MAKE_API_VERSION form */
+  char driver[256];     /* driver name and info, e.g. "llvmpipe Mesa 22.3.6" */
+  char api[32];         /* "vulkan 1.3" */
+  uint32_t api_version; /* VK_MAKE_API_VERSION form */
   enum gs_vk_kind kind;
   uint32_t vendor_id, device_id;
-  uint32_t subgroup_size;  /* default subgroup size (lavapipe 8, NVIDIA/Apple 32) */
-  uint32_t min_subgroup_size; /* smallest size a kernel may run with (<= subgroup_size) */
-  int subgroup_ballot;     /* subgroup ballot operations in compute shaders */
-  int float_atomic_add;    /* shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float) */
+  uint32_t subgroup_size;      /* default subgroup size (lavapipe 8, NVIDIA/Apple 32) */
+  uint32_t min_subgroup_size;  /* smallest size a kernel may run with (<= subgroup_size) */
+  int subgroup_ballot;         /* subgroup ballot operations in compute shaders */
+  int float_atomic_add;        /* shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float) */
   int shared_float_atomic_add; /* shaderSharedFloat32AtomicAdd */
-  int push_descriptor;     /* VK_KHR_push_descriptor (required by gs_vk_open) */
-  int unified_memory;      /* buffers are host-visible without staging */
-  int timestamps;          /* compute queue supports timestamps */
-  float timestamp_period;  /* ns per timestamp tick */
-  uint32_t max_shared_memory; /* maxComputeSharedMemorySize, bytes */
+  int push_descriptor;         /* VK_KHR_push_descriptor (required by gs_vk_open) */
+  int unified_memory;          /* buffers are host-visible without staging */
+  int timestamps;              /* compute queue supports timestamps */
+  float timestamp_period;      /* ns per timestamp tick */
+  uint32_t max_shared_memory;  /* maxComputeSharedMemorySize, bytes */
   uint32_t max_workgroup_count[3];
   uint64_t max_storage_buffer_range;
 };
@@ -85,13 +90,14 @@ const char *gs_vk_kind_name(enum gs_vk_kind kind);
 int gs_vk_list_devices(struct gs_vk_device_info **out, uint32_t *n_out, struct sw_err *err);
 
 struct gs_vk_opts {
-  const char *device;         /* index or name substring; NULL: env GS_DEVICE, else automatic */
-  const char *pipeline_cache; /* file; NULL: env GS_PIPELINE_CACHE, else
-                                 $XDG_CACHE_HOME|~/.cache /splatsweep/pipeline-<vendor>-<device>.bin;
-                                 "" disables the on-disk cache */
-  int force_staging;          /* device buffers unmapped, copies through staging, even on unified
-                                 memory (tests; also env GS_VK_FORCE_STAGING=1): the discrete
-                                 GPUs' transfer paths on lavapipe */
+  const char *device; /* index or name substring; NULL: env GS_DEVICE, else automatic */
+  const char
+      *pipeline_cache; /* file; NULL: env GS_PIPELINE_CACHE, else
+                          $XDG_CACHE_HOME|~/.cache /splatsweep/pipeline-<vendor>-<device>.bin;
+                          "" disables the on-disk cache */
+  int force_staging;   /* device buffers unmapped, copies through staging, even on unified
+                          memory (tests; also env GS_VK_FORCE_STAGING=1): the discrete
+                          GPUs' transfer paths on lavapipe */
 };
 
 /* Opens the device context. opts may be NULL (all defaults). */
@@ -111,11 +117,11 @@ enum gs_vk_buf_flags {
 };
 
 struct gs_vk_buf {
-  gs_vk_t *vk;            /* owning context (borrowed) */
+  gs_vk_t *vk; /* owning context (borrowed) */
   VkBuffer buf;
   VkDeviceMemory mem;
-  VkDeviceSize size;      /* bytes usable (the capacity) */
-  void *map;              /* persistent mapping when host-visible, else NULL */
+  VkDeviceSize size; /* bytes usable (the capacity) */
+  void *map;         /* persistent mapping when host-visible, else NULL */
   unsigned flags;
   char label[32];
 };
@@ -163,11 +169,11 @@ void gs_vk_barrier(VkCommandBuffer cmd);
 #define GS_VK_MAX_SPEC 16
 
 struct gs_vk_kernel_desc {
-  const char *name;              /* label used in errors and timings (borrowed, copied) */
-  const struct gs_spirv *spirv;  /* entry point "main" */
-  uint32_t n_buffers;            /* storage buffers at set 0, bindings 0..n_buffers-1 */
-  uint32_t push_size;            /* bytes of push constants (multiple of 4, <= 128) */
-  const uint32_t *spec;          /* 32-bit specialization constants, constant_id 0..n_spec-1 */
+  const char *name;             /* label used in errors and timings (borrowed, copied) */
+  const struct gs_spirv *spirv; /* entry point "main" */
+  uint32_t n_buffers;           /* storage buffers at set 0, bindings 0..n_buffers-1 */
+  uint32_t push_size;           /* bytes of push constants (multiple of 4, <= 128) */
+  const uint32_t *spec;         /* 32-bit specialization constants, constant_id 0..n_spec-1 */
   uint32_t n_spec;
 };
 
@@ -191,8 +197,8 @@ void gs_vk_dispatch_indirect(VkCommandBuffer cmd, const gs_vk_kernel_t *k,
 struct gs_vk_stage_stats {
   char name[32];
   uint64_t calls;
-  double gpu_ms;   /* total over all calls */
-  double share;    /* gpu_ms / busy_ms (the stages' shares add up to 1 when stages never overlap) */
+  double gpu_ms; /* total over all calls */
+  double share;  /* gpu_ms / busy_ms (the stages' shares add up to 1 when stages never overlap) */
 };
 
 /* A timer holding up to max_stages begin/end pairs per submission. */

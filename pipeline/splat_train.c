@@ -6,14 +6,13 @@
 #include "gs_cmd.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: splat-train COMMAND [ARGS]\n"
-          "  train   --scene DIR --out DIR [--config FILE] [--set key=value ...] [--progress]\n"
-          "  config  print every configuration key with its default and meaning\n"
-          "  scene   --kind K --out DIR [--train-views N] [--test-views M] [--resolution R] "
-          "[--seed S]\n"
-          "  render  --ply FILE --scene DIR --out DIR\n"
-          "  devices list the Vulkan devices this machine offers\n");
+  fprintf(f, "usage: splat-train COMMAND [ARGS]\n"
+             "  train   --scene DIR --out DIR [--config FILE] [--set key=value ...] [--progress]\n"
+             "  config  print every configuration key with its default and meaning\n"
+             "  scene   --kind K --out DIR [--train-views N] [--test-views M] [--resolution R] "
+             "[--seed S]\n"
+             "  render  --ply FILE --scene DIR --out DIR\n"
+             "  devices list the Vulkan devices this machine offers\n");
 }
 
 int main(int argc, char **argv) {

@@ -9,7 +9,7 @@ pkgs=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools spirv-tools
   libfyaml-dev libjansson-dev libspng-dev libsodium-dev libgsl-dev
   libarchive-dev libmicrohttpd-dev libjpeg62-turbo-dev libexif-dev libjs-chart.js jq clang
-  libclang-rt-14-dev spirv-cross nftables
+  libclang-rt-14-dev clang-format spirv-cross nftables
   python3 python3-jsonschema
   chromium chromium-driver python3-websocket curl bsdutils
 )

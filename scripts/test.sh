@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command (CI runs it through .ci/run). Three passes:
+# The README's test command (CI runs it through .ci/run). First the layout check
+# (scripts/format-check.sh: every C file as .clang-format says), then three passes:
 # 1. GCC, warnings as errors, every shader translated to Metal Shading Language 3.0 by
 #    spirv-cross (SW_MSL_CHECK, as MoltenVK does on the lab's Macs): build everything and run
 #    every test (ctest; extra arguments go to this ctest). Then the Release build (-O3, what a
@@ -17,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+./scripts/format-check.sh
 build=${SW_BUILD_DIR:-build}
 cmake -S . -B "$build" -DSW_WERROR=ON -DSW_MSL_CHECK=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -56,11 +56,11 @@
 #define GS_CTR_WORDS 4
 
 /* Specialization constant ids (constant_id) of the forward and sort kernels. */
-#define GS_SPEC_SIGMA_SKIP 0   /* rasterize_fwd: 1 = skip sigma >= GS_SIGMA_SKIP early */
-#define GS_SPEC_ACCUM_F16 1    /* rasterize_fwd: 1 = accumulate colour rounded to half */
-#define GS_SPEC_ALPHA_MAX 2    /* rasterize_fwd: the alpha clamp (float; GS_K_ALPHA_MAX) */
+#define GS_SPEC_SIGMA_SKIP 0     /* rasterize_fwd: 1 = skip sigma >= GS_SIGMA_SKIP early */
+#define GS_SPEC_ACCUM_F16 1      /* rasterize_fwd: 1 = accumulate colour rounded to half */
+#define GS_SPEC_ALPHA_MAX 2      /* rasterize_fwd: the alpha clamp (float; GS_K_ALPHA_MAX) */
 #define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
-#define GS_SPEC_SUBGROUPS 1    /* sort_scatter: most subgroups per workgroup for the table path */
+#define GS_SPEC_SUBGROUPS 1      /* sort_scatter: most subgroups per workgroup for the table path */
 /* Shared memory of the two scatter modules (sort_scatter.glsl), bytes. */
 #define GS_SCATTER_STAGED_SHARED (4 * (3 * GS_RADIX + 8 * (GS_RADIX / 2) + 3 * GS_SORT_BLOCK))
 #define GS_SCATTER_FLAT_SHARED (4 * (3 * GS_RADIX + 32 * (GS_RADIX / 2)))
@@ -86,14 +86,14 @@ struct gs_pc_project {
   float viewmat[12]; /* rows 0..2 of the world-to-camera matrix */
   float fx, fy, cx, cy;
   float campos[3];
-  GS_U32 n;          /* splats */
+  GS_U32 n; /* splats */
   GS_U32 width, height, tiles_x, tiles_y;
   GS_U32 sh_degree;
 };
 
 /* tile_count, emit_pairs */
 struct gs_pc_bin {
-  GS_U32 n;        /* splats */
+  GS_U32 n; /* splats */
   GS_U32 tiles_x;
   GS_U32 capacity; /* pairs the keys/values buffers hold */
   GS_U32 pad;

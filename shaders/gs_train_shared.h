@@ -47,9 +47,10 @@
 #define GS_PB_WG 128
 
 /* Specialization constants of the training kernels (constant_id). */
-#define GS_SPEC_SSIM_WALK 0   /* ssim/loss kernels: 0 scalar, 1 float4, 2 float4 + shared recip */
-#define GS_SPEC_SSIM_VALID 1  /* loss_ssim: 1 = the SSIM map only where the window is inside the
-                                 image (padding valid), 0 = every pixel (zero padding) */
+#define GS_SPEC_SSIM_WALK 0 /* ssim/loss kernels: 0 scalar, 1 float4, 2 float4 + shared recip */
+#define GS_SPEC_SSIM_VALID                                                                         \
+  1 /* loss_ssim: 1 = the SSIM map only where the window is inside the                             \
+       image (padding valid), 0 = every pixel (zero padding) */
 #define GS_SPEC_BWD_SIGMA_SKIP 0 /* rasterize_bwd */
 #define GS_SPEC_BWD_WARP_SKIP 1  /* rasterize_bwd: skip a subgroup when no lane contributes */
 #define GS_SPEC_BWD_SPREAD 2     /* rasterize_bwd: atomics from several lanes */
@@ -69,12 +70,12 @@ struct gs_pc_loss {
 /* adam: one thread per parameter float over the concatenation of the groups. The moments of
  * all groups share one buffer: group g's (m, v) pairs start at float mom_off[g]. */
 struct gs_pc_adam {
-  GS_U32 n;             /* splats */
+  GS_U32 n; /* splats */
   GS_U32 mom_off[5];
   GS_U32 pad[2];
-  float step_size[6];   /* lr / (1 - beta1^t) per group: means, scales, quats, opacity, dc, rest */
+  float step_size[6]; /* lr / (1 - beta1^t) per group: means, scales, quats, opacity, dc, rest */
   float beta1, beta2, eps;
-  float sqrt_bc2;       /* sqrt(1 - beta2^t) */
+  float sqrt_bc2; /* sqrt(1 - beta2^t) */
 };
 
 /* project_bwd: the forward's projection constants (as struct gs_pc_project) plus densification
@@ -86,7 +87,7 @@ struct gs_pc_project_bwd {
   GS_U32 n;
   GS_U32 width, height, tiles_x, tiles_y;
   GS_U32 sh_degree;
-  GS_U32 accumulate; /* 1: add the 2D gradient norm / visibility / radius to dens */
+  GS_U32 accumulate;  /* 1: add the 2D gradient norm / visibility / radius to dens */
   GS_U32 count_radii; /* 1: count a view only where gsplat's radii > 0 (see project_bwd.comp) */
   GS_U32 pad;
 };

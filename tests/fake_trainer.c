@@ -51,8 +51,7 @@ static const char *get(json_t *cfg, const char *key, const char *def) {
 
 static double getd(json_t *cfg, const char *key, double def) {
   const char *s = get(cfg, key, NULL);
-  if (!s)
-    return def;
+  if (!s) return def;
   char *end;
   double v = strtod(s, &end);
   return (end == s) ? def : v;
@@ -70,11 +69,9 @@ static int fake_sleep(double seconds, int progress, int forever, double train_s)
     fflush(stdout);
   }
   for (;;) {
-    if (got_term)
-      return 1;
+    if (got_term) return 1;
     int64_t now = sw_clock_mono_ms();
-    if (!forever && now - start >= (int64_t)(seconds * 1000.0))
-      return 0;
+    if (!forever && now - start >= (int64_t)(seconds * 1000.0)) return 0;
     if (progress && now - last >= 200) {
       last = now;
       iter += 100;
@@ -93,8 +90,7 @@ static int write_result(const char *out, json_t *cfg, const char *scene, double 
   json_t *root;
   char cfg_sha[SW_SHA256_HEX_LEN], bin_sha[SW_SHA256_HEX_LEN] = "";
   /* The binary's own hash, as a real trainer reports it, so trainer checks see a real value. */
-  if (sw_sha256_file("/proc/self/exe", bin_sha, NULL))
-    bin_sha[0] = '\0';
+  if (sw_sha256_file("/proc/self/exe", bin_sha, NULL)) bin_sha[0] = '\0';
   char *cfg_text = json_dumps(cfg, JSON_SORT_KEYS | JSON_COMPACT);
   sw_sha256_buf(cfg_text, strlen(cfg_text), cfg_sha);
   free(cfg_text);
@@ -118,30 +114,29 @@ static int write_result(const char *out, json_t *cfg, const char *scene, double 
     json_t *checkpoints = json_array();
     for (int it = 0; it <= 1000; it += 250) {
       double f = it / 1000.0;
-      json_array_append_new(checkpoints,
-                            json_pack("{s:i,s:f,s:f,s:i}", "iter", it, "train_s", f * train_s,
-                                      "psnr_db", psnr - 12.0 * (1 - f) * (1 - f), "splats",
-                                      1000 + 4 * it));
+      json_array_append_new(
+          checkpoints, json_pack("{s:i,s:f,s:f,s:i}", "iter", it, "train_s", f * train_s, "psnr_db",
+                                 psnr - 12.0 * (1 - f) * (1 - f), "splats", 1000 + 4 * it));
     }
-    root = json_pack(
-        "{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:O,s:s,s:{s:s,s:s,s:i,s:i,s:i,s:i,s:b},"
-        "s:{s:s,s:s,s:s,s:s},s:{s:f,s:f,s:i,s:f,s:f,s:i,s:i,s:f},s:o,s:o}",
-        "schema", "splatsweep.result/1", "status", "ok", "trainer", "name", "fake_trainer",
-        "version", "1", "binary_sha256", bin_sha, "shaders_sha256",
-        "0000000000000000000000000000000000000000000000000000000000000000", "config", cfg,
-        "config_sha256", cfg_sha, "scene", "path", scene[0] ? scene : "(none)", "sha256", scene_sha, "train_views", 1,
-        "test_views", 0, "width", 1, "height", 1, "held_out_split", 0, "device", "name", "fake", "driver", "none", "api",
-        "none", "kind", "cpu", "metrics", "train_s", train_s, "wall_s", wall_s, "iterations", 1000,
-        "psnr_db", psnr, "ssim", 0.98, "splats_final", 5000, "splats_mean", 3000, "gpu_busy_frac",
-        0.7, "kernels", kernels, "checkpoints", checkpoints);
+    root =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:O,s:s,s:{s:s,s:s,s:i,s:i,s:i,s:i,s:b},"
+                  "s:{s:s,s:s,s:s,s:s},s:{s:f,s:f,s:i,s:f,s:f,s:i,s:i,s:f},s:o,s:o}",
+                  "schema", "splatsweep.result/1", "status", "ok", "trainer", "name",
+                  "fake_trainer", "version", "1", "binary_sha256", bin_sha, "shaders_sha256",
+                  "0000000000000000000000000000000000000000000000000000000000000000", "config", cfg,
+                  "config_sha256", cfg_sha, "scene", "path", scene[0] ? scene : "(none)", "sha256",
+                  scene_sha, "train_views", 1, "test_views", 0, "width", 1, "height", 1,
+                  "held_out_split", 0, "device", "name", "fake", "driver", "none", "api", "none",
+                  "kind", "cpu", "metrics", "train_s", train_s, "wall_s", wall_s, "iterations",
+                  1000, "psnr_db", psnr, "ssim", 0.98, "splats_final", 5000, "splats_mean", 3000,
+                  "gpu_busy_frac", 0.7, "kernels", kernels, "checkpoints", checkpoints);
   }
   if (!root) {
     fprintf(stderr, "fake_trainer: cannot build result JSON\n");
     return 2;
   }
   /* Echo of the environment the runner set (exec.env), so tests can see it arrived. */
-  if (getenv("FAKE_ECHO"))
-    json_object_set_new(root, "fake_echo", json_string(getenv("FAKE_ECHO")));
+  if (getenv("FAKE_ECHO")) json_object_set_new(root, "fake_echo", json_string(getenv("FAKE_ECHO")));
   char *text = json_dumps(root, JSON_INDENT(2));
   json_decref(root);
   char path[4096];
@@ -162,8 +157,7 @@ int main(int argc, char **argv) {
   int progress = 0;
   json_t *cfg = json_object();
   int i = 1;
-  if (i < argc && !strcmp(argv[i], "train"))
-    i++;
+  if (i < argc && !strcmp(argv[i], "train")) i++;
   for (; i < argc; i++) {
     if (!strcmp(argv[i], "--scene") && i + 1 < argc) {
       scene = argv[++i];

@@ -26,23 +26,20 @@ static void copy(char *dst, size_t cap, const char *src) {
 
 static void trim(char *s) {
   size_t n = strlen(s);
-  while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-    s[--n] = '\0';
+  while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
 }
 
 static void cpu_model(char *dst, size_t cap) {
 #ifdef __APPLE__
   /* "Apple M4 Max" on Apple Silicon; no /proc/cpuinfo on macOS. */
   size_t len = cap;
-  if (sysctlbyname("machdep.cpu.brand_string", dst, &len, NULL, 0) != 0)
-    dst[0] = '\0';
+  if (sysctlbyname("machdep.cpu.brand_string", dst, &len, NULL, 0) != 0) dst[0] = '\0';
   return;
 #endif
   FILE *f = fopen("/proc/cpuinfo", "r");
   char line[512];
   dst[0] = '\0';
-  if (!f)
-    return;
+  if (!f) return;
   while (fgets(line, sizeof line, f)) {
     /* x86 says "model name", many ARM kernels only "Hardware" or "CPU part". */
     if (!strncmp(line, "model name", 10) || !strncmp(line, "Hardware", 8) ||
@@ -50,12 +47,10 @@ static void cpu_model(char *dst, size_t cap) {
       char *colon = strchr(line, ':');
       if (colon) {
         colon++;
-        while (*colon == ' ' || *colon == '\t')
-          colon++;
+        while (*colon == ' ' || *colon == '\t') colon++;
         copy(dst, cap, colon);
         trim(dst);
-        if (!strncmp(line, "model name", 10))
-          break;
+        if (!strncmp(line, "model name", 10)) break;
       }
     }
   }
@@ -66,27 +61,23 @@ static unsigned long long mem_total(void) {
 #ifdef __APPLE__
   uint64_t mem = 0;
   size_t len = sizeof mem;
-  if (sysctlbyname("hw.memsize", &mem, &len, NULL, 0) == 0)
-    return mem;
+  if (sysctlbyname("hw.memsize", &mem, &len, NULL, 0) == 0) return mem;
 #endif
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && psize > 0)
-    return (unsigned long long)pages * (unsigned long long)psize;
+  if (pages > 0 && psize > 0) return (unsigned long long)pages * (unsigned long long)psize;
   return 0;
 }
 
 /* Runs `splat_train devices --json` and returns its first device object (caller decrefs), or
  * NULL. The command's output is small, so reading it through popen is fine. */
 static json_t *first_device(const char *splat_train) {
-  if (!splat_train || access(splat_train, X_OK) != 0)
-    return NULL;
+  if (!splat_train || access(splat_train, X_OK) != 0) return NULL;
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "'%s' devices --json 2>/dev/null", splat_train);
   if (strchr(splat_train, '\''))
     return NULL; /* quoting would break; skip the optional GPU part rather than risk the shell */
   FILE *p = popen(cmd, "r");
-  if (!p)
-    return NULL;
+  if (!p) return NULL;
   char *buf = NULL;
   size_t len = 0, cap = 0;
   char chunk[4096];
@@ -95,8 +86,7 @@ static json_t *first_device(const char *splat_train) {
     if (len + n + 1 > cap) {
       cap = (len + n + 1) * 2;
       char *nb = realloc(buf, cap);
-      if (!nb)
-        break;
+      if (!nb) break;
       buf = nb;
     }
     memcpy(buf + len, chunk, n);
@@ -110,8 +100,7 @@ static json_t *first_device(const char *splat_train) {
   }
   json_t *root = json_loads(buf, 0, NULL);
   free(buf);
-  if (!root)
-    return NULL;
+  if (!root) return NULL;
   json_t *dev = json_is_array(root) ? json_array_get(root, 0)
                                     : json_array_get(json_object_get(root, "devices"), 0);
   json_t *out = json_is_object(dev) ? json_incref(dev) : NULL;
@@ -126,8 +115,7 @@ static void gpu_from_trainer(const char *splat_train, struct sw_msg_fingerprint 
     copy(fp->gpu_name, sizeof fp->gpu_name, json_string_value(json_object_get(dev, "name")));
     copy(fp->gpu_driver, sizeof fp->gpu_driver, json_string_value(json_object_get(dev, "driver")));
     json_t *api = json_object_get(dev, "api");
-    if (!api)
-      api = json_object_get(dev, "api_version");
+    if (!api) api = json_object_get(dev, "api_version");
     copy(fp->gpu_api, sizeof fp->gpu_api, json_string_value(api));
     fp->gpu_kind = sw_gpu_kind_parse(json_string_value(json_object_get(dev, "kind")));
   }
@@ -138,30 +126,26 @@ void sw_fingerprint_machine_id(char *out, size_t cap) {
   out[0] = '\0';
 #ifdef __APPLE__
   size_t len = cap;
-  if (sysctlbyname("kern.uuid", out, &len, NULL, 0) != 0)
-    out[0] = '\0';
+  if (sysctlbyname("kern.uuid", out, &len, NULL, 0) != 0) out[0] = '\0';
 #else
   static const char *const files[] = {"/etc/machine-id", "/var/lib/dbus/machine-id"};
   for (size_t i = 0; i < 2 && !out[0]; i++) {
     FILE *f = fopen(files[i], "r");
-    if (!f)
-      continue;
-    if (!fgets(out, (int)cap, f))
-      out[0] = '\0';
+    if (!f) continue;
+    if (!fgets(out, (int)cap, f)) out[0] = '\0';
     fclose(f);
     trim(out);
   }
 #endif
-  if (!out[0] && gethostname(out, cap) != 0)
-    snprintf(out, cap, "unknown-host");
+  if (!out[0] && gethostname(out, cap) != 0) snprintf(out, cap, "unknown-host");
   out[cap - 1] = '\0';
 }
 
 /* command[0] of an exec trainer, resolved on PATH like execvp does, into out. */
 static int exec_path(const char *trainer_json, char *out, size_t cap) {
   json_t *t = json_loads(trainer_json ? trainer_json : "{}", 0, NULL);
-  const char *prog = json_string_value(
-      json_array_get(json_object_get(json_object_get(t, "exec"), "command"), 0));
+  const char *prog =
+      json_string_value(json_array_get(json_object_get(json_object_get(t, "exec"), "command"), 0));
   int found = 0;
   if (prog && strchr(prog, '/')) {
     snprintf(out, cap, "%s", prog);
@@ -184,8 +168,7 @@ char *sw_fingerprint_env(const char *splat_train, const char *trainer_json) {
   else
     bin = splat_train;
   json_t *o = json_object();
-  if (!o)
-    return NULL;
+  if (!o) return NULL;
   if (bin && sw_sha256_file(bin, hex, NULL) == 0)
     json_object_set_new(o, "trainer_sha256", json_string(hex));
   else

@@ -21,8 +21,7 @@ int sw_hostlock_open(const char *path, const char *holder, sw_hostlock_t **out,
                      struct sw_err *err) {
   *out = NULL;
   sw_hostlock_t *l = calloc(1, sizeof *l);
-  if (!l)
-    return sw_err_set(err, SW_ENOMEM, "host lock: out of memory");
+  if (!l) return sw_err_set(err, SW_ENOMEM, "host lock: out of memory");
   snprintf(l->path, sizeof l->path, "%s", path);
   snprintf(l->holder, sizeof l->holder, "%d %s\n", (int)getpid(), holder ? holder : "");
   /* O_NOFOLLOW: a link planted at a shared /tmp path must not make us write elsewhere. */
@@ -39,8 +38,7 @@ int sw_hostlock_open(const char *path, const char *holder, sw_hostlock_t **out,
 }
 
 void sw_hostlock_close(sw_hostlock_t **self_p) {
-  if (!self_p || !*self_p)
-    return;
+  if (!self_p || !*self_p) return;
   sw_hostlock_release(*self_p);
   close((*self_p)->fd);
   free(*self_p);
@@ -48,10 +46,8 @@ void sw_hostlock_close(sw_hostlock_t **self_p) {
 }
 
 int sw_hostlock_try(sw_hostlock_t *self, char *who, size_t who_cap, struct sw_err *err) {
-  if (who_cap)
-    who[0] = '\0';
-  if (self->held)
-    return 1;
+  if (who_cap) who[0] = '\0';
+  if (self->held) return 1;
   if (flock(self->fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK || errno == EINTR) {
       if (who_cap) {
@@ -73,8 +69,7 @@ int sw_hostlock_try(sw_hostlock_t *self, char *who, size_t who_cap, struct sw_er
 }
 
 void sw_hostlock_release(sw_hostlock_t *self) {
-  if (!self || !self->held)
-    return;
+  if (!self || !self->held) return;
   flock(self->fd, LOCK_UN);
   self->held = 0;
 }

@@ -17,8 +17,7 @@
 typedef struct sw_hostlock sw_hostlock_t;
 
 /* Opens (creating, mode 0666) the lock file at path. Returns 0, or SW_EIO naming the path. */
-int sw_hostlock_open(const char *path, const char *holder, sw_hostlock_t **out,
-                     struct sw_err *err);
+int sw_hostlock_open(const char *path, const char *holder, sw_hostlock_t **out, struct sw_err *err);
 void sw_hostlock_close(sw_hostlock_t **self_p);
 /* Tries to take the lock: 1 taken (or already held by us), 0 held by another process (who:
  * its "pid worker-id" text when readable, else ""), or SW_EIO. */

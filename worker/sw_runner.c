@@ -29,12 +29,9 @@ struct sw_runner {
 };
 
 json_t *sw_json_pointer(json_t *root, const char *pointer) {
-  if (!root || !pointer)
-    return NULL;
-  if (!*pointer)
-    return root;
-  if (*pointer != '/')
-    return NULL;
+  if (!root || !pointer) return NULL;
+  if (!*pointer) return root;
+  if (*pointer != '/') return NULL;
   json_t *cur = root;
   const char *p = pointer;
   char tok[512];
@@ -52,8 +49,7 @@ json_t *sw_json_pointer(json_t *root, const char *pointer) {
           return NULL;
         p++;
       }
-      if (n + 1 >= sizeof tok)
-        return NULL;
+      if (n + 1 >= sizeof tok) return NULL;
       tok[n++] = c;
     }
     tok[n] = '\0';
@@ -61,11 +57,9 @@ json_t *sw_json_pointer(json_t *root, const char *pointer) {
       cur = json_object_get(cur, tok);
     } else if (json_is_array(cur)) {
       char *end;
-      if (!n || (n > 1 && tok[0] == '0'))
-        return NULL;
+      if (!n || (n > 1 && tok[0] == '0')) return NULL;
       unsigned long idx = strtoul(tok, &end, 10);
-      if (*end)
-        return NULL;
+      if (*end) return NULL;
       cur = json_array_get(cur, idx);
     } else {
       return NULL;
@@ -77,14 +71,10 @@ json_t *sw_json_pointer(json_t *root, const char *pointer) {
 /* A config value as the text after `key=`: strings raw, numbers and booleans as JSON writes them.
  */
 static char *value_text(json_t *v) {
-  if (json_is_string(v))
-    return strdup(json_string_value(v));
-  if (json_is_true(v))
-    return strdup("true");
-  if (json_is_false(v))
-    return strdup("false");
-  if (json_is_null(v))
-    return strdup("");
+  if (json_is_string(v)) return strdup(json_string_value(v));
+  if (json_is_true(v)) return strdup("true");
+  if (json_is_false(v)) return strdup("false");
+  if (json_is_null(v)) return strdup("");
   return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 }
 
@@ -93,11 +83,9 @@ static char *expand(const char *s, const char *scene, const char *out, const cha
   size_t cap = strlen(s) + 1;
   const char *names[3] = {"{scene}", "{out}", "{config}"};
   const char *vals[3] = {scene, out, config};
-  for (int i = 0; i < 3; i++)
-    cap += strlen(vals[i]) * 8;
+  for (int i = 0; i < 3; i++) cap += strlen(vals[i]) * 8;
   char *r = malloc(cap + 1);
-  if (!r)
-    return NULL;
+  if (!r) return NULL;
   size_t n = 0;
   while (*s) {
     int hit = 0;
@@ -129,8 +117,7 @@ static char *expand(const char *s, const char *scene, const char *out, const cha
 }
 
 static int argv_push(char ***argv, size_t *n, size_t *cap, char *s) {
-  if (!s)
-    return -1;
+  if (!s) return -1;
   if (*n + 2 > *cap) {
     size_t nc = *cap ? *cap * 2 : 16;
     char **na = realloc(*argv, nc * sizeof *na);
@@ -147,8 +134,7 @@ static int argv_push(char ***argv, size_t *n, size_t *cap, char *s) {
 }
 
 static void argv_free(char **argv, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(argv[i]);
+  for (size_t i = 0; i < n; i++) free(argv[i]);
   free(argv);
 }
 
@@ -156,8 +142,7 @@ static void argv_free(char **argv, size_t n) {
 static int write_config(const char *path, json_t *cfg, struct sw_err *err) {
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
-  if (!buf)
-    return sw_err_set(err, SW_ENOMEM, "runner: out of memory");
+  if (!buf) return sw_err_set(err, SW_ENOMEM, "runner: out of memory");
   buf[0] = '\0';
   const char *key;
   json_t *v;
@@ -213,8 +198,7 @@ static int build_argv(const struct sw_runner_opts *o, json_t *trainer, json_t *c
       return sw_err_set(err, SW_EINVAL,
                         "builtin trainer: splat-train not found beside "
                         "splatsweep or on PATH");
-    if (argv_push(&argv, &n, &cap, strdup(o->splat_train)))
-      goto oom;
+    if (argv_push(&argv, &n, &cap, strdup(o->splat_train))) goto oom;
   } else {
     return sw_err_set(err, SW_EINVAL, "trainer: expected 'builtin' or 'exec'");
   }
@@ -236,15 +220,12 @@ static int build_argv(const struct sw_runner_opts *o, json_t *trainer, json_t *c
       json_t *v;
       json_object_foreach(cfg, key, v) {
         char *vt = value_text(v);
-        if (!vt)
-          goto oom;
+        if (!vt) goto oom;
         size_t l = strlen(key) + strlen(vt) + 2;
         char *kv = malloc(l);
-        if (kv)
-          snprintf(kv, l, "%s=%s", key, vt);
+        if (kv) snprintf(kv, l, "%s=%s", key, vt);
         free(vt);
-        if (argv_push(&argv, &n, &cap, strdup("--set")) || argv_push(&argv, &n, &cap, kv))
-          goto oom;
+        if (argv_push(&argv, &n, &cap, strdup("--set")) || argv_push(&argv, &n, &cap, kv)) goto oom;
       }
     } else if (argv_push(&argv, &n, &cap, expand(a, o->scene_dir, o->out_dir, config_path))) {
       goto oom;
@@ -277,13 +258,11 @@ int sw_runner_start(const struct sw_runner_opts *o, int64_t now_ms, sw_runner_t 
   char config_path[4096], log_path[4096];
   snprintf(config_path, sizeof config_path, "%s/config.yaml", o->out_dir);
   snprintf(log_path, sizeof log_path, "%s/trainer.log", o->out_dir);
-  if (!rc)
-    rc = write_config(config_path, cfg, err);
+  if (!rc) rc = write_config(config_path, cfg, err);
   char **argv = NULL;
   size_t argc = 0;
   json_t *exec = NULL;
-  if (!rc)
-    rc = build_argv(o, trainer, cfg, config_path, &argv, &argc, &exec, err);
+  if (!rc) rc = build_argv(o, trainer, cfg, config_path, &argv, &argc, &exec, err);
   json_decref(cfg);
   if (rc) {
     json_decref(trainer);
@@ -303,8 +282,7 @@ int sw_runner_start(const struct sw_runner_opts *o, int64_t now_ms, sw_runner_t 
   const char *res_tmpl = "{out}/result.json";
   if (exec) {
     json_t *res = json_object_get(exec, "result");
-    if (json_is_string(res))
-      res_tmpl = json_string_value(res);
+    if (json_is_string(res)) res_tmpl = json_string_value(res);
     json_t *t = json_object_get(exec, "timeout_s");
     /* The spec loader bounds timeout_s, but this JSON arrived over the network: clamp it to a
      * year before the conversion, which is undefined for values out of int64 range. */
@@ -313,8 +291,7 @@ int sw_runner_start(const struct sw_runner_opts *o, int64_t now_ms, sw_runner_t 
       r->timeout_ms = (int64_t)((secs < 3.15e7 ? secs : 3.15e7) * 1000.0);
     }
     json_t *map = json_object_get(exec, "map");
-    if (json_is_object(map) && json_object_size(map) > 0)
-      r->map = json_incref(map);
+    if (json_is_object(map) && json_object_size(map) > 0) r->map = json_incref(map);
   }
   r->result_path = expand(res_tmpl, o->scene_dir, o->out_dir, config_path);
 
@@ -346,8 +323,7 @@ int sw_runner_start(const struct sw_runner_opts *o, int64_t now_ms, sw_runner_t 
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0)
-      dup2(devnull, 0);
+    if (devnull >= 0) dup2(devnull, 0);
     dup2(pfd[1], 1);
     dup2(logfd, 2);
     close(pfd[0]);
@@ -356,8 +332,7 @@ int sw_runner_start(const struct sw_runner_opts *o, int64_t now_ms, sw_runner_t 
       json_t *v;
       json_object_foreach(env, k, v) {
         char *val = value_text(v); /* numbers and booleans as their text, like {set} */
-        if (val)
-          setenv(k, val, 1);
+        if (val) setenv(k, val, 1);
       }
     }
     execvp(argv[0], argv);
@@ -384,15 +359,11 @@ fail:
 }
 
 void sw_runner_destroy(sw_runner_t **self_p) {
-  if (!self_p || !*self_p)
-    return;
+  if (!self_p || !*self_p) return;
   sw_runner_t *r = *self_p;
-  if (r->pgid > 0)
-    killpg(r->pgid, SIGKILL);
-  if (r->pid > 0)
-    waitpid(r->pid, NULL, 0);
-  if (r->out_fd >= 0)
-    close(r->out_fd);
+  if (r->pgid > 0) killpg(r->pgid, SIGKILL);
+  if (r->pid > 0) waitpid(r->pid, NULL, 0);
+  if (r->out_fd >= 0) close(r->out_fd);
   free(r->line);
   free(r->out_dir);
   free(r->result_path);
@@ -408,8 +379,7 @@ pid_t sw_runner_pgid(const sw_runner_t *self) { return self->finished ? 0 : self
 
 static void handle_line(const char *line, void (*cb)(void *, const struct sw_runner_progress *),
                         void *ctx) {
-  if (line[0] != '{' || !cb)
-    return;
+  if (line[0] != '{' || !cb) return;
   json_t *o = json_loads(line, 0, NULL);
   if (!json_is_object(o)) {
     json_decref(o);
@@ -431,15 +401,12 @@ static void handle_line(const char *line, void (*cb)(void *, const struct sw_run
 
 void sw_runner_read(sw_runner_t *self, void (*cb)(void *ctx, const struct sw_runner_progress *p),
                     void *ctx) {
-  if (self->out_fd < 0)
-    return;
+  if (self->out_fd < 0) return;
   char buf[8192];
   for (;;) {
     ssize_t n = read(self->out_fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return; /* EAGAIN: nothing more now */
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return; /* EAGAIN: nothing more now */
     if (n == 0) {
       close(self->out_fd);
       self->out_fd = -1;
@@ -455,12 +422,10 @@ void sw_runner_read(sw_runner_t *self, void (*cb)(void *ctx, const struct sw_run
         continue;
       }
       /* Lines longer than the bound are not progress lines; keep only their start. */
-      if (self->line_len + 1 >= LINE_MAX_BYTES)
-        continue;
+      if (self->line_len + 1 >= LINE_MAX_BYTES) continue;
       if (!self->line) {
         self->line = malloc(LINE_MAX_BYTES);
-        if (!self->line)
-          return;
+        if (!self->line) return;
       }
       self->line[self->line_len++] = buf[i];
     }
@@ -468,16 +433,14 @@ void sw_runner_read(sw_runner_t *self, void (*cb)(void *ctx, const struct sw_run
 }
 
 void sw_runner_stop(sw_runner_t *self, int64_t now_ms) {
-  if (self->finished || self->stopping)
-    return;
+  if (self->finished || self->stopping) return;
   self->stopping = 1;
   self->stop_ms = now_ms;
   killpg(self->pgid, SIGTERM);
 }
 
 int sw_runner_check(sw_runner_t *self, int64_t now_ms) {
-  if (self->finished)
-    return 1;
+  if (self->finished) return 1;
   int st;
   pid_t w = waitpid(self->pid, &st, WNOHANG);
   if (w == self->pid) {
@@ -503,8 +466,7 @@ int sw_runner_check(sw_runner_t *self, int64_t now_ms) {
 static char *log_tail(const char *path) {
   char *data = NULL;
   size_t len = 0;
-  if (sw_fs_read_all(path, &data, &len, NULL))
-    return strdup("");
+  if (sw_fs_read_all(path, &data, &len, NULL)) return strdup("");
   size_t keep = 1024;
   char *start = len > keep ? data + len - keep : data;
   char *r = strdup(start);
@@ -512,8 +474,7 @@ static char *log_tail(const char *path) {
   /* One line of plain ASCII: the wire wants valid UTF-8, and a cut through a multi-byte
    * character (or a trainer printing binary) must not make the whole result unsendable. */
   for (unsigned char *p = (unsigned char *)r; p && *p; p++)
-    if (*p < 0x20 || *p >= 0x7f)
-      *p = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : '?';
+    if (*p < 0x20 || *p >= 0x7f) *p = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : '?';
   return r;
 }
 
@@ -576,6 +537,5 @@ void sw_runner_outcome(sw_runner_t *self, int *exit_status, double *wall_s, char
              tail && *tail ? ": " : "", tail ? tail : "");
     free(tail);
   }
-  if (why[0])
-    *error = strdup(why);
+  if (why[0]) *error = strdup(why);
 }

@@ -22,12 +22,12 @@
 /* One process as the sampler sees it. Ticks are CLK_TCK units (jiffies on Linux). */
 struct proc_row {
   pid_t pid, ppid, pgid;
-  double own;   /* utime + stime */
-  double child; /* cutime + cstime: reaped children */
+  double own;      /* utime + stime */
+  double child;    /* cutime + cstime: reaped children */
   signed char cls; /* 0 other, 1 trainer, 2 self (filled by classify) */
 };
 
-#define MIN_TICKS 10 /* per core: 100 ms at the usual 100 Hz */
+#define MIN_TICKS 10   /* per core: 100 ms at the usual 100 Hz */
 #define PROC_MAX 65536 /* processes scanned per sample; the rest count as "other" */
 
 struct sw_sampler {
@@ -55,8 +55,7 @@ static double read_loadavg(const sw_sampler_t *s) {
   FILE *f = fopen(path, "r");
   double l = -1;
   if (f) {
-    if (fscanf(f, "%lf", &l) != 1)
-      l = -1;
+    if (fscanf(f, "%lf", &l) != 1) l = -1;
     fclose(f);
   }
   return l;
@@ -67,8 +66,7 @@ static double read_memavail(const sw_sampler_t *s) {
   snprintf(path, sizeof path, "%s/meminfo", s->root);
   FILE *f = fopen(path, "r");
   double v = 0;
-  if (!f)
-    return 0;
+  if (!f) return 0;
   while (fgets(line, sizeof line, f)) {
     unsigned long long kb;
     if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
@@ -86,8 +84,7 @@ int sw_sampler_new(const char *proc_root, pid_t self_pid, pid_t self_root, sw_sa
                    struct sw_err *err) {
   *out = NULL;
   sw_sampler_t *s = calloc(1, sizeof *s);
-  if (!s)
-    return sw_err_set(err, SW_ENOMEM, "sampler: out of memory");
+  if (!s) return sw_err_set(err, SW_ENOMEM, "sampler: out of memory");
   snprintf(s->root, sizeof s->root, "%s", proc_root ? proc_root : "/proc");
   s->self_pid = self_pid > 0 ? self_pid : getpid();
   s->self_root = self_root > 0 ? self_root : s->self_pid;
@@ -96,8 +93,7 @@ int sw_sampler_new(const char *proc_root, pid_t self_pid, pid_t self_root, sw_sa
 }
 
 void sw_sampler_destroy(sw_sampler_t **self_p) {
-  if (!self_p || !*self_p)
-    return;
+  if (!self_p || !*self_p) return;
   free((*self_p)->rows);
   free(*self_p);
   *self_p = NULL;
@@ -111,8 +107,7 @@ static int read_stat(sw_sampler_t *s, double *busy, double *total, struct sw_err
   char path[300];
   snprintf(path, sizeof path, "%s/stat", s->root);
   FILE *f = fopen(path, "r");
-  if (!f)
-    return sw_err_set(err, SW_EIO, "sampler: cannot open %s", path);
+  if (!f) return sw_err_set(err, SW_EIO, "sampler: cannot open %s", path);
   char line[1024];
   int found = 0, cores = 0;
   while (fgets(line, sizeof line, f)) {
@@ -131,8 +126,7 @@ static int read_stat(sw_sampler_t *s, double *busy, double *total, struct sw_err
     }
   }
   fclose(f);
-  if (!found)
-    return sw_err_set(err, SW_EIO, "sampler: %s has no aggregate cpu line", path);
+  if (!found) return sw_err_set(err, SW_EIO, "sampler: %s has no aggregate cpu line", path);
   s->cores = cores > 0 ? cores : 1;
   return 0;
 }
@@ -141,12 +135,10 @@ static int read_stat(sw_sampler_t *s, double *busy, double *total, struct sw_err
 
 static int add_row(sw_sampler_t *s, const struct proc_row *r) {
   if (s->n_rows == s->cap_rows) {
-    if (s->cap_rows >= PROC_MAX)
-      return -1;
+    if (s->cap_rows >= PROC_MAX) return -1;
     int nc = s->cap_rows ? s->cap_rows * 2 : 256;
     struct proc_row *nr = realloc(s->rows, (size_t)nc * sizeof *nr);
-    if (!nr)
-      return -1;
+    if (!nr) return -1;
     s->rows = nr;
     s->cap_rows = nc;
   }
@@ -160,24 +152,20 @@ static int add_row(sw_sampler_t *s, const struct proc_row *r) {
 static void scan_procs(sw_sampler_t *s) {
   s->n_rows = 0;
   DIR *d = opendir(s->root);
-  if (!d)
-    return;
+  if (!d) return;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (!isdigit((unsigned char)e->d_name[0]))
-      continue;
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
     char path[600], buf[1024];
     snprintf(path, sizeof path, "%s/%s/stat", s->root, e->d_name);
     FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
+    if (!f) continue;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     /* The command name may contain spaces and parentheses; fields resume after the last ')'. */
     char *p = strrchr(buf, ')');
-    if (!p)
-      continue;
+    if (!p) continue;
     long ppid = 0, pgrp = 0;
     unsigned long long ut = 0, st = 0;
     long long cut = 0, cst = 0;
@@ -191,8 +179,7 @@ static void scan_procs(sw_sampler_t *s) {
                          .pgid = (pid_t)pgrp,
                          .own = (double)(ut + st),
                          .child = (double)((cut > 0 ? cut : 0) + (cst > 0 ? cst : 0))};
-    if (add_row(s, &r))
-      break;
+    if (add_row(s, &r)) break;
   }
   closedir(d);
 }
@@ -200,11 +187,9 @@ static void scan_procs(sw_sampler_t *s) {
 static int read_host(sw_sampler_t *s, double *busy, double *total, double *load1, double *mem,
                      struct sw_err *err) {
   int rc = read_stat(s, busy, total, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   *load1 = read_loadavg(s);
-  if (*load1 < 0)
-    return sw_err_set(err, SW_EIO, "sampler: cannot read %s/loadavg", s->root);
+  if (*load1 < 0) return sw_err_set(err, SW_EIO, "sampler: cannot read %s/loadavg", s->root);
   *mem = read_memavail(s);
   return 0;
 }
@@ -228,8 +213,7 @@ static int read_host(sw_sampler_t *s, double *busy, double *total, double *load1
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   s->cores = cores > 0 ? (int)cores : 1;
   double la[1];
-  if (getloadavg(la, 1) != 1)
-    return sw_err_set(err, SW_EIO, "sampler: getloadavg failed");
+  if (getloadavg(la, 1) != 1) return sw_err_set(err, SW_EIO, "sampler: getloadavg failed");
   *load1 = la[0];
   *mem = 0;
   return 0;
@@ -244,12 +228,10 @@ static void scan_procs(sw_sampler_t *s) {
   long hz = sysconf(_SC_CLK_TCK);
   double per_tick = 1e9 / (double)(hz > 0 ? hz : 100);
   for (int i = 0; i < n && i < PROC_MAX; i++) {
-    if (pids[i] <= 0)
-      continue;
+    if (pids[i] <= 0) continue;
     struct proc_bsdinfo bi;
     struct proc_taskinfo ti;
-    if (proc_pidinfo(pids[i], PROC_PIDTBSDINFO, 0, &bi, sizeof bi) != (int)sizeof bi)
-      continue;
+    if (proc_pidinfo(pids[i], PROC_PIDTBSDINFO, 0, &bi, sizeof bi) != (int)sizeof bi) continue;
     struct proc_row r = {.pid = pids[i], .ppid = (pid_t)bi.pbi_ppid, .pgid = (pid_t)bi.pbi_pgid};
     if (proc_pidinfo(pids[i], PROC_PIDTASKINFO, 0, &ti, sizeof ti) == (int)sizeof ti)
       r.own = (double)(ti.pti_total_user + ti.pti_total_system) * tb.numer / tb.denom / per_tick;
@@ -260,8 +242,7 @@ static void scan_procs(sw_sampler_t *s) {
                    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6) *
                   (double)(hz > 0 ? hz : 100);
     }
-    if (add_row(s, &r))
-      break;
+    if (add_row(s, &r)) break;
   }
 }
 #endif
@@ -279,10 +260,8 @@ static struct proc_row *find_row(const sw_sampler_t *s, pid_t pid) {
 /* 1 when row r is root or descends from it (bounded walk up the ppid chain). */
 static int descends(const sw_sampler_t *s, const struct proc_row *r, pid_t root) {
   for (int depth = 0; r && depth < 64; depth++) {
-    if (r->pid == root)
-      return 1;
-    if (r->ppid <= 1 || r->ppid == r->pid)
-      return 0;
+    if (r->pid == root) return 1;
+    if (r->ppid <= 1 || r->ppid == r->pid) return 0;
     r = find_row(s, r->ppid);
   }
   return 0;
@@ -343,22 +322,18 @@ static int each_gpu_fd(const sw_sampler_t *s, pid_t pid, void (*fn)(void *, cons
   char dir[320];
   snprintf(dir, sizeof dir, "%s/%d/fd", s->root, (int)pid);
   DIR *d = opendir(dir);
-  if (!d)
-    return -1;
+  if (!d) return -1;
   struct dirent *e;
   int seen = 0;
   while ((e = readdir(d)) && seen < 4096) {
-    if (e->d_name[0] == '.')
-      continue;
+    if (e->d_name[0] == '.') continue;
     seen++;
     char path[600], link[256], node[24];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     ssize_t n = readlink(path, link, sizeof link - 1);
-    if (n <= 0)
-      continue;
+    if (n <= 0) continue;
     link[n] = '\0';
-    if (gpu_node(link, node, sizeof node))
-      fn(ctx, node);
+    if (gpu_node(link, node, sizeof node)) fn(ctx, node);
   }
   closedir(d);
   return 0;
@@ -367,8 +342,7 @@ static int each_gpu_fd(const sw_sampler_t *s, pid_t pid, void (*fn)(void *, cons
 static void note_trainer_node(void *ctx, const char *node) {
   sw_sampler_t *s = ctx;
   for (int i = 0; i < s->n_gpu_nodes; i++)
-    if (!strcmp(s->gpu_nodes[i], node))
-      return;
+    if (!strcmp(s->gpu_nodes[i], node)) return;
   if (s->n_gpu_nodes < 4)
     snprintf(s->gpu_nodes[s->n_gpu_nodes++], sizeof s->gpu_nodes[0], "%s", node);
 }
@@ -380,8 +354,7 @@ struct foreign_probe {
 static void probe_node(void *ctx, const char *node) {
   struct foreign_probe *p = ctx;
   for (int i = 0; i < p->s->n_gpu_nodes; i++)
-    if (!strcmp(p->s->gpu_nodes[i], node))
-      p->hit = 1;
+    if (!strcmp(p->s->gpu_nodes[i], node)) p->hit = 1;
 }
 
 /* Processes that are not ours holding one of the trainer's GPU nodes; -1 when unknown. */
@@ -390,8 +363,7 @@ static int gpu_users(sw_sampler_t *s) {
     int n_before = s->n_gpu_nodes;
     s->n_gpu_nodes = 0;
     for (int i = 0; i < s->n_rows; i++)
-      if (s->rows[i].cls == 1)
-        each_gpu_fd(s, s->rows[i].pid, note_trainer_node, s);
+      if (s->rows[i].cls == 1) each_gpu_fd(s, s->rows[i].pid, note_trainer_node, s);
     if (s->n_gpu_nodes == 0 && n_before > 0)
       s->n_gpu_nodes = n_before; /* not opened yet: keep what the previous trainer held */
   }
@@ -399,11 +371,9 @@ static int gpu_users(sw_sampler_t *s) {
     return -1; /* no GPU node known (a CPU device such as lavapipe opens none) */
   int users = 0, unreadable = 0;
   for (int i = 0; i < s->n_rows; i++) {
-    if (s->rows[i].cls != 0)
-      continue;
+    if (s->rows[i].cls != 0) continue;
     struct foreign_probe p = {s, 0};
-    if (each_gpu_fd(s, s->rows[i].pid, probe_node, &p) < 0)
-      unreadable++;
+    if (each_gpu_fd(s, s->rows[i].pid, probe_node, &p) < 0) unreadable++;
     users += p.hit;
   }
   return users ? users : (unreadable == s->n_rows ? -1 : 0);
@@ -427,17 +397,14 @@ static int take(sw_sampler_t *self, int64_t now_ms, struct sw_load_sample *out, 
   out->gpu_users = -1;
   double busy = 0, total = 0, trainer = 0, self_ticks = 0;
   int rc = read_host(self, &busy, &total, &out->load1, &out->mem_avail, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   scan_procs(self);
   classify(self, &trainer, &self_ticks);
-  if (full)
-    out->gpu_users = gpu_users(self);
+  if (full) out->gpu_users = gpu_users(self);
   /* Process and host times tick at 100 Hz: over an interval shorter than MIN_TICKS per core
    * the figures are noise (one tick of a fork reads as a busy core), so such a sample reports
    * load and memory only and its CPU time is carried into the next sample. */
-  if (self->have_prev && total - self->prev_total < MIN_TICKS * (double)self->cores)
-    return 0;
+  if (self->have_prev && total - self->prev_total < MIN_TICKS * (double)self->cores) return 0;
   if (self->have_prev && total > self->prev_total) {
     double per_core = (total - self->prev_total) / (double)self->cores;
     double busy_d = busy >= self->prev_busy ? busy - self->prev_busy : 0.0;
@@ -445,16 +412,13 @@ static int take(sw_sampler_t *self, int64_t now_ms, struct sw_load_sample *out, 
     double se_d = self_ticks >= self->prev_self ? self_ticks - self->prev_self : 0.0;
     /* Process ticks and /proc/stat are sampled a moment apart: clamp so that the parts never
      * exceed the whole. */
-    if (tr_d > busy_d)
-      tr_d = busy_d;
-    if (se_d > busy_d - tr_d)
-      se_d = busy_d - tr_d;
+    if (tr_d > busy_d) tr_d = busy_d;
+    if (se_d > busy_d - tr_d) se_d = busy_d - tr_d;
     out->cpu_total = busy_d / per_core;
     out->cpu_trainer = tr_d / per_core;
     out->cpu_self = se_d / per_core;
     out->cpu_other = (busy_d - tr_d - se_d) / per_core;
-    if (out->cpu_other < 0)
-      out->cpu_other = 0;
+    if (out->cpu_other < 0) out->cpu_other = 0;
   }
   self->prev_busy = busy;
   self->prev_total = total;
@@ -493,8 +457,7 @@ static int my_child_ticks(sw_sampler_t *s, double *out, struct sw_err *err) {
 int sw_sampler_trainer_begin(sw_sampler_t *self, pid_t pgid, struct sw_err *err) {
   double child = 0;
   int rc = my_child_ticks(self, &child, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   self->trainer = pgid;
   self->child_base = child;
   self->prev_trainer = 0;
@@ -502,14 +465,11 @@ int sw_sampler_trainer_begin(sw_sampler_t *self, pid_t pgid, struct sw_err *err)
 }
 
 int sw_sampler_trainer_end(sw_sampler_t *self, struct sw_err *err) {
-  if (self->trainer <= 0)
-    return 0;
+  if (self->trainer <= 0) return 0;
   double child = 0;
   int rc = my_child_ticks(self, &child, err);
-  if (rc)
-    return rc;
-  if (child > self->child_base)
-    self->child_excluded += child - self->child_base;
+  if (rc) return rc;
+  if (child > self->child_base) self->child_excluded += child - self->child_base;
   self->trainer = 0;
   self->prev_trainer = 0;
   return 0;
@@ -548,20 +508,13 @@ int sw_quiet_feed(struct sw_quiet *q, const struct sw_load_sample *s) {
     int64_t dt = q->ring[cur].t_ms - q->ring[prev].t_ms;
     sum += q->ring[cur].cpu_other * (double)dt;
     w += (double)dt;
-    if (q->ring[cur].cpu_other > q->r.cpu_other_max)
-      above += dt;
-    if (q->r.gpu_foreign && q->ring[cur].gpu_users > 0)
-      quiet = 0;
+    if (q->ring[cur].cpu_other > q->r.cpu_other_max) above += dt;
+    if (q->r.gpu_foreign && q->ring[cur].gpu_users > 0) quiet = 0;
   }
-  if (w > 0 && sum / w > q->r.cpu_other_mean_max)
-    quiet = 0;
-  if (above > q->r.over_max_ms)
-    quiet = 0;
-  if (q->r.load1_max > 0 && s->load1 > q->r.load1_max)
-    quiet = 0;
-  if (quiet)
-    return SW_QUIET_READY;
-  if (s->t_ms - q->started_ms >= q->r.max_wait_ms)
-    return SW_QUIET_GAVE_UP;
+  if (w > 0 && sum / w > q->r.cpu_other_mean_max) quiet = 0;
+  if (above > q->r.over_max_ms) quiet = 0;
+  if (q->r.load1_max > 0 && s->load1 > q->r.load1_max) quiet = 0;
+  if (quiet) return SW_QUIET_READY;
+  if (s->t_ms - q->started_ms >= q->r.max_wait_ms) return SW_QUIET_GAVE_UP;
   return SW_QUIET_WAIT;
 }

@@ -45,8 +45,7 @@ static int run_generator(const char *splat_train, json_t *g, const char *out, st
                   seed,
                   NULL};
   pid_t pid = fork();
-  if (pid < 0)
-    return sw_err_set(err, SW_ECHILD, "scene.generate: fork: %s", strerror(errno));
+  if (pid < 0) return sw_err_set(err, SW_ECHILD, "scene.generate: fork: %s", strerror(errno));
   if (pid == 0) {
     /* The generator's chatter belongs in the worker's log, never on a report's stdout. */
     dup2(2, 1);
@@ -54,8 +53,7 @@ static int run_generator(const char *splat_train, json_t *g, const char *out, st
     _exit(127);
   }
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return sw_err_set(err, SW_ECHILD, "scene.generate: %s scene --out %s failed (status %d)",
                       splat_train, out, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
@@ -70,8 +68,7 @@ static int download(const char *url, const char *path, struct sw_err *err) {
   char tmp[4200];
   snprintf(tmp, sizeof tmp, "%s.part", path);
   FILE *f = fopen(tmp, "wb");
-  if (!f)
-    return sw_err_set(err, SW_EIO, "scene.url: %s: %s", tmp, strerror(errno));
+  if (!f) return sw_err_set(err, SW_EIO, "scene.url: %s: %s", tmp, strerror(errno));
   CURL *c = curl_easy_init();
   if (!c) {
     fclose(f);
@@ -141,8 +138,7 @@ static int unpack(const char *file, const char *dir, struct sw_err *err) {
         break;
       }
     }
-    if (rc)
-      break;
+    if (rc) break;
     if (r != ARCHIVE_EOF) {
       rc = sw_err_set(err, SW_EIO, "scene.url: %s: %s", file, archive_error_string(a));
       break;
@@ -167,8 +163,7 @@ static int holds_scene(const char *dir) {
   char probe[4400];
   for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
     snprintf(probe, sizeof probe, "%s/%s", dir, marks[i]);
-    if (sw_fs_exists(probe))
-      return 1;
+    if (sw_fs_exists(probe)) return 1;
   }
   return 0;
 }
@@ -176,17 +171,14 @@ static int holds_scene(const char *dir) {
 /* A scene archive usually wraps the scene in one folder; use it when that is so. */
 static void descend_single(char *path, size_t cap) {
   char probe[4400];
-  if (holds_scene(path))
-    return;
+  if (holds_scene(path)) return;
   DIR *d = opendir(path);
-  if (!d)
-    return;
+  if (!d) return;
   char only[256] = "";
   int dirs = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
+    if (e->d_name[0] == '.') continue;
     char sub[4400];
     struct stat st;
     snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
@@ -228,13 +220,10 @@ int sw_scene_prepare(const char *scene_json, const char *cache_dir, const char *
     if (!sw_fs_exists(mark)) {
       sw_fs_rm_rf(dir, NULL);
       rc = sw_fs_mkdir_p(cache_dir, err);
-      if (!rc)
-        rc = run_generator(splat_train, gen, dir, err);
-      if (!rc)
-        rc = sw_fs_write_atomic(mark, "ok\n", 3, err);
+      if (!rc) rc = run_generator(splat_train, gen, dir, err);
+      if (!rc) rc = sw_fs_write_atomic(mark, "ok\n", 3, err);
     }
-    if (!rc)
-      snprintf(path_out, cap, "%s", dir);
+    if (!rc) snprintf(path_out, cap, "%s", dir);
   } else if (json_is_string(path)) {
     const char *p = json_string_value(path);
     struct stat st;
@@ -243,8 +232,7 @@ int sw_scene_prepare(const char *scene_json, const char *cache_dir, const char *
      * the whole fleet (docs/spec.md). */
     char found[4096] = "";
     if (p[0] == '/') {
-      if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(found, sizeof found, "%s", p);
+      if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) snprintf(found, sizeof found, "%s", p);
     } else if (!sw_fs_find_in(getenv("SW_DATASETS"), p, SW_FS_FIND_DIR, found, sizeof found)) {
       found[0] = '\0';
     }
@@ -268,10 +256,8 @@ int sw_scene_prepare(const char *scene_json, const char *cache_dir, const char *
       snprintf(mark, sizeof mark, "%s/.complete", dir);
       rc = sw_fs_mkdir_p(cache_dir, err);
       if (!rc && !sw_fs_exists(mark)) {
-        if (!sw_fs_exists(file))
-          rc = download(json_string_value(url), file, err);
-        if (!rc)
-          rc = sw_sha256_file(file, got, err);
+        if (!sw_fs_exists(file)) rc = download(json_string_value(url), file, err);
+        if (!rc) rc = sw_sha256_file(file, got, err);
         if (!rc && strcmp(got, want) != 0) {
           unlink(file);
           rc = sw_err_set(err, SW_EINVAL, "scene.url: %s: sha256 %s, expected %s",
@@ -288,8 +274,7 @@ int sw_scene_prepare(const char *scene_json, const char *cache_dir, const char *
               rc = sw_err_set(err, SW_EINVAL, "scene.url: %s is not an archive libarchive reads",
                               json_string_value(url));
           }
-          if (!rc)
-            rc = sw_fs_write_atomic(mark, "ok\n", 3, err);
+          if (!rc) rc = sw_fs_write_atomic(mark, "ok\n", 3, err);
         }
       }
       if (!rc) {

@@ -17,19 +17,16 @@ struct sw_spool {
 int sw_spool_open(const char *dir, sw_spool_t **out, struct sw_err *err) {
   *out = NULL;
   int rc = sw_fs_mkdir_p(dir, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   sw_spool_t *s = calloc(1, sizeof *s);
-  if (!s)
-    return sw_err_set(err, SW_ENOMEM, "spool: out of memory");
+  if (!s) return sw_err_set(err, SW_ENOMEM, "spool: out of memory");
   snprintf(s->dir, sizeof s->dir, "%s", dir);
   *out = s;
   return 0;
 }
 
 void sw_spool_close(sw_spool_t **self_p) {
-  if (!self_p || !*self_p)
-    return;
+  if (!self_p || !*self_p) return;
   free(*self_p);
   *self_p = NULL;
 }
@@ -58,20 +55,17 @@ int sw_spool_put(sw_spool_t *self, uint64_t run_id, uint32_t attempt, uint64_t l
 static int remove_where(sw_spool_t *self, int by_lease, uint64_t run_id, uint32_t attempt,
                         uint64_t lease_id) {
   DIR *d = opendir(self->dir);
-  if (!d)
-    return 0;
+  if (!d) return 0;
   int n = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
     uint64_t r, l;
     uint32_t a;
-    if (parse_name(e->d_name, &r, &a, &l))
-      continue;
+    if (parse_name(e->d_name, &r, &a, &l)) continue;
     if (by_lease ? l == lease_id : (r == run_id && a == attempt)) {
       char path[4400];
       snprintf(path, sizeof path, "%s/%s", self->dir, e->d_name);
-      if (unlink(path) == 0)
-        n++;
+      if (unlink(path) == 0) n++;
     }
   }
   closedir(d);
@@ -95,30 +89,25 @@ int sw_spool_foreach(sw_spool_t *self,
                                 const void *frame, size_t len),
                      void *ctx) {
   DIR *d = opendir(self->dir);
-  if (!d)
-    return 0;
+  if (!d) return 0;
   char **names = NULL;
   size_t n = 0, cap = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
     uint64_t r, l;
     uint32_t a;
-    if (parse_name(e->d_name, &r, &a, &l))
-      continue;
+    if (parse_name(e->d_name, &r, &a, &l)) continue;
     if (n == cap) {
       cap = cap ? cap * 2 : 16;
       char **nn = realloc(names, cap * sizeof *nn);
-      if (!nn)
-        break;
+      if (!nn) break;
       names = nn;
     }
     names[n] = strdup(e->d_name);
-    if (names[n])
-      n++;
+    if (names[n]) n++;
   }
   closedir(d);
-  if (n)
-    qsort(names, n, sizeof *names, cmp_str);
+  if (n) qsort(names, n, sizeof *names, cmp_str);
   int visited = 0;
   for (size_t i = 0; i < n; i++) {
     uint64_t r = 0, l = 0;
@@ -129,8 +118,7 @@ int sw_spool_foreach(sw_spool_t *self,
     char *data = NULL;
     size_t len = 0;
     if (sw_fs_read_all(path, &data, &len, NULL) == 0) {
-      if (cb)
-        cb(ctx, r, a, l, data, len);
+      if (cb) cb(ctx, r, a, l, data, len);
       visited++;
       free(data);
     }

@@ -114,8 +114,10 @@ int sw_upload_stage(sw_upload_t *u, const char *run_dir, uint64_t run_id, uint32
         !sw_msg_artifact_name_ok(name))
       continue;
     int r = stage_one(run_dir, entry, name, max_bytes, &a[n], err);
-    if (r == 0) n++;
-    else if (r < 0) rc = r;
+    if (r == 0)
+      n++;
+    else if (r < 0)
+      rc = r;
   }
   if (d) closedir(d);
   json_t *files = json_array();
@@ -176,8 +178,8 @@ static size_t discard(char *p, size_t size, size_t n, void *ctx) {
 
 /* PUTs one file. Returns 1 done (stored or refused for good: the file is finished with), 0 to
  * retry later. */
-static int put_file(sw_upload_t *u, const char *url, const char *token, uint64_t run,
-                    int attempt, const char *name, const char *path) {
+static int put_file(sw_upload_t *u, const char *url, const char *token, uint64_t run, int attempt,
+                    const char *name, const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return 1; /* gone: nothing left to send */
   struct stat sb;

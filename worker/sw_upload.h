@@ -1,9 +1,9 @@
 /* sw_upload.h: the worker's artifact uploads (docs/protocol.md "Artifacts").
  *
  * When a run ends, sw_upload_stage hard-links (or copies) the run's result.json, trainer.log,
- * final.ply (when the Assign wants it) and the PNGs of renders/ into UPLOADS/r<RUN>-a<ATTEMPT>/, writes
- * a manifest (the store's URL, the run's token, each file's size and sha256) and returns the list
- * that RunFinished carries. Staging happens before the run directory is removed, so nothing
+ * final.ply (when the Assign wants it) and the PNGs of renders/ into UPLOADS/r<RUN>-a<ATTEMPT>/,
+ * writes a manifest (the store's URL, the run's token, each file's size and sha256) and returns the
+ * list that RunFinished carries. Staging happens before the run directory is removed, so nothing
  * depends on the run directory afterwards.
  *
  * The uploads themselves happen in a thread of their own (libcurl), and only for entries the
@@ -13,8 +13,8 @@
  * removes it; 401, 404, 409, 413 and 422 (refused for good) remove it with a warning; anything
  * else (network, 5xx) is retried with backoff (2 s doubling, 8 tries per entry), after which
  * the entry is given up. Nothing is sent while the worker measures or waits to (sw_upload_hold),
- * nor while another worker of the host holds the measurement lock. An entry never acknowledged is removed after a day. Entries survive a
- * worker restart (the next one carries on).
+ * nor while another worker of the host holds the measurement lock. An entry never acknowledged is
+ * removed after a day. Entries survive a worker restart (the next one carries on).
  *
  * Lifecycle: sw_upload_start / sw_upload_stop; stage and acked are called from the poll loop. */
 #ifndef SW_UPLOAD_H

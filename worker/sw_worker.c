@@ -60,8 +60,8 @@ struct worker {
   sw_spool_t *spool;
   sw_upload_t *uploads; /* artifact uploads, in their own thread (sw_upload.h) */
   sw_sampler_t *sampler;
-  sw_gpu_t *gpu;           /* NVML, when the machine has it */
-  sw_hostlock_t *hostlock; /* NULL when this worker shares the host (--shared-host) */
+  sw_gpu_t *gpu;             /* NVML, when the machine has it */
+  sw_hostlock_t *hostlock;   /* NULL when this worker shares the host (--shared-host) */
   char host_lock_path[4200]; /* its file, which the upload thread takes too */
   int64_t lock_wait_ms, lock_logged_ms, lock_released_ms;
   char runs_dir[4200], scenes_dir[4200];
@@ -100,14 +100,11 @@ int sw_curve_read_key(const char *path, char key[41], struct sw_err *err) {
   char *data = NULL;
   size_t len = 0;
   int rc = sw_fs_read_all(path, &data, &len, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   char *p = data;
-  while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-    p++;
+  while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
   size_t n = 0;
-  while (p[n] && p[n] != ' ' && p[n] != '\n' && p[n] != '\r' && p[n] != '\t')
-    n++;
+  while (p[n] && p[n] != ' ' && p[n] != '\n' && p[n] != '\r' && p[n] != '\t') n++;
   uint8_t raw[32];
   if (n != 40) {
     free(data);
@@ -116,8 +113,7 @@ int sw_curve_read_key(const char *path, char key[41], struct sw_err *err) {
   memcpy(key, p, 40);
   key[40] = '\0';
   free(data);
-  if (!zmq_z85_decode(raw, key))
-    return sw_err_set(err, SW_EINVAL, "%s: not a valid z85 key", path);
+  if (!zmq_z85_decode(raw, key)) return sw_err_set(err, SW_EINVAL, "%s: not a valid z85 key", path);
   return 0;
 }
 
@@ -126,8 +122,7 @@ int sw_curve_read_key(const char *path, char key[41], struct sw_err *err) {
 /* Encodes and sends one message; returns the seq used, or 0 when it could not be sent now
  * (the session's heartbeat / spool logic covers what matters). */
 static uint64_t send_msg(struct worker *w, struct sw_msg *m) {
-  if (!w->sock)
-    return 0;
+  if (!w->sock) return 0;
   m->seq = ++w->seq;
   uint8_t *buf = NULL;
   size_t len = 0;
@@ -171,8 +166,7 @@ static void send_heartbeat(struct worker *w) {
 }
 
 static void send_ready(struct worker *w) {
-  if (w->state != S_CONNECTED || w->have_lease || w->ready_sent)
-    return;
+  if (w->state != S_CONNECTED || w->have_lease || w->ready_sent) return;
   send_simple(w, SW_MSG_READY);
   w->ready_sent = 1;
 }
@@ -195,8 +189,7 @@ static uint32_t random_u32(void) {
   int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   if (fd < 0 || read(fd, &r, sizeof r) != (ssize_t)sizeof r)
     r = (uint32_t)(sw_clock_mono_ns() ^ ((uint64_t)getpid() << 16));
-  if (fd >= 0)
-    close(fd);
+  if (fd >= 0) close(fd);
   return r;
 }
 
@@ -210,8 +203,7 @@ static void fresh_routing_id(const struct worker *w, char *out, size_t cap) {
 static int open_socket(struct worker *w, struct sw_err *err) {
   close_socket(w);
   w->sock = zmq_socket(w->ctx, ZMQ_DEALER);
-  if (!w->sock)
-    return sw_err_set(err, SW_ENET, "zmq_socket: %s", zmq_strerror(errno));
+  if (!w->sock) return sw_err_set(err, SW_ENET, "zmq_socket: %s", zmq_strerror(errno));
   int zero = 0, one = 1, hs = 3000;
   int64_t maxmsg = SW_MSG_FRAME_MAX;
   zmq_setsockopt(w->sock, ZMQ_LINGER, &zero, sizeof zero);
@@ -293,8 +285,7 @@ static void window_push(struct window *win, const struct sw_load_sample *s) {
     } else {
       size_t nc = win->cap ? win->cap * 2 : 64;
       struct sw_msg_sample *ns = realloc(win->s, nc * sizeof *ns);
-      if (!ns)
-        return;
+      if (!ns) return;
       win->s = ns;
       win->cap = nc;
     }
@@ -320,8 +311,7 @@ static int pid_is_ours(void *ctx, int32_t pid) {
 /* The NVML figures of the trainer's GPU into the newest sample of win. A foreign process seen
  * by NVML or through the device nodes counts; the larger of the two counts is kept. */
 static void add_gpu(struct worker *w, struct window *win) {
-  if (!w->gpu || !win || win->n == 0)
-    return;
+  if (!w->gpu || !win || win->n == 0) return;
   struct sw_gpu_sample g;
   struct sw_err err = {0};
   if (sw_gpu_sample(w->gpu, pid_is_ours, w, &g, &err)) {
@@ -335,8 +325,7 @@ static void add_gpu(struct worker *w, struct window *win) {
   d->gpu_temp_c = isfinite(g.temp_c) && g.temp_c >= 0 ? g.temp_c : 0;
   d->gpu_power_w = isfinite(g.power_w) && g.power_w >= 0 ? g.power_w : 0;
   d->gpu_throttle = g.throttle == SW_GPU_THROTTLE_UNKNOWN ? 0 : g.throttle;
-  if (g.n_foreign > d->gpu_foreign)
-    d->gpu_foreign = g.n_foreign;
+  if (g.n_foreign > d->gpu_foreign) d->gpu_foreign = g.n_foreign;
 }
 
 static void window_reset(struct window *win) { win->n = 0; }
@@ -352,13 +341,11 @@ static void take_sample(struct worker *w, struct window *win, int64_t t) {
   if (win) {
     window_push(win, &s);
     add_gpu(w, win);
-    if (win->n)
-      s.gpu_users = win->s[win->n - 1].gpu_foreign;
+    if (win->n) s.gpu_users = win->s[win->n - 1].gpu_foreign;
   }
   if (w->phase == P_QUIET) {
     int q = sw_quiet_feed(&w->quiet, &s);
-    if (q != SW_QUIET_WAIT)
-      w->quiet_ok = (q == SW_QUIET_READY) ? 1 : -1;
+    if (q != SW_QUIET_WAIT) w->quiet_ok = (q == SW_QUIET_READY) ? 1 : -1;
   }
 }
 
@@ -376,11 +363,9 @@ static void end_prep_child(struct worker *w) {
 
 /* The trainer is gone (reaped): its attribution ends once its last sample was taken. */
 static void end_trainer(struct worker *w) {
-  if (!w->trainer_pgid)
-    return;
+  if (!w->trainer_pgid) return;
   struct sw_err err = {0};
-  if (sw_sampler_trainer_end(w->sampler, &err))
-    sw_log_warn("load sampler: %s", err.msg);
+  if (sw_sampler_trainer_end(w->sampler, &err)) sw_log_warn("load sampler: %s", err.msg);
   w->trainer_pgid = 0;
 }
 
@@ -393,8 +378,7 @@ static void release_host(struct worker *w) {
 }
 
 static void drop_lease(struct worker *w, const char *why) {
-  if (w->have_lease)
-    sw_log_info("lease %" PRIu64 " dropped: %s", lease_id(w), why);
+  if (w->have_lease) sw_log_info("lease %" PRIu64 " dropped: %s", lease_id(w), why);
   end_prep_child(w);
   sw_runner_destroy(&w->runner);
   end_trainer(w);
@@ -406,8 +390,7 @@ static void drop_lease(struct worker *w, const char *why) {
   w->phase = P_NONE;
   w->abandon = 0;
   w->ready_sent = 0;
-  if (w->run_dir[0] && !w->o->keep_runs)
-    sw_fs_rm_rf(w->run_dir, NULL);
+  if (w->run_dir[0] && !w->o->keep_runs) sw_fs_rm_rf(w->run_dir, NULL);
   w->run_dir[0] = '\0';
 }
 
@@ -459,8 +442,7 @@ static void start_prep(struct worker *w) {
     const char *p = line;
     while (left > 0) {
       ssize_t n = write(pfd[1], p, (size_t)left);
-      if (n <= 0)
-        break;
+      if (n <= 0) break;
       p += n;
       left -= n;
     }
@@ -501,10 +483,8 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   f->result_json = result_json;
   f->error = error;
   /* Sample times become offsets from the run's start (the pre-run window is negative). */
-  for (size_t i = 0; i < w->pre.n; i++)
-    w->pre.s[i].t_ms -= w->run_start_ms;
-  for (size_t i = 0; i < w->during.n; i++)
-    w->during.s[i].t_ms -= w->run_start_ms;
+  for (size_t i = 0; i < w->pre.n; i++) w->pre.s[i].t_ms -= w->run_start_ms;
+  for (size_t i = 0; i < w->during.n; i++) w->during.s[i].t_ms -= w->run_start_ms;
   f->samples = w->during.s;
   f->n_samples = w->during.n;
   f->pre_samples = w->pre.s;
@@ -520,8 +500,8 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   if (a->artifact_url[0] && run->artifact_token[0] && w->run_dir[0] && w->uploads) {
     struct sw_err aerr = {0};
     if (sw_upload_stage(w->uploads, w->run_dir, run->run_id, a->attempt, a->artifact_url,
-                        run->artifact_token, a->artifact_max_bytes, a->artifact_ply,
-                        &f->artifacts, &f->n_artifacts, &aerr))
+                        run->artifact_token, a->artifact_max_bytes, a->artifact_ply, &f->artifacts,
+                        &f->n_artifacts, &aerr))
       sw_log_warn("run %" PRIu64 ": artifacts not staged: %s", run->run_id, aerr.msg);
   }
   m.seq = ++w->seq;
@@ -545,8 +525,7 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   } else {
     if (sw_spool_put(w->spool, run->run_id, a->attempt, a->lease_id, buf, len, &err))
       sw_log_error("spool: %s (sending anyway)", err.msg);
-    if (w->sock && zmq_send(w->sock, buf, len, ZMQ_DONTWAIT) >= 0)
-      w->last_send_ms = now_ms();
+    if (w->sock && zmq_send(w->sock, buf, len, ZMQ_DONTWAIT) >= 0) w->last_send_ms = now_ms();
     free(buf);
   }
   sw_log_info("run %" PRIu64 " (%s) finished: exit %d, %.2f s%s%s", run->run_id, run->arm,
@@ -560,8 +539,7 @@ static void finish_run(struct worker *w, int exit_status, double wall_s, char *r
   w->run_start_wall_ms = 0;
   sw_runner_destroy(&w->runner);
   end_trainer(w);
-  if (w->run_dir[0] && !w->o->keep_runs)
-    sw_fs_rm_rf(w->run_dir, NULL);
+  if (w->run_dir[0] && !w->o->keep_runs) sw_fs_rm_rf(w->run_dir, NULL);
   w->run_dir[0] = '\0';
   w->run_idx++;
   if (w->run_idx < a->n_runs) {
@@ -595,8 +573,7 @@ static void send_lease_done(struct worker *w, uint64_t lease, uint64_t epoch) {
 
 /* P_DONE: once every result of the lease is acknowledged, LeaseDone and the next Ready. */
 static void finish_lease(struct worker *w) {
-  if (w->state != S_CONNECTED || spooled_for(w, lease_id(w)) > 0)
-    return;
+  if (w->state != S_CONNECTED || spooled_for(w, lease_id(w)) > 0) return;
   send_lease_done(w, lease_id(w), lease_epoch(w));
   w->have_lease = 0;
   sw_msg_clear(&w->assign);
@@ -625,8 +602,7 @@ static void begin_quiet(struct worker *w) {
   /* The settle window starts now, after the previous trainer was reaped and this worker's own
    * preparation (scene, hashing, spooling) is done: the interval before is not part of it. */
   struct sw_err err = {0};
-  if (sw_sampler_prime(w->sampler, t, &err))
-    sw_log_warn("load sampler: %s", err.msg);
+  if (sw_sampler_prime(w->sampler, t, &err)) sw_log_warn("load sampler: %s", err.msg);
   w->last_sample_ms = t;
 }
 
@@ -695,8 +671,7 @@ static void start_trainer(struct worker *w) {
 
 /* Advances the current lease; called every loop turn. */
 static void step_lease(struct worker *w, int64_t t) {
-  if (!w->have_lease)
-    return;
+  if (!w->have_lease) return;
   if (w->phase == P_DONE) {
     finish_lease(w);
     return;
@@ -705,8 +680,7 @@ static void step_lease(struct worker *w, int64_t t) {
     /* flock is not fair: a worker that just released the lock and got its next lease at once
      * would win it again before the waiters' next poll. It lets LOCK_YIELD_MS pass first, so
      * the workers of a host take turns. */
-    if (w->lock_released_ms && t - w->lock_released_ms < LOCK_YIELD_MS)
-      return;
+    if (w->lock_released_ms && t - w->lock_released_ms < LOCK_YIELD_MS) return;
     char who[128];
     struct sw_err err = {0};
     int got = sw_hostlock_try(w->hostlock, who, sizeof who, &err);
@@ -741,8 +715,7 @@ static void step_lease(struct worker *w, int64_t t) {
         }
         break;
       }
-      if (w->prep_fd >= 0)
-        return;
+      if (w->prep_fd >= 0) return;
       if (w->prep_pid > 0) {
         waitpid(w->prep_pid, NULL, 0);
         w->prep_pid = 0;
@@ -765,8 +738,7 @@ static void step_lease(struct worker *w, int64_t t) {
     return;
   }
   if (w->phase == P_QUIET) {
-    if (t - w->last_sample_ms >= w->sample_every_ms)
-      take_sample(w, &w->pre, t);
+    if (t - w->last_sample_ms >= w->sample_every_ms) take_sample(w, &w->pre, t);
     if (w->quiet_ok != 0) {
       if (w->quiet_ok < 0)
         sw_log_warn("machine not quiet after %.0f s; starting anyway (the window records it)",
@@ -777,8 +749,7 @@ static void step_lease(struct worker *w, int64_t t) {
   }
   if (w->phase == P_RUN && w->runner) {
     sw_runner_read(w->runner, on_progress, w);
-    if (t - w->last_sample_ms >= w->sample_every_ms)
-      take_sample(w, &w->during, t);
+    if (t - w->last_sample_ms >= w->sample_every_ms) take_sample(w, &w->during, t);
     if (sw_runner_check(w->runner, t)) {
       sw_runner_read(w->runner, on_progress, w);
       take_sample(w, &w->during, t);
@@ -798,12 +769,10 @@ static void step_lease(struct worker *w, int64_t t) {
 
 /* Stops the lease's work; the loop finishes the drop once the trainer is gone. */
 static void abort_lease(struct worker *w, const char *why) {
-  if (!w->have_lease)
-    return;
+  if (!w->have_lease) return;
   sw_spool_remove_lease(w->spool, lease_id(w));
   if (w->phase == P_RUN && w->runner) {
-    if (!w->abandon)
-      sw_log_info("lease %" PRIu64 ": stopping the trainer: %s", lease_id(w), why);
+    if (!w->abandon) sw_log_info("lease %" PRIu64 ": stopping the trainer: %s", lease_id(w), why);
     w->abandon = 1;
     sw_runner_stop(w->runner, now_ms());
     return;
@@ -874,14 +843,11 @@ static int handle(struct worker *w, struct sw_msg *m) {
     w->ready_sent = 0;
     send_ready(w);
     break;
-  case SW_MSG_ASSIGN:
-    on_assign(w, m);
-    break;
+  case SW_MSG_ASSIGN: on_assign(w, m); break;
   case SW_MSG_ACK:
     if (sw_spool_remove(w->spool, m->u.ack.run_id, m->u.ack.attempt) > 0)
       sw_log_debug("run %" PRIu64 " attempt %u acknowledged", m->u.ack.run_id, m->u.ack.attempt);
-    if (w->uploads)
-      sw_upload_acked(w->uploads, m->u.ack.run_id, m->u.ack.attempt);
+    if (w->uploads) sw_upload_acked(w->uploads, m->u.ack.run_id, m->u.ack.attempt);
     break;
   case SW_MSG_CANCEL:
     if (m->u.cancel.lease_id == lease_id(w) && w->have_lease) {
@@ -891,13 +857,11 @@ static int handle(struct worker *w, struct sw_msg *m) {
       sw_spool_remove_lease(w->spool, m->u.cancel.lease_id);
     }
     break;
-  case SW_MSG_HEARTBEAT:
-    break;
+  case SW_MSG_HEARTBEAT: break;
   case SW_MSG_REJECT:
     sw_log_warn("rejected (%d): %s", (int)m->u.reject.code,
                 m->u.reject.reason ? m->u.reject.reason : "");
-    if (m->u.reject.code == SW_REJECT_PROTOCOL)
-      return SW_EPROTO;
+    if (m->u.reject.code == SW_REJECT_PROTOCOL) return SW_EPROTO;
     if (m->u.reject.code == SW_REJECT_UNKNOWN) {
       send_hello(w);
     } else if (m->u.reject.code == SW_REJECT_STALE_LEASE) {
@@ -906,9 +870,7 @@ static int handle(struct worker *w, struct sw_msg *m) {
       close_socket(w);
     }
     break;
-  default:
-    sw_log_debug("unexpected %s ignored", sw_msg_type_name(m->type));
-    break;
+  default: sw_log_debug("unexpected %s ignored", sw_msg_type_name(m->type)); break;
   }
   return 0;
 }
@@ -945,8 +907,7 @@ static int recv_all(struct worker *w) {
     }
     rc = handle(w, &m);
     sw_msg_clear(&m);
-    if (rc)
-      return rc;
+    if (rc) return rc;
   }
 }
 
@@ -957,8 +918,7 @@ static int build_hello(struct worker *w, struct sw_err *err) {
   sw_msg_init(h, SW_MSG_HELLO);
   snprintf(h->u.hello.worker_id, sizeof h->u.hello.worker_id, "%s", w->id);
   int rc = sw_fingerprint_collect(w->o->splat_train, &h->u.hello.fp, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   for (size_t i = 0; i < w->o->n_labels; i++)
     if (sw_msg_kv_add(&h->u.hello.labels, &h->u.hello.n_labels, w->o->labels[i].key,
                       w->o->labels[i].value))
@@ -983,8 +943,7 @@ static int setup(struct worker *w, struct sw_err *err) {
   } else {
     /* Unique per machine and GPU: HOST-MACHINEID8[-GPUINDEX] (docs/cli.md). */
     char host[64] = "", mid[256] = "";
-    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
-      snprintf(host, sizeof host, "worker");
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0]) snprintf(host, sizeof host, "worker");
     sw_fingerprint_machine_id(mid, sizeof mid);
     const char *gpu = getenv("SW_GPU_INDEX");
     if (gpu && *gpu)
@@ -1000,11 +959,9 @@ static int setup(struct worker *w, struct sw_err *err) {
     snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
     int rc = sw_curve_read_key(p, w->public_key, err);
     snprintf(p, sizeof p, "%s/secret.key", o->keys_dir);
-    if (!rc)
-      rc = sw_curve_read_key(p, w->secret_key, err);
+    if (!rc) rc = sw_curve_read_key(p, w->secret_key, err);
     snprintf(p, sizeof p, "%s/coordinator.pub", o->keys_dir);
-    if (!rc)
-      rc = sw_curve_read_key(p, w->server_key, err);
+    if (!rc) rc = sw_curve_read_key(p, w->server_key, err);
     if (rc) {
       sw_err_prefix(err, "worker keys");
       return rc;
@@ -1014,34 +971,29 @@ static int setup(struct worker *w, struct sw_err *err) {
   const char *wd = o->work_dir;
   snprintf(d, sizeof d, "%s/spool", wd);
   int rc = sw_spool_open(d, &w->spool, err);
-  if (rc)
-    return rc;
+  if (rc) return rc;
   snprintf(w->runs_dir, sizeof w->runs_dir, "%s/runs", wd);
   snprintf(w->scenes_dir, sizeof w->scenes_dir, "%s/scenes", wd);
-  if ((rc = sw_fs_mkdir_p(w->runs_dir, err)) || (rc = sw_fs_mkdir_p(w->scenes_dir, err)))
-    return rc;
+  if ((rc = sw_fs_mkdir_p(w->runs_dir, err)) || (rc = sw_fs_mkdir_p(w->scenes_dir, err))) return rc;
   /* In local mode `splatsweep local` (the coordinator and every local worker) is splatsweep's
    * own process tree; it says so through SW_SELF_ROOT_PID. */
   const char *root_env = getenv("SW_SELF_ROOT_PID");
   pid_t root = root_env ? (pid_t)atol(root_env) : 0;
   if ((rc = sw_sampler_new("/proc", getpid(), root > 0 ? root : getpid(), &w->sampler, err)))
     return rc;
-  if ((rc = sw_gpu_open(&w->gpu, err)))
-    return rc;
+  if ((rc = sw_gpu_open(&w->gpu, err))) return rc;
   if (!o->shared_host) {
     const char *lp = o->host_lock && *o->host_lock ? o->host_lock : getenv("SW_HOST_LOCK");
     snprintf(w->host_lock_path, sizeof w->host_lock_path, "%s",
              lp && *lp ? lp : "/tmp/splatsweep-measure.lock");
-    if ((rc = sw_hostlock_open(w->host_lock_path, w->id, &w->hostlock, err)))
-      return rc;
+    if ((rc = sw_hostlock_open(w->host_lock_path, w->id, &w->hostlock, err))) return rc;
   }
   return build_hello(w, err);
 }
 
 int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_err *err) {
   struct worker *w = calloc(1, sizeof *w);
-  if (!w)
-    return sw_err_set(err, SW_ENOMEM, "worker: out of memory");
+  if (!w) return sw_err_set(err, SW_ENOMEM, "worker: out of memory");
   w->o = opts;
   w->ctx = zmq_ctx;
   w->prep_fd = -1;
@@ -1060,8 +1012,7 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
     snprintf(holder, sizeof holder, "%s uploads", w->id);
     rc = sw_upload_start(up, w->hostlock ? w->host_lock_path : NULL, holder, &w->uploads, err);
   }
-  if (!rc)
-    take_sample(w, NULL, t); /* primes the CPU counters */
+  if (!rc) take_sample(w, NULL, t); /* primes the CPU counters */
   while (!rc && !(opts->stop && *opts->stop)) {
     t = now_ms();
     /* Uploads wait while this worker waits for the host lock or measures (quiet wait, run). */
@@ -1112,8 +1063,7 @@ int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_er
     step_lease(w, t);
     if (!w->have_lease && t - w->last_sample_ms >= 1000)
       take_sample(w, NULL, t); /* keeps the counters fresh for the next quiet wait */
-    if (w->state == S_CONNECTED && t - w->last_send_ms >= w->hb_ms)
-      send_heartbeat(w);
+    if (w->state == S_CONNECTED && t - w->last_send_ms >= w->hb_ms) send_heartbeat(w);
     /* Until acknowledged, results are resent now and then even without a reconnect: an Ack can
      * be lost, or the coordinator may have failed to commit (it then does not acknowledge). */
     if (w->state == S_CONNECTED && t - w->last_resend_ms >= RESEND_EVERY_HB * w->hb_ms) {

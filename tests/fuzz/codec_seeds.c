@@ -26,10 +26,19 @@ static void put(const char *dir, const struct sw_msg *m) {
 }
 
 static struct sw_msg_sample sample(int64_t t_ms) {
-  return (struct sw_msg_sample){.t_ms = t_ms, .load1 = 0.4, .cpu_other = 0.1, .cpu_total = 1.2,
-                                .mem_avail = 8ull << 30, .cpu_trainer = 1.0, .cpu_self = 0.05,
-                                .has_gpu = true, .gpu_util = 97, .gpu_sm_mhz = 1980,
-                                .gpu_temp_c = 61, .gpu_power_w = 410, .gpu_foreign = 0};
+  return (struct sw_msg_sample){.t_ms = t_ms,
+                                .load1 = 0.4,
+                                .cpu_other = 0.1,
+                                .cpu_total = 1.2,
+                                .mem_avail = 8ull << 30,
+                                .cpu_trainer = 1.0,
+                                .cpu_self = 0.05,
+                                .has_gpu = true,
+                                .gpu_util = 97,
+                                .gpu_sm_mhz = 1980,
+                                .gpu_temp_c = 61,
+                                .gpu_power_w = 410,
+                                .gpu_foreign = 0};
 }
 
 int main(int argc, char **argv) {
@@ -78,18 +87,34 @@ int main(int argc, char **argv) {
 
   sw_msg_init(&m, SW_MSG_ASSIGN);
   m.seq = 3;
-  struct sw_msg_run runs[2] = {
-      {.run_id = 11, .arm = "off", .config_json = "{\"iterations\":200,\"radix_passes\":\"full\"}",
-       .trainer_json = "{\"builtin\":{}}", .scene_json = "{\"generate\":{\"kind\":\"bricks\"}}"},
-      {.run_id = 12, .arm = "on", .config_json = "{\"iterations\":200,\"radix_passes\":\"skip\"}",
-       .trainer_json = "{\"builtin\":{}}", .scene_json = "{\"generate\":{\"kind\":\"bricks\"}}"}};
-  m.u.assign = (struct sw_msg_assign){.lease_id = 5, .epoch = 1, .deadline_ms = 1764633600000,
-                                      .sweep_id = 1, .gate_id = 1, .pair_id = 3, .attempt = 1,
-                                      .runs = runs, .n_runs = 2};
-  m.u.assign.contamination = (struct sw_msg_contamination){
-      .cpu_other_max = 0.5, .settle_s = 5, .max_wait_s = 300, .sample_interval_s = 1,
-      .require_windows = true, .rerun_once = true, .cpu_other_mean_max = 0.2, .over_max_s = 2,
-      .gpu_foreign = true};
+  struct sw_msg_run runs[2] = {{.run_id = 11,
+                                .arm = "off",
+                                .config_json = "{\"iterations\":200,\"radix_passes\":\"full\"}",
+                                .trainer_json = "{\"builtin\":{}}",
+                                .scene_json = "{\"generate\":{\"kind\":\"bricks\"}}"},
+                               {.run_id = 12,
+                                .arm = "on",
+                                .config_json = "{\"iterations\":200,\"radix_passes\":\"skip\"}",
+                                .trainer_json = "{\"builtin\":{}}",
+                                .scene_json = "{\"generate\":{\"kind\":\"bricks\"}}"}};
+  m.u.assign = (struct sw_msg_assign){.lease_id = 5,
+                                      .epoch = 1,
+                                      .deadline_ms = 1764633600000,
+                                      .sweep_id = 1,
+                                      .gate_id = 1,
+                                      .pair_id = 3,
+                                      .attempt = 1,
+                                      .runs = runs,
+                                      .n_runs = 2};
+  m.u.assign.contamination = (struct sw_msg_contamination){.cpu_other_max = 0.5,
+                                                           .settle_s = 5,
+                                                           .max_wait_s = 300,
+                                                           .sample_interval_s = 1,
+                                                           .require_windows = true,
+                                                           .rerun_once = true,
+                                                           .cpu_other_mean_max = 0.2,
+                                                           .over_max_s = 2,
+                                                           .gpu_foreign = true};
   put(dir, &m); /* borrowed pointers: not cleared */
 
   sw_msg_init(&m, SW_MSG_RUN_STARTED);
@@ -107,13 +132,24 @@ int main(int argc, char **argv) {
   struct sw_msg_sample during[3] = {sample(0), sample(1000), sample(2000)};
   struct sw_msg_sample pre[2] = {sample(-2000), sample(-1000)};
   m.u.run_finished = (struct sw_msg_run_finished){
-      .lease_id = 5, .epoch = 1, .run_id = 11, .attempt = 1, .exit_status = 0, .wall_s = 7.5,
-      .waited_s = 5.2, .quiet = true,
+      .lease_id = 5,
+      .epoch = 1,
+      .run_id = 11,
+      .attempt = 1,
+      .exit_status = 0,
+      .wall_s = 7.5,
+      .waited_s = 5.2,
+      .quiet = true,
       .result_json =
           "{\"schema\":\"splatsweep.result/1\",\"metrics\":{\"train_s\":6.9,\"psnr_db\":24.1}}",
-      .samples = during, .n_samples = 3, .pre_samples = pre, .n_pre_samples = 2,
-      .env_before = "{\"governor\":\"performance\"}", .env_after = "{\"governor\":\"performance\"}",
-      .run_start_wall_ms = 1764633605000, .run_end_wall_ms = 1764633612500};
+      .samples = during,
+      .n_samples = 3,
+      .pre_samples = pre,
+      .n_pre_samples = 2,
+      .env_before = "{\"governor\":\"performance\"}",
+      .env_after = "{\"governor\":\"performance\"}",
+      .run_start_wall_ms = 1764633605000,
+      .run_end_wall_ms = 1764633612500};
   put(dir, &m);
 
   sw_msg_init(&m, SW_MSG_LEASE_DONE);

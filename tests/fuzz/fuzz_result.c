@@ -12,8 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *doc = fuzz_text(data, size);
   int rc = sw_result_check_text(doc, &err);
   fuzz_note("result: %d: %s", rc, err.msg);
-  FUZZ_CHECK(rc == 0 || (rc == SW_EINVAL && err.msg[0]) || rc == SW_ENOMEM,
-             "returned %d: '%s'", rc, err.msg);
+  FUZZ_CHECK(rc == 0 || (rc == SW_EINVAL && err.msg[0]) || rc == SW_ENOMEM, "returned %d: '%s'", rc,
+             err.msg);
   free(doc);
   return 0;
 }

@@ -56,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(sc == NULL, "scene after an error");
     return 0;
   }
-  FUZZ_CHECK(sc->n_train > 0 && sc->width > 0 && sc->height > 0, "%u views of %ux%u",
-             sc->n_train, sc->width, sc->height);
+  FUZZ_CHECK(sc->n_train > 0 && sc->width > 0 && sc->height > 0, "%u views of %ux%u", sc->n_train,
+             sc->width, sc->height);
   for (uint32_t i = 0; i < sc->n_train; i++)
     FUZZ_CHECK(sc->train[i].cam.width == sc->width && sc->train[i].rgb != NULL, "view %u", i);
   gs_scene_destroy(&sc);

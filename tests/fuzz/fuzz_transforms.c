@@ -47,12 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(sc == NULL, "scene after an error");
     return 0;
   }
-  FUZZ_CHECK(sc->n_train > 0 && sc->width > 0 && sc->height > 0, "%u views of %ux%u",
-             sc->n_train, sc->width, sc->height);
+  FUZZ_CHECK(sc->n_train > 0 && sc->width > 0 && sc->height > 0, "%u views of %ux%u", sc->n_train,
+             sc->width, sc->height);
   for (uint32_t i = 0; i < sc->n_train; i++) {
     const struct gs_camera *c = &sc->train[i].cam;
     FUZZ_CHECK(c->width > 0 && isfinite(c->fx) && c->fx > 0 && isfinite(c->cy) &&
-               sc->train[i].rgb != NULL, "view %u", i);
+                   sc->train[i].rgb != NULL,
+               "view %u", i);
   }
   gs_scene_destroy(&sc);
   return 0;

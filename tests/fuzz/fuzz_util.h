@@ -24,9 +24,9 @@ void fuzz_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Fails the run (abort, which libFuzzer reports with the input) when cond is false: the
  * properties a target checks beyond "no crash". */
-#define FUZZ_CHECK(cond, ...)                                        \
-  do {                                                               \
-    if (!(cond)) fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);  \
+#define FUZZ_CHECK(cond, ...)                                                                      \
+  do {                                                                                             \
+    if (!(cond)) fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                                \
   } while (0)
 void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 4, 5)));

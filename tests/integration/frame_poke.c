@@ -32,8 +32,7 @@
  * (err set; m then needs no clearing). */
 static int recv_one(void *s, struct sw_msg *m, struct sw_err *err) {
   zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
-  if (zmq_poll(&it, 1, 5000) <= 0)
-    return 1;
+  if (zmq_poll(&it, 1, 5000) <= 0) return 1;
   zmq_msg_t f;
   zmq_msg_init(&f);
   zmq_msg_recv(&f, s, 0);
@@ -66,8 +65,7 @@ static int read_key(const char *dir, const char *name, char key[41]) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
+  if (!f) return -1;
   size_t n = fread(key, 1, 40, f);
   fclose(f);
   key[40] = '\0';
@@ -104,8 +102,7 @@ static int impersonate(void *s, const char *lease, const char *run) {
     if (sw_codec_decode(zmq_msg_data(&f), zmq_msg_size(&f), &a, &e) == 0) {
       printf("answer: %s%s%s\n", sw_msg_type_name(a.type), a.type == SW_MSG_REJECT ? ": " : "",
              a.type == SW_MSG_REJECT && a.u.reject.reason ? a.u.reject.reason : "");
-      if (a.type == SW_MSG_ACK)
-        got_ack = 1;
+      if (a.type == SW_MSG_ACK) got_ack = 1;
       sw_msg_clear(&a);
     }
     zmq_msg_close(&f);
@@ -194,8 +191,7 @@ static int raw_conns(const char *endpoint, int n) {
       size_t len = 0;
       if (i % 3 == 0) {
         len = (size_t)(1 + rand() % (int)sizeof buf);
-        for (size_t k = 0; k < len; k++)
-          buf[k] = (uint8_t)rand();
+        for (size_t k = 0; k < len; k++) buf[k] = (uint8_t)rand();
       } else if (i % 3 == 1) {
         len = (size_t)(1 + rand() % (int)sizeof greeting);
         memcpy(buf, greeting, len);
@@ -210,10 +206,11 @@ static int raw_conns(const char *endpoint, int n) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 4 && !strcmp(argv[2], "rawconns"))
-    return raw_conns(argv[1], atoi(argv[3]));
+  if (argc >= 4 && !strcmp(argv[2], "rawconns")) return raw_conns(argv[1], atoi(argv[3]));
   if (argc < 3) {
-    fprintf(stderr, "usage: frame_poke ENDPOINT garbage N|rawconns N|multipart|badversion|oversize|nohello\n");
+    fprintf(
+        stderr,
+        "usage: frame_poke ENDPOINT garbage N|rawconns N|multipart|badversion|oversize|nohello\n");
     return 2;
   }
   void *ctx = zmq_ctx_new();
@@ -257,8 +254,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
       uint8_t buf[512];
       size_t len = (size_t)(rand() % (int)sizeof buf);
-      for (size_t k = 0; k < len; k++)
-        buf[k] = (uint8_t)rand();
+      for (size_t k = 0; k < len; k++) buf[k] = (uint8_t)rand();
       if (i % 4 == 0 && valid && vlen > 1) {
         len = (size_t)(rand() % (int)vlen); /* a truncated envelope */
         memcpy(buf, valid, len);
@@ -289,8 +285,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(mode, "oversize")) {
     size_t len = (16u << 20) + 4096;
     uint8_t *buf = calloc(1, len);
-    if (!buf)
-      return 1;
+    if (!buf) return 1;
     zmq_send(s, buf, len, 0);
     free(buf);
     /* Give libzmq time to push the bytes before the socket closes. */

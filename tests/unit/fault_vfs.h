@@ -16,8 +16,8 @@ static struct {
   sqlite3_vfs vfs;
   sqlite3_vfs *real;
   enum fault_vfs_kind kind;
-  int code;       /* the SQLite code the failing call returns */
-  int hits;       /* calls failed since arming */
+  int code; /* the SQLite code the failing call returns */
+  int hits; /* calls failed since arming */
 } g_fault;
 
 struct fault_file {
@@ -52,7 +52,9 @@ static int fault_sync(sqlite3_file *f, int flags) {
 static int fault_size(sqlite3_file *f, sqlite3_int64 *n) {
   return fault_real(f)->pMethods->xFileSize(fault_real(f), n);
 }
-static int fault_lock(sqlite3_file *f, int l) { return fault_real(f)->pMethods->xLock(fault_real(f), l); }
+static int fault_lock(sqlite3_file *f, int l) {
+  return fault_real(f)->pMethods->xLock(fault_real(f), l);
+}
 static int fault_unlock(sqlite3_file *f, int l) {
   return fault_real(f)->pMethods->xUnlock(fault_real(f), l);
 }
@@ -62,7 +64,9 @@ static int fault_check_lock(sqlite3_file *f, int *r) {
 static int fault_fcntl(sqlite3_file *f, int op, void *arg) {
   return fault_real(f)->pMethods->xFileControl(fault_real(f), op, arg);
 }
-static int fault_sector(sqlite3_file *f) { return fault_real(f)->pMethods->xSectorSize(fault_real(f)); }
+static int fault_sector(sqlite3_file *f) {
+  return fault_real(f)->pMethods->xSectorSize(fault_real(f));
+}
 static int fault_devchar(sqlite3_file *f) {
   return fault_real(f)->pMethods->xDeviceCharacteristics(fault_real(f));
 }
@@ -72,7 +76,9 @@ static int fault_shm_map(sqlite3_file *f, int pg, int sz, int ext, void volatile
 static int fault_shm_lock(sqlite3_file *f, int off, int n, int flags) {
   return fault_real(f)->pMethods->xShmLock(fault_real(f), off, n, flags);
 }
-static void fault_shm_barrier(sqlite3_file *f) { fault_real(f)->pMethods->xShmBarrier(fault_real(f)); }
+static void fault_shm_barrier(sqlite3_file *f) {
+  fault_real(f)->pMethods->xShmBarrier(fault_real(f));
+}
 static int fault_shm_unmap(sqlite3_file *f, int del) {
   return fault_real(f)->pMethods->xShmUnmap(fault_real(f), del);
 }
@@ -83,11 +89,25 @@ static int fault_unfetch(sqlite3_file *f, sqlite3_int64 o, void *p) {
   return fault_real(f)->pMethods->xUnfetch(fault_real(f), o, p);
 }
 
-static const sqlite3_io_methods FAULT_IO = {
-    3,           fault_close,     fault_read,       fault_write,       fault_truncate,
-    fault_sync,  fault_size,      fault_lock,       fault_unlock,      fault_check_lock,
-    fault_fcntl, fault_sector,    fault_devchar,    fault_shm_map,     fault_shm_lock,
-    fault_shm_barrier, fault_shm_unmap, fault_fetch, fault_unfetch};
+static const sqlite3_io_methods FAULT_IO = {3,
+                                            fault_close,
+                                            fault_read,
+                                            fault_write,
+                                            fault_truncate,
+                                            fault_sync,
+                                            fault_size,
+                                            fault_lock,
+                                            fault_unlock,
+                                            fault_check_lock,
+                                            fault_fcntl,
+                                            fault_sector,
+                                            fault_devchar,
+                                            fault_shm_map,
+                                            fault_shm_lock,
+                                            fault_shm_barrier,
+                                            fault_shm_unmap,
+                                            fault_fetch,
+                                            fault_unfetch};
 
 static int fault_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
   struct fault_file *ff = (struct fault_file *)f;
@@ -112,8 +132,12 @@ static int fault_access(sqlite3_vfs *v, const char *n, int fl, int *r) {
 static int fault_fullpath(sqlite3_vfs *v, const char *n, int len, char *out) {
   return g_fault.real->xFullPathname(g_fault.real, n, len, out);
 }
-static void *fault_dlopen(sqlite3_vfs *v, const char *n) { return g_fault.real->xDlOpen(g_fault.real, n); }
-static void fault_dlerror(sqlite3_vfs *v, int n, char *m) { g_fault.real->xDlError(g_fault.real, n, m); }
+static void *fault_dlopen(sqlite3_vfs *v, const char *n) {
+  return g_fault.real->xDlOpen(g_fault.real, n);
+}
+static void fault_dlerror(sqlite3_vfs *v, int n, char *m) {
+  g_fault.real->xDlError(g_fault.real, n, m);
+}
 static void (*fault_dlsym(sqlite3_vfs *v, void *h, const char *s))(void) {
   return g_fault.real->xDlSym(g_fault.real, h, s);
 }
@@ -122,7 +146,9 @@ static int fault_random(sqlite3_vfs *v, int n, char *out) {
   return g_fault.real->xRandomness(g_fault.real, n, out);
 }
 static int fault_sleep(sqlite3_vfs *v, int us) { return g_fault.real->xSleep(g_fault.real, us); }
-static int fault_time(sqlite3_vfs *v, double *t) { return g_fault.real->xCurrentTime(g_fault.real, t); }
+static int fault_time(sqlite3_vfs *v, double *t) {
+  return g_fault.real->xCurrentTime(g_fault.real, t);
+}
 static int fault_lasterr(sqlite3_vfs *v, int n, char *m) {
   return g_fault.real->xGetLastError ? g_fault.real->xGetLastError(g_fault.real, n, m) : 0;
 }

@@ -32,8 +32,7 @@ static inline void fixture_fill(json_t *obj, const json_t *def) {
   json_t *d;
   json_object_foreach((json_t *)def, k, d) {
     json_t *v = json_object_get(obj, k);
-    if (!v)
-      json_object_set_new(obj, k, v = json_deep_copy(d));
+    if (!v) json_object_set_new(obj, k, v = json_deep_copy(d));
     if (json_is_object(v) && json_is_object(d) && strcmp(k, "config") != 0) fixture_fill(v, d);
   }
   json_object_foreach(obj, k, d) {
@@ -62,8 +61,7 @@ static inline char *fixture_result(const char *partial) {
       "100,\"psnr_db\":25,\"ssim\":0.9,\"splats_final\":1000,\"splats_mean\":800,"
       "\"gpu_busy_frac\":0.7},\"kernels\":[],\"checkpoints\":[]}";
   static const char *const KERNEL = "{\"name\":\"adam\",\"calls\":1,\"gpu_ms\":1,\"share\":0.1}";
-  static const char *const CHECKPOINT =
-      "{\"iter\":0,\"train_s\":0,\"psnr_db\":0,\"splats\":0}";
+  static const char *const CHECKPOINT = "{\"iter\":0,\"train_s\":0,\"psnr_db\":0,\"splats\":0}";
   json_t *doc = json_loads(partial, 0, NULL);
   if (!json_is_object(doc)) {
     json_decref(doc);

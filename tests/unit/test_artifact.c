@@ -117,8 +117,8 @@ START_TEST(expect_and_list) {
   json_decref(list);
   exec_sql("UPDATE artifacts SET state = 'stored' WHERE name = 'result.json'");
   list = sw_artifact_list_json(g_store, 1, &err);
-  json_array_foreach(list, i, o) if (!strcmp(json_string_value(json_object_get(o, "name")),
-                                             "result.json"))
+  json_array_foreach(list, i,
+                     o) if (!strcmp(json_string_value(json_object_get(o, "name")), "result.json"))
       ck_assert_str_eq(json_string_value(json_object_get(o, "url")), "/artifact/10/1/result.json");
   json_decref(list);
 }

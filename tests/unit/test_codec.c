@@ -257,18 +257,42 @@ START_TEST(run_finished_roundtrip) {
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
   m.seq = 100;
   struct sw_msg_run_finished *f = &m.u.run_finished;
-  *f = (struct sw_msg_run_finished){.lease_id = 9, .epoch = 3, .run_id = 11, .attempt = 1,
-                                    .exit_status = 0, .wall_s = 127.53, .waited_s = 10.2,
+  *f = (struct sw_msg_run_finished){.lease_id = 9,
+                                    .epoch = 3,
+                                    .run_id = 11,
+                                    .attempt = 1,
+                                    .exit_status = 0,
+                                    .wall_s = 127.53,
+                                    .waited_s = 10.2,
                                     .quiet = true};
   f->result_json = "{\"schema\":\"splatsweep.result/1\",\"metrics\":{\"train_s\":127.53}}";
-  struct sw_msg_sample s[3] = {
-      {.t_ms = 0, .load1 = 0.4, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1u << 30,
-       .cpu_trainer = 0.9, .cpu_self = 0.05, .has_gpu = true, .gpu_util = 97, .gpu_sm_mhz = 1980,
-       .gpu_temp_c = 41, .gpu_power_w = 312.5, .gpu_throttle = 4, .gpu_foreign = 0},
-      {.t_ms = 1000, .load1 = 0.5, .cpu_other = 0.1, .cpu_total = 1.1, .mem_avail = 1u << 30,
-       .gpu_foreign = -1},
-      {.t_ms = 2000, .load1 = 9.0, .cpu_other = 3.5, .cpu_total = 4.5, .mem_avail = 123,
-       .has_gpu = true, .gpu_foreign = 2}};
+  struct sw_msg_sample s[3] = {{.t_ms = 0,
+                                .load1 = 0.4,
+                                .cpu_other = 0.05,
+                                .cpu_total = 1.0,
+                                .mem_avail = 1u << 30,
+                                .cpu_trainer = 0.9,
+                                .cpu_self = 0.05,
+                                .has_gpu = true,
+                                .gpu_util = 97,
+                                .gpu_sm_mhz = 1980,
+                                .gpu_temp_c = 41,
+                                .gpu_power_w = 312.5,
+                                .gpu_throttle = 4,
+                                .gpu_foreign = 0},
+                               {.t_ms = 1000,
+                                .load1 = 0.5,
+                                .cpu_other = 0.1,
+                                .cpu_total = 1.1,
+                                .mem_avail = 1u << 30,
+                                .gpu_foreign = -1},
+                               {.t_ms = 2000,
+                                .load1 = 9.0,
+                                .cpu_other = 3.5,
+                                .cpu_total = 4.5,
+                                .mem_avail = 123,
+                                .has_gpu = true,
+                                .gpu_foreign = 2}};
   struct sw_msg_sample pre[1] = {
       {.t_ms = -5000, .load1 = 0.2, .cpu_other = 0.0, .cpu_total = 0.1, .mem_avail = 5}};
   f->env_before = "{\"trainer_sha256\":\"ab\",\"driver\":\"580.1\"}";
@@ -281,7 +305,8 @@ START_TEST(run_finished_roundtrip) {
   f->n_pre_samples = 1;
   struct sw_msg_artifact arts[2] = {
       {"trainer.log", 1234, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
-      {"renders/view-0.png", 99, "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"}};
+      {"renders/view-0.png", 99,
+       "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"}};
   f->artifacts = arts;
   f->n_artifacts = 2;
   roundtrip(&m, &d);
@@ -291,8 +316,8 @@ START_TEST(run_finished_roundtrip) {
   ck_assert_uint_eq(g->artifacts[0].size, 1234);
   ck_assert_str_eq(g->artifacts[1].sha256, arts[1].sha256);
   /* Names that could leave the run's folder, and bad hashes, are refused by the validator. */
-  const char *bad_names[] = {"../x", "/etc/passwd", "a/b/c", ".hidden", "renders/.x", "a//b", "",
-                             "sp ace", "renders/"};
+  const char *bad_names[] = {"../x", "/etc/passwd", "a/b/c",   ".hidden", "renders/.x", "a//b",
+                             "",     "sp ace",      "renders/"};
   for (size_t k = 0; k < sizeof bad_names / sizeof *bad_names; k++)
     ck_assert_msg(!sw_msg_artifact_name_ok(bad_names[k]), "%s", bad_names[k]);
   ck_assert(sw_msg_artifact_name_ok("final.ply") && sw_msg_artifact_name_ok("renders/v-1.png"));
@@ -445,8 +470,8 @@ START_TEST(validation_refuses) {
 
   struct sw_msg_run run = {1, "off", "{\"a\":1}", "{\"builtin\":{}}", "{}", ""};
   sw_msg_init(&m, SW_MSG_ASSIGN);
-  m.u.assign = (struct sw_msg_assign){.lease_id = 1, .sweep_id = 1, .attempt = 1, .runs = &run,
-                                      .n_runs = 1};
+  m.u.assign =
+      (struct sw_msg_assign){.lease_id = 1, .sweep_id = 1, .attempt = 1, .runs = &run, .n_runs = 1};
   m.u.assign.n_runs = 0;
   refused(&m, "Assign.runs");
   m.u.assign.n_runs = 1;
@@ -487,8 +512,8 @@ START_TEST(validation_refuses) {
 
   struct sw_msg_sample s = {.load1 = INFINITY};
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
-  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1, .run_id = 1, .attempt = 1,
-                                                  .samples = &s, .n_samples = 1};
+  m.u.run_finished = (struct sw_msg_run_finished){
+      .lease_id = 1, .run_id = 1, .attempt = 1, .samples = &s, .n_samples = 1};
   refused(&m, "samples[0].load1");
   s.load1 = -1;
   refused(&m, "samples[0].load1");
@@ -555,11 +580,11 @@ START_TEST(decode_refuses_overlong_fields) {
    * refuses to produce it. Envelope{protocol=1, welcome{session_id=<200 x 'a'>, ...}}. */
   uint8_t frame[300];
   size_t n = 0;
-  frame[n++] = 0x08, frame[n++] = 0x01;          /* protocol = 1 */
-  frame[n++] = 0x5a;                             /* field 11 (welcome), length-delimited */
-  frame[n++] = 0xcb, frame[n++] = 0x01;          /* length 203 */
-  frame[n++] = 0x0a;                             /* session_id */
-  frame[n++] = 0xc8, frame[n++] = 0x01;          /* length 200 */
+  frame[n++] = 0x08, frame[n++] = 0x01; /* protocol = 1 */
+  frame[n++] = 0x5a;                    /* field 11 (welcome), length-delimited */
+  frame[n++] = 0xcb, frame[n++] = 0x01; /* length 203 */
+  frame[n++] = 0x0a;                    /* session_id */
+  frame[n++] = 0xc8, frame[n++] = 0x01; /* length 200 */
   memset(frame + n, 'a', 200);
   n += 200;
   struct sw_msg d;
@@ -618,21 +643,20 @@ START_TEST(validation_refuses_wide_epochs) {
   m.u.lease_done = (struct sw_msg_lease_done){.lease_id = 3, .epoch = wide};
   refused(&m, "LeaseDone.epoch");
   sw_msg_init(&m, SW_MSG_RUN_STARTED);
-  m.u.run_started = (struct sw_msg_run_started){.lease_id = 3, .epoch = wide, .run_id = 1,
-                                                .attempt = 1};
+  m.u.run_started =
+      (struct sw_msg_run_started){.lease_id = 3, .epoch = wide, .run_id = 1, .attempt = 1};
   refused(&m, "RunStarted.epoch");
   sw_msg_init(&m, SW_MSG_PROGRESS);
-  m.u.progress = (struct sw_msg_progress){.lease_id = 3, .epoch = wide, .run_id = 1,
-                                          .attempt = 1};
+  m.u.progress = (struct sw_msg_progress){.lease_id = 3, .epoch = wide, .run_id = 1, .attempt = 1};
   refused(&m, "Progress.epoch");
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
-  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 3, .epoch = wide, .run_id = 1,
-                                                  .attempt = 1};
+  m.u.run_finished =
+      (struct sw_msg_run_finished){.lease_id = 3, .epoch = wide, .run_id = 1, .attempt = 1};
   refused(&m, "RunFinished.epoch");
   struct sw_msg_run run = {1, "off", "{}", "{}", "{}", ""};
   sw_msg_init(&m, SW_MSG_ASSIGN);
-  m.u.assign = (struct sw_msg_assign){.lease_id = 3, .epoch = wide, .sweep_id = 1,
-                                      .attempt = 1, .runs = &run, .n_runs = 1};
+  m.u.assign = (struct sw_msg_assign){
+      .lease_id = 3, .epoch = wide, .sweep_id = 1, .attempt = 1, .runs = &run, .n_runs = 1};
   refused(&m, "Assign.epoch");
 
   /* The decoder refuses it too: Envelope{protocol=1, heartbeat{lease_id=3, epoch=2^32+1}}. */
@@ -649,8 +673,8 @@ START_TEST(validation_refuses_too_many_samples) {
   struct sw_msg_sample *s = calloc(20001, sizeof *s);
   ck_assert_ptr_nonnull(s);
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
-  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1, .run_id = 1, .attempt = 1,
-                                                  .samples = s, .n_samples = 20001};
+  m.u.run_finished = (struct sw_msg_run_finished){
+      .lease_id = 1, .run_id = 1, .attempt = 1, .samples = s, .n_samples = 20001};
   refused(&m, "RunFinished.samples: 20001 samples, more than 20000");
   m.u.run_finished.n_samples = 0;
   m.u.run_finished.pre_samples = s;
@@ -765,17 +789,20 @@ static size_t sample_frames(uint8_t **frames, size_t *lens) {
   sw_msg_clear(&m);
   struct sw_msg_run run = {1, "off", "{\"a\":[1,2,{\"b\":null}]}", "{\"builtin\":{}}", "{}", ""};
   sw_msg_init(&m, SW_MSG_ASSIGN);
-  m.u.assign = (struct sw_msg_assign){.lease_id = 1, .sweep_id = 1, .attempt = 1, .runs = &run,
-                                      .n_runs = 1};
+  m.u.assign =
+      (struct sw_msg_assign){.lease_id = 1, .sweep_id = 1, .attempt = 1, .runs = &run, .n_runs = 1};
   ck_assert_int_eq(sw_codec_encode(&m, &frames[k], &lens[k], &err), 0);
   k++;
   struct sw_msg_sample s[2] = {
       {.t_ms = 0, .load1 = 1, .cpu_other = 0.5, .cpu_total = 1, .mem_avail = 1},
       {.t_ms = 1000, .load1 = 1, .cpu_other = 0.5, .cpu_total = 1, .mem_avail = 1}};
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
-  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1, .run_id = 1, .attempt = 1,
+  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1,
+                                                  .run_id = 1,
+                                                  .attempt = 1,
                                                   .result_json = "{\"metrics\":{}}",
-                                                  .samples = s, .n_samples = 2};
+                                                  .samples = s,
+                                                  .n_samples = 2};
   ck_assert_int_eq(sw_codec_encode(&m, &frames[k], &lens[k], &err), 0);
   k++;
   sw_msg_init(&m, SW_MSG_SUBMIT_REQ);
@@ -833,9 +860,9 @@ END_TEST
 START_TEST(fuzz_giant_lengths) {
   /* Length prefixes that claim far more data than the frame has, at each nesting level. */
   const uint8_t claims[][16] = {
-      {0x08, 0x01, 0x5a, 0xff, 0xff, 0xff, 0xff, 0x0f},             /* welcome: 4 GiB */
+      {0x08, 0x01, 0x5a, 0xff, 0xff, 0xff, 0xff, 0x0f}, /* welcome: 4 GiB */
       {0x08, 0x01, 0x52, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
-      {0x08, 0x01, 0x6a, 0x05, 0x42, 0xff, 0xff, 0xff, 0x7f},        /* assign.runs: 256 MiB */
+      {0x08, 0x01, 0x6a, 0x05, 0x42, 0xff, 0xff, 0xff, 0x7f},       /* assign.runs: 256 MiB */
       {0x08, 0x01, 0x82, 0x01, 0x04, 0x6a, 0x80, 0x80, 0x80, 0x08}, /* samples */
       {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, /* bad varint */
   };
@@ -847,8 +874,8 @@ START_TEST(fuzz_giant_lengths) {
   sw_msg_init(&m, SW_MSG_RUN_FINISHED);
   struct sw_msg_sample *s = calloc(SW_MSG_SAMPLES_MAX, sizeof *s);
   ck_assert_ptr_nonnull(s);
-  m.u.run_finished = (struct sw_msg_run_finished){.lease_id = 1, .run_id = 1, .attempt = 1,
-                                                  .samples = s, .n_samples = SW_MSG_SAMPLES_MAX};
+  m.u.run_finished = (struct sw_msg_run_finished){
+      .lease_id = 1, .run_id = 1, .attempt = 1, .samples = s, .n_samples = SW_MSG_SAMPLES_MAX};
   roundtrip(&m, &d);
   ck_assert_uint_eq(d.u.run_finished.n_samples, SW_MSG_SAMPLES_MAX);
   sw_msg_clear(&d);

@@ -39,8 +39,7 @@ static struct sw_gate_result *eval(const struct sw_gate_pair *pairs, size_t n,
 
 static int has_text(const char (*lines)[SW_GATE_REASON_MAX], int n, const char *needle) {
   for (int i = 0; i < n; i++)
-    if (strstr(lines[i], needle))
-      return 1;
+    if (strstr(lines[i], needle)) return 1;
   return 0;
 }
 
@@ -68,8 +67,7 @@ static double jnum(const json_t *o, const char *path) {
   char tmp[128];
   snprintf(tmp, sizeof tmp, "%s", path);
   const json_t *cur = o;
-  for (char *tok = strtok(tmp, "."); tok; tok = strtok(NULL, "."))
-    cur = json_object_get(cur, tok);
+  for (char *tok = strtok(tmp, "."); tok; tok = strtok(NULL, ".")) cur = json_object_get(cur, tok);
   ck_assert_msg(json_is_number(cur), "%s is not a number", path);
   return json_number_value(cur);
 }
@@ -236,15 +234,12 @@ START_TEST(machine_offsets_cancel) {
   ck_assert(a->re_i2 >= 0.0 && a->re_i2 <= 1.0);
   ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
   double wsum = 0;
-  for (int m = 0; m < 3; m++)
-    wsum += a->machines[m].weight;
+  for (int m = 0; m < 3; m++) wsum += a->machines[m].weight;
   ck_assert(fabs(wsum - 1.0) < 1e-12);
   /* The raw CV of the off arm across machines is what the lab rule would have used. */
   double mean = 0, ss = 0;
-  for (int i = 0; i < 9; i++)
-    mean += p[i].off / 9;
-  for (int i = 0; i < 9; i++)
-    ss += (p[i].off - mean) * (p[i].off - mean);
+  for (int i = 0; i < 9; i++) mean += p[i].off / 9;
+  for (int i = 0; i < 9; i++) ss += (p[i].off - mean) * (p[i].off - mean);
   ck_assert(2 * sqrt(ss / 8) / mean > 0.05);
 }
 END_TEST
@@ -252,7 +247,7 @@ END_TEST
 START_TEST(machines_disagreeing_in_sign_are_flagged) {
   struct sw_gate_config cfg;
   sw_gate_config_default(&cfg);
-  struct sw_gate_pair p[6] = {mk(100, 95, "m1"), mk(100, 95.4, "m1"), mk(100, 102, "m2"),
+  struct sw_gate_pair p[6] = {mk(100, 95, "m1"),    mk(100, 95.4, "m1"), mk(100, 102, "m2"),
                               mk(100, 101.6, "m2"), mk(100, 94.8, "m1"), mk(100, 102.2, "m2")};
   struct sw_gate_result *r = eval(p, 6, &cfg);
   ck_assert(r->set[0].sign_disagree);
@@ -299,8 +294,7 @@ START_TEST(order_effect_matches_r_welch) {
     ck_assert(fabs(a->order_pct - 100.0 * expm1((mx - my) / 2.0)) < 1e-9);
     ck_assert_int_eq(a->n_off_on, (int)json_array_size(x));
     ck_assert_int_eq(a->n_on_off, (int)json_array_size(y));
-    if (want < cfg.alpha)
-      ck_assert(has_text(r->warnings, r->n_warnings, "order effect"));
+    if (want < cfg.alpha) ck_assert(has_text(r->warnings, r->n_warnings, "order effect"));
   }
   json_decref(golden);
 }
@@ -312,7 +306,7 @@ START_TEST(contaminated_pair_replaced_robust) {
   /* A -10% effect, one off run spiked by load (+6%) and rerun: all three sets adopt. */
   struct sw_gate_config cfg;
   sw_gate_config_default(&cfg);
-  struct sw_gate_pair p[6] = {mk(100, 90, "a"), mk(106, 90.3, "a"), mk(100.4, 90.1, "a"),
+  struct sw_gate_pair p[6] = {mk(100, 90, "a"),    mk(106, 90.3, "a"),   mk(100.4, 90.1, "a"),
                               mk(99.7, 89.8, "a"), mk(100.2, 90.2, "a"), mk(99.9, 89.9, "a")};
   p[1].contaminated = 1;
   p[5].replaces = 1;
@@ -399,8 +393,7 @@ START_TEST(one_point_decides_is_fragile) {
   ck_assert(json_is_true(json_object_get(sens, "fragile")));
   json_t *sets = json_object_get(sens, "sets");
   ck_assert_uint_eq(json_array_size(sets), 3);
-  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(sets, 0), "verdict")),
-                   "adopt");
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(sets, 0), "verdict")), "adopt");
   json_t *kept = json_array_get(sets, 1);
   ck_assert_str_eq(json_string_value(json_object_get(kept, "set")), "kept");
   ck_assert_str_eq(json_string_value(json_object_get(kept, "verdict")), "inconclusive");
@@ -444,8 +437,7 @@ START_TEST(guard_is_judged_on_means_not_single_runs) {
   ck_assert(r->set[0].guard_pass);
   ck_assert(fabs(r->set[0].guard_diff - (-0.02)) < 1e-9);
   ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
-  for (int i = 0; i < 3; i++)
-    p[i].on_guard = 36.13;
+  for (int i = 0; i < 3; i++) p[i].on_guard = 36.13;
   r = eval(p, 3, &cfg);
   ck_assert(!r->set[0].guard_pass);
   ck_assert_int_eq(r->verdict, SW_GATE_REJECT);
@@ -516,8 +508,7 @@ START_TEST(lab_noise_resolves_about_one_percent) {
   struct sw_gate_config cfg;
   sw_gate_config_default(&cfg);
   struct sw_gate_pair p[5];
-  for (int i = 0; i < 5; i++)
-    p[i] = mk(off[i], off[i] * (1 - 0.005) * (1 + jitter[i]), "m1");
+  for (int i = 0; i < 5; i++) p[i] = mk(off[i], off[i] * (1 - 0.005) * (1 + jitter[i]), "m1");
   struct sw_gate_result *r = eval(p, 5, &cfg);
   const struct sw_gate_analysis *a = &r->set[0];
   ck_assert(a->threshold > 0.0100 && a->threshold < 0.0115);
@@ -526,8 +517,7 @@ START_TEST(lab_noise_resolves_about_one_percent) {
   ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
   ck_assert_int_eq(a->pairs_needed, -1);
   ck_assert(has_text(r->reasons, r->n_reasons, "more pairs alone will not resolve it"));
-  for (int i = 0; i < 5; i++)
-    p[i] = mk(off[i], off[i] * (1 - 0.03) * (1 + jitter[i]), "m1");
+  for (int i = 0; i < 5; i++) p[i] = mk(off[i], off[i] * (1 - 0.03) * (1 + jitter[i]), "m1");
   r = eval(p, 5, &cfg);
   ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
 }
@@ -561,8 +551,7 @@ START_TEST(guard_resolution_matches_hand_computation) {
   sw_gate_config_default(&cfg);
   snprintf(cfg.guard_metric, sizeof cfg.guard_metric, "psnr_db");
   struct sw_gate_pair p[5];
-  for (int i = 0; i < 5; i++)
-    p[i] = mk(off[i], off[i] * (1 - 0.03) * (1 + jitter[i]), "m1");
+  for (int i = 0; i < 5; i++) p[i] = mk(off[i], off[i] * (1 - 0.03) * (1 + jitter[i]), "m1");
   set_guard(p, d, 5);
   struct sw_gate_result *r = eval(p, 5, &cfg);
   const struct sw_gate_analysis *a = &r->set[0];
@@ -607,8 +596,7 @@ START_TEST(guard_resolution_matches_hand_computation) {
   ck_assert(json_is_null(jget(o, "guard", "se")));
   json_decref(o);
   /* No guard values: unknown too. */
-  for (int i = 0; i < 5; i++)
-    p[i].off_guard = p[i].on_guard = NAN;
+  for (int i = 0; i < 5; i++) p[i].off_guard = p[i].on_guard = NAN;
   r = eval(p, 5, &cfg);
   ck_assert_int_eq(r->set[0].guard_n, 0);
   ck_assert(isnan(r->set[0].guard_mde));
@@ -726,8 +714,8 @@ END_TEST
  * 2.50798532052e-4: a jump, reported, and the plan uses the 3% the machine has now. A latest 1.1%
  * is no jump: the plan pools all six. */
 START_TEST(noise_memory_spots_a_jump) {
-  struct sw_gate_noise_obs obs[6] = {{0.01, 4}, {0.01, 4}, {0.01, 4}, {0.01, 4}, {0.01, 4},
-                                     {0.03, 4}};
+  struct sw_gate_noise_obs obs[6] = {{0.01, 4}, {0.01, 4}, {0.01, 4},
+                                     {0.01, 4}, {0.01, 4}, {0.03, 4}};
   struct sw_gate_noise nz;
   ck_assert_int_eq(sw_gate_noise_assess(obs, 6, 0.01, &nz, NULL), 0);
   ck_assert_int_eq(nz.n_obs, 6);
@@ -768,8 +756,7 @@ START_TEST(sequential_stops_early_for_a_clear_effect) {
   cfg.plan = &plan;
   struct sw_gate_pair p[8];
   const double e[8] = {0.2, -0.3, 0.1, 0.25, -0.1, 0.05, -0.2, 0.15};
-  for (int i = 0; i < 8; i++)
-    p[i] = mk(100 + e[i], 85 * (1 + e[7 - i] / 100), "a");
+  for (int i = 0; i < 8; i++) p[i] = mk(100 + e[i], 85 * (1 + e[7 - i] / 100), "a");
   struct sw_gate_result *r = eval(p, 2, &cfg);
   ck_assert_int_eq(r->seq.decision, SW_GATE_SEQ_CONTINUE);
   ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE); /* held back before the first look */
@@ -777,8 +764,7 @@ START_TEST(sequential_stops_early_for_a_clear_effect) {
   int stop = 0;
   for (int n = 3; n <= 8 && !stop; n++) {
     r = eval(p, (size_t)n, &cfg);
-    if (r->seq.decision == SW_GATE_SEQ_STOP_DECISIVE)
-      stop = n;
+    if (r->seq.decision == SW_GATE_SEQ_STOP_DECISIVE) stop = n;
   }
   ck_assert_int_gt(stop, 0);
   ck_assert_int_lt(stop, 8);
@@ -818,8 +804,8 @@ START_TEST(sequential_extends_while_the_guard_is_within_its_noise) {
   cfg.sequential = 1;
   cfg.min_pairs = 3;
   cfg.max_pairs = 8;
-  struct sw_gate_pair p[8] = {mk(100, 100.1, "a"), mk(100.2, 99.9, "a"), mk(99.9, 100.0, "a"),
-                              mk(100, 100.2, "a"), mk(100.1, 99.8, "a"), mk(99.8, 100.1, "a"),
+  struct sw_gate_pair p[8] = {mk(100, 100.1, "a"),    mk(100.2, 99.9, "a"),  mk(99.9, 100.0, "a"),
+                              mk(100, 100.2, "a"),    mk(100.1, 99.8, "a"),  mk(99.8, 100.1, "a"),
                               mk(100.05, 100.0, "a"), mk(99.95, 100.05, "a")};
   const double d[8] = {-0.20, 0.05, -0.15, 0.08, -0.12, 0.02, -0.10, -0.06};
   set_guard(p, d, 8);
@@ -923,17 +909,20 @@ START_TEST(bad_input_gives_clear_errors) {
   ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": \"1\", \"on\": 2}]}", &e), SW_EINVAL);
   ck_assert_msg(strstr(e.msg, "pairs[0].off: expected a number"), "%s", e.msg);
   sw_err_clear(&e);
-  ck_assert_int_eq(eval_text("{\"baseline\": {\"mean\": 100}, \"pairs\": [{\"off\": 1, \"on\": 2}]}",
-                             &e), SW_EINVAL);
+  ck_assert_int_eq(
+      eval_text("{\"baseline\": {\"mean\": 100}, \"pairs\": [{\"off\": 1, \"on\": 2}]}", &e),
+      SW_EINVAL);
   ck_assert_msg(strstr(e.msg, "baseline form"), "%s", e.msg);
   sw_err_clear(&e);
   ck_assert_int_eq(eval_text("[]", &e), SW_EINVAL);
   sw_err_clear(&e);
-  ck_assert_int_eq(eval_text("{\"sequential\": {\"min_pairs\": 5, \"max_pairs\": 3}, \"pairs\": []}", &e),
-                   SW_EINVAL);
+  ck_assert_int_eq(
+      eval_text("{\"sequential\": {\"min_pairs\": 5, \"max_pairs\": 3}, \"pairs\": []}", &e),
+      SW_EINVAL);
   sw_err_clear(&e);
-  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": 1e308, \"on\": 1e-308}, {\"off\": 1, \"on\": 1}]}", &e),
-                   SW_EINVAL);
+  ck_assert_int_eq(
+      eval_text("{\"pairs\": [{\"off\": 1e308, \"on\": 1e-308}, {\"off\": 1, \"on\": 1}]}", &e),
+      SW_EINVAL);
   ck_assert_msg(strstr(e.msg, "pair 0 has a value outside"), "%s", e.msg);
   sw_err_clear(&e);
   /* No pairs at all is a judgeable input: inconclusive, not an error. */

@@ -1,8 +1,8 @@
-/* test_gate_stats.c: the gate engine's statistics checked against R. tests/fixtures/gate/golden.json
- * was written by golden.R beside it (R's t.test and wilcox.test, DerSimonian-Laird written out in
- * R and by metafor, rpact's group-sequential boundaries); every number must agree to 1e-6
- * (relative for the p-values, absolute otherwise), the boundaries too. The
- * boundaries are also checked against the published Lan-DeMets O'Brien-Fleming table. */
+/* test_gate_stats.c: the gate engine's statistics checked against R.
+ * tests/fixtures/gate/golden.json was written by golden.R beside it (R's t.test and wilcox.test,
+ * DerSimonian-Laird written out in R and by metafor, rpact's group-sequential boundaries); every
+ * number must agree to 1e-6 (relative for the p-values, absolute otherwise), the boundaries too.
+ * The boundaries are also checked against the published Lan-DeMets O'Brien-Fleming table. */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,8 +20,7 @@ static json_t *golden;
 static void load_golden(void) {
   json_error_t e;
   golden = json_load_file(SW_GATE_FIXTURES "/golden.json", 0, &e);
-  if (!golden)
-    fprintf(stderr, "golden.json: %d: %s\n", e.line, e.text);
+  if (!golden) fprintf(stderr, "golden.json: %d: %s\n", e.line, e.text);
 }
 
 static void unload_golden(void) { json_decref(golden); }
@@ -29,8 +28,7 @@ static void unload_golden(void) { json_decref(golden); }
 static size_t vec(const json_t *arr, double *x, size_t cap) {
   size_t n = json_array_size(arr);
   ck_assert_uint_le(n, cap);
-  for (size_t i = 0; i < n; i++)
-    x[i] = json_number_value(json_array_get(arr, i));
+  for (size_t i = 0; i < n; i++) x[i] = json_number_value(json_array_get(arr, i));
   return n;
 }
 
@@ -40,9 +38,10 @@ static double g(const json_t *o, const char *k) {
   return json_number_value(v);
 }
 
-#define NEAR(a, b, tol) ck_assert_msg(fabs((a) - (b)) <= (tol), "%s = %.12g, R says %.12g", #a, (double)(a), (double)(b))
+#define NEAR(a, b, tol)                                                                            \
+  ck_assert_msg(fabs((a) - (b)) <= (tol), "%s = %.12g, R says %.12g", #a, (double)(a), (double)(b))
 #define NEAR_REL(a, b, tol)                                                                        \
-  ck_assert_msg(fabs((a) - (b)) <= (tol) * fmax(1e-300, fabs(b)) || fabs((a) - (b)) <= 1e-12,     \
+  ck_assert_msg(fabs((a) - (b)) <= (tol)*fmax(1e-300, fabs(b)) || fabs((a) - (b)) <= 1e-12,        \
                 "%s = %.12g, R says %.12g", #a, (double)(a), (double)(b))
 
 START_TEST(t_test_matches_r) {
@@ -233,8 +232,7 @@ START_TEST(obf_boundaries_match_published_table) {
   double t[5] = {0.2, 0.4, 0.6, 0.8, 1.0}, b[5];
   const double want[5] = {4.8769, 3.3569, 2.6803, 2.2898, 2.0310};
   ck_assert_int_eq(sw_stats_gs_bounds(t, 5, 0.05, b, NULL), 0);
-  for (int j = 0; j < 5; j++)
-    NEAR(b[j], want[j], 2e-3);
+  for (int j = 0; j < 5; j++) NEAR(b[j], want[j], 2e-3);
   /* One look spends everything: the fixed-sample boundary. */
   double one = 1.0, b1;
   ck_assert_int_eq(sw_stats_gs_bounds(&one, 1, 0.05, &b1, NULL), 0);

@@ -25,8 +25,12 @@ static void setup(void) {
 static void teardown(void) { sw_fs_rm_rf(tmpdir, NULL); }
 
 static struct gs_gen_opts opts(enum gs_gen_kind kind, uint32_t tr, uint32_t te, uint32_t res) {
-  struct gs_gen_opts o = {.kind = kind, .train_views = tr, .test_views = te, .resolution = res,
-                          .seed = 5, .threads = 2};
+  struct gs_gen_opts o = {.kind = kind,
+                          .train_views = tr,
+                          .test_views = te,
+                          .resolution = res,
+                          .seed = 5,
+                          .threads = 2};
   return o;
 }
 
@@ -65,8 +69,8 @@ START_TEST(generated_scene_loads_with_generator_cameras) {
           float u, w, depth;
           ck_assert_int_eq(gs_camera_project(&v->cam, q, &u, &w, &depth), 0);
           ck_assert_msg(fabsf(u - px[p][0]) < 2e-3f && fabsf(w - px[p][1]) < 2e-3f,
-                        "view %u: ray through (%g, %g) projects to (%g, %g)", i, px[p][0],
-                        px[p][1], u, w);
+                        "view %u: ray through (%g, %g) projects to (%g, %g)", i, px[p][0], px[p][1],
+                        u, w);
           ck_assert(depth > 0);
         }
       }

@@ -33,8 +33,7 @@ static struct gs_vk_buf *upload(const void *data, size_t bytes, const char *labe
   struct gs_vk_buf *b = NULL;
   struct sw_err err = {0};
   ck_assert_msg(gs_vk_buf_new(vk, bytes ? bytes : 4, 0, label, &b, &err) == 0, "%s", err.msg);
-  if (data && bytes)
-    ck_assert_msg(gs_vk_buf_upload(b, 0, data, bytes, &err) == 0, "%s", err.msg);
+  if (data && bytes) ck_assert_msg(gs_vk_buf_upload(b, 0, data, bytes, &err) == 0, "%s", err.msg);
   return b;
 }
 
@@ -68,9 +67,8 @@ struct fixture {
 };
 
 /* pp: the principal point as fractions of the image size (0.5, 0.5 = the centre). */
-static void make_fixture_pp(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h,
-                            uint32_t degree, uint64_t seed, float lambda, int padding,
-                            const float pp[2]) {
+static void make_fixture_pp(struct fixture *fx, uint32_t n, uint32_t w, uint32_t h, uint32_t degree,
+                            uint64_t seed, float lambda, int padding, const float pp[2]) {
   struct sw_err err = {0};
   memset(fx, 0, sizeof *fx);
   ck_assert_int_eq(gs_ref_model_alloc(&fx->m, n, &err), 0);
@@ -138,8 +136,8 @@ static void loss_case(float lambda, int walk, int padding, uint32_t w, uint32_t 
   expect_close("dL/dimage", dl, fx.dl, 3 * px, 1e-3, 1e-4);
   double loss;
   ck_assert_int_eq(gs_tk_loss_value(tk, &im, lambda, &loss, NULL, NULL, &err), 0);
-  ck_assert_msg(fabs(loss - fx.loss) <= 1e-5 * fabs(fx.loss) + 1e-7, "loss gpu %.9g ref %.9g",
-                loss, fx.loss);
+  ck_assert_msg(fabs(loss - fx.loss) <= 1e-5 * fabs(fx.loss) + 1e-7, "loss gpu %.9g ref %.9g", loss,
+                fx.loss);
   if (padding == GS_SSIM_VALID && lambda > 0) {
     /* The valid loss is not the same-padded one: the comparison above tells them apart. */
     double same;
@@ -223,8 +221,8 @@ static void upload_frame(const struct fixture *fx, const float *dl, struct gpu_f
   g->final_t = upload(f->final_t, 4 * px, "final_t");
   g->last = upload(f->last, 4 * px, "last");
   g->dl = upload(dl, 12 * px, "dl");
-  g->pc = (struct gs_pc_raster){.width = f->width, .height = f->height, .tiles_x = f->tiles_x,
-                                .tiles_y = f->tiles_y};
+  g->pc = (struct gs_pc_raster){
+      .width = f->width, .height = f->height, .tiles_x = f->tiles_x, .tiles_y = f->tiles_y};
   memcpy(g->pc.background, f->background, sizeof f->background);
   free(s);
 }
@@ -306,8 +304,8 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
     float *again = malloc(4 * GS_G2D * (size_t)n);
     for (int rep = 0; rep < 3; rep++) {
       ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
-      gs_tk_record_raster_bwd(tk, cmd, &g.pc, g.ranges, g.values, g.splats, g.final_t, g.last,
-                              g.dl, g2d, n);
+      gs_tk_record_raster_bwd(tk, cmd, &g.pc, g.ranges, g.values, g.splats, g.final_t, g.last, g.dl,
+                              g2d, n);
       ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
       download(g2d, again, 4 * GS_G2D * (size_t)n);
       ck_assert_msg(!memcmp(gpu, again, 4 * GS_G2D * (size_t)n),
@@ -397,9 +395,9 @@ static const uint32_t ctr_ok[GS_CTR_WORDS] = {10, 100, 0, 0};
 static const uint32_t ctr_overflow[GS_CTR_WORDS] = {101, 100, 0, 0};
 
 static struct gs_vk_buf *up_group(const struct gs_model *m, int g, const char *label) {
-  const float *p = g == GS_P_MEANS    ? m->means
-                   : g == GS_P_SCALES ? m->log_scales
-                   : g == GS_P_QUATS  ? m->quats
+  const float *p = g == GS_P_MEANS     ? m->means
+                   : g == GS_P_SCALES  ? m->log_scales
+                   : g == GS_P_QUATS   ? m->quats
                    : g == GS_P_OPACITY ? m->opacity
                                        : m->sh;
   return upload(p, 4 * (size_t)gs_pgroup_floats[g] * m->count, label);
@@ -427,8 +425,9 @@ static void project_case_pp(uint32_t degree, uint32_t n, uint32_t count_radii, c
     for (uint32_t i = 0; i < n; i += 9) fx.m.opacity[i] = -6.5f;
     gs_ref_frame_destroy(&fx.f);
     ck_assert_msg(gs_ref_forward(&fx.m, &fx.cam, &fx.ro, &fx.f, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(gs_ref_loss(fx.f->rgb, fx.target, fx.cam.width, fx.cam.height, 0.2f,
-                                 &fx.loss, fx.dl, &err), 0);
+    ck_assert_int_eq(
+        gs_ref_loss(fx.f->rgb, fx.target, fx.cam.width, fx.cam.height, 0.2f, &fx.loss, fx.dl, &err),
+        0);
   }
   struct gs_ref_splat_grad *sg = calloc(n, sizeof *sg);
   ck_assert_int_eq(gs_ref_rasterize_backward(fx.f, fx.dl, sg, &err), 0);
@@ -458,10 +457,17 @@ static void project_case_pp(uint32_t degree, uint32_t n, uint32_t count_radii, c
     params[k] = up_group(&fx.m, k, "param");
     grads[k] = upload(NULL, 4 * (size_t)gs_pgroup_floats[k] * n, "grad");
   }
-  struct gs_pc_project_bwd pc = {.fx = fx.cam.fx, .fy = fx.cam.fy, .cx = fx.cam.cx,
-                                 .cy = fx.cam.cy, .n = n, .width = fx.cam.width,
-                                 .height = fx.cam.height, .tiles_x = fx.f->tiles_x,
-                                 .tiles_y = fx.f->tiles_y, .sh_degree = degree, .accumulate = 1,
+  struct gs_pc_project_bwd pc = {.fx = fx.cam.fx,
+                                 .fy = fx.cam.fy,
+                                 .cx = fx.cam.cx,
+                                 .cy = fx.cam.cy,
+                                 .n = n,
+                                 .width = fx.cam.width,
+                                 .height = fx.cam.height,
+                                 .tiles_x = fx.f->tiles_x,
+                                 .tiles_y = fx.f->tiles_y,
+                                 .sh_degree = degree,
+                                 .accumulate = 1,
                                  .count_radii = count_radii};
   memcpy(pc.viewmat, fx.cam.viewmat, sizeof pc.viewmat);
   memcpy(pc.campos, fx.cam.campos, sizeof pc.campos);
@@ -587,8 +593,12 @@ START_TEST(adam_matches_reference) {
   ck_assert_int_eq(gs_ref_model_alloc(&p0, n, &err), 0);
   tr_fill_scene(&p0, 1, 1.0f, 0.1f, 0.5f, -1.0f, 1.0f);
   const float lr[6] = {1.6e-4f, 5e-3f, 1e-3f, 5e-2f, 2.5e-3f, 1.25e-4f};
-  struct gs_ref_lr rl = {.means = lr[0], .log_scales = lr[1], .quats = lr[2], .opacity = lr[3],
-                         .sh_dc = lr[4], .sh_rest = lr[5]};
+  struct gs_ref_lr rl = {.means = lr[0],
+                         .log_scales = lr[1],
+                         .quats = lr[2],
+                         .opacity = lr[3],
+                         .sh_dc = lr[4],
+                         .sh_rest = lr[5]};
   struct gs_ref_adam hp = {0.9f, 0.999f, 1e-15f};
   for (uint32_t step = 1; step <= 3; step++) {
     struct gs_pc_adam pc;
@@ -658,16 +668,21 @@ START_TEST(densify_gather_matches_host) {
   ck_assert_int_eq(gs_moments_reserve(&mo, n, &err), 0);
   for (int g = 0; g < GS_P_COUNT; g++)
     for (size_t k = 0; k < 2ull * gs_pgroup_floats[g] * n; k++) mo.g[g][k] = (float)tr_normal(&r);
-  struct gs_densify_opts o = {.grad_threshold = 2e-4f, .percent_dense = 0.1f, .extent = 1.0f,
-                              .prune_opacity = 0.005f, .prune_big = 1, .prune_screen = 30,
+  struct gs_densify_opts o = {.grad_threshold = 2e-4f,
+                              .percent_dense = 0.1f,
+                              .extent = 1.0f,
+                              .prune_opacity = 0.005f,
+                              .prune_big = 1,
+                              .prune_screen = 30,
                               .prune_world = 0.25f};
   /* GPU: plan from the original arrays, then gather. */
   struct gs_rng rng;
   gs_rng_seed(&rng, 5);
   struct gs_densify_plan plan = {0};
   struct gs_densify_report rep;
-  ck_assert_int_eq(gs_densify_plan(n, dens, m->log_scales, m->quats, m->opacity, &o, &rng, &plan,
-                                   &rep, &err), 0);
+  ck_assert_int_eq(
+      gs_densify_plan(n, dens, m->log_scales, m->quats, m->opacity, &o, &rng, &plan, &rep, &err),
+      0);
   ck_assert_uint_gt(rep.cloned, 0);
   ck_assert_uint_gt(rep.split, 0);
   ck_assert_uint_gt(rep.pruned, 0);
@@ -688,8 +703,10 @@ START_TEST(densify_gather_matches_host) {
   struct gs_vk_buf *off = upload(plan.off, 12ull * plan.count, "off");
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, NULL, &tk, &err) == 0, "%s", err.msg);
-  struct gs_pc_densify pc = {.n_new = plan.count, .reset = (uint32_t)_i,
-                             .opacity_cap = gs_logit(0.01f), .ln16 = logf(1.6f)};
+  struct gs_pc_densify pc = {.n_new = plan.count,
+                             .reset = (uint32_t)_i,
+                             .opacity_cap = gs_logit(0.01f),
+                             .ln16 = logf(1.6f)};
   memcpy(pc.old_off, off_old, sizeof off_old);
   memcpy(pc.new_off, off_new, sizeof off_new);
   VkCommandBuffer cmd;
@@ -710,8 +727,7 @@ START_TEST(densify_gather_matches_host) {
     float *gpu = malloc(4 * cnt);
     download(np[g], gpu, 4 * cnt);
     for (size_t k = 0; k < cnt; k++)
-      ck_assert_msg(gpu[k] == hp[g][k], "group %d float %zu: %.9g vs %.9g", g, k, gpu[k],
-                    hp[g][k]);
+      ck_assert_msg(gpu[k] == hp[g][k], "group %d float %zu: %.9g vs %.9g", g, k, gpu[k], hp[g][k]);
     for (size_t k = 0; k < 2 * cnt; k++)
       ck_assert_msg(mg[off_new[g] + k] == mo.g[g][k], "moments %d float %zu", g, k);
     free(gpu);

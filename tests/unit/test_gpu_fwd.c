@@ -186,8 +186,10 @@ static void compare_with_ref(const struct gpu_frame *g, const struct gs_ref_fram
   for (uint32_t i = 0; i < g->n; i++) {
     const struct gs_splat2d *s = &g->splats[i];
     const struct gs_ref_splat *q = &r->splats[i];
-    ck_assert_msg(g->touched[i] == q->tiles_touched, "splat %u touches %u tiles on the GPU, %u "
-                  "in the reference", i, g->touched[i], q->tiles_touched);
+    ck_assert_msg(g->touched[i] == q->tiles_touched,
+                  "splat %u touches %u tiles on the GPU, %u "
+                  "in the reference",
+                  i, g->touched[i], q->tiles_touched);
     if (!q->tiles_touched) continue;
     visible++;
     ck_assert_uint_eq(s->radius, (uint32_t)q->radius);
@@ -220,8 +222,10 @@ static void compare_with_ref(const struct gpu_frame *g, const struct gs_ref_fram
                      p / g->w, c, g->rgb[3 * p + c], r->rgb[3 * p + c]);
     if (!(fabsf(g->t[p] - r->final_t[p]) <= 1e-4f))
       ck_abort_msg("pixel %zu final T: GPU %.7f, reference %.7f", p, g->t[p], r->final_t[p]);
-    ck_assert_msg(g->last[p] == r->last[p], "pixel %zu (%zu, %zu) last contributor: GPU %u, "
-                  "reference %u", p, p % g->w, p / g->w, g->last[p], r->last[p]);
+    ck_assert_msg(g->last[p] == r->last[p],
+                  "pixel %zu (%zu, %zu) last contributor: GPU %u, "
+                  "reference %u",
+                  p, p % g->w, p / g->w, g->last[p], r->last[p]);
     covered += r->last[p] > 0;
   }
   ck_assert_msg(covered > px / 4, "only %u of %zu pixels covered", covered, px);

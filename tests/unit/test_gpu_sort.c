@@ -88,8 +88,8 @@ END_TEST
 START_TEST(sort_many_equal_keys) {
   enum gs_sort_scatter sc = _i >= 2 ? GS_SORT_SCATTER_BALLOT : GS_SORT_SCATTER_SERIAL;
   int full = _i & 1;
-  check_sort(sc, full, 20000, 3, 1);   /* 4 tiles x 5 depths: long runs of equal keys */
-  check_sort(sc, full, 5000, 0, 1);    /* one tile */
+  check_sort(sc, full, 20000, 3, 1);    /* 4 tiles x 5 depths: long runs of equal keys */
+  check_sort(sc, full, 5000, 0, 1);     /* one tile */
   check_sort(sc, full, 3000, 70000, 0); /* tile ids past 16 bits: 3 high passes */
 }
 END_TEST
@@ -206,8 +206,8 @@ START_TEST(allocation_failure_is_a_clear_error) {
   uint64_t k[4] = {3, 2, 1, 0};
   uint32_t v[4] = {0, 1, 2, 3};
   ck_assert_int_eq(gs_sort_run(s, k, v, 4, 64, NULL, &err), SW_EDEVICE);
-  ck_assert_msg(strstr(err.msg, "GS_VK_FAIL_ALLOC") && strstr(err.msg, "GPU sort of 4 keys"),
-                "%s", err.msg);
+  ck_assert_msg(strstr(err.msg, "GS_VK_FAIL_ALLOC") && strstr(err.msg, "GPU sort of 4 keys"), "%s",
+                err.msg);
   /* The context stays usable after the failure. */
   sw_err_clear(&err);
   ck_assert_msg(gs_sort_run(s, k, v, 4, 64, NULL, &err) == 0, "%s", err.msg);

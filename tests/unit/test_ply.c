@@ -147,9 +147,10 @@ START_TEST(reads_other_orders_and_degrees) {
                   "0.7\n");
   for (int i = 0; i < 2; i++) {
     /* rot3..0, red, opacity, f_rest 8..0, scale2..0, dc2..0, z y x: value = 100 i + slot */
-    off += snprintf(text + off, sizeof text - off, "%d %d %d %d 255 %d", 100 * i + 4,
-                    100 * i + 3, 100 * i + 2, 100 * i + 1, 100 * i + 5);
-    for (int k = 8; k >= 0; k--) off += snprintf(text + off, sizeof text - off, " %d", 100 * i + 10 + k);
+    off += snprintf(text + off, sizeof text - off, "%d %d %d %d 255 %d", 100 * i + 4, 100 * i + 3,
+                    100 * i + 2, 100 * i + 1, 100 * i + 5);
+    for (int k = 8; k >= 0; k--)
+      off += snprintf(text + off, sizeof text - off, " %d", 100 * i + 10 + k);
     off += snprintf(text + off, sizeof text - off, " %d %d %d %d %d %d %d %d %d\n", 100 * i + 23,
                     100 * i + 22, 100 * i + 21, 100 * i + 33, 100 * i + 32, 100 * i + 31,
                     100 * i + 43, 100 * i + 42, 100 * i + 41);
@@ -191,9 +192,9 @@ static void put_be(unsigned char *dst, const void *src, size_t n) {
 START_TEST(reads_big_endian_doubles_degree0) {
   char p[128];
   snprintf(p, sizeof p, "%s/be.ply", tmpdir);
-  static const char *names[] = {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity",
-                                "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2",
-                                "rot_3"};
+  static const char *names[] = {"x",      "y",       "z",       "f_dc_0",  "f_dc_1",
+                                "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2",
+                                "rot_0",  "rot_1",   "rot_2",   "rot_3"};
   char head[2048];
   int off = snprintf(head, sizeof head, "ply\nformat binary_big_endian 1.0\nelement vertex 1\n");
   for (int k = 0; k < 14; k++)

@@ -78,7 +78,7 @@ START_TEST(float_writer_clamps_and_rounds) {
   ck_assert_int_eq(gs_png_read_rgba(path, &rgba, &w, &h, NULL, &err), 0);
   ck_assert_float_eq(rgba[0], 0.0f);
   ck_assert_float_eq(rgba[2], 51.0f / 255.0f);
-  ck_assert_float_eq(rgba[3], 1.0f);            /* RGB input: opaque */
+  ck_assert_float_eq(rgba[3], 1.0f); /* RGB input: opaque */
   ck_assert_float_eq(rgba[4], 1.0f);
   ck_assert_float_eq(rgba[5], 1.0f);            /* 1.7 clamped */
   ck_assert_float_eq(rgba[6], 128.0f / 255.0f); /* 0.5 * 255 + 0.5 rounds to 128 */
@@ -91,7 +91,8 @@ START_TEST(fixture_decodes) {
   struct sw_err err = {0};
   float *rgba = NULL;
   uint32_t w, h;
-  ck_assert_int_eq(gs_png_read_rgba(GS_FIXTURES_DIR "/good16x16.png", &rgba, &w, &h, NULL, &err), 0);
+  ck_assert_int_eq(gs_png_read_rgba(GS_FIXTURES_DIR "/good16x16.png", &rgba, &w, &h, NULL, &err),
+                   0);
   ck_assert_uint_eq(w, 16);
   /* Pixel (3, 5): r = 48, g = 80, b = 128, a = 255. */
   const float *p = rgba + 4 * (5 * 16 + 3);
@@ -117,7 +118,9 @@ static void expect_error(const char *path, int code, const char *word) {
 
 START_TEST(missing_file) { expect_error(GS_FIXTURES_DIR "/no_such.png", SW_ENOTFOUND, "No such"); }
 END_TEST
-START_TEST(truncated_file) { expect_error(GS_FIXTURES_DIR "/truncated.png", SW_EINVAL, "truncated"); }
+START_TEST(truncated_file) {
+  expect_error(GS_FIXTURES_DIR "/truncated.png", SW_EINVAL, "truncated");
+}
 END_TEST
 START_TEST(corrupt_file) { expect_error(GS_FIXTURES_DIR "/corrupt.png", SW_EINVAL, "corrupt"); }
 END_TEST

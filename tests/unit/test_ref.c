@@ -22,8 +22,7 @@ static void axis_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f) 
   cam->fx = cam->fy = f;
   cam->cx = 0.5f * (float)w;
   cam->cy = 0.5f * (float)h;
-  for (int k = 0; k < 4; k++)
-    cam->viewmat[5 * k] = 1.0f;
+  for (int k = 0; k < 4; k++) cam->viewmat[5 * k] = 1.0f;
 }
 
 /* One splat at `pos` with scales, quaternion, opacity logit and a degree-0 colour. */
@@ -68,7 +67,8 @@ START_TEST(single_splat_known_values) {
   ck_assert_float_eq_tol(s->conic[0], 1.0f / 4.3f, 1e-6f);
   ck_assert_float_eq_tol(s->conic[2], 1.0f / 4.3f, 1e-6f);
   ck_assert_float_eq_tol(s->depth, 5.0f, 1e-6f);
-  /* Opacity 0.5: the box reaches e = sqrt(2 ln(127.5)) = 3.114 deviations; ceil(3.114 sqrt(4.3)). */
+  /* Opacity 0.5: the box reaches e = sqrt(2 ln(127.5)) = 3.114 deviations; ceil(3.114 sqrt(4.3)).
+   */
   ck_assert_int_eq(s->radius, 7);
   /* x in [17, 31] -> tiles 1..1; y in [9, 23] -> tiles 0..1. */
   ck_assert_uint_eq(s->rect[0], 1);
@@ -77,8 +77,7 @@ START_TEST(single_splat_known_values) {
   ck_assert_uint_eq(s->rect[3], 2);
   ck_assert_uint_eq(s->tiles_touched, 2);
   ck_assert_float_eq_tol(s->opacity, 0.5f, 1e-7f);
-  for (int c = 0; c < 3; c++)
-    ck_assert_float_eq_tol(s->rgb[c], rgb[c], 1e-6f);
+  for (int c = 0; c < 3; c++) ck_assert_float_eq_tol(s->rgb[c], rgb[c], 1e-6f);
 
   /* Splat 1: the rotation swaps the axes: yy = (50 0.4 / 5)^2 + 0.3 = 16.3; off axis at
    * x / z = 0.16, J's -fx x / z^2 = -1.6 term adds 1.6^2 0.2^2 = 0.1024 to xx = 4.3. */
@@ -103,8 +102,7 @@ START_TEST(single_splat_known_values) {
   /* A corner pixel sees nothing: background, T = 1, no contributor. */
   ck_assert_float_eq(f->final_t[0], 1.0f);
   ck_assert_uint_eq(f->last[0], 0);
-  for (int c = 0; c < 3; c++)
-    ck_assert_float_eq(f->rgb[c], opts.background[c]);
+  for (int c = 0; c < 3; c++) ck_assert_float_eq(f->rgb[c], opts.background[c]);
   gs_ref_frame_destroy(&f);
   ck_assert_ptr_null(f);
 
@@ -223,8 +221,7 @@ struct bf_item {
 
 static int bf_cmp(const void *pa, const void *pb) {
   const struct bf_item *a = pa, *b = pb;
-  if (a->depth_bits != b->depth_bits)
-    return a->depth_bits < b->depth_bits ? -1 : 1;
+  if (a->depth_bits != b->depth_bits) return a->depth_bits < b->depth_bits ? -1 : 1;
   return a->id < b->id ? -1 : a->id > b->id;
 }
 
@@ -251,20 +248,17 @@ static int brute_force_compare(const struct gs_ref_frame_d *f) {
       for (uint32_t k = 0; k < n; k++) {
         const struct gs_ref_splat_d *s = &f->splats[items[k].id];
         double dx = s->mean2d[0] - (px + 0.5), dy = s->mean2d[1] - (py + 0.5);
-        double sigma = 0.5 * (s->conic[0] * dx * dx + s->conic[2] * dy * dy) +
-                       s->conic[1] * dx * dy;
-        if (sigma < 0)
-          continue;
+        double sigma =
+            0.5 * (s->conic[0] * dx * dx + s->conic[2] * dy * dy) + s->conic[1] * dx * dy;
+        if (sigma < 0) continue;
         /* The thresholds are the contract's float constants, in both precisions. */
         double alpha = fmin(GS_ALPHA_MAX, s->opacity * exp(-sigma));
-        if (alpha < GS_ALPHA_MIN)
-          continue;
+        if (alpha < GS_ALPHA_MIN) continue;
         if (t * (1 - alpha) < GS_T_MIN) {
           stopped++;
           break;
         }
-        for (int c = 0; c < 3; c++)
-          col[c] += s->rgb[c] * alpha * t;
+        for (int c = 0; c < 3; c++) col[c] += s->rgb[c] * alpha * t;
         t *= 1 - alpha;
         last = k + 1;
       }
@@ -358,8 +352,7 @@ static double window_mass(int x, int n) {
   for (int k = -5; k <= 5; k++) {
     double e = exp(-(double)(k * k) / (2.0 * 1.5 * 1.5));
     sum += e;
-    if (x + k >= 0 && x + k < n)
-      in += e;
+    if (x + k >= 0 && x + k < n) in += e;
   }
   return in / sum;
 }
@@ -369,8 +362,7 @@ START_TEST(ssim_identical_and_constant_images) {
   size_t n = (size_t)w * h * 3;
   float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
   struct tr_rng r = {3};
-  for (size_t k = 0; k < n; k++)
-    a[k] = (float)tr_uniform(&r);
+  for (size_t k = 0; k < n; k++) a[k] = (float)tr_uniform(&r);
   double s;
   ck_assert_int_eq(gs_ref_ssim(a, a, w, h, &s, NULL, NULL), 0);
   ck_assert_double_eq_tol(s, 1.0, 1e-6);
@@ -407,10 +399,8 @@ END_TEST
  * pixels at least `border` from every edge (0: all; 5: the windows inside the image). */
 static double ssim_direct(const double *a, const double *b, int w, int h, int border) {
   double g[11], sum = 0.0, total = 0.0;
-  for (int k = 0; k < 11; k++)
-    sum += g[k] = exp(-(double)((k - 5) * (k - 5)) / 4.5);
-  for (int k = 0; k < 11; k++)
-    g[k] /= sum;
+  for (int k = 0; k < 11; k++) sum += g[k] = exp(-(double)((k - 5) * (k - 5)) / 4.5);
+  for (int k = 0; k < 11; k++) g[k] /= sum;
   for (int ch = 0; ch < 3; ch++)
     for (int y = border; y < h - border; y++)
       for (int x = border; x < w - border; x++) {
@@ -418,8 +408,7 @@ static double ssim_direct(const double *a, const double *b, int w, int h, int bo
         for (int j = -5; j <= 5; j++)
           for (int i = -5; i <= 5; i++) {
             int xx = x + i, yy = y + j;
-            if (xx < 0 || yy < 0 || xx >= w || yy >= h)
-              continue;
+            if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
             double wt = g[i + 5] * g[j + 5], p = a[3 * (yy * w + xx) + ch],
                    q = b[3 * (yy * w + xx) + ch];
             m1 += wt * p;
@@ -500,8 +489,7 @@ START_TEST(psnr_known_values) {
   double p;
   ck_assert_int_eq(gs_metrics_psnr(a, b, w, h, &p, NULL), 0);
   ck_assert_double_eq_tol(p, 20.0, 1e-5); /* MSE 0.01 */
-  for (size_t k = 0; k < n; k++)
-    b[k] = k % 2 ? 0.51f : 0.49f;
+  for (size_t k = 0; k < n; k++) b[k] = k % 2 ? 0.51f : 0.49f;
   ck_assert_int_eq(gs_metrics_psnr(a, b, w, h, &p, NULL), 0);
   ck_assert_double_eq_tol(p, 40.0, 1e-4); /* MSE 1e-4 */
   ck_assert_int_eq(gs_metrics_psnr(a, a, w, h, &p, NULL), 0);
@@ -528,14 +516,12 @@ START_TEST(adam_matches_double_and_group_rates) {
   float p[N], m[N] = {0}, v[N] = {0};
   double pd[N], md[N] = {0}, vd[N] = {0};
   struct tr_rng r = {4};
-  for (int k = 0; k < N; k++)
-    pd[k] = p[k] = (float)tr_normal(&r);
+  for (int k = 0; k < N; k++) pd[k] = p[k] = (float)tr_normal(&r);
   const struct gs_ref_adam hp = {0.9f, 0.999f, 1e-15f};
   const float lr = 0.01f;
   for (uint32_t step = 1; step <= STEPS; step++) {
     float g[N];
-    for (int k = 0; k < N; k++)
-      g[k] = (float)tr_normal(&r);
+    for (int k = 0; k < N; k++) g[k] = (float)tr_normal(&r);
     float before = p[0];
     gs_ref_adam_step(p, g, m, v, N, lr, &hp, step);
     if (step == 1) /* first step: m / sqrt(v) is sign(g) after bias correction */
@@ -547,8 +533,7 @@ START_TEST(adam_matches_double_and_group_rates) {
       pd[k] -= lr * mh / (sqrt(vh) + 1e-15);
     }
   }
-  for (int k = 0; k < N; k++)
-    ck_assert_double_eq_tol(p[k], pd[k], 1e-5);
+  for (int k = 0; k < N; k++) ck_assert_double_eq_tol(p[k], pd[k], 1e-5);
 
   /* Whole model: every group moves by its own rate on the first step (g != 0 everywhere). */
   struct gs_model prm, grad, m1, m2;
@@ -558,8 +543,7 @@ START_TEST(adam_matches_double_and_group_rates) {
   ck_assert_int_eq(gs_ref_model_alloc(&m2, 3, NULL), 0);
   tr_fill_scene(&grad, 12, 1.0f, 0.1f, 1.0f, -1.0f, 1.0f);
   for (int k = 0; k < 3 * GS_SH_COEFFS * 3; k++)
-    if (grad.sh[k] == 0.0f)
-      grad.sh[k] = 1.0f;
+    if (grad.sh[k] == 0.0f) grad.sh[k] = 1.0f;
   const struct gs_ref_lr lrs = {1e-1f, 1e-2f, 1e-3f, 1e-4f, 1e-5f, 1e-6f};
   gs_ref_adam_model(&prm, &grad, &m1, &m2, &lrs, &hp, 1);
   ck_assert_float_eq_tol(fabsf(prm.means[4]), lrs.means, lrs.means * 1e-5f);

@@ -35,15 +35,13 @@ static double rel_err(const double *fd, const double *an, size_t n) {
     num += (fd[k] - an[k]) * (fd[k] - an[k]);
     den += fd[k] * fd[k];
   }
-  if (den == 0.0)
-    return num == 0.0 ? 0.0 : INFINITY;
+  if (den == 0.0) return num == 0.0 ? 0.0 : INFINITY;
   return sqrt(num / den);
 }
 
 static double norm(const double *v, size_t n) {
   double s = 0.0;
-  for (size_t k = 0; k < n; k++)
-    s += v[k] * v[k];
+  for (size_t k = 0; k < n; k++) s += v[k] * v[k];
   return sqrt(s);
 }
 
@@ -86,8 +84,7 @@ static void fixture_init_clamp(struct fixture *fx, uint64_t seed, uint32_t sh_de
   fx->opts.background[1] = 0.2f;
   fx->opts.background[2] = 0.0f;
   struct tr_rng r = {seed * 7 + 3};
-  for (size_t k = 0; k < IMG * IMG * 3; k++)
-    fx->target[k] = tr_uniform(&r);
+  for (size_t k = 0; k < IMG * IMG * 3; k++) fx->target[k] = tr_uniform(&r);
   fx->lambda = 0.2;
 }
 
@@ -116,21 +113,11 @@ static const char *group_name[G_COUNT] = {"means", "log_scales", "quats", "opaci
 static double *group(struct gs_ref_model_d *m, int g, size_t *len) {
   size_t n = m->count;
   switch (g) {
-  case G_MEANS:
-    *len = 3 * n;
-    return m->means;
-  case G_SCALES:
-    *len = 3 * n;
-    return m->log_scales;
-  case G_QUATS:
-    *len = 4 * n;
-    return m->quats;
-  case G_OPACITY:
-    *len = n;
-    return m->opacity;
-  default:
-    *len = (size_t)GS_SH_COEFFS * 3 * n;
-    return m->sh;
+  case G_MEANS: *len = 3 * n; return m->means;
+  case G_SCALES: *len = 3 * n; return m->log_scales;
+  case G_QUATS: *len = 4 * n; return m->quats;
+  case G_OPACITY: *len = n; return m->opacity;
+  default: *len = (size_t)GS_SH_COEFFS * 3 * n; return m->sh;
   }
 }
 
@@ -186,11 +173,10 @@ static void count_events(const struct gs_ref_frame_d *f, struct events *ev) {
       for (uint32_t k = start; k < end; k++) {
         const struct gs_ref_splat_d *s = &f->splats[f->ids[k]];
         double dx = s->mean2d[0] - (px + 0.5), dy = s->mean2d[1] - (py + 0.5);
-        double sigma = 0.5 * (s->conic[0] * dx * dx + s->conic[2] * dy * dy) +
-                       s->conic[1] * dx * dy;
+        double sigma =
+            0.5 * (s->conic[0] * dx * dx + s->conic[2] * dy * dy) + s->conic[1] * dx * dy;
         double a = s->opacity * exp(-sigma);
-        if (sigma < 0 || a < GS_ALPHA_MIN)
-          continue;
+        if (sigma < 0 || a < GS_ALPHA_MIN) continue;
         if (k - start >= last) {
           ev->stopped++;
           break;
@@ -269,8 +255,7 @@ START_TEST(loss_backward_matches_fd) {
   double lf, ld;
   ck_assert_int_eq(gs_ref_loss_padded(af, bf, w, h, 0.2f, padding, &lf, gf, NULL), 0);
   ck_assert_int_eq(gs_ref_loss_padded_d(a, b, w, h, 0.2, padding, &ld, g, NULL), 0);
-  for (size_t k = 0; k < n; k++)
-    fd[k] = gf[k];
+  for (size_t k = 0; k < n; k++) fd[k] = gf[k];
   ck_assert_double_lt(fabs(lf - ld), 1e-6);
   ck_assert_double_lt(rel_err(g, fd, n), 1e-5);
   free(af);
@@ -314,8 +299,7 @@ START_TEST(rasterize_backward_matches_fd) {
       double an[N_SPLATS * 3], fd[N_SPLATS * 3];
       size_t len = 0;
       for (uint32_t i = 0; i < N_SPLATS; i++) {
-        if (f->splats[i].radius == 0)
-          continue;
+        if (f->splats[i].radius == 0) continue;
         struct gs_ref_splat_d *s = &f->splats[i];
         double *p = fi == 0 ? s->mean2d : fi == 1 ? s->conic : fi == 2 ? s->rgb : &s->opacity;
         const double *ga = fi == 0   ? sg[i].mean2d
@@ -368,13 +352,11 @@ struct functional {
 static double functional_eval(const struct functional *fn, const struct gs_ref_frame_d *f) {
   double v = 0.0;
   for (uint32_t i = 0; i < f->count; i++) {
-    if (!fn->visible[i])
-      continue;
+    if (!fn->visible[i]) continue;
     const struct gs_ref_splat_d *s = &f->splats[i];
     const struct gs_ref_splat_grad_d *w = &fn->w[i];
     v += w->mean2d[0] * s->mean2d[0] + w->mean2d[1] * s->mean2d[1];
-    for (int k = 0; k < 3; k++)
-      v += w->conic[k] * s->conic[k] + w->rgb[k] * s->rgb[k];
+    for (int k = 0; k < 3; k++) v += w->conic[k] * s->conic[k] + w->rgb[k] * s->rgb[k];
     v += w->opacity * s->opacity;
   }
   return v;
@@ -405,8 +387,7 @@ START_TEST(project_backward_matches_fd) {
     for (uint32_t i = 0; i < N_SPLATS; i++) {
       fn.visible[i] = f->splats[i].radius > 0;
       double *w = (double *)&fn.w[i];
-      for (size_t k = 0; k < sizeof fn.w[i] / sizeof(double); k++)
-        w[k] = tr_normal(&r);
+      for (size_t k = 0; k < sizeof fn.w[i] / sizeof(double); k++) w[k] = tr_normal(&r);
     }
     ck_assert_int_eq(gs_ref_project_backward_d(fx.m, &fx.cam[c], f, fn.w, grad, NULL), 0);
     for (int g = 0; g < G_COUNT; g++) {
@@ -460,8 +441,7 @@ static void check_full(uint64_t seed, uint32_t degree, int opaque, float alpha_m
              degree, c, group_name[g], e, norm(an, len));
       ck_assert_double_lt(e, TOL);
       ck_assert_double_gt(norm(an, len), 1e-7);
-      if (g != G_SH)
-        continue;
+      if (g != G_SH) continue;
       /* Coefficients above the active degree: exactly zero gradient, and no effect at all. */
       for (uint32_t i = 0; i < N_SPLATS; i++)
         for (uint32_t k = active; k < GS_SH_COEFFS; k++)
@@ -506,8 +486,7 @@ START_TEST(fov_clamp_backward_matches_fd) {
   for (int i = 0; i < 4; i++) {
     for (int k = 0; k < 3; k++) {
       double w = 0.0;
-      for (int r = 0; r < 3; r++)
-        w += v[4 * r + k] * (pc[i][r] - v[4 * r + 3]);
+      for (int r = 0; r < 3; r++) w += v[4 * r + k] * (pc[i][r] - v[4 * r + 3]);
       fx.m->means[3 * i + k] = w;
       fx.m->log_scales[3 * i + k] = log(0.18 + 0.03 * k);
     }
@@ -533,8 +512,7 @@ START_TEST(fov_clamp_backward_matches_fd) {
     ck_assert_double_lt(e, TOL);
     /* The clamped splats' own means get gradient (through the 2D mean and J's z term). */
     if (g == G_MEANS)
-      for (int i = 0; i < 4; i++)
-        ck_assert_double_gt(norm(an + 3 * i, 3), 1e-9);
+      for (int i = 0; i < 4; i++) ck_assert_double_gt(norm(an + 3 * i, 3), 1e-9);
   }
   free(fd);
   gs_ref_model_d_destroy(&grad);
@@ -557,15 +535,13 @@ START_TEST(wrong_gradient_is_caught) {
   ck_assert_double_lt(rel_err(fd, an, len), TOL);
   /* A gradient off by 0.5 % in scale fails the check... */
   double wrong[3 * N_SPLATS];
-  for (size_t k = 0; k < len; k++)
-    wrong[k] = an[k] * 1.005;
+  for (size_t k = 0; k < len; k++) wrong[k] = an[k] * 1.005;
   ck_assert_double_gt(rel_err(fd, wrong, len), TOL);
   /* ...and so does one with two components swapped (a transposed Jacobian, say). */
   memcpy(wrong, an, sizeof wrong);
   size_t big = 0;
   for (size_t k = 1; k < len; k++)
-    if (fabs(an[k]) > fabs(an[big]))
-      big = k;
+    if (fabs(an[k]) > fabs(an[big])) big = k;
   size_t other = big % 3 == 2 ? big - 1 : big + 1;
   wrong[big] = an[other];
   wrong[other] = an[big];
@@ -585,8 +561,7 @@ START_TEST(float_backward_matches_double) {
   struct gs_model gf;
   ck_assert_int_eq(gs_ref_model_alloc(&gf, N_SPLATS, NULL), 0);
   float targetf[IMG * IMG * 3], dl[IMG * IMG * 3], g2d[N_SPLATS];
-  for (size_t k = 0; k < IMG * IMG * 3; k++)
-    targetf[k] = (float)fx.target[k];
+  for (size_t k = 0; k < IMG * IMG * 3; k++) targetf[k] = (float)fx.target[k];
   for (int c = 0; c < N_CAMS; c++) {
     full_grad(&fx, c, grad);
     struct gs_ref_frame *f;
@@ -606,8 +581,7 @@ START_TEST(float_backward_matches_double) {
     }
     for (uint32_t i = 0; i < N_SPLATS; i++) {
       ck_assert(g2d[i] >= 0.0f);
-      if (f->splats[i].radius == 0)
-        ck_assert_float_eq(g2d[i], 0.0f);
+      if (f->splats[i].radius == 0) ck_assert_float_eq(g2d[i], 0.0f);
     }
     gs_ref_model_d_destroy(&gfd);
     gs_ref_frame_destroy(&f);

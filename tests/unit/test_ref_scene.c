@@ -12,21 +12,17 @@ double tr_uniform(struct tr_rng *r) {
   return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-double tr_range(struct tr_rng *r, double lo, double hi) {
-  return lo + (hi - lo) * tr_uniform(r);
-}
+double tr_range(struct tr_rng *r, double lo, double hi) { return lo + (hi - lo) * tr_uniform(r); }
 
 double tr_normal(struct tr_rng *r) {
   double u1 = tr_uniform(r), u2 = tr_uniform(r);
-  if (u1 < 1e-300)
-    u1 = 1e-300;
+  if (u1 < 1e-300) u1 = 1e-300;
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
 static void normalize3(float v[3]) {
   float n = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-  for (int k = 0; k < 3; k++)
-    v[k] /= n;
+  for (int k = 0; k < 3; k++) v[k] /= n;
 }
 
 static void cross3(const float a[3], const float b[3], float out[3]) {
@@ -60,8 +56,8 @@ void tr_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f, const flo
   memcpy(cam->campos, eye, 3 * sizeof(float));
 }
 
-void tr_orbit_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f, float dist,
-                     float azim, float elev) {
+void tr_orbit_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f, float dist, float azim,
+                     float elev) {
   float eye[3] = {dist * cosf(elev) * cosf(azim), dist * cosf(elev) * sinf(azim),
                   dist * sinf(elev)};
   tr_camera(cam, w, h, f, eye);
@@ -75,8 +71,7 @@ void tr_fill_scene(struct gs_model *m, uint64_t seed, float spread, float smin, 
       m->means[3 * i + k] = (float)tr_range(&r, -spread, spread);
       m->log_scales[3 * i + k] = (float)tr_range(&r, log(smin), log(smax));
     }
-    for (int k = 0; k < 4; k++)
-      m->quats[4 * i + k] = (float)tr_normal(&r);
+    for (int k = 0; k < 4; k++) m->quats[4 * i + k] = (float)tr_normal(&r);
     m->opacity[i] = (float)tr_range(&r, olo, ohi);
     for (int k = 0; k < GS_SH_COEFFS * 3; k++)
       m->sh[GS_SH_COEFFS * 3 * i + k] = (float)((k < 3 ? 0.5 : 0.2) * tr_normal(&r));
@@ -95,8 +90,7 @@ void tr_place_beyond_clamp(struct gs_model *m, const struct gs_camera *cam, uint
     double t[3] = {u * z, w * z, z};
     for (int k = 0; k < 3; k++) {
       double p = 0.0;
-      for (int r = 0; r < 3; r++)
-        p += v[4 * r + k] * (t[r] - v[4 * r + 3]);
+      for (int r = 0; r < 3; r++) p += v[4 * r + k] * (t[r] - v[4 * r + 3]);
       m->means[3 * i + k] = (float)p;
       m->log_scales[3 * i + k] = (float)log(0.35 * z * hx * (1.0 + 0.2 * k));
     }

@@ -1,5 +1,6 @@
 /* test_ref_scene.h: tiny deterministic scenes and cameras shared by the gs_ref test suites
- * (test_ref.c, test_ref_grad.c, test_gpu_fwd.c, test_gpu_bwd.c); implemented in test_ref_scene.c. */
+ * (test_ref.c, test_ref_grad.c, test_gpu_fwd.c, test_gpu_bwd.c); implemented in test_ref_scene.c.
+ */
 #ifndef TEST_REF_SCENE_H
 #define TEST_REF_SCENE_H
 
@@ -11,16 +12,16 @@
 struct tr_rng {
   uint64_t s;
 };
-double tr_uniform(struct tr_rng *r);                   /* [0, 1) */
+double tr_uniform(struct tr_rng *r);                     /* [0, 1) */
 double tr_range(struct tr_rng *r, double lo, double hi); /* [lo, hi) */
-double tr_normal(struct tr_rng *r);                    /* standard normal (Box-Muller) */
+double tr_normal(struct tr_rng *r);                      /* standard normal (Box-Muller) */
 
 /* A w x h pinhole camera with focal f at `eye`, looking at the origin with world z up (OpenCV
  * axes, as gs_types.h defines). */
 void tr_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f, const float eye[3]);
 /* A camera at distance `dist` from the origin at azimuth / elevation (radians). */
-void tr_orbit_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f, float dist,
-                     float azim, float elev);
+void tr_orbit_camera(struct gs_camera *cam, uint32_t w, uint32_t h, float f, float dist, float azim,
+                     float elev);
 
 /* Fills an allocated model (m->count splats) with a random scene: means in [-spread, spread]^3,
  * anisotropic scales exp(U(ln smin, ln smax)), random unit-ish (not normalised) quaternions,

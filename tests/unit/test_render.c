@@ -82,8 +82,12 @@ START_TEST(gpu_and_reference_agree_on_a_generated_scene) {
   snprintf(ply, sizeof ply, "%s/model.ply", tmpdir);
   snprintf(out_gpu, sizeof out_gpu, "%s/gpu", tmpdir);
   snprintf(out_ref, sizeof out_ref, "%s/ref", tmpdir);
-  struct gs_gen_opts g = {.kind = GS_GEN_BRICKS, .train_views = 8, .test_views = 3,
-                          .resolution = 64, .seed = 3, .threads = 1};
+  struct gs_gen_opts g = {.kind = GS_GEN_BRICKS,
+                          .train_views = 8,
+                          .test_views = 3,
+                          .resolution = 64,
+                          .seed = 3,
+                          .threads = 1};
   ck_assert_int_eq(gs_gen_scene(scene, &g, NULL), 0);
   write_random_ply(ply, 2000, (const float[3]){-1.2f, -1.2f, -1.2f},
                    (const float[3]){1.2f, 1.2f, 1.2f});
@@ -122,8 +126,12 @@ START_TEST(bad_inputs_exit_2) {
   snprintf(scene, sizeof scene, "%s/scene", tmpdir);
   snprintf(out, sizeof out, "%s/out", tmpdir);
   snprintf(ply, sizeof ply, "%s/nope.ply", tmpdir);
-  struct gs_gen_opts g = {.kind = GS_GEN_SHAPES, .train_views = 2, .test_views = 1,
-                          .resolution = 16, .seed = 3, .threads = 1};
+  struct gs_gen_opts g = {.kind = GS_GEN_SHAPES,
+                          .train_views = 2,
+                          .test_views = 1,
+                          .resolution = 16,
+                          .seed = 3,
+                          .threads = 1};
   ck_assert_int_eq(gs_gen_scene(scene, &g, NULL), 0);
   ck_assert_int_eq(run_render(ply, scene, out, "ref", NULL), GS_EXIT_USAGE);
   ck_assert_int_eq(run_render(GS_FIXTURES_DIR "/bad_header.ply", scene, out, "ref", NULL),
@@ -155,9 +163,9 @@ START_TEST(lego_renders_on_the_gpu) {
   ck_assert_int_eq(json_integer_value(json_object_get(j, "width")), 100);
   double psnr = json_number_value(json_object_get(j, "psnr_db"));
   ck_assert(psnr > 3.0 && psnr < 25.0);
-  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(j, "views"), 1),
-                                                     "view")),
-                   "train/r_8.png");
+  ck_assert_str_eq(
+      json_string_value(json_object_get(json_array_get(json_object_get(j, "views"), 1), "view")),
+      "train/r_8.png");
   json_decref(j);
 }
 END_TEST
@@ -182,15 +190,28 @@ START_TEST(cli_scene_then_render) {
   snprintf(scene, sizeof scene, "%s/cli_scene", tmpdir);
   snprintf(ply, sizeof ply, "%s/cli.ply", tmpdir);
   snprintf(out, sizeof out, "%s/cli_out", tmpdir);
-  char *gen[] = {GS_SPLAT_TRAIN, "scene", "--kind", "shapes", "--out", scene, "--train-views",
-                 "6", "--test-views", "2", "--resolution", "48", "--seed", "9", NULL};
+  char *gen[] = {GS_SPLAT_TRAIN,
+                 "scene",
+                 "--kind",
+                 "shapes",
+                 "--out",
+                 scene,
+                 "--train-views",
+                 "6",
+                 "--test-views",
+                 "2",
+                 "--resolution",
+                 "48",
+                 "--seed",
+                 "9",
+                 NULL};
   ck_assert_int_eq(run_process(gen), 0);
   char *bad_kind[] = {GS_SPLAT_TRAIN, "scene", "--kind", "castle", "--out", scene, NULL};
   ck_assert_int_eq(run_process(bad_kind), GS_EXIT_USAGE);
   write_random_ply(ply, 1500, (const float[3]){-1.2f, -1.2f, -1.2f},
                    (const float[3]){1.2f, 1.2f, 1.2f});
-  char *render[] = {GS_SPLAT_TRAIN, "render", "--ply", ply, "--scene", scene, "--out", out,
-                    "--background", "black", NULL};
+  char *render[] = {GS_SPLAT_TRAIN, "render", "--ply",        ply,     "--scene", scene,
+                    "--out",        out,      "--background", "black", NULL};
   ck_assert_int_eq(run_process(render), 0);
   json_t *j = load_metrics(out);
   ck_assert_uint_eq(json_array_size(json_object_get(j, "views")), 2);

@@ -163,10 +163,10 @@ START_TEST(json_has_the_design_shape) {
       ck_assert(json_is_array(json_object_get(run, "checkpoints")));
     }
     /* The per-pair delta the report's chart draws: 100 x (on - off) / off of the gate metric. */
-    double off = json_number_value(json_object_get(
-               json_object_get(json_object_get(p, "off"), "metrics"), "train_s")),
-           on = json_number_value(json_object_get(
-               json_object_get(json_object_get(p, "on"), "metrics"), "train_s"));
+    double off = json_number_value(
+               json_object_get(json_object_get(json_object_get(p, "off"), "metrics"), "train_s")),
+           on = json_number_value(
+               json_object_get(json_object_get(json_object_get(p, "on"), "metrics"), "train_s"));
     ck_assert_double_eq_tol(json_number_value(json_object_get(p, "delta_pct")),
                             100 * (on - off) / off, 1e-9);
   }

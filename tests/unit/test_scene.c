@@ -43,8 +43,10 @@ static void write_transforms(const char *dir, const char *file, uint32_t n, cons
   for (uint32_t i = 0; i < n; i++) {
     char name[64];
     snprintf(name, sizeof name, fmt, i);
-    off += sprintf(text + off, "%s{\"file_path\": \"%s\", \"transform_matrix\": "
-                   "[[1,0,0,%u],[0,1,0,0],[0,0,1,4],[0,0,0,1]]}", i ? "," : "", name, i);
+    off += sprintf(text + off,
+                   "%s{\"file_path\": \"%s\", \"transform_matrix\": "
+                   "[[1,0,0,%u],[0,1,0,0],[0,0,1,4],[0,0,0,1]]}",
+                   i ? "," : "", name, i);
   }
   sprintf(text + off, "]}\n");
   char path[256];
@@ -259,7 +261,9 @@ enum { ENT_FILE, ENT_DIR, ENT_SYMLINK };
 static void add_entry(struct archive *a, const char *name, int kind, const char *data) {
   struct archive_entry *e = archive_entry_new();
   archive_entry_set_pathname(e, name);
-  archive_entry_set_filetype(e, kind == ENT_DIR ? AE_IFDIR : kind == ENT_SYMLINK ? AE_IFLNK : AE_IFREG);
+  archive_entry_set_filetype(e, kind == ENT_DIR       ? AE_IFDIR
+                                : kind == ENT_SYMLINK ? AE_IFLNK
+                                                      : AE_IFREG);
   archive_entry_set_perm(e, 0644);
   if (kind == ENT_SYMLINK) archive_entry_set_symlink(e, data);
   size_t len = kind == ENT_FILE ? strlen(data) : 0;
@@ -308,8 +312,12 @@ END_TEST
 
 /* Zips a generated scene folder under a top folder "lego/" and loads it from the archive. */
 START_TEST(zipped_scene_loads_like_its_folder) {
-  struct gs_gen_opts g = {.kind = GS_GEN_SHAPES, .train_views = 3, .test_views = 1,
-                          .resolution = 16, .seed = 2, .threads = 1};
+  struct gs_gen_opts g = {.kind = GS_GEN_SHAPES,
+                          .train_views = 3,
+                          .test_views = 1,
+                          .resolution = 16,
+                          .seed = 2,
+                          .threads = 1};
   char dir[160];
   snprintf(dir, sizeof dir, "%s/gen", tmpdir);
   ck_assert_int_eq(gs_gen_scene(dir, &g, NULL), 0);
@@ -321,9 +329,8 @@ START_TEST(zipped_scene_loads_like_its_folder) {
   add_entry(a, "lego/", ENT_DIR, NULL);
   add_entry(a, "lego/train/", ENT_DIR, NULL);
   add_entry(a, "lego/test/", ENT_DIR, NULL);
-  static const char *files[] = {"transforms_train.json", "transforms_test.json",
-                                "train/r_0.png", "train/r_1.png", "train/r_2.png",
-                                "test/r_0.png"};
+  static const char *files[] = {"transforms_train.json", "transforms_test.json", "train/r_0.png",
+                                "train/r_1.png",         "train/r_2.png",        "test/r_0.png"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char path[256], name[128];
     snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -351,7 +358,8 @@ START_TEST(zipped_scene_loads_like_its_folder) {
   ck_assert_int_eq(gs_scene_load(dir, NULL, &from_dir, NULL), 0);
   ck_assert_str_eq(from_zip->sha256, from_dir->sha256);
   ck_assert_uint_eq(from_zip->n_train, 3);
-  ck_assert_int_eq(memcmp(from_zip->test[0].rgb, from_dir->test[0].rgb, 16 * 16 * 3 * sizeof(float)), 0);
+  ck_assert_int_eq(
+      memcmp(from_zip->test[0].rgb, from_dir->test[0].rgb, 16 * 16 * 3 * sizeof(float)), 0);
   ck_assert_ptr_nonnull(strstr(from_zip->path, "/unz/lego"));
   gs_scene_destroy(&from_zip);
   gs_scene_destroy(&from_dir);

@@ -34,8 +34,13 @@ static void write_text(const char *path, const char *text) {
 }
 
 static struct gs_gen_opts gen_opts(enum gs_gen_layout layout, enum gs_gen_lens_kind lens) {
-  struct gs_gen_opts o = {.kind = GS_GEN_SHAPES, .train_views = 9, .test_views = 0,
-                          .resolution = 48, .seed = 3, .threads = 2, .layout = layout,
+  struct gs_gen_opts o = {.kind = GS_GEN_SHAPES,
+                          .train_views = 9,
+                          .test_views = 0,
+                          .resolution = 48,
+                          .seed = 3,
+                          .threads = 2,
+                          .layout = layout,
                           .lens = lens};
   return o;
 }
@@ -148,7 +153,8 @@ START_TEST(undistorted_capture_matches_the_pinhole_view) {
     double ignored = shifted_diff(raw->train[v].rgb, ref->train[v].rgb, res, dx, dy);
     ck_assert_msg(undist < 0.5 * ignored && undist < 0.03,
                   "view %u: %g of the undistorted pixels differ from the pinhole view, %g of the "
-                  "distorted ones", v, undist, ignored);
+                  "distorted ones",
+                  v, undist, ignored);
   }
   gs_scene_destroy(&ref);
   gs_scene_destroy(&sc);
@@ -242,8 +248,8 @@ START_TEST(jpeg_exif_orientation) {
     } else {
       ck_assert_uint_eq(w, 4);
       ck_assert_uint_eq(h, 6);
-      ck_assert_float_gt(px[4 * 3], 0.7f);     /* top-right red */
-      ck_assert_float_lt(px[0], 0.3f);         /* top-left blue */
+      ck_assert_float_gt(px[4 * 3], 0.7f);               /* top-right red */
+      ck_assert_float_lt(px[0], 0.3f);                   /* top-left blue */
       ck_assert_float_gt(px[4 * (5 * 4 + 3) + 2], 0.7f); /* bottom-right blue */
     }
     ck_assert_float_eq(px[3], 1.0f);
@@ -256,7 +262,8 @@ START_TEST(jpeg_exif_orientation) {
   }
   sw_err_clear(&err);
   ck_assert_int_eq(gs_image_decode(path, "GIF89a....", 10, &(float *){NULL}, &(uint32_t){0},
-                                   &(uint32_t){0}, &err), SW_EINVAL);
+                                   &(uint32_t){0}, &err),
+                   SW_EINVAL);
   ck_assert_msg(strstr(err.msg, "neither a PNG nor a JPEG"), "%s", err.msg);
 }
 END_TEST
@@ -265,8 +272,14 @@ END_TEST
  * distorted by the forward model comes back. */
 START_TEST(undistort_inverts_the_lens) {
   const uint32_t w = 64, h = 48;
-  struct gs_intrinsics in = {.w = w, .h = h, .fx = 50, .fy = 52, .cx = 35, .cy = 21,
-                             .k = {-0.08, 0.02, 0, 0}, .p = {0.002, -0.001}};
+  struct gs_intrinsics in = {.w = w,
+                             .h = h,
+                             .fx = 50,
+                             .fy = 52,
+                             .cx = 35,
+                             .cy = 21,
+                             .k = {-0.08, 0.02, 0, 0},
+                             .p = {0.002, -0.001}};
   ck_assert_int_eq(gs_intrinsics_distorted(&in), 1);
   float *pin = malloc((size_t)w * h * 3 * 4), *cap = malloc((size_t)w * h * 3 * 4);
   /* A smooth pattern as the pinhole camera sees it, as a function of the ray (x, y). */

@@ -26,9 +26,7 @@ static void setup(void) {
   snprintf(g_db, sizeof g_db, "%s/s.db", g_dir);
 }
 
-static void teardown(void) {
-  sw_fs_rm_rf(g_dir, NULL);
-}
+static void teardown(void) { sw_fs_rm_rf(g_dir, NULL); }
 
 struct env {
   sw_store_t *store;
@@ -104,10 +102,11 @@ static char *fake_result_with(const char *arm, int k, double on_factor, const ch
   size_t cap = strlen(extra) + 2048;
   char *buf = malloc(cap);
   if (g_mapped_results) {
-    snprintf(buf, cap,
-             "{%s\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"metrics\":{\"train_s\":%.6f,"
-             "\"psnr_db\":%.6f,\"ssim\":0.9,\"custom_s\":%.6f},\"foreign\":{\"seconds\":%.6f}}",
-             extra, t, psnr, 2 * t, t);
+    snprintf(
+        buf, cap,
+        "{%s\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"metrics\":{\"train_s\":%.6f,"
+        "\"psnr_db\":%.6f,\"ssim\":0.9,\"custom_s\":%.6f},\"foreign\":{\"seconds\":%.6f}}",
+        extra, t, psnr, 2 * t, t);
     return buf;
   }
   snprintf(buf, cap,
@@ -128,7 +127,9 @@ static char *fake_result(const char *arm, int k, double on_factor) {
 }
 
 static const struct sw_window_sample QUIET[3] = {
-    {.t_ms = 0, .load1 = 0.5, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9}, {.t_ms = 1000, .load1 = 0.6, .cpu_other = 0.10, .cpu_total = 1.0, .mem_avail = 1e9}, {.t_ms = 2000, .load1 = 0.6, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9}};
+    {.t_ms = 0, .load1 = 0.5, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9},
+    {.t_ms = 1000, .load1 = 0.6, .cpu_other = 0.10, .cpu_total = 1.0, .mem_avail = 1e9},
+    {.t_ms = 2000, .load1 = 0.6, .cpu_other = 0.05, .cpu_total = 1.0, .mem_avail = 1e9}};
 /* A sustained burst during the run: something took 1.2 cores for 4 s of an 11 s run (more
  * than over_max_s above cpu_other_max, and a mean above cpu_other_mean_max). */
 #define IDLE_S(t)                                                                                  \
@@ -458,7 +459,8 @@ START_TEST(stale_refused_duplicate_idempotent) {
   bad.epoch = l.epoch + (UINT64_C(1) << 32);
   ck_assert_int_eq(deliver(&e, &bad, "w1", 0, 0, QUIET, 3, 0, 0.95, 10), SW_ESTATE);
   ck_assert_int_eq(sw_sched_renew(e.sched, l.lease_id, bad.epoch, "w1", 10, &e.err), SW_ESTATE);
-  ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, bad.epoch, "w1", 10, &e.err), SW_ESTATE);
+  ck_assert_int_eq(sw_sched_lease_done(e.sched, l.lease_id, bad.epoch, "w1", 10, &e.err),
+                   SW_ESTATE);
   ck_assert_int_eq(deliver(&e, &l, "w2", 0, 0, QUIET, 3, 0, 0.95, 10), SW_ESTATE);
   ck_assert_int_eq(sw_sched_renew(e.sched, l.lease_id, l.epoch, "w2", 10, &e.err), SW_ESTATE);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts"), 0);
@@ -706,8 +708,8 @@ START_TEST(injected_commit_fault_is_refused_then_stored) {
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status = 'ok'"), 2);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 1);
   sqlite3_stmt *ic;
-  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store), "PRAGMA integrity_check", -1, &ic, NULL),
-                   SQLITE_OK);
+  ck_assert_int_eq(
+      sqlite3_prepare_v2(sw_store_db(e.store), "PRAGMA integrity_check", -1, &ic, NULL), SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(ic), SQLITE_ROW);
   ck_assert_str_eq((const char *)sqlite3_column_text(ic, 0), "ok");
   sqlite3_finalize(ic);
@@ -958,9 +960,8 @@ static const struct sw_window_sample LOADED_PRE[6] = {INDEXING_S(-6000), INDEXIN
  * (issue: a fake `{"metrics":{"train_s":1,"psnr_db":99}}` used to be stored as ok). */
 START_TEST(schema_invalid_result_is_invalid_and_out_of_the_verdict) {
   static const char *const BAD[] = {
-      "{\"metrics\":{\"train_s\":1,\"psnr_db\":99}}",
-      NULL, /* negative train_s, filled below */
-      NULL, /* ssim 7 */
+      "{\"metrics\":{\"train_s\":1,\"psnr_db\":99}}", NULL, /* negative train_s, filled below */
+      NULL,                                                 /* ssim 7 */
   };
   const char *where[] = {"/: the required property 'schema' is missing", "/metrics/train_s",
                          "/metrics/ssim"};
@@ -1318,7 +1319,8 @@ START_TEST(orders_fixed_and_random_seeded) {
 END_TEST
 
 /* LAB-PRACTICE rule 3: a gate is never adopted unless its quality guard was judged. The trainer
- * here (a foreign one, mapped) reports no psnr_db (the spec's guard metric): a clear 5% speed-up stays inconclusive. */
+ * here (a foreign one, mapped) reports no psnr_db (the spec's guard metric): a clear 5% speed-up
+ * stays inconclusive. */
 START_TEST(gate_without_guard_values_is_not_adopted) {
   struct env e;
   env_open(&e, 10000, 3, 0);
@@ -1389,9 +1391,9 @@ static void run_binaries(const char *changer, int from_start, char *verdict, siz
     sw_lease_clear(&l);
   }
   sqlite3_stmt *st;
-  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store), "SELECT verdict FROM gates", -1, &st,
-                                      NULL),
-                   SQLITE_OK);
+  ck_assert_int_eq(
+      sqlite3_prepare_v2(sw_store_db(e.store), "SELECT verdict FROM gates", -1, &st, NULL),
+      SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
   snprintf(verdict, len, "%s", (const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
@@ -1423,11 +1425,10 @@ START_TEST(binary_change_mid_gate_is_inconclusive) {
    * at the first look: more pairs cannot unmix the builds. */
   struct env e;
   env_open(&e, 10000, 3, 0);
-  const char *spec =
-      "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
-      "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
-      "\"pairs\":{\"n\":3,\"max\":6,\"order\":\"alternate\",\"sequential\":true},"
-      "\"gate\":{\"metric\":\"train_s\"}}";
+  const char *spec = "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+                     "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
+                     "\"pairs\":{\"n\":3,\"max\":6,\"order\":\"alternate\",\"sequential\":true},"
+                     "\"gate\":{\"metric\":\"train_s\"}}";
   int64_t sweep = 0;
   ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
                 e.err.msg);

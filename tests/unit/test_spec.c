@@ -180,8 +180,8 @@ START_TEST(full_gate_values) {
    * order; arm values replace in place, new keys append. */
   struct sw_spec_config on;
   ck_assert_int_eq(sw_spec_resolve_arm(s, "on", &on, &err), 0);
-  const char *keys[] = {"device", "timing", "iterations", "seed", "background",
-                        "resolution_scale", "radix_scatter", "label"};
+  const char *keys[] = {"device",     "timing",           "iterations",    "seed",
+                        "background", "resolution_scale", "radix_scatter", "label"};
   ck_assert_uint_eq(on.n, 8);
   for (size_t i = 0; i < 8; i++) ck_assert_str_eq(on.items[i].key, keys[i]);
   ck_assert_str_eq(on.items[0].text, "lavapipe");
@@ -390,7 +390,8 @@ END_TEST
 
 START_TEST(grid_expansion_order) {
   struct sw_err err = {0};
-  struct sw_spec *s = load_ok("name: g\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+  struct sw_spec *s =
+      load_ok("name: g\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
               "base: {iterations: 100, binning: resident}\n"
               "parameters: {binning: [resident, transient], radix_passes: [skip, full, full2]}\n"
               "repeats: 2\ncheckpoints: [50, 100]\n");
@@ -434,8 +435,10 @@ START_TEST(grid_expansion_order) {
   for (size_t i = 0; i < 3; i++) {
     ck_assert_int_eq(sw_spec_resolve_point(s, &pts[i], &c, &err), 0);
     const struct sw_spec_kv *cp = sw_spec_config_get(&c, "checkpoints");
-    if (want[i]) ck_assert_str_eq(cp->text, want[i]);
-    else ck_assert_ptr_null(cp);
+    if (want[i])
+      ck_assert_str_eq(cp->text, want[i]);
+    else
+      ck_assert_ptr_null(cp);
     sw_spec_config_clear(&c);
   }
   sw_spec_points_free(&pts, n);
@@ -529,9 +532,10 @@ START_TEST(string_errors) {
 END_TEST
 
 START_TEST(worker_eligibility) {
-  struct sw_spec *s = load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
-                              "arms: {off: {a: 1}, on: {a: 2}}\n"
-                              "placement: {match: {os: 'Darwin*', label.site: 'lab-?', cores: '1?'}}\n");
+  struct sw_spec *s =
+      load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+              "arms: {off: {a: 1}, on: {a: 2}}\n"
+              "placement: {match: {os: 'Darwin*', label.site: 'lab-?', cores: '1?'}}\n");
   struct sw_msg_hello h;
   memset(&h, 0, sizeof h);
   strcpy(h.worker_id, "w1");
@@ -558,8 +562,7 @@ START_TEST(worker_eligibility) {
 END_TEST
 
 /* A valid gate spec, the base of the limit tests below. */
-#define GATE_HEAD                                                                \
-  "name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+#define GATE_HEAD "name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
 #define GATE_ARMS "arms: {off: {a: 1}, on: {a: 2}}\n"
 
 /* Text of `depth` nested flow sequences around one scalar: [[[1]]] for 3. */
@@ -603,7 +606,7 @@ START_TEST(alias_bomb_refused) {
 
   /* Anchors and aliases within the limits still work: an arm shares the base's mapping. */
   struct sw_spec *s = load_ok(GATE_HEAD "base: &b {iterations: 100, seed: 1}\n"
-                              "arms: {off: *b, on: {iterations: 200}}\n");
+                                        "arms: {off: *b, on: {iterations: 200}}\n");
   const struct sw_spec_kv *it = sw_spec_config_get(&s->arm_off, "iterations");
   ck_assert_ptr_nonnull(it);
   ck_assert_str_eq(it->text, "100");
@@ -698,8 +701,8 @@ START_TEST(mapping_width_limited) {
    * load (here as a builtin trainer's options), 257 do not, refused at the 257th key. */
   char yaml[16384];
   char *m = wide_map("k", 256);
-  snprintf(yaml, sizeof yaml, "name: x\nkind: gate\ntrainer: {builtin: %s}\nscene: {path: /x}\n"
-           GATE_ARMS, m);
+  snprintf(yaml, sizeof yaml,
+           "name: x\nkind: gate\ntrainer: {builtin: %s}\nscene: {path: /x}\n" GATE_ARMS, m);
   struct sw_spec *s = load_ok(yaml);
   ck_assert_uint_eq(s->trainer.options.n, 256);
   sw_spec_destroy(&s);
@@ -710,8 +713,8 @@ START_TEST(mapping_width_limited) {
   free(m);
   /* Merge keys widen a mapping after the text is read: 200 + 100 merged keys are refused. */
   char *a = wide_map("a", 200), *b = wide_map("b", 100);
-  snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "x: &a %s\ny: &b %s\nbase: {<<: [*a, *b]}\n",
-           a, b);
+  snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "x: &a %s\ny: &b %s\nbase: {<<: [*a, *b]}\n", a,
+           b);
   load_bad(yaml, "t.yaml:8:8: YAML: a mapping of more than 256 keys after merge keys (the limit)");
   free(a);
   free(b);

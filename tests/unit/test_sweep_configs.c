@@ -1,5 +1,5 @@
-/* test_sweep_configs.c: every run of every shipped sweep (every YAML file in sweeps/) resolves to a trainer
- * configuration that the builtin trainer accepts: each `--set key=value` of each arm / grid
+/* test_sweep_configs.c: every run of every shipped sweep (every YAML file in sweeps/) resolves to a
+ * trainer configuration that the builtin trainer accepts: each `--set key=value` of each arm / grid
  * point goes through splat-train's own gs_config_set and the result through
  * gs_config_validate. This keeps the specs and the trainer's key table from drifting apart. */
 #include <check.h>
@@ -23,13 +23,13 @@ static void accept_config(const char *path, const char *what, const struct sw_sp
   }
   for (size_t i = 0; i < s->trainer.options.n; i++) {
     const struct sw_spec_kv *kv = &s->trainer.options.items[i];
-    ck_assert_msg(gs_config_set(&g, kv->key, kv->text, &err) == 0, "%s: trainer.builtin: %s",
-                  path, err.msg);
+    ck_assert_msg(gs_config_set(&g, kv->key, kv->text, &err) == 0, "%s: trainer.builtin: %s", path,
+                  err.msg);
   }
   for (size_t i = 0; i < cfg->n; i++) {
     const struct sw_spec_kv *kv = &cfg->items[i];
-    ck_assert_msg(gs_config_set(&g, kv->key, kv->text, &err) == 0, "%s %s: --set %s=%s: %s",
-                  path, what, kv->key, kv->text, err.msg);
+    ck_assert_msg(gs_config_set(&g, kv->key, kv->text, &err) == 0, "%s %s: --set %s=%s: %s", path,
+                  what, kv->key, kv->text, err.msg);
   }
   ck_assert_msg(gs_config_validate(&g, &err) == 0, "%s %s: %s", path, what, err.msg);
 }

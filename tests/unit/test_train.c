@@ -168,8 +168,9 @@ START_TEST(config_json_round_trips_through_set) {
   const char *k;
   json_t *v;
   json_object_foreach(o, k, v) {
-    char *vs = json_is_string(v) ? strdup(json_string_value(v))
-                                 : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *vs = json_is_string(v)
+                   ? strdup(json_string_value(v))
+                   : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
     struct sw_err err = {0};
     ck_assert_msg(gs_config_set(&b, k, vs, &err) == 0, "%s: %s", k, err.msg);
     free(vs);
@@ -214,8 +215,8 @@ static void fill_result(struct gs_result *r, const char *cfg_json) {
   r->kernels[0].gpu_ms = 10;
   r->kernels[0].share = 1;
   r->n_checkpoints = 1;
-  r->checkpoints[0] = (struct gs_result_checkpoint){.iter = 50, .train_s = 0.7, .psnr_db = 20,
-                                                    .splats = 950};
+  r->checkpoints[0] =
+      (struct gs_result_checkpoint){.iter = 50, .train_s = 0.7, .psnr_db = 20, .splats = 950};
 }
 
 /* The result file at path matches docs/result.schema.json (sw_result_check_text). */
@@ -265,8 +266,7 @@ START_TEST(result_validates_against_schema) {
   ck_assert_ptr_nonnull(strstr(err.msg, "binary_sha256"));
   free(doc);
   sw_err_clear(&err);
-  ck_assert_int_eq(sw_result_check_text("{\"schema\":\"splatsweep.result/1\"}", &err),
-                   SW_EINVAL);
+  ck_assert_int_eq(sw_result_check_text("{\"schema\":\"splatsweep.result/1\"}", &err), SW_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, "required property"));
   free(cfg);
 }
@@ -308,16 +308,16 @@ START_TEST(densify_clones_splits_and_prunes) {
   struct sw_err err = {0};
   ck_assert_int_eq(gs_model_new(4, &m, &err), 0);
   m->count = 4;
-  one_splat(m, 0, 0.0f, logf(0.001f), 0.5f);  /* small, high gradient: cloned */
-  one_splat(m, 1, 1.0f, logf(0.5f), 0.5f);    /* large, high gradient: split */
-  one_splat(m, 2, 2.0f, logf(0.001f), 0.5f);  /* low gradient: kept */
+  one_splat(m, 0, 0.0f, logf(0.001f), 0.5f);   /* small, high gradient: cloned */
+  one_splat(m, 1, 1.0f, logf(0.5f), 0.5f);     /* large, high gradient: split */
+  one_splat(m, 2, 2.0f, logf(0.001f), 0.5f);   /* low gradient: kept */
   one_splat(m, 3, 3.0f, logf(0.001f), 0.001f); /* transparent: pruned */
   struct gs_moments mo = {0};
   ck_assert_int_eq(gs_moments_reserve(&mo, 4, &err), 0);
   for (uint32_t i = 0; i < 4; i++) mo.g[GS_P_OPACITY][2 * i] = 10.0f + (float)i;
-  float dens[12] = {0.01f, 10, 3,   0.01f, 10, 3,   0.0001f, 10, 3,   0, 0, 0};
-  struct gs_densify_opts o = {.grad_threshold = 2e-4f, .percent_dense = 0.01f, .extent = 4.0f,
-                              .prune_opacity = 0.005f};
+  float dens[12] = {0.01f, 10, 3, 0.01f, 10, 3, 0.0001f, 10, 3, 0, 0, 0};
+  struct gs_densify_opts o = {
+      .grad_threshold = 2e-4f, .percent_dense = 0.01f, .extent = 4.0f, .prune_opacity = 0.005f};
   struct gs_rng rng;
   gs_rng_seed(&rng, 1);
   struct gs_densify_report rep;
@@ -371,8 +371,11 @@ START_TEST(densify_respects_max_splats) {
   }
   struct gs_moments mo = {0};
   ck_assert_int_eq(gs_moments_reserve(&mo, 8, NULL), 0);
-  struct gs_densify_opts o = {.grad_threshold = 2e-4f, .percent_dense = 0.01f, .extent = 4.0f,
-                              .prune_opacity = 0.005f, .max_splats = 11};
+  struct gs_densify_opts o = {.grad_threshold = 2e-4f,
+                              .percent_dense = 0.01f,
+                              .extent = 4.0f,
+                              .prune_opacity = 0.005f,
+                              .max_splats = 11};
   struct gs_rng rng;
   gs_rng_seed(&rng, 2);
   struct gs_densify_report rep;
@@ -393,8 +396,12 @@ static void make_scene(void) {
   snprintf(work_dir, sizeof work_dir, "/tmp/gs_train_testXXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(work_dir));
   snprintf(scene_dir, sizeof scene_dir, "%s/scene", work_dir);
-  struct gs_gen_opts go = {.kind = GS_GEN_SHAPES, .train_views = 40, .test_views = 4,
-                           .resolution = 64, .seed = 3, .threads = 1};
+  struct gs_gen_opts go = {.kind = GS_GEN_SHAPES,
+                           .train_views = 40,
+                           .test_views = 4,
+                           .resolution = 64,
+                           .seed = 3,
+                           .threads = 1};
   struct sw_err err = {0};
   ck_assert_msg(gs_gen_scene(scene_dir, &go, &err) == 0, "%s", err.msg);
 }
@@ -430,9 +437,11 @@ START_TEST(short_training_raises_test_psnr) {
   ck_assert_int_eq(r->iterations, TRAIN_ITERS);
   ck_assert_int_eq(r->n_checkpoints, 2);
   double gain = r->psnr_db - r->checkpoints[0].psnr_db;
-  fprintf(stderr, "short training: test PSNR %.2f dB -> %.2f dB (+%.2f) in %.1f s, %lld splats "
-          "(mean %.0f)\n", r->checkpoints[0].psnr_db, r->psnr_db, gain, r->train_s,
-          (long long)r->splats_final, r->splats_mean);
+  fprintf(stderr,
+          "short training: test PSNR %.2f dB -> %.2f dB (+%.2f) in %.1f s, %lld splats "
+          "(mean %.0f)\n",
+          r->checkpoints[0].psnr_db, r->psnr_db, gain, r->train_s, (long long)r->splats_final,
+          r->splats_mean);
   ck_assert_msg(gain >= 8.0, "test PSNR rose by %.2f dB only", gain);
   ck_assert(r->splats_final != 500); /* densification ran */
   ck_assert(r->splats_mean > 0);
@@ -474,8 +483,7 @@ static int run_trainer(char *const argv[], int term_after_line, char *first_line
     if (first_line) snprintf(first_line, len, "%s", line);
     if (term_after_line) kill(pid, SIGTERM);
   }
-  while (fgets(line, sizeof line, f)) {
-  }
+  while (fgets(line, sizeof line, f)) {}
   fclose(f);
   int status;
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -486,16 +494,16 @@ START_TEST(cli_exit_codes) {
   make_scene();
   char out[128];
   snprintf(out, sizeof out, "%s/cli", work_dir);
-  char *bad_key[] = {"splat-train", "train", "--scene", scene_dir, "--out", out, "--set",
-                     "no_such_key=1", NULL};
+  char *bad_key[] = {"splat-train", "train", "--scene",       scene_dir, "--out",
+                     out,           "--set", "no_such_key=1", NULL};
   ck_assert_int_eq(run_trainer(bad_key, 0, NULL, 0), 2);
-  char *bad_scene[] = {"splat-train", "train", "--scene", "/nonexistent/scene", "--out", out,
-                       NULL};
+  char *bad_scene[] = {"splat-train", "train", "--scene", "/nonexistent/scene", "--out", out, NULL};
   ck_assert_int_eq(run_trainer(bad_scene, 0, NULL, 0), 2);
   /* SIGTERM: the current iteration finishes, exit 143, no result.json left behind. */
-  char *longrun[] = {"splat-train", "train", "--scene", scene_dir, "--out", out, "--progress",
-                     "--set", "iterations=100000", "--set", "init_points=200", "--set",
-                     "progress_every=2", NULL};
+  char *longrun[] = {
+      "splat-train",      "train", "--scene",           scene_dir, "--out",           out,
+      "--progress",       "--set", "iterations=100000", "--set",   "init_points=200", "--set",
+      "progress_every=2", NULL};
   char line[512];
   ck_assert_int_eq(run_trainer(longrun, 1, line, sizeof line), 143);
   json_t *j = json_loads(line, 0, NULL);
@@ -508,8 +516,9 @@ START_TEST(cli_exit_codes) {
   snprintf(path, sizeof path, "%s/result.json", out);
   ck_assert(!sw_fs_exists(path));
   /* Adam without epsilon divides 0 by 0 for every parameter that gets no gradient: NaN, exit 4. */
-  char *diverge[] = {"splat-train", "train", "--scene", scene_dir, "--out", out, "--set",
-                     "iterations=20", "--set", "init_points=200", "--set", "adam_eps=0", NULL};
+  char *diverge[] = {
+      "splat-train",   "train", "--scene",         scene_dir, "--out",      out, "--set",
+      "iterations=20", "--set", "init_points=200", "--set",   "adam_eps=0", NULL};
   ck_assert_int_eq(run_trainer(diverge, 0, NULL, 0), 4);
   ck_assert(!sw_fs_exists(path));
 }
@@ -523,8 +532,12 @@ START_TEST(lavapipe_loop_limit_is_named) {
   make_scene();
   char tiny[160];
   snprintf(tiny, sizeof tiny, "%s/tiny16", work_dir);
-  struct gs_gen_opts go = {.kind = GS_GEN_SHAPES, .train_views = 4, .test_views = 1,
-                           .resolution = 16, .seed = 5, .threads = 1};
+  struct gs_gen_opts go = {.kind = GS_GEN_SHAPES,
+                           .train_views = 4,
+                           .test_views = 1,
+                           .resolution = 16,
+                           .seed = 5,
+                           .threads = 1};
   struct sw_err err = {0};
   ck_assert_msg(gs_gen_scene(tiny, &go, &err) == 0, "%s", err.msg);
   gs_vk_t *vk = NULL;

@@ -174,8 +174,7 @@ START_TEST(sampler_sees_a_real_hog) {
   if (pid == 0) {
     int64_t end = sw_clock_mono_ms() + 1500;
     volatile unsigned long spin = 0;
-    while (sw_clock_mono_ms() < end)
-      spin++;
+    while (sw_clock_mono_ms() < end) spin++;
     _exit(0);
   }
   struct timespec ts = {1, 200000000L};
@@ -313,8 +312,7 @@ static int run_to_end(const struct sw_runner_opts *o, struct prog *pr, int stop_
       sw_runner_stop(r, t);
       stopped = 1;
     }
-    if (sw_runner_check(r, t))
-      break;
+    if (sw_runner_check(r, t)) break;
     ck_assert_msg(t - t0 < 20000, "trainer did not finish");
     struct timespec ts = {0, 20 * 1000000L};
     nanosleep(&ts, NULL);
