@@ -22,6 +22,7 @@
 #include "sw_clock.h"
 #include "sw_fs.h"
 #include "sw_log.h"
+#include "sw_report.h"
 #include "sw_sha256.h"
 
 #define RETAIN_EVERY_MS 60000
@@ -134,49 +135,6 @@ int sw_artifact_expect(sw_store_t *store, int64_t run_id, uint32_t attempt,
     return rc;
   }
   return sw_store_commit(store, err);
-}
-
-json_t *sw_artifact_list_json(sw_store_t *store, int64_t sweep_id, struct sw_err *err) {
-  static const char *const SQL =
-      "SELECT a.run_id, a.attempt, r.arm, p.idx, a.worker_id, ar.name, ar.size, ar.sha256, "
-      "ar.state, ar.reason FROM artifacts ar JOIN attempts a ON a.id = ar.attempt_id JOIN runs r "
-      "ON r.id = a.run_id JOIN pairs p ON p.id = r.pair_id WHERE p.sweep_id = ?1 ORDER BY "
-      "a.run_id, a.attempt, ar.name";
-  sqlite3_stmt *st;
-  if (sw_store_stmt(store, SQL, &st, err)) return NULL;
-  sqlite3_bind_int64(st, 1, sweep_id);
-  json_t *arr = json_array();
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(st, 5);
-    const char *state = (const char *)sqlite3_column_text(st, 8);
-    json_t *o = json_pack(
-        "{s:I,s:i,s:s,s:i,s:s?,s:s,s:I,s:s,s:s}", "run", (json_int_t)sqlite3_column_int64(st, 0),
-        "attempt", sqlite3_column_int(st, 1), "arm", (const char *)sqlite3_column_text(st, 2),
-        "pair", sqlite3_column_int(st, 3), "worker", (const char *)sqlite3_column_text(st, 4),
-        "name", name, "size", (json_int_t)sqlite3_column_int64(st, 6), "sha256",
-        (const char *)sqlite3_column_text(st, 7), "state", state);
-    json_object_set_new(o, "reason",
-                        sqlite3_column_type(st, 9) == SQLITE_NULL
-                            ? json_null()
-                            : json_string((const char *)sqlite3_column_text(st, 9)));
-    if (!strcmp(state, "stored")) {
-      char url[300];
-      snprintf(url, sizeof url, "/artifact/%lld/%d/%s", (long long)sqlite3_column_int64(st, 0),
-               sqlite3_column_int(st, 1), name);
-      json_object_set_new(o, "url", json_string(url));
-    } else {
-      json_object_set_new(o, "url", json_null());
-    }
-    json_array_append_new(arr, o);
-  }
-  sqlite3_reset(st);
-  if (rc != SQLITE_DONE) {
-    sw_store_fail(store, err, "listing artifacts");
-    json_decref(arr);
-    return NULL;
-  }
-  return arr;
 }
 
 /* The file of a row: DIR/artifacts/SWEEP/RUN-aATTEMPT/NAME. */
@@ -725,7 +683,7 @@ int sw_artifact_serve(struct MHD_Connection *conn, const char *db_path, const ch
     char *end;
     long long id = strtoll(url + 15, &end, 10);
     json_t *list =
-        end != url + 15 && !*end && id > 0 ? sw_artifact_list_json(store, id, &err) : NULL;
+        end != url + 15 && !*end && id > 0 ? sw_report_artifacts_json(store, id, &err) : NULL;
     char *text = list ? json_dumps(list, JSON_INDENT(2)) : NULL;
     json_decref(list);
     if (!text) {

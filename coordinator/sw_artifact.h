@@ -65,9 +65,7 @@ int sw_artifact_expect(sw_store_t *store, int64_t run_id, uint32_t attempt,
                        const struct sw_msg_artifact *a, size_t n,
                        const struct sw_spec_artifacts *rules, struct sw_err *err);
 
-/* The sweep's artifacts: [{run, attempt, arm, pair, worker, name, size, sha256, state, reason,
- * url}] (url: the dashboard route /artifact/RUN/ATTEMPT/NAME when stored, else null). */
-json_t *sw_artifact_list_json(sw_store_t *store, int64_t sweep_id, struct sw_err *err);
+/* The sweep's artifacts as a list: sw_report_artifacts_json (the read side owns it). */
 
 /* Applies every finished sweep's retention rule: deletes the files and marks the rows deleted.
  * now_wall_ms is the wall clock. Returns the number of files deleted, or a negative code. */

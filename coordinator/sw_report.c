@@ -417,6 +417,9 @@ json_t *sw_report_json(sw_store_t *s, int64_t sweep_id, struct sw_err *err) {
       goto fail;
     }
     if (events_of(s, id, o, err)) goto fail;
+    json_t *arts = sw_report_artifacts_json(s, id, err);
+    if (!arts) goto fail;
+    json_object_set_new(o, "artifacts", arts);
   }
   json_decref(specs);
   return root;
@@ -424,6 +427,49 @@ fail:
   json_decref(specs);
   json_decref(root);
   return NULL;
+}
+
+json_t *sw_report_artifacts_json(sw_store_t *store, int64_t sweep_id, struct sw_err *err) {
+  static const char *const SQL =
+      "SELECT a.run_id, a.attempt, r.arm, p.idx, a.worker_id, ar.name, ar.size, ar.sha256, "
+      "ar.state, ar.reason FROM artifacts ar JOIN attempts a ON a.id = ar.attempt_id JOIN runs r "
+      "ON r.id = a.run_id JOIN pairs p ON p.id = r.pair_id WHERE p.sweep_id = ?1 ORDER BY "
+      "a.run_id, a.attempt, ar.name";
+  sqlite3_stmt *st;
+  if (sw_store_stmt(store, SQL, &st, err)) return NULL;
+  sqlite3_bind_int64(st, 1, sweep_id);
+  json_t *arr = json_array();
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 5);
+    const char *state = (const char *)sqlite3_column_text(st, 8);
+    json_t *o = json_pack(
+        "{s:I,s:i,s:s,s:i,s:s?,s:s,s:I,s:s,s:s}", "run", (json_int_t)sqlite3_column_int64(st, 0),
+        "attempt", sqlite3_column_int(st, 1), "arm", (const char *)sqlite3_column_text(st, 2),
+        "pair", sqlite3_column_int(st, 3), "worker", (const char *)sqlite3_column_text(st, 4),
+        "name", name, "size", (json_int_t)sqlite3_column_int64(st, 6), "sha256",
+        (const char *)sqlite3_column_text(st, 7), "state", state);
+    json_object_set_new(o, "reason",
+                        sqlite3_column_type(st, 9) == SQLITE_NULL
+                            ? json_null()
+                            : json_string((const char *)sqlite3_column_text(st, 9)));
+    if (!strcmp(state, "stored")) {
+      char url[300];
+      snprintf(url, sizeof url, "/artifact/%lld/%d/%s", (long long)sqlite3_column_int64(st, 0),
+               sqlite3_column_int(st, 1), name);
+      json_object_set_new(o, "url", json_string(url));
+    } else {
+      json_object_set_new(o, "url", json_null());
+    }
+    json_array_append_new(arr, o);
+  }
+  sqlite3_reset(st);
+  if (rc != SQLITE_DONE) {
+    sw_store_fail(store, err, "listing artifacts");
+    json_decref(arr);
+    return NULL;
+  }
+  return arr;
 }
 
 /* ---- text and Markdown -------------------------------------------------------------------- */
@@ -563,6 +609,29 @@ static void print_points(FILE *out, const json_t *points, int md) {
   fputs("\n", out);
 }
 
+/* The runs' artifacts in one line: how many are stored (and their bytes), how many are not, and
+ * where the list is (the dashboard serves each file with its sha256). */
+static void print_artifacts(FILE *out, const json_t *sw, int md) {
+  const json_t *arts = json_object_get(sw, "artifacts");
+  if (json_array_size(arts) == 0) return;
+  size_t i, stored = 0, other = 0;
+  double bytes = 0;
+  const json_t *a;
+  json_array_foreach(arts, i, a) {
+    if (!strcmp(str(a, "state", ""), "stored")) {
+      stored++;
+      bytes += num(a, "size");
+    } else {
+      other++;
+    }
+  }
+  fprintf(out,
+          "%sartifacts: %zu stored (%.1f MiB), %zu not stored (pending, refused or deleted); "
+          "each at /artifact/RUN/ATTEMPT/NAME of the dashboard, listed at /api/artifacts/%lld%s\n",
+          md ? "\n" : "  ", stored, bytes / 1048576.0, other, (long long)num(sw, "id"),
+          md ? "\n" : "");
+}
+
 static void render_text(FILE *out, const json_t *root, int md) {
   size_t i;
   const json_t *sw;
@@ -579,6 +648,7 @@ static void render_text(FILE *out, const json_t *root, int md) {
     const json_t *g;
     json_array_foreach(json_object_get(sw, "gates"), j, g) print_gate(out, g, md);
     if (json_object_get(sw, "points")) print_points(out, json_object_get(sw, "points"), md);
+    print_artifacts(out, sw, md);
   }
 }
 
@@ -668,6 +738,39 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         sw_html_escape(out, str(p, "worker", "-"));
         fprintf(out, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
                 str(run, "status", str(p, "status", "")), a, b, c);
+      }
+      fputs("</table>\n", out);
+    }
+    const json_t *arts = json_object_get(sw, "artifacts");
+    if (json_array_size(arts) > 0) {
+      fputs("<h3>Artifacts</h3>\n<p class=\"muted\">Served by the coordinator's dashboard, each "
+            "with its sha256 (the links work on the dashboard).</p>\n<table><tr><th>run</th>"
+            "<th>attempt</th><th class=\"l\">arm</th><th>pair</th><th class=\"l\">name</th>"
+            "<th>bytes</th><th class=\"l\">sha256</th><th class=\"l\">state</th></tr>\n",
+            out);
+      const json_t *a;
+      json_array_foreach(arts, j, a) {
+        fprintf(out, "<tr><td>%lld</td><td>%lld</td><td class=\"l\">", (long long)num(a, "run"),
+                (long long)num(a, "attempt"));
+        sw_html_escape(out, str(a, "arm", ""));
+        fprintf(out, "</td><td>%lld</td><td class=\"l\">", (long long)num(a, "pair"));
+        const char *url = str(a, "url", NULL);
+        if (url) {
+          fputs("<a href=\"", out);
+          sw_html_escape(out, url);
+          fputs("\">", out);
+        }
+        sw_html_escape(out, str(a, "name", ""));
+        if (url) fputs("</a>", out);
+        fprintf(out, "</td><td>%lld</td><td class=\"l\">", (long long)num(a, "size"));
+        sw_html_escape(out, str(a, "sha256", ""));
+        fputs("</td><td class=\"l\">", out);
+        sw_html_escape(out, str(a, "state", ""));
+        if (json_is_string(json_object_get(a, "reason"))) {
+          fputs(": ", out);
+          sw_html_escape(out, str(a, "reason", ""));
+        }
+        fputs("</td></tr>\n", out);
       }
       fputs("</table>\n", out);
     }

@@ -26,6 +26,11 @@ int sw_report_format_parse(const char *name, enum sw_report_format *out, struct 
 /* The report as JSON (section 10 shape). sweep_id 0 = every sweep. New reference or NULL. */
 json_t *sw_report_json(sw_store_t *store, int64_t sweep_id, struct sw_err *err);
 
+/* The sweep's artifacts: [{run, attempt, arm, pair, worker, name, size, sha256, state, reason,
+ * url}] (url: the dashboard route /artifact/RUN/ATTEMPT/NAME when stored, else null); the
+ * report's "artifacts" of each sweep. NULL with err on a store failure. */
+json_t *sw_report_artifacts_json(sw_store_t *store, int64_t sweep_id, struct sw_err *err);
+
 /* Renders the report of one sweep (sweep_id > 0) or all (0) to out. SW_ENOTFOUND for an unknown
  * sweep, SW_EDB, SW_EIO (write failed). */
 int sw_report_render(sw_store_t *store, int64_t sweep_id, enum sw_report_format format, FILE *out,

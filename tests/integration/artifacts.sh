@@ -48,6 +48,15 @@ while read -r url sha size; do
   grep -qi "^x-content-sha256: $sha" "$T/headers" || fail "$url: no X-Content-SHA256 header"
 done <"$T/urls"
 echo "downloaded $(wc -l <"$T/urls") artifacts, every sha256 matches"
+# The report lists them too: the same rows in its JSON, a line in the text, a table in HTML.
+"$SW" report "$a" --db "$T/db/sw.db" --format json >"$T/report.json" || fail "report"
+jq -e --slurpfile l "$T/list.json" '.sweeps[0].artifacts == $l[0]' "$T/report.json" >/dev/null ||
+  fail "the report's artifacts differ from /api/artifacts: $(jq -c '.sweeps[0].artifacts | length' "$T/report.json")"
+"$SW" report "$a" --db "$T/db/sw.db" >"$T/report.txt" || fail "text report"
+grep -q "artifacts: $(wc -l <"$T/urls") stored" "$T/report.txt" || fail "text report: $(grep artifacts "$T/report.txt")"
+"$SW" report "$a" --db "$T/db/sw.db" --format html -o "$T/report.html" || fail "html report"
+grep -q "<h3>Artifacts</h3>" "$T/report.html" && grep -q "$(head -1 "$T/urls" | cut -d' ' -f2)" "$T/report.html" ||
+  fail "the HTML report lists no artifacts"
 ply=$(grep final.ply "$T/urls" | head -1 | cut -d' ' -f1)
 [ -n "$ply" ] || fail "no final.ply among the downloads"
 # Uploads are authenticated and checked: an expected row made by hand (as a RunFinished would),

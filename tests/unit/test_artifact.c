@@ -11,6 +11,7 @@
 
 #include "sw_artifact.h"
 #include "sw_fs.h"
+#include "sw_report.h"
 
 static char g_dir[64], g_db[128];
 static sw_store_t *g_store;
@@ -94,7 +95,7 @@ START_TEST(expect_and_list) {
   /* A resent result: nothing new. */
   ck_assert_int_eq(sw_artifact_expect(g_store, 10, 1, a, 3, &rules, &err), 0);
   ck_assert_int_eq(sw_artifact_expect(g_store, 10, 7, a, 1, &rules, &err), SW_ENOTFOUND);
-  json_t *list = sw_artifact_list_json(g_store, 1, &err);
+  json_t *list = sw_report_artifacts_json(g_store, 1, &err);
   ck_assert_ptr_nonnull(list);
   ck_assert_uint_eq(json_array_size(list), 3);
   size_t i;
@@ -116,7 +117,7 @@ START_TEST(expect_and_list) {
   }
   json_decref(list);
   exec_sql("UPDATE artifacts SET state = 'stored' WHERE name = 'result.json'");
-  list = sw_artifact_list_json(g_store, 1, &err);
+  list = sw_report_artifacts_json(g_store, 1, &err);
   json_array_foreach(list, i,
                      o) if (!strcmp(json_string_value(json_object_get(o, "name")), "result.json"))
       ck_assert_str_eq(json_string_value(json_object_get(o, "url")), "/artifact/10/1/result.json");
@@ -163,7 +164,7 @@ START_TEST(retention_rules) {
    * days old against keep_days 1: gone. Sweep 3 keeps everything, a running sweep too. */
   ck_assert_int_eq(sw_artifact_retain(g_store, g_db, now, &err), 2);
   ck_assert(!exists(1) && !exists(2) && exists(3) && exists(4));
-  json_t *list = sw_artifact_list_json(g_store, 1, &err);
+  json_t *list = sw_report_artifacts_json(g_store, 1, &err);
   ck_assert_str_eq(json_string_value(json_object_get(json_array_get(list, 0), "state")), "deleted");
   ck_assert_ptr_nonnull(strstr(
       json_string_value(json_object_get(json_array_get(list, 0), "reason")), "keep_sweeps 2"));
