@@ -520,6 +520,13 @@ static struct lease_mem *find_lease(sw_sched_t *s, int64_t lease_id) {
   return NULL;
 }
 
+/* Puts an active lease in memory and makes it its worker's (room reserved by the caller with
+ * grow, so that nothing can fail once the store has committed it). */
+static void lease_add(sw_sched_t *s, struct lease_mem l) {
+  s->leases[s->n_leases++] = l;
+  s->workers[l.worker].lease_id = l.id;
+}
+
 void sched_lease_forget(sw_sched_t *s, int64_t lease_id) {
   for (int i = 0; i < s->n_leases; i++) {
     if (s->leases[i].id != lease_id) continue;
@@ -789,13 +796,12 @@ static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_i
     goto fail;
   }
   if ((rc = sw_store_commit(s->store, err))) goto fail;
-  s->leases[s->n_leases++] = (struct lease_mem){.id = out->lease_id,
-                                                .epoch = out->epoch,
-                                                .worker = w,
-                                                .pair_id = pair_id,
-                                                .sweep_id = sw->id,
-                                                .deadline = deadline};
-  wm->lease_id = out->lease_id;
+  lease_add(s, (struct lease_mem){.id = out->lease_id,
+                                  .epoch = out->epoch,
+                                  .worker = w,
+                                  .pair_id = pair_id,
+                                  .sweep_id = sw->id,
+                                  .deadline = deadline});
   out->deadline_ms = deadline;
   out->sweep_id = sw->id;
   out->pair_id = pair_id;
@@ -973,13 +979,12 @@ static int lease_revive(sw_sched_t *s, const struct sw_run_result *res, int64_t 
   if ((rc = sw_store_event(s->store, now, sweep_id, "revive", text, err))) return rc;
   if (grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
     return sw_err_set(err, SW_ENOMEM, "lease: out of memory");
-  s->leases[s->n_leases++] = (struct lease_mem){.id = res->lease_id,
-                                                .epoch = res->epoch,
-                                                .worker = w,
-                                                .pair_id = pair_id,
-                                                .sweep_id = sweep_id,
-                                                .deadline = deadline};
-  s->workers[w].lease_id = res->lease_id;
+  lease_add(s, (struct lease_mem){.id = res->lease_id,
+                                  .epoch = res->epoch,
+                                  .worker = w,
+                                  .pair_id = pair_id,
+                                  .sweep_id = sweep_id,
+                                  .deadline = deadline});
   return 1;
 }
 
@@ -1284,13 +1289,12 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
     if (w < 0 || grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
       continue;
     /* We cannot know how long the lease had left: give it a whole fresh term. */
-    s->leases[s->n_leases++] = (struct lease_mem){.id = sqlite3_column_int64(st, 0),
-                                                  .epoch = (uint64_t)sqlite3_column_int64(st, 1),
-                                                  .worker = w,
-                                                  .pair_id = sqlite3_column_int64(st, 3),
-                                                  .sweep_id = sqlite3_column_int64(st, 4),
-                                                  .deadline = now + s->opts.lease_ttl_ms};
-    s->workers[w].lease_id = sqlite3_column_int64(st, 0);
+    lease_add(s, (struct lease_mem){.id = sqlite3_column_int64(st, 0),
+                                    .epoch = (uint64_t)sqlite3_column_int64(st, 1),
+                                    .worker = w,
+                                    .pair_id = sqlite3_column_int64(st, 3),
+                                    .sweep_id = sqlite3_column_int64(st, 4),
+                                    .deadline = now + s->opts.lease_ttl_ms});
   }
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "loading leases");

@@ -34,17 +34,24 @@ struct env {
   struct sw_err err;
 };
 
-static void env_open(struct env *e, int64_t ttl, int max_attempts, int64_t now) {
+/* env_open with the store's options given (so: NULL = the tests' defaults below). */
+static void env_open_with(struct env *e, const struct sw_store_opts *so_in, int64_t ttl,
+                          int max_attempts, int64_t now) {
   memset(e, 0, sizeof *e);
   struct sw_store_opts so;
   sw_store_opts_default(&so);
   so.synchronous_full = 0; /* tests do not need fsync per commit */
+  if (so_in) so = *so_in;
   ck_assert_msg(sw_store_open(g_db, &so, &e->store, &e->err) == 0, "%s", e->err.msg);
   struct sw_sched_opts o;
   sw_sched_opts_default(&o);
   o.lease_ttl_ms = ttl;
   o.max_attempts = max_attempts;
   ck_assert_msg(sw_sched_new(e->store, &o, now, &e->sched, &e->err) == 0, "%s", e->err.msg);
+}
+
+static void env_open(struct env *e, int64_t ttl, int max_attempts, int64_t now) {
+  env_open_with(e, NULL, ttl, max_attempts, now);
 }
 
 static void env_close(struct env *e) {
@@ -571,16 +578,11 @@ END_TEST
  * expires one TTL after the last failure. */
 START_TEST(store_outage_longer_than_the_lease_keeps_it) {
   struct env e;
-  memset(&e, 0, sizeof e);
   struct sw_store_opts so;
   sw_store_opts_default(&so);
   so.synchronous_full = 0;
   so.busy_timeout_ms = 50;
-  ck_assert_msg(sw_store_open(g_db, &so, &e.store, &e.err) == 0, "%s", e.err.msg);
-  struct sw_sched_opts o;
-  sw_sched_opts_default(&o);
-  o.lease_ttl_ms = 1000;
-  ck_assert_msg(sw_sched_new(e.store, &o, 0, &e.sched, &e.err) == 0, "%s", e.err.msg);
+  env_open_with(&e, &so, 1000, 3, 0);
   submit_gate(&e, "g", 2, 2, NULL, 0);
   hello(&e, "w1", NULL, 0);
   hello(&e, "w2", NULL, 0);
@@ -672,14 +674,9 @@ static const struct {
 START_TEST(injected_commit_fault_is_refused_then_stored) {
   ck_assert_int_eq(fault_vfs_install(), SQLITE_OK);
   struct env e;
-  memset(&e, 0, sizeof e);
   struct sw_store_opts so;
   sw_store_opts_default(&so); /* synchronous FULL, as the daemon runs: commits sync */
-  ck_assert_msg(sw_store_open(g_db, &so, &e.store, &e.err) == 0, "%s", e.err.msg);
-  struct sw_sched_opts o;
-  sw_sched_opts_default(&o);
-  o.lease_ttl_ms = 10000;
-  ck_assert_msg(sw_sched_new(e.store, &o, 0, &e.sched, &e.err) == 0, "%s", e.err.msg);
+  env_open_with(&e, &so, 10000, 3, 0);
   submit_gate(&e, "g", 2, 2, NULL, 0);
   hello(&e, "w1", NULL, 0);
   hello(&e, "w2", NULL, 0);
