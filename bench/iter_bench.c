@@ -12,7 +12,7 @@
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
- *                   [--cas] [--adam-visible] [--deterministic]
+ *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
 #include <stdio.h>
@@ -59,13 +59,14 @@ static int parse(int argc, char **argv, struct args *a) {
     /* Backward variants (defaults: the trainer's defaults). */
     if (!strcmp(k, "--no-warp-skip") || !strcmp(k, "--lane0-atomics") ||
         !strcmp(k, "--direct-atomics") || !strcmp(k, "--cas") || !strcmp(k, "--adam-visible") ||
-        !strcmp(k, "--deterministic")) {
+        !strcmp(k, "--deterministic") || !strcmp(k, "--splat-bwd")) {
       if (!strcmp(k, "--no-warp-skip")) a->tk.warp_skip = 0;
       if (!strcmp(k, "--lane0-atomics")) a->tk.atomic_spread = 0;
       if (!strcmp(k, "--direct-atomics")) a->tk.direct_atomics = 1;
       if (!strcmp(k, "--cas")) a->tk.force_cas = 1;
       if (!strcmp(k, "--adam-visible")) a->tk.adam_visible = 1;
       if (!strcmp(k, "--deterministic")) a->tk.deterministic = 1;
+      if (!strcmp(k, "--splat-bwd")) a->tk.splat_bwd = 1;
       continue;
     }
     if (!v) {
@@ -234,10 +235,13 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
           gs_vk_timer_begin(b->timer, cmd, names[s - GS_FWD_STAGES]);
           switch (s - GS_FWD_STAGES) {
           case 0: gs_tk_record_loss(b->tk, cmd, &b->im, fb->rgb, b->gt, 0.0f); break;
-          case 1:
+          case 1: {
+            struct gs_tk_runs runs;
             gs_tk_record_raster_bwd(b->tk, cmd, &pr, fb->ranges, fb->values, fb->splats,
-                                    fb->final_t, fb->last, b->im.dl, b->grad2d, n);
+                                    fb->final_t, fb->last, b->im.dl, b->grad2d, n,
+                                    gs_tk_runs_of(fb, &runs));
             break;
+          }
           case 2:
             gs_tk_record_project_bwd(b->tk, cmd, &pb, params, fb->splats, b->grad2d, b->grads,
                                      b->dens, fb->counters);
@@ -306,6 +310,7 @@ int main(int argc, char **argv) {
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
   struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1};
+  if (!rc && a.tk.splat_bwd && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err))) rc = SW_EDEVICE;
   if (!rc) rc = gs_fwd_new(b.vk, &fo, &b.fwd, &err);
   if (!rc) rc = gs_tk_new(b.vk, &a.tk, &b.tk, &err);
   if (!rc) rc = gs_vk_timer_new(b.vk, 32, &b.timer, &err);

@@ -7,4 +7,7 @@ if(TARGET gs_train)
   add_test(NAME iter_bench_smoke
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3)
   set_tests_properties(iter_bench_smoke PROPERTIES TIMEOUT 120)
+  add_test(NAME iter_bench_smoke_splat
+    COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3 --splat-bwd)
+  set_tests_properties(iter_bench_smoke_splat PROPERTIES TIMEOUT 120)
 endif()

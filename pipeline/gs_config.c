@@ -148,6 +148,9 @@ static const struct key keys[] = {
     {"deterministic", K_ENUM, OFF(deterministic), "off", "off|on", 0, 0,
      "on: a run is bit-identical to the next with the same config on the same device (the "
      "rasterize backward sums in 64-bit fixed point instead of float atomics)"},
+    {"rasterize_bwd", K_ENUM, OFF(rasterize_bwd), "pixel", "pixel|splat", 0, 0,
+     "rasterize backward: one thread per pixel with a subgroup sum per splat, or one lane per "
+     "splat over runs of a tile's splats that the forward left the compositing state of"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

@@ -12,6 +12,7 @@ struct gs_fwd {
   gs_vk_t *vk;
   struct gs_fwd_opts opts;
   gs_vk_kernel_t *project, *tile_count, *emit, *ranges, *raster;
+  gs_vk_kernel_t *bucket_alloc, *bucket_args; /* opts.bucket only */
   gs_scan_t *scan;
   gs_sort_t *sort;
   struct gs_fwd_bufs b;
@@ -61,8 +62,18 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
     return rc;
   }
   f->opts.alpha_max = alpha_max;
+  uint32_t bucket = f->opts.bucket;
+  if (bucket > GS_BUCKET_MAX || (bucket & (bucket - 1)) != 0) {
+    int rc = sw_err_set(err, SW_EINVAL,
+                        "forward pass: runs of %u splats (the per-splat backward takes a power of "
+                        "two up to %u: the device's subgroup size)",
+                        bucket, GS_BUCKET_MAX);
+    free(f);
+    return rc;
+  }
+  f->b.bucket = bucket;
   /* Specialization data are raw 32-bit words: the float clamp goes in by its bits. */
-  uint32_t raster_spec[3] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u};
+  uint32_t raster_spec[4] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
   int rc =
       make_kernel(vk, "project_fwd", 6, sizeof(struct gs_pc_project), NULL, 0, &f->project, err);
@@ -71,9 +82,18 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   if (!rc) rc = make_kernel(vk, "emit_pairs", 5, sizeof(struct gs_pc_bin), NULL, 0, &f->emit, err);
   if (!rc)
     rc = make_kernel(vk, "tile_ranges", 3, sizeof(struct gs_pc_ranges), NULL, 0, &f->ranges, err);
-  if (!rc)
+  if (!rc && !bucket)
     rc = make_kernel(vk, "rasterize_fwd", 6, sizeof(struct gs_pc_raster), raster_spec, 3,
                      &f->raster, err);
+  if (!rc && bucket)
+    rc = make_kernel(vk, "rasterize_fwd_bucket", 9, sizeof(struct gs_pc_raster), raster_spec, 4,
+                     &f->raster, err);
+  if (!rc && bucket)
+    rc = make_kernel(vk, "bucket_alloc", 4, sizeof(struct gs_pc_bucket), &raster_spec[3], 1,
+                     &f->bucket_alloc, err);
+  if (!rc && bucket)
+    rc = make_kernel(vk, "bucket_args", 1, sizeof(struct gs_pc_bucket), NULL, 0, &f->bucket_args,
+                     err);
   if (!rc) rc = gs_scan_new(vk, &f->scan, err);
   if (!rc)
     rc = gs_sort_new(vk, f->opts.radix_ballot ? GS_SORT_SCATTER_BALLOT : GS_SORT_SCATTER_SERIAL,
@@ -103,14 +123,18 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
   if (f->sort) release_arena(f);
   gs_sort_destroy(&f->sort);
   gs_scan_destroy(&f->scan);
-  struct gs_vk_buf **bufs[] = {&f->b.splats, &f->b.tiles_touched, &f->b.offsets, &f->b.ranges,
-                               &f->b.rgb,    &f->b.final_t,       &f->b.last,    &f->b.counters};
+  struct gs_vk_buf **bufs[] = {&f->b.splats,     &f->b.tiles_touched, &f->b.offsets, &f->b.ranges,
+                               &f->b.rgb,        &f->b.final_t,       &f->b.last,    &f->b.counters,
+                               &f->b.tile_base,  &f->b.tile_maxlast,  &f->b.groups,  &f->b.state,
+                               &f->b.bucket_meta};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) gs_vk_buf_destroy(bufs[i]);
   gs_vk_kernel_destroy(&f->project);
   gs_vk_kernel_destroy(&f->tile_count);
   gs_vk_kernel_destroy(&f->emit);
   gs_vk_kernel_destroy(&f->ranges);
   gs_vk_kernel_destroy(&f->raster);
+  gs_vk_kernel_destroy(&f->bucket_alloc);
+  gs_vk_kernel_destroy(&f->bucket_args);
   free(f);
   *fp = NULL;
 }
@@ -129,6 +153,29 @@ static int reserve_arena(gs_fwd_t *f, uint32_t capacity, struct sw_err *err) {
   f->b.keys = f->keys;
   f->b.values = f->values;
   return 0;
+}
+
+/* The per-splat backward's runs for the arena's capacity: a tile of n pairs has
+ * ceil(n / (bucket GROUP)) <= n / (bucket GROUP) + 1 groups, so tiles + capacity / (bucket GROUP)
+ * bound every frame the arena holds. */
+static int reserve_buckets(gs_fwd_t *f, uint32_t tiles, struct sw_err *err) {
+  uint64_t per_group = (uint64_t)f->b.bucket * GS_BUCKET_GROUP;
+  uint64_t groups = tiles + f->b.capacity / per_group + 1;
+  uint64_t state = 16ull * GS_RASTER_WG * GS_BUCKET_GROUP * groups;
+  uint64_t most = gs_vk_info(f->vk)->max_storage_buffer_range;
+  if (groups > UINT32_MAX / 2 || (most && state > most))
+    return sw_err_set(err, SW_EDEVICE,
+                      "forward pass: the per-splat backward's state for %u pairs needs %.1f GiB "
+                      "in one buffer, more than the device's %.1f GiB (rasterize_bwd: pixel needs "
+                      "none)",
+                      f->b.capacity, (double)state / 1073741824.0, (double)most / 1073741824.0);
+  int rc = gs_vk_buf_ensure(f->vk, &f->b.tile_base, 4ull * tiles, "tile_base", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.tile_maxlast, 4ull * tiles, "tile_maxlast", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.groups, 8 * groups, "bucket_groups", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.state, state, "bucket_state", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.bucket_meta, 4 * GS_BMETA_WORDS, "bucket_meta", err);
+  f->b.max_groups = rc ? 0 : (uint32_t)groups;
+  return rc;
 }
 
 int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
@@ -156,6 +203,7 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
     if (cap > UINT32_MAX / 2) cap = UINT32_MAX / 2;
     if (!f->keys || cap > f->b.capacity) rc = reserve_arena(f, (uint32_t)cap, err);
   }
+  if (!rc && f->b.bucket) rc = reserve_buckets(f, tx * ty, err);
   f->prepared = rc == 0;
   if (rc) {
     sw_err_prefix(err, "forward pass buffers for %u splats at %ux%u", count, width, height);
@@ -191,6 +239,21 @@ static void record_project(gs_fwd_t *f, VkCommandBuffer cmd, const struct gs_fwd
   const struct gs_fwd_model *m = &in->model;
   struct gs_vk_buf *b[6] = {m->means, m->log_scales, m->quats, m->opacity, m->sh, f->b.splats};
   gs_vk_dispatch(cmd, f->project, b, &pc, div_up(f->b.count, GS_WG), 1, 1);
+}
+
+/* The per-splat backward's runs, before the rasterizer writes their state: the group list
+ * (bucket_alloc) and the backward's dispatch size (bucket_args). */
+static void record_buckets(gs_fwd_t *f, VkCommandBuffer cmd) {
+  struct gs_pc_bucket pc = {.num_tiles = f->b.tiles_x * f->b.tiles_y,
+                            .max_groups = f->b.max_groups,
+                            .max_x = gs_vk_info(f->vk)->max_workgroup_count[0]};
+  vkCmdFillBuffer(cmd, f->b.bucket_meta->buf, 0, VK_WHOLE_SIZE, 0);
+  gs_vk_barrier(cmd);
+  struct gs_vk_buf *b[4] = {f->b.ranges, f->b.tile_base, f->b.groups, f->b.bucket_meta};
+  gs_vk_dispatch(cmd, f->bucket_alloc, b, &pc, div_up(pc.num_tiles, GS_WG), 1, 1);
+  gs_vk_barrier(cmd);
+  gs_vk_dispatch(cmd, f->bucket_args, &f->b.bucket_meta, &pc, 1, 1, 1);
+  gs_vk_barrier(cmd);
 }
 
 int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
@@ -249,8 +312,10 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                               .tiles_x = f->b.tiles_x,
                               .tiles_y = f->b.tiles_y};
     memcpy(pc.background, in->background, sizeof pc.background);
-    struct gs_vk_buf *b[6] = {f->b.splats, f->b.values,  f->b.ranges,
-                              f->b.rgb,    f->b.final_t, f->b.last};
+    if (f->b.bucket) record_buckets(f, cmd);
+    struct gs_vk_buf *b[9] = {f->b.splats,    f->b.values,  f->b.ranges,
+                              f->b.rgb,       f->b.final_t, f->b.last,
+                              f->b.tile_base, f->b.state,   f->b.tile_maxlast};
     gs_vk_dispatch(cmd, f->raster, b, &pc, f->b.tiles_x, f->b.tiles_y, 1);
     break;
   }

@@ -38,6 +38,9 @@ struct gs_fwd_opts {
   uint32_t initial_pairs_per_splat; /* first arena guess (0: 8 pairs per splat) */
   float alpha_max;                  /* alpha_max: the alpha clamp (0: GS_ALPHA_MAX; else within
                                        [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */
+  uint32_t bucket; /* rasterize_bwd: splat -> runs of this many splats (the device's subgroup
+                      size, 1..GS_BUCKET_MAX): the forward also writes the runs' state for the
+                      per-splat backward (gs_shared.h, "Buckets"); 0 = off */
 };
 
 /* The model's parameters on the GPU (struct gs_model layout; borrowed). */
@@ -66,8 +69,16 @@ struct gs_fwd_bufs {
   struct gs_vk_buf *final_t;       /* float[w * h] */
   struct gs_vk_buf *last;          /* uint[w * h] */
   struct gs_vk_buf *counters;      /* uint[GS_CTR_WORDS], host-visible */
+  /* opts.bucket only (else NULL): the per-splat backward's runs (gs_shared.h, "Buckets") */
+  struct gs_vk_buf *tile_base;    /* uint[tiles]: the tile's first run, ~0 = none */
+  struct gs_vk_buf *tile_maxlast; /* uint[tiles]: largest last contributor of the tile */
+  struct gs_vk_buf *groups;       /* uint[2 * max_groups]: (tile, first position) */
+  struct gs_vk_buf *state;        /* vec4[GS_BUCKET_GROUP * max_groups * 256]: (C, T) */
+  struct gs_vk_buf *bucket_meta;  /* uint[GS_BMETA_WORDS]: group count, indirect dispatch */
   uint32_t count, width, height, tiles_x, tiles_y;
-  uint32_t capacity; /* pairs the arena holds */
+  uint32_t capacity;   /* pairs the arena holds */
+  uint32_t bucket;     /* opts.bucket */
+  uint32_t max_groups; /* entries `groups` holds: tiles + capacity / (bucket GROUP) + 1 */
 };
 
 enum gs_fwd_stage {

@@ -230,8 +230,10 @@ static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
     struct gs_pc_raster pc = {
         .width = fb->width, .height = fb->height, .tiles_x = fb->tiles_x, .tiles_y = fb->tiles_y};
     memcpy(pc.background, t->bg, sizeof t->bg);
+    struct gs_tk_runs runs;
     gs_tk_record_raster_bwd(t->tk, cmd, &pc, fb->ranges, fb->values, fb->splats, fb->final_t,
-                            fb->last, t->im.dl, t->grad2d, a->in.model.count);
+                            fb->last, t->im.dl, t->grad2d, a->in.model.count,
+                            gs_tk_runs_of(fb, &runs));
     break;
   }
   case B_PROJECT_BWD:
@@ -454,6 +456,10 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .radix_full = cfg->radix_passes == GS_RADIX_PASSES_FULL,
                            .transient = cfg->binning == GS_BINNING_TRANSIENT,
                            .alpha_max = (float)cfg->alpha_max};
+  if (cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT) {
+    fo.bucket = gs_tk_splat_bucket(t->vk, err);
+    if (!fo.bucket) return SW_EDEVICE;
+  }
   rc = gs_fwd_new(t->vk, &fo, &t->fwd, err);
   struct gs_tk_opts to = {.ssim_walk = cfg->ssim_walk,
                           .sigma_skip = cfg->sigma_skip == GS_ON,
@@ -462,7 +468,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                           .adam_visible = cfg->adam == GS_ADAM_VISIBLE,
                           .alpha_max = (float)cfg->alpha_max,
                           .ssim_padding = cfg->ssim_padding,
-                          .deterministic = cfg->deterministic == GS_ON};
+                          .deterministic = cfg->deterministic == GS_ON,
+                          .splat_bwd = cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
   if (!rc && cfg->lambda_dssim > 0 && !gs_tk_ssim_pixels(t->tk, t->sc->width, t->sc->height))
     rc = sw_err_set(err, SW_EINVAL,

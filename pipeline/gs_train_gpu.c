@@ -33,6 +33,37 @@ static int kernel(gs_vk_t *vk, const char *stem, const char *label, uint32_t n_b
   return gs_vk_kernel_new(vk, &d, out, err);
 }
 
+const struct gs_tk_runs *gs_tk_runs_of(const struct gs_fwd_bufs *fb, struct gs_tk_runs *r) {
+  if (!fb->bucket) return NULL;
+  *r = (struct gs_tk_runs){.rgb = fb->rgb,
+                           .groups = fb->groups,
+                           .state = fb->state,
+                           .tile_maxlast = fb->tile_maxlast,
+                           .meta = fb->bucket_meta,
+                           .max_groups = fb->max_groups};
+  return r;
+}
+
+uint32_t gs_tk_splat_bucket(const gs_vk_t *vk, struct sw_err *err) {
+  const struct gs_vk_device_info *d = gs_vk_info(vk);
+  uint32_t b = d->subgroup_size;
+  if (!d->subgroup_shuffle_up) {
+    sw_err_set(err, SW_EDEVICE,
+               "rasterize_bwd: splat needs relative subgroup shuffles and subgroup arithmetic in "
+               "compute shaders, which %s lacks (rasterize_bwd: pixel does not)",
+               d->name);
+    return 0;
+  }
+  if (b == 0 || b > GS_BUCKET_MAX || (b & (b - 1)) != 0 || d->min_subgroup_size != b) {
+    sw_err_set(err, SW_EDEVICE,
+               "rasterize_bwd: splat needs a fixed subgroup size, a power of two up to %u; %s "
+               "has %u (min %u) (rasterize_bwd: pixel does not)",
+               GS_BUCKET_MAX, d->name, b, d->min_subgroup_size);
+    return 0;
+  }
+  return b;
+}
+
 int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err) {
   *out = NULL;
   struct gs_tk *tk = calloc(1, sizeof *tk);
@@ -55,6 +86,13 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
     free(tk);
     return rc;
   }
+  if (tk->opts.splat_bwd) {
+    tk->bucket = gs_tk_splat_bucket(vk, err);
+    if (!tk->bucket) {
+      free(tk);
+      return err ? err->code : SW_EDEVICE;
+    }
+  }
   uint32_t walk = (uint32_t)tk->opts.ssim_walk;
   uint32_t lss[2] = {walk, tk->opts.ssim_padding == GS_SSIM_VALID ? 1u : 0u}; /* loss_ssim */
   uint32_t rb[5] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
@@ -70,8 +108,18 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   const char *rb_stem = tk->opts.deterministic ? "rasterize_bwd_det"
                         : tk->cas              ? "rasterize_bwd_cas"
                                                : "rasterize_bwd";
-  if (!rc)
+  const char *rs_stem = tk->opts.deterministic ? "rasterize_bwd_splat_det"
+                        : tk->cas              ? "rasterize_bwd_splat_cas"
+                                               : "rasterize_bwd_splat";
+  /* The per-splat build's constants: sigma skip and alpha clamp at the same ids, then the run
+   * length and the workgroup size (GS_BUCKET_GROUP runs). */
+  uint32_t rs[7] = {
+      rb[0], 0u, 0u, 0u, rb[GS_SPEC_BWD_ALPHA_MAX], tk->bucket, tk->bucket * GS_BUCKET_GROUP};
+  if (!rc && !tk->opts.splat_bwd)
     rc = kernel(vk, rb_stem, "rasterize_bwd", 7, sizeof(struct gs_pc_raster), rb, 5,
+                &tk->raster_bwd, err);
+  if (!rc && tk->opts.splat_bwd)
+    rc = kernel(vk, rs_stem, "rasterize_bwd", 11, sizeof(struct gs_pc_raster_splat), rs, 7,
                 &tk->raster_bwd, err);
   if (!rc && tk->opts.deterministic)
     rc = kernel(vk, "grad2d_resolve", "grad2d_resolve", 3, sizeof(struct gs_pc_resolve), NULL, 0,
@@ -235,23 +283,36 @@ void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct
                              struct gs_vk_buf *ranges, struct gs_vk_buf *values,
                              struct gs_vk_buf *splats, struct gs_vk_buf *final_t,
                              struct gs_vk_buf *last, struct gs_vk_buf *dl, struct gs_vk_buf *grad2d,
-                             uint32_t n) {
+                             uint32_t n, const struct gs_tk_runs *runs) {
   VkDeviceSize bytes = (VkDeviceSize)GS_G2D * 4 * (n ? n : 1);
-  if (!tk->opts.deterministic) {
-    vkCmdFillBuffer(cmd, grad2d->buf, 0, bytes, 0);
-    gs_vk_barrier(cmd);
-    struct gs_vk_buf *b[7] = {ranges, values, splats, final_t, last, dl, grad2d};
-    gs_vk_dispatch(cmd, tk->raster_bwd, b, pc, pc->tiles_x, pc->tiles_y, 1);
-    return;
-  }
-  /* Fixed point: 2^32 units per loss unit 1 / (3 w h) (rasterize_bwd.glsl). */
-  assert(tk->grad2d_fx && tk->grad2d_fx->size >= 2 * bytes && "gs_tk_reserve first");
+  int det = tk->opts.deterministic;
   struct gs_pc_raster p = *pc;
-  p.fx_scale = ldexpf(3.0f * (float)pc->width * (float)pc->height, 32);
-  vkCmdFillBuffer(cmd, tk->grad2d_fx->buf, 0, 2 * bytes, 0);
+  struct gs_vk_buf *sums = grad2d;
+  if (det) {
+    /* Fixed point: 2^32 units per loss unit 1 / (3 w h) (rasterize_bwd.glsl). */
+    assert(tk->grad2d_fx && tk->grad2d_fx->size >= 2 * bytes && "gs_tk_reserve first");
+    p.fx_scale = ldexpf(3.0f * (float)pc->width * (float)pc->height, 32);
+    sums = tk->grad2d_fx;
+  }
+  vkCmdFillBuffer(cmd, sums->buf, 0, det ? 2 * bytes : bytes, 0);
   gs_vk_barrier(cmd);
-  struct gs_vk_buf *b[7] = {ranges, values, splats, final_t, last, dl, tk->grad2d_fx};
-  gs_vk_dispatch(cmd, tk->raster_bwd, b, &p, pc->tiles_x, pc->tiles_y, 1);
+  if (tk->opts.splat_bwd) {
+    assert(runs && "the per-splat backward reads the forward's runs");
+    struct gs_pc_raster_splat ps = {.width = p.width,
+                                    .height = p.height,
+                                    .tiles_x = p.tiles_x,
+                                    .tiles_y = p.tiles_y,
+                                    .fx_scale = p.fx_scale,
+                                    .max_groups = runs->max_groups};
+    memcpy(ps.background, p.background, sizeof ps.background);
+    struct gs_vk_buf *b[11] = {ranges, values,       splats,      runs->rgb,          last,      dl,
+                               sums,   runs->groups, runs->state, runs->tile_maxlast, runs->meta};
+    gs_vk_dispatch_indirect(cmd, tk->raster_bwd, b, &ps, runs->meta, 4 * GS_BMETA_ARGS);
+  } else {
+    struct gs_vk_buf *b[7] = {ranges, values, splats, final_t, last, dl, sums};
+    gs_vk_dispatch(cmd, tk->raster_bwd, b, &p, pc->tiles_x, pc->tiles_y, 1);
+  }
+  if (!det) return;
   gs_vk_barrier(cmd);
   struct gs_pc_resolve rp = {.n = n, .fx_scale = p.fx_scale};
   struct gs_vk_buf *r[3] = {tk->grad2d_fx, splats, grad2d};

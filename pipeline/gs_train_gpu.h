@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "gs_fwd.h"
 #include "gs_shared.h"
 #include "gs_train_shared.h"
 #include "gs_vk.h"
@@ -37,12 +38,31 @@ struct gs_tk_opts {
   int ssim_padding;   /* enum gs_ssim_padding (gs_types.h): which pixels the SSIM map covers */
   int deterministic;  /* rasterize backward in fixed point (bit-identical runs); needs
                          gs_tk_reserve before recording it */
+  int splat_bwd;      /* rasterize_bwd: splat -> the per-splat backward over the forward's runs
+                         (rasterize_bwd_splat.glsl; the forward built with gs_tk_bucket(tk));
+                         warp_skip, atomic_spread and direct_atomics do not apply to it */
 };
+
+/* The forward's runs the per-splat backward reads (struct gs_fwd_bufs, "opts.bucket only"), and
+ * the rendered image (background included). */
+struct gs_tk_runs {
+  struct gs_vk_buf *rgb, *groups, *state, *tile_maxlast, *meta;
+  uint32_t max_groups;
+};
+
+/* Fills *r from the forward's buffers and returns r, or NULL when the forward has no runs. */
+const struct gs_tk_runs *gs_tk_runs_of(const struct gs_fwd_bufs *fb, struct gs_tk_runs *r);
+
+/* The run length (splats) the per-splat backward takes on this device: its subgroup size, when
+ * that is fixed (min = default), a power of two up to GS_BUCKET_MAX, and relative shuffles and
+ * subgroup arithmetic exist; otherwise 0 and *err says why. */
+uint32_t gs_tk_splat_bucket(const gs_vk_t *vk, struct sw_err *err);
 
 struct gs_tk {
   gs_vk_t *vk;
   struct gs_tk_opts opts;
-  int cas; /* the compare-and-swap build is in use */
+  int cas;         /* the compare-and-swap build is in use */
+  uint32_t bucket; /* opts.splat_bwd: splats per run (gs_tk_splat_bucket), else 0 */
   gs_vk_kernel_t *loss_l1, *ssim_h, *loss_ssim, *ssim_bwd_h, *ssim_bwd_v;
   gs_vk_kernel_t *raster_bwd, *project_bwd, *adam, *densify;
   gs_vk_kernel_t *resolve;     /* deterministic mode: fixed-point sums -> grad2d */
@@ -84,13 +104,14 @@ uint64_t gs_tk_ssim_pixels(const struct gs_tk *tk, uint32_t w, uint32_t h);
 
 /* Stage "rasterize_bwd": zeroes grad2d (GS_G2D floats per splat, n splats) and accumulates the
  * per-splat gradients from dl. Buffers: the forward's tile ranges, sorted values, splats2d,
- * final_t, last. pc->fx_scale is ignored (set here in deterministic mode, where the stage is
- * zero / accumulate in fixed point / resolve into grad2d; gs_tk_reserve(tk, n) must precede). */
+ * final_t, last; runs: the forward's runs (opts.splat_bwd, else NULL; final_t is then unused).
+ * pc->fx_scale is ignored (set here in deterministic mode, where the stage is zero / accumulate
+ * in fixed point / resolve into grad2d; gs_tk_reserve(tk, n) must precede). */
 void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_raster *pc,
                              struct gs_vk_buf *ranges, struct gs_vk_buf *values,
                              struct gs_vk_buf *splats, struct gs_vk_buf *final_t,
                              struct gs_vk_buf *last, struct gs_vk_buf *dl, struct gs_vk_buf *grad2d,
-                             uint32_t n);
+                             uint32_t n, const struct gs_tk_runs *runs);
 /* Stage "project_bwd": parameter gradients (grads, model layout) from grad2d; adds densification
  * statistics to dens when pc->accumulate. counters: the forward's (does nothing on overflow). */
 void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,

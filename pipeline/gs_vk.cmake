@@ -3,7 +3,7 @@
 include(${CMAKE_SOURCE_DIR}/cmake/shaders.cmake)
 set(_gs_vk_shaders
   project_fwd tile_count scan_block scan_add emit_pairs sort_hist sort_scan sort_scatter sort_scatter_flat tile_ranges
-  rasterize_fwd)
+  rasterize_fwd rasterize_fwd_bucket bucket_alloc bucket_args)
 set(_gs_vk_shader_srcs "")
 foreach(_s IN LISTS _gs_vk_shaders)
   if(EXISTS ${CMAKE_SOURCE_DIR}/shaders/${_s}.comp)

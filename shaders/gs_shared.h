@@ -64,6 +64,21 @@
 /* Shared memory of the two scatter modules (sort_scatter.glsl), bytes. */
 #define GS_SCATTER_STAGED_SHARED (4 * (3 * GS_RADIX + 8 * (GS_RADIX / 2) + 3 * GS_SORT_BLOCK))
 #define GS_SCATTER_FLAT_SHARED (4 * (3 * GS_RADIX + 32 * (GS_RADIX / 2)))
+/* Buckets of the per-splat rasterize backward (`rasterize_bwd: splat`, rasterize_bwd_splat.glsl):
+ * each tile's sorted splats in runs of BUCKET (the device's subgroup size), GS_BUCKET_GROUP runs
+ * of one tile per backward workgroup. bucket_alloc.comp gives each tile ceil(runs / GROUP) groups
+ * (an entry (tile, first position) each, in a list counted by bucket_meta) and the index of its
+ * first run (tile_base, ~0 = none); rasterize_fwd_bucket.comp writes, per run and pixel of the
+ * tile, the compositing state (colour so far, T) in front of the run's first splat (bucket_state:
+ * vec4[runs * 256]) and each tile's largest last contributor (tile_maxlast). */
+#define GS_BUCKET_GROUP 4
+#define GS_BUCKET_MAX 32 /* largest run (subgroup size) the backward's shared memory holds */
+#define GS_SPEC_BUCKET 3 /* rasterize_fwd_bucket: splats per run (bucket_alloc: id 0) */
+/* bucket_meta words */
+#define GS_BMETA_GROUPS 0 /* groups allocated (atomic; may exceed max_groups, then clamped) */
+#define GS_BMETA_ARGS 1   /* words 1..3: the backward's VkDispatchIndirectCommand */
+#define GS_BMETA_WORDS 4
+
 /* alpha <= opacity exp(-sigma) <= exp(-5.55) = 0.003887 < 1/255 = 0.003922 (opacity is a
  * sigmoid, at most 1): a splat this far out can never pass the alpha test, whatever the alpha
  * clamp (GS_SPEC_ALPHA_MAX) is. */
@@ -122,6 +137,14 @@ struct gs_pc_sort {
   GS_U32 shift;      /* bit of the 64-bit key this pass starts at (0, 8, ..., 56) */
   GS_U32 num_blocks; /* blocks the histogram is laid out for (digit-major: [digit][block]) */
   GS_U32 pad[3];
+};
+
+/* bucket_alloc, bucket_args */
+struct gs_pc_bucket {
+  GS_U32 num_tiles;
+  GS_U32 max_groups; /* entries the group list holds */
+  GS_U32 max_x;      /* largest workgroup count of one dispatch dimension */
+  GS_U32 pad;
 };
 
 /* rasterize_fwd, rasterize_bwd */

@@ -56,7 +56,18 @@
 #define GS_SPEC_BWD_SPREAD 2     /* rasterize_bwd: atomics from several lanes */
 #define GS_SPEC_BWD_SHARED_ACC 3 /* rasterize_bwd: per-batch sums in shared memory */
 #define GS_SPEC_BWD_ALPHA_MAX 4  /* rasterize_bwd: the alpha clamp (float), as the forward's */
+#define GS_SPEC_BWD_BUCKET 5     /* rasterize_bwd_splat: splats per run (the subgroup size) */
+#define GS_SPEC_BWD_SPLAT_WG 6   /* rasterize_bwd_splat: workgroup size, GS_BUCKET_GROUP runs */
 #define GS_SPEC_ADAM_VISIBLE 0   /* adam: only splats with tiles_touched > 0 */
+
+/* rasterize_bwd_splat: gs_pc_raster's fields, then the group list's length. */
+struct gs_pc_raster_splat {
+  GS_U32 width, height, tiles_x, tiles_y;
+  float background[3];
+  float fx_scale; /* deterministic build: as gs_pc_raster's */
+  GS_U32 max_groups;
+  GS_U32 pad[3];
+};
 
 /* loss_l1, ssim_h, loss_ssim, ssim_bwd_h, ssim_bwd_v */
 struct gs_pc_loss {

@@ -54,54 +54,24 @@ layout(std430, binding = 2) readonly buffer Splats { gs_splat2d splats[]; };
 layout(std430, binding = 3) readonly buffer FinalT { float final_t[]; };
 layout(std430, binding = 4) readonly buffer Last { uint last[]; };
 layout(std430, binding = 5) readonly buffer Dl { float dl[]; };
+#define GS_GRAD_BINDING 6
+#include "grad2d_add.glsl"
 #if defined(GS_DET)
-// grad: two words (lo, hi) per grad2d float; s_grad likewise per staged splat.
-layout(std430, binding = 6) buffer Grad { uint grad[]; };
+// s_grad: two words per staged splat's grad2d float.
 shared uint s_grad[BWD_WG * GS_G2D * 2];
-const float FX_MAX = 4503599627370496.0;  // 2^52
-const float FX_WORD = 4294967296.0;       // 2^32
-// round(x) as (lo, hi) of a 64-bit two's-complement integer, |x| clamped to 2^52. The split is
-// exact: x rounded has 24 significant bits, so x - hi 2^32 is representable.
-uvec2 fx_encode(float x) {
-  float a = abs(x);
-  a = a < FX_MAX ? roundEven(a) : FX_MAX;  // NaN lands on the clamp too
-  float h = floor(a * (1.0 / FX_WORD));
-  uint hi = uint(h), lo = uint(a - h * FX_WORD);
-  if (x < 0.0) {
-    lo = ~lo + 1u;
-    hi = ~hi + (lo == 0u ? 1u : 0u);
-  }
-  return uvec2(lo, hi);
-}
-void grad_add_fx(uint i, uvec2 v) {
-  if ((v.x | v.y) == 0u) return;
-  uint old = atomicAdd(grad[2u * i], v.x);
-  uint hi = v.y + (old + v.x < old ? 1u : 0u);  // carry out of the low word
-  if (hi != 0u) atomicAdd(grad[2u * i + 1u], hi);
-}
 void shared_add_fx(uint i, uvec2 v) {
   if ((v.x | v.y) == 0u) return;
   uint old = atomicAdd(s_grad[2u * i], v.x);
   uint hi = v.y + (old + v.x < old ? 1u : 0u);
   if (hi != 0u) atomicAdd(s_grad[2u * i + 1u], hi);
 }
-void grad_add(uint i, float v) { grad_add_fx(i, fx_encode(v)); }
 void shared_add(uint i, float v) { shared_add_fx(i, fx_encode(v)); }
 void shared_zero(uint i) {
   s_grad[2u * i] = 0u;
   s_grad[2u * i + 1u] = 0u;
 }
 #elif defined(GS_CAS)
-layout(std430, binding = 6) buffer Grad { uint grad[]; };
 shared uint s_grad[BWD_WG * GS_G2D];
-void grad_add(uint i, float v) {
-  uint cur = grad[i];
-  for (;;) {
-    uint prev = atomicCompSwap(grad[i], cur, floatBitsToUint(uintBitsToFloat(cur) + v));
-    if (prev == cur) break;
-    cur = prev;
-  }
-}
 void shared_add(uint i, float v) {
   uint cur = s_grad[i];
   for (;;) {
@@ -113,9 +83,7 @@ void shared_add(uint i, float v) {
 float shared_get(uint i) { return uintBitsToFloat(s_grad[i]); }
 void shared_zero(uint i) { s_grad[i] = 0u; }
 #else
-layout(std430, binding = 6) buffer Grad { float grad[]; };
 shared float s_grad[BWD_WG * GS_G2D];
-void grad_add(uint i, float v) { atomicAdd(grad[i], v); }
 void shared_add(uint i, float v) { atomicAdd(s_grad[i], v); }
 float shared_get(uint i) { return s_grad[i]; }
 void shared_zero(uint i) { s_grad[i] = 0.0; }

@@ -11,6 +11,9 @@ gs_embed_shaders(TARGET gs_train_shaders
     ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd.comp
     ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_cas.comp
     ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_det.comp
+    ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_splat.comp
+    ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_splat_cas.comp
+    ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_splat_det.comp
     ${CMAKE_CURRENT_LIST_DIR}/grad2d_resolve.comp
     ${CMAKE_CURRENT_LIST_DIR}/project_bwd.comp
     ${CMAKE_CURRENT_LIST_DIR}/adam.comp

@@ -17,6 +17,7 @@
 #include "gs_train_densify.h"
 #include "gs_train_gpu.h"
 #include "gs_vk.h"
+#include "runs_ref.h"
 #include "test_ref_scene.h"
 
 static gs_vk_t *vk;
@@ -257,8 +258,42 @@ static void clamp_events(const struct gs_ref_frame *r, uint32_t *clamped, uint32
     }
 }
 
+/* The per-splat backward's inputs for a reference frame (runs_ref.h) on the GPU. */
+struct gpu_runs {
+  struct ref_runs ref;
+  struct gs_vk_buf *rgb, *groups, *state, *tile_maxlast, *meta;
+  struct gs_tk_runs runs;
+};
+
+static void upload_runs(const struct gs_ref_frame *f, uint32_t bucket, struct gpu_runs *g) {
+  ref_runs_make(f, bucket, &g->ref);
+  uint32_t ng = g->ref.n_groups ? g->ref.n_groups : 1;
+  g->rgb = upload(f->rgb, 12 * (size_t)f->width * f->height, "rgb");
+  g->groups = upload(g->ref.groups, 8 * (size_t)ng, "groups");
+  g->state = upload(g->ref.state, 16 * (size_t)GS_RASTER_WG * GS_BUCKET_GROUP * ng, "state");
+  g->tile_maxlast = upload(g->ref.tile_maxlast, 4 * (size_t)g->ref.tiles, "tile_maxlast");
+  g->meta = upload(g->ref.meta, sizeof g->ref.meta, "meta");
+  g->runs = (struct gs_tk_runs){.rgb = g->rgb,
+                                .groups = g->groups,
+                                .state = g->state,
+                                .tile_maxlast = g->tile_maxlast,
+                                .meta = g->meta,
+                                .max_groups = ng};
+}
+
+static void free_runs(struct gpu_runs *g) {
+  gs_vk_buf_destroy(&g->rgb);
+  gs_vk_buf_destroy(&g->groups);
+  gs_vk_buf_destroy(&g->state);
+  gs_vk_buf_destroy(&g->tile_maxlast);
+  gs_vk_buf_destroy(&g->meta);
+  ref_runs_free(&g->ref);
+}
+
 /* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics,
- * 32 deterministic (fixed-point sums; also checked to repeat bit for bit).
+ * 32 deterministic (fixed-point sums; also checked to repeat bit for bit), 64 the per-splat
+ * backward (`rasterize_bwd: splat`, runs of the device's subgroup size; bits 2, 8 and 16 do not
+ * apply to it).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). */
 static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max) {
   struct fixture fx;
@@ -285,6 +320,7 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
                          .atomic_spread = (variant & 8) != 0,
                          .direct_atomics = (variant & 16) != 0,
                          .deterministic = (variant & 32) != 0,
+                         .splat_bwd = (variant & 64) != 0,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
@@ -292,11 +328,26 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
   if (variant & 1) ck_assert(tk->cas);
   struct gpu_frame g;
   upload_frame(&fx, fx.dl, &g);
+  struct gpu_runs gr = {0};
+  const struct gs_tk_runs *runs = NULL;
+  if (variant & 64) {
+    ck_assert_uint_gt(tk->bucket, 0);
+    upload_runs(fx.f, tk->bucket, &gr);
+    /* More than one run per tile somewhere, so the hand-over between runs is exercised. */
+    uint32_t most = 0;
+    for (uint32_t t = 0; t < gr.ref.tiles; t++)
+      if (fx.f->ranges[2 * t + 1] - fx.f->ranges[2 * t] > most)
+        most = fx.f->ranges[2 * t + 1] - fx.f->ranges[2 * t];
+    printf("raster_bwd variant %d: runs of %u, %u groups, fullest tile %u splats\n", variant,
+           tk->bucket, gr.ref.n_groups, most);
+    ck_assert_uint_gt(most, tk->bucket * GS_BUCKET_GROUP);
+    runs = &gr.runs;
+  }
   struct gs_vk_buf *g2d = upload(NULL, 4 * GS_G2D * (size_t)n, "grad2d");
   VkCommandBuffer cmd;
   ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
   gs_tk_record_raster_bwd(tk, cmd, &g.pc, g.ranges, g.values, g.splats, g.final_t, g.last, g.dl,
-                          g2d, n);
+                          g2d, n, runs);
   ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
   float *gpu = malloc(4 * GS_G2D * (size_t)n);
   download(g2d, gpu, 4 * GS_G2D * (size_t)n);
@@ -305,7 +356,7 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
     for (int rep = 0; rep < 3; rep++) {
       ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
       gs_tk_record_raster_bwd(tk, cmd, &g.pc, g.ranges, g.values, g.splats, g.final_t, g.last, g.dl,
-                              g2d, n);
+                              g2d, n, runs);
       ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
       download(g2d, again, 4 * GS_G2D * (size_t)n);
       ck_assert_msg(!memcmp(gpu, again, 4 * GS_G2D * (size_t)n),
@@ -340,6 +391,7 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
   free(rf);
   free(ref);
   gs_vk_buf_destroy(&g2d);
+  if (runs) free_runs(&gr);
   free_frame(&g);
   gs_tk_destroy(&tk);
   free_fixture(&fx);
@@ -375,6 +427,24 @@ START_TEST(raster_bwd_alpha_max_matches_reference) {
     raster_case(_i ? 1 | 2 | 4 : 2 | 4, 60, 9, 10.0f, 0.999f);
   else
     raster_case(2 | 4, 60, 9, 4.0f, GS_ALPHA_MAX_LO);
+}
+END_TEST
+/* The per-splat backward (`rasterize_bwd: splat`) over runs the host made from the reference
+ * frame (runs_ref.h; states the forward never writes are NaN, so using one fails): with and
+ * without the sigma skip, the compare-and-swap build, fixed point (repeating bit for bit), opaque
+ * splats (clamped alpha, early termination, runs behind finished pixels) and gsplat's clamp. */
+static const struct {
+  int variant;
+  uint32_t n;
+  uint64_t seed;
+  float opac_lo, alpha_max;
+} splat_cases[] = {{64 | 4, 160, 3, 0, 0},          {64, 160, 5, 0, 0},
+                   {64 | 1 | 4, 160, 6, 0, 0},      {64 | 32 | 4, 160, 11, 0, 0},
+                   {64 | 4, 160, 9, 4.0f, 0},       {64 | 32, 160, 9, 4.0f, 0},
+                   {64 | 4, 160, 9, 10.0f, 0.999f}, {64 | 1, 160, 9, 4.0f, GS_ALPHA_MAX_LO}};
+START_TEST(raster_bwd_splat_matches_reference) {
+  raster_case(splat_cases[_i].variant, splat_cases[_i].n, splat_cases[_i].seed,
+              splat_cases[_i].opac_lo, splat_cases[_i].alpha_max);
 }
 END_TEST
 START_TEST(alpha_max_out_of_range_is_refused) {
@@ -765,6 +835,8 @@ int main(void) {
   tcase_add_test(tc, raster_bwd_opaque_matches_reference);
   tcase_add_loop_test(tc, raster_bwd_deterministic_matches_reference, 0, 4);
   tcase_add_loop_test(tc, raster_bwd_alpha_max_matches_reference, 0, 3);
+  tcase_add_loop_test(tc, raster_bwd_splat_matches_reference, 0,
+                      (int)(sizeof splat_cases / sizeof splat_cases[0]));
   tcase_add_test(tc, alpha_max_out_of_range_is_refused);
   tcase_add_test(tc, project_bwd_matches_reference);
   tcase_add_test(tc, project_bwd_off_centre_matches_reference);

@@ -18,6 +18,7 @@
 #include "gs_shared.h"
 #include "gs_types.h"
 #include "gs_vk.h"
+#include "runs_ref.h"
 
 static gs_vk_t *vk;
 
@@ -433,6 +434,8 @@ START_TEST(variants_are_bit_exact) {
       {{.transient = 1}, 0, "binning transient"},
       {{.initial_pairs_per_splat = 1}, 0, "arena growth"},
       {{.radix_ballot = 1, .sigma_skip = 1}, 1, "per_kernel"},
+      {{.bucket = 8}, 0, "runs of 8 for the per-splat backward"},
+      {{.bucket = 32, .sigma_skip = 1}, 1, "runs of 32, per_kernel"},
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     render(&variants[i].o, &s.m, &cams[0], 3, bg, variants[i].per_kernel, &v);
@@ -441,6 +444,103 @@ START_TEST(variants_are_bit_exact) {
   }
   gpu_frame_free(&base);
   free(s.store);
+}
+END_TEST
+
+/* The per-splat backward's runs (rasterize_bwd: splat): the GPU forward's group list, each
+ * tile's largest last contributor and every run's compositing state a pixel still uses equal the
+ * host's (runs_ref.h) from the reference frame, for runs of 1, 8 and 32 splats (the forward takes
+ * any power of two up to 32; the backward the device's subgroup size). */
+START_TEST(runs_match_reference) {
+  const uint32_t buckets[3] = {1, 8, 32};
+  uint32_t bucket = buckets[_i];
+  struct scene s;
+  make_scene(&s, 500, 91);
+  struct gs_camera cams[4];
+  cameras(cams);
+  const struct gs_camera *cam = &cams[0];
+  struct gs_ref_opts ro = {.sh_degree = 3};
+  float bg[3] = {1, 1, 1};
+  memcpy(ro.background, bg, sizeof bg);
+  struct sw_err err = {0};
+  struct gs_ref_frame *r;
+  ck_assert_msg(gs_ref_forward(&s.m, cam, &ro, &r, &err) == 0, "%s", err.msg);
+  struct ref_runs ref;
+  ref_runs_make(r, bucket, &ref);
+  gs_fwd_t *f;
+  struct gs_fwd_opts o = {.bucket = bucket, .sigma_skip = 1};
+  ck_assert_msg(gs_fwd_new(vk, &o, &f, &err) == 0, "%s", err.msg);
+  struct gs_fwd_input in = {.cam = *cam, .sh_degree = 3};
+  memcpy(in.background, bg, sizeof in.background);
+  ck_assert_msg(gs_fwd_model_upload(vk, &s.m, &in.model, &err) == 0, "%s", err.msg);
+  ck_assert_msg(gs_fwd_run(f, NULL, &in, 0, &err) == 0, "%s", err.msg);
+  const struct gs_fwd_bufs *b = gs_fwd_bufs(f);
+  ck_assert_uint_eq(b->tiles_x * b->tiles_y, ref.tiles);
+  ck_assert_uint_ge(b->max_groups, ref.n_groups);
+  uint32_t meta[GS_BMETA_WORDS], *base = malloc(4 * ref.tiles), *maxlast = malloc(4 * ref.tiles);
+  ck_assert_int_eq(gs_vk_buf_download(b->bucket_meta, 0, meta, sizeof meta, &err), 0);
+  ck_assert_int_eq(gs_vk_buf_download(b->tile_base, 0, base, 4ull * ref.tiles, &err), 0);
+  ck_assert_int_eq(gs_vk_buf_download(b->tile_maxlast, 0, maxlast, 4ull * ref.tiles, &err), 0);
+  ck_assert_uint_eq(meta[GS_BMETA_GROUPS], ref.n_groups);
+  ck_assert_uint_eq(meta[GS_BMETA_ARGS + 2], 1);
+  ck_assert_uint_ge((uint64_t)meta[GS_BMETA_ARGS] * meta[GS_BMETA_ARGS + 1], ref.n_groups);
+  uint32_t *groups = malloc(8ull * ref.n_groups);
+  size_t nstate = 4ull * GS_RASTER_WG * GS_BUCKET_GROUP * ref.n_groups;
+  float *state = malloc(4 * nstate);
+  ck_assert_int_eq(gs_vk_buf_download(b->groups, 0, groups, 8ull * ref.n_groups, &err), 0);
+  ck_assert_int_eq(gs_vk_buf_download(b->state, 0, state, 4 * nstate, &err), 0);
+  /* Every group entry names its tile's run at tile_base + first / bucket. */
+  for (uint32_t g = 0; g < ref.n_groups; g++) {
+    uint32_t t = groups[2 * g], first = groups[2 * g + 1];
+    ck_assert_uint_lt(t, ref.tiles);
+    ck_assert_uint_eq(base[t] + first / bucket, g * GS_BUCKET_GROUP);
+  }
+  uint32_t compared = 0, runs_seen = 0;
+  for (uint32_t t = 0; t < ref.tiles; t++) {
+    ck_assert_msg(maxlast[t] == ref.tile_maxlast[t], "tile %u: max last %u, reference %u", t,
+                  maxlast[t], ref.tile_maxlast[t]);
+    ck_assert_uint_eq(base[t] == ~0u, ref.tile_base[t] == ~0u);
+    if (ref.tile_base[t] == ~0u) continue;
+    uint32_t n = r->ranges[2 * t + 1] - r->ranges[2 * t];
+    for (uint32_t m = 0; m * bucket < n; m++) {
+      runs_seen++;
+      for (uint32_t i = 0; i < GS_RASTER_WG; i++) {
+        uint32_t px = (t % r->tiles_x) * GS_TILE + i % GS_TILE;
+        uint32_t py = (t / r->tiles_x) * GS_TILE + i / GS_TILE;
+        if (px >= r->width || py >= r->height) continue;
+        if (m * bucket >= r->last[(size_t)py * r->width + px]) continue; /* never read */
+        const float *gs = state + 4 * ((size_t)(base[t] + m) * GS_RASTER_WG + i);
+        const float *rs = ref.state + 4 * ((size_t)(ref.tile_base[t] + m) * GS_RASTER_WG + i);
+        for (int k = 0; k < 4; k++) close_to(gs[k], rs[k], 1e-5f, "run state", m);
+        compared++;
+      }
+    }
+  }
+  printf("runs of %u: %u groups, %u runs, %u pixel states compared\n", bucket, ref.n_groups,
+         runs_seen, compared);
+  ck_assert_uint_gt(compared, 1000);
+  free(groups);
+  free(state);
+  free(base);
+  free(maxlast);
+  ref_runs_free(&ref);
+  gs_fwd_model_release(&in.model);
+  gs_fwd_destroy(&f);
+  gs_ref_frame_destroy(&r);
+  free(s.store);
+}
+END_TEST
+
+START_TEST(runs_of_other_lengths_are_refused) {
+  const uint32_t bad[3] = {3, 64, 12};
+  for (int i = 0; i < 3; i++) {
+    struct sw_err err = {0};
+    gs_fwd_t *f = NULL;
+    struct gs_fwd_opts o = {.bucket = bad[i]};
+    ck_assert_int_eq(gs_fwd_new(vk, &o, &f, &err), SW_EINVAL);
+    ck_assert_ptr_null(f);
+    ck_assert_msg(strstr(err.msg, "power of two"), "%s", err.msg);
+  }
 }
 END_TEST
 
@@ -574,6 +674,8 @@ int main(void) {
   tcase_add_test(tc, constants_match_the_contract);
   tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
   tcase_add_test(tc, variants_are_bit_exact);
+  tcase_add_loop_test(tc, runs_match_reference, 0, 3);
+  tcase_add_test(tc, runs_of_other_lengths_are_refused);
   tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);
   tcase_add_loop_test(tc, alpha_max_matches_reference, 0, 3);
   tcase_add_test(tc, alpha_max_out_of_range_is_refused);

@@ -1,0 +1,163 @@
+// rasterize_bwd_splat.glsl: body of the per-splat rasterize backward (`rasterize_bwd: splat`):
+// rasterize_bwd_splat.comp (float atomic add), rasterize_bwd_splat_cas.comp (compare-and-swap)
+// and rasterize_bwd_splat_det.comp (64-bit fixed point, deterministic), as grad2d_add.glsl says.
+//
+// The per-pixel backward (rasterize_bwd.glsl) walks a tile's splats with one thread per pixel and
+// pays, for every splat, a subgroup reduction of its 9 gradient sums and their atomics; a dense
+// tile is also one long workgroup. Here a subgroup of BUCKET lanes owns a run of BUCKET
+// consecutive splats of one tile (lane i: the run's i-th splat, front to back) and sums each
+// splat's gradient in that lane's registers: no reduction, and one set of atomics per splat and
+// run. The runs of a tile are independent: the forward (rasterize_fwd_bucket.comp) stored, for
+// every run and pixel, the compositing state in front of the run's first splat (colour so far C,
+// transmittance T). The pixels go through the run as a pipeline: at step s lane i works on pixel
+// s - i, with the state lane i - 1 left for that pixel one step earlier (a subgroup shuffle up);
+// lane 0 takes each pixel's stored state. After the last lane a pixel's state is dropped.
+//
+// Per pixel and splat (alpha = min(alpha_max, o G), G = exp(-sigma), out = the rendered colour,
+// background included): dL/drgb += alpha T dL/dpix; the colour behind the splat times the
+// transmittance in front of it is T B = (out - C') / (1 - alpha), C' = C + rgb alpha T the colour
+// up to and including the splat, so dL/dalpha = dot(rgb T - T B, dL/dpix) and from it the
+// opacity, 2D mean and conic terms exactly as rasterize_bwd.glsl; then C <- C', T <- T (1 - alpha).
+// A splat touches only pixels in front of the pixel's last contributor (the forward's `last`),
+// so states the forward never wrote (pixels finished before the run) are never used. A run only
+// walks the tile rows its splats can reach: |dy| <= sqrt(2 ln(255 o) cov_yy) for alpha >= 1/255
+// (sigma >= dy^2 / (2 cov_yy) for any dx), plus a row of margin.
+//
+// The workgroup is GS_BUCKET_GROUP subgroups of BUCKET lanes, the runs of one group entry
+// (bucket_alloc.comp); the tile's dL/dpix, last contributors and rendered colours are staged once
+// in shared memory. BUCKET must be the subgroup size the kernel runs with (the host sets it from
+// the device's fixed subgroup size and refuses devices whose size varies).
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+
+#define GS_GLSL 1
+#include "gs_train_shared.h"
+
+layout(local_size_x_id = GS_SPEC_BWD_SPLAT_WG) in;
+layout(constant_id = GS_SPEC_BWD_SIGMA_SKIP) const uint SIGMA_SKIP = 1u;
+layout(constant_id = GS_SPEC_BWD_ALPHA_MAX) const float ALPHA_MAX = GS_ALPHA_MAX_F;
+layout(constant_id = GS_SPEC_BWD_BUCKET) const uint BUCKET = 32u;
+
+layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
+layout(std430, binding = 1) readonly buffer Values { uint values[]; };
+layout(std430, binding = 2) readonly buffer Splats { gs_splat2d splats[]; };
+layout(std430, binding = 3) readonly buffer Rgb { float out_rgb[]; };
+layout(std430, binding = 4) readonly buffer Last { uint last[]; };
+layout(std430, binding = 5) readonly buffer Dl { float dl[]; };
+#define GS_GRAD_BINDING 6
+#include "grad2d_add.glsl"
+layout(std430, binding = 7) readonly buffer Groups { uint groups[]; };
+layout(std430, binding = 8) readonly buffer State { vec4 bucket_state[]; };
+layout(std430, binding = 9) readonly buffer TileMax { uint tile_maxlast[]; };
+layout(std430, binding = 10) readonly buffer Meta { uint meta[]; };
+layout(push_constant) uniform PC { gs_pc_raster_splat pc; };
+
+shared vec4 s_state[GS_BUCKET_GROUP * GS_RASTER_WG]; // per run: (C, T) per pixel
+shared vec4 s_dl[GS_RASTER_WG];                      // dL/dpix, last contributor (bits)
+shared vec3 s_out[GS_RASTER_WG];                     // rendered colour
+
+void main() {
+  uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (g >= min(meta[GS_BMETA_GROUPS], pc.max_groups)) return;
+  uint tile = groups[2u * g], first0 = groups[2u * g + 1u];
+  if (tile >= pc.tiles_x * pc.tiles_y) return;
+  uint start = ranges[2u * tile], end = ranges[2u * tile + 1u];
+  uint count = end > start ? end - start : 0u;
+  // Splats at or behind every pixel's last contributor touch nothing.
+  uint live = min(count, tile_maxlast[tile]);
+  if (first0 >= live) return;
+
+  uint tid = gl_LocalInvocationIndex;
+  uint ox = (tile % pc.tiles_x) * GS_RASTER_TILE, oy = (tile / pc.tiles_x) * GS_RASTER_TILE;
+  for (uint i = tid; i < uint(GS_RASTER_WG); i += gl_WorkGroupSize.x) {
+    uint x = ox + i % GS_RASTER_TILE, y = oy + i / GS_RASTER_TILE;
+    if (x < pc.width && y < pc.height) {
+      uint p = y * pc.width + x;
+      s_dl[i] = vec4(dl[3u * p], dl[3u * p + 1u], dl[3u * p + 2u], uintBitsToFloat(last[p]));
+      s_out[i] = vec3(out_rgb[3u * p], out_rgb[3u * p + 1u], out_rgb[3u * p + 2u]);
+    } else {
+      s_dl[i] = vec4(0.0, 0.0, 0.0, uintBitsToFloat(0u));
+      s_out[i] = vec3(0.0);
+    }
+  }
+  uint sub = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  uint first = first0 + sub * BUCKET;
+  uint run = g * uint(GS_BUCKET_GROUP) + sub; // the forward's run: tile_base + first / BUCKET
+  if (first < live)
+    for (uint i = lane; i < uint(GS_RASTER_WG); i += BUCKET)
+      s_state[sub * uint(GS_RASTER_WG) + i] = bucket_state[run * uint(GS_RASTER_WG) + i];
+  barrier();
+  if (first >= live) return; // the whole subgroup; no barrier follows
+
+  uint pos = first + lane;
+  bool has = pos < live;
+  uint id = has ? values[start + pos] : 0u;
+  vec2 mean = vec2(0.0);
+  vec3 cn = vec3(0.0);
+  vec4 rgbo = vec4(0.0);
+  int y0 = GS_RASTER_TILE, y1 = -1;
+  if (has) {
+    mean = vec2(splats[id].mean2d[0], splats[id].mean2d[1]);
+    cn = vec3(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2]);
+    rgbo = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], splats[id].opacity);
+    float ext = sqrt(2.0 * max(log(255.0 * rgbo.w), 0.0) * max(splats[id].cov2d[2], 0.0));
+    float my = mean.y - float(oy);
+    y0 = int(clamp(floor(my - ext) - 1.0, 0.0, float(GS_RASTER_TILE)));
+    y1 = int(clamp(ceil(my + ext) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+  }
+  y0 = subgroupMin(y0);
+  y1 = subgroupMax(y1);
+  if (y0 > y1) return; // no splat of the run reaches a pixel centre of this tile
+  uint plo = uint(y0) * GS_RASTER_TILE, phi = uint(y1) * GS_RASTER_TILE + GS_RASTER_TILE - 1u;
+
+  float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+  vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
+  for (uint s = plo; s < phi + BUCKET; s++) {
+    vec4 up = subgroupShuffleUp(st, 1u);
+    st = lane == 0u ? (s <= phi ? s_state[sub * uint(GS_RASTER_WG) + s] : vec4(0.0)) : up;
+    if (!has || s < plo + lane) continue;
+    uint p = s - lane;
+    if (p > phi) continue;
+    vec4 pa = s_dl[p];
+    if (pos >= floatBitsToUint(pa.w)) continue;
+    vec2 d = mean - vec2(float(ox + p % GS_RASTER_TILE) + 0.5, float(oy + p / GS_RASTER_TILE) + 0.5);
+    float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
+    if (sigma < 0.0) continue;
+    if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
+    float G = exp(-sigma);
+    float raw = rgbo.w * G;
+    float alpha = min(ALPHA_MAX, raw);
+    if (!(alpha >= GS_ALPHA_MIN_F)) continue;
+    float T = st.w;
+    float fac = alpha * T;
+    gr[GS_G2D_RGB] += fac * pa.x;
+    gr[GS_G2D_RGB + 1] += fac * pa.y;
+    gr[GS_G2D_RGB + 2] += fac * pa.z;
+    vec3 c1 = st.xyz + rgbo.xyz * fac;
+    if (raw < ALPHA_MAX) { // where the alpha clamp is active alpha is flat
+      vec3 behind = (s_out[p] - c1) / (1.0 - alpha);
+      float dalpha = dot(rgbo.xyz * T - behind, pa.xyz);
+      gr[GS_G2D_OPACITY] += G * dalpha;
+      float dsig = -rgbo.w * G * dalpha;
+      gr[GS_G2D_MEAN] += dsig * (cn.x * d.x + cn.y * d.y);
+      gr[GS_G2D_MEAN + 1] += dsig * (cn.y * d.x + cn.z * d.y);
+      gr[GS_G2D_CONIC] += dsig * 0.5 * d.x * d.x;
+      gr[GS_G2D_CONIC + 1] += dsig * d.x * d.y;
+      gr[GS_G2D_CONIC + 2] += dsig * 0.5 * d.y * d.y;
+    }
+    st = vec4(c1, T * (1.0 - alpha));
+  }
+  if (!has) return;
+#ifdef GS_DET
+  // Into fixed-point units (the weights of rasterize_bwd.glsl's header; the resolve divides them
+  // out). Each lane's sums are in pixel order, so the rounded terms repeat exactly.
+  for (int k = 0; k < 9; k++) gr[k] *= pc.fx_scale;
+  gr[GS_G2D_CONIC] *= cn.x;
+  gr[GS_G2D_CONIC + 1] *= sqrt(cn.x * cn.z);
+  gr[GS_G2D_CONIC + 2] *= cn.z;
+#endif
+  uint gb = GS_G2D * id;
+  for (uint k = 0u; k < 9u; k++)
+    if (gr[k] != 0.0) grad_add(gb + k, gr[k]);
+}

@@ -1,0 +1,137 @@
+// rasterize_fwd.glsl: body of forward stage 7 (rasterize_fwd.comp; rasterize_fwd_bucket.comp
+// also writes what the per-splat backward needs, see GS_BUCKETS below): one workgroup per 16x16 tile, one invocation per pixel.
+// The tile's splats (sorted front to back) are staged in shared memory in batches of 256 and
+// composited per pixel exactly as the contract in gs_types.h says (alpha = min(alpha_max, o e^-sigma),
+// skip alpha < 1/255, stop before T drops under 1e-4). Outputs: colour + T * background, final T
+// and the last contributor (position in the tile's range + 1, 0 = none).
+// Variants (specialization constants): GS_SPEC_SIGMA_SKIP skips sigma >= 5.55 before the exp
+// (bit-exact: such a splat always fails the alpha test); GS_SPEC_ACCUM_F16 rounds the colour
+// accumulator to half precision after every step (the lab's f16 accumulator experiment);
+// GS_SPEC_ALPHA_MAX is the alpha clamp (0.99 by default, gsplat's 0.999 for the recipe A/B), a
+// constant so that the backward (rasterize_bwd.glsl) is built with the same value.
+// GS_BUCKETS (rasterize_fwd_bucket.comp, `rasterize_bwd: splat`): before each run of BUCKET
+// splats (positions 0, BUCKET, 2 BUCKET, ... of the tile's range) every pixel still compositing
+// writes its state (colour so far, T) to bucket_state, and the tile's largest last contributor
+// goes to tile_maxlast (gs_shared.h, "Buckets"). The image itself is the same bit for bit.
+#include "gs_common.glsl"
+
+layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
+layout(constant_id = GS_SPEC_SIGMA_SKIP) const uint SIGMA_SKIP = 0;
+layout(constant_id = GS_SPEC_ACCUM_F16) const uint ACCUM_F16 = 0;
+layout(constant_id = GS_SPEC_ALPHA_MAX) const float ALPHA_MAX = GS_K_ALPHA_MAX;
+
+layout(std430, binding = 0) readonly buffer Splats { gs_splat2d splats[]; };
+layout(std430, binding = 1) readonly buffer Vals { uint vals[]; };
+layout(std430, binding = 2) readonly buffer Ranges { uint ranges[]; };
+layout(std430, binding = 3) writeonly buffer Rgb { float out_rgb[]; };
+layout(std430, binding = 4) writeonly buffer FinalT { float out_t[]; };
+layout(std430, binding = 5) writeonly buffer Last { uint out_last[]; };
+layout(push_constant, std430) uniform PC { gs_pc_raster pc; };
+#ifdef GS_BUCKETS
+layout(constant_id = GS_SPEC_BUCKET) const uint BUCKET = 32u;
+layout(std430, binding = 6) readonly buffer TileBase { uint tile_base[]; };
+layout(std430, binding = 7) writeonly buffer State { vec4 bucket_state[]; };
+layout(std430, binding = 8) writeonly buffer TileMax { uint tile_maxlast[]; };
+shared uint s_maxlast;
+#endif
+
+// A batch of splats: (mean x, mean y, opacity, -), (conic a, b, c, -), (r, g, b, -) as vec4 so that
+// each is one 16-byte shared-memory read, broadcast to the whole workgroup.
+shared vec4 s_xyo[GS_RASTER_WG];
+shared vec4 s_conic[GS_RASTER_WG];
+shared vec4 s_rgb[GS_RASTER_WG];
+shared uint s_done[2]; // finished pixels, ping-pong between batches
+
+// Rounds to the nearest half-precision value (ties to even), in integer arithmetic so that no
+// compiler can fold it away (a packHalf2x16/unpackHalf2x16 round trip was removed as an identity
+// by one driver). Magnitudes past the half range become infinity, as in half arithmetic.
+float round_half1(float x) {
+  uint u = floatBitsToUint(x);
+  uint sgn = u & 0x80000000u;
+  uint a = u & 0x7fffffffu;
+  if (a >= 0x477ff000u) return uintBitsToFloat(sgn | 0x7f800000u);
+  if (a < 0x38800000u) {
+    // Half subnormals: multiples of 2^-24 (scaling by powers of two is exact).
+    float q = roundEven(uintBitsToFloat(a) * 16777216.0) * (1.0 / 16777216.0);
+    return uintBitsToFloat(sgn | floatBitsToUint(q));
+  }
+  a = (a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu;
+  return uintBitsToFloat(sgn | a);
+}
+
+vec3 round_half(vec3 v) { return vec3(round_half1(v.x), round_half1(v.y), round_half1(v.z)); }
+
+void main() {
+  uint tid = gl_LocalInvocationIndex;
+  uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
+  uint px = gl_WorkGroupID.x * GS_RASTER_TILE + gl_LocalInvocationID.x;
+  uint py = gl_WorkGroupID.y * GS_RASTER_TILE + gl_LocalInvocationID.y;
+  bool inside = px < pc.width && py < pc.height;
+  float pxc = float(px) + 0.5, pyc = float(py) + 0.5;
+  uint start = ranges[2u * tile], end = ranges[2u * tile + 1u];
+  if (end < start) end = start;
+  bool done = !inside;
+  float T = 1.0;
+  vec3 C = vec3(0.0);
+  uint last = 0u;
+  if (tid < 2u) s_done[tid] = 0u;
+#ifdef GS_BUCKETS
+  if (tid == 0u) s_maxlast = 0u;
+  uint sbase = tile_base[tile]; // ~0: no runs (an empty tile)
+#endif
+  uint par = 0u;
+  for (uint batch = start; batch < end; batch += GS_RASTER_WG) {
+    uint k = batch + tid;
+    if (k < end) {
+      uint id = vals[k];
+      s_xyo[tid] = vec4(splats[id].mean2d[0], splats[id].mean2d[1], splats[id].opacity, 0.0);
+      s_conic[tid] = vec4(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2], 0.0);
+      s_rgb[tid] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], 0.0);
+    }
+    barrier();
+    uint cnt = min(uint(GS_RASTER_WG), end - batch);
+    for (uint j = 0u; j < cnt && !done; j++) {
+#ifdef GS_BUCKETS
+      uint q = batch + j - start;
+      if (q % BUCKET == 0u && sbase != ~0u)
+        bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
+#endif
+      vec4 xyo = s_xyo[j];
+      float dx = xyo.x - pxc, dy = xyo.y - pyc;
+      vec3 cn = s_conic[j].xyz;
+      float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+      if (sigma < 0.0) continue;
+      if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
+      float a = xyo.z * exp(-sigma);
+      float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
+      if (!(alpha >= GS_K_ALPHA_MIN)) continue;
+      float nt = T * (1.0 - alpha);
+      if (nt < GS_K_T_MIN) { done = true; break; }
+      C += s_rgb[j].xyz * alpha * T;
+      if (ACCUM_F16 != 0u) C = round_half(C);
+      T = nt;
+      last = batch + j - start + 1u;
+    }
+    // Stop once every pixel of the tile is finished. The counter of this batch was cleared during
+    // the previous one, so one barrier both publishes the count and ends the batch's reads.
+    if (done) atomicAdd(s_done[par], 1u);
+    barrier();
+    if (s_done[par] == uint(GS_RASTER_WG)) break;
+    if (tid == 0u) s_done[par ^ 1u] = 0u;
+    par ^= 1u;
+  }
+#ifdef GS_BUCKETS
+  barrier();
+  if (last != 0u) atomicMax(s_maxlast, last);
+  barrier();
+  if (tid == 0u) tile_maxlast[tile] = s_maxlast;
+#endif
+  if (inside) {
+    uint p = py * pc.width + px;
+    out_rgb[3u * p] = C.x + T * pc.background[0];
+    out_rgb[3u * p + 1u] = C.y + T * pc.background[1];
+    out_rgb[3u * p + 2u] = C.z + T * pc.background[2];
+    out_t[p] = T;
+    out_last[p] = last;
+  }
+}
