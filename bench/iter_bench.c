@@ -9,10 +9,17 @@
  * prints ms per iteration (wallclock over the timed iterations) and each kernel's share of GPU
  * time (timestamp queries).
  *
+ * With --ply FILE --scene DIR it replays a real workload instead: the splats of a trained model
+ * (e.g. `splat-train train --set checkpoint_ply=1 --set checkpoints=7000,30000` writes
+ * OUT/checkpoint-7000.ply) seen by the scene's training cameras in turn, each view's own image
+ * as the target (the scene's background), the same stages; real scenes have the dense tiles that
+ * random Gaussians lack.
+ *
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
  *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd]
+ *                   [--ply FILE --scene DIR]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +28,8 @@
 
 #include "gs_fwd.h"
 #include "gs_model.h"
+#include "gs_ply.h"
+#include "gs_scene.h"
 #include "gs_train_gpu.h"
 #include "gs_vk.h"
 #include "sw_clock.h"
@@ -35,7 +44,8 @@ struct args {
   const char *device;
   uint64_t seed;
   int json;
-  struct gs_tk_opts tk; /* backward variants */
+  const char *ply, *scene; /* the replayed workload (both or neither) */
+  struct gs_tk_opts tk;    /* backward variants */
 };
 
 static int parse(int argc, char **argv, struct args *a) {
@@ -94,6 +104,10 @@ static int parse(int argc, char **argv, struct args *a) {
       a->device = v;
     else if (!strcmp(k, "--seed"))
       a->seed = strtoull(v, NULL, 10);
+    else if (!strcmp(k, "--ply"))
+      a->ply = v;
+    else if (!strcmp(k, "--scene"))
+      a->scene = v;
     else {
       fprintf(stderr, "iter_bench: unknown option %s\n", k);
       return -1;
@@ -102,6 +116,8 @@ static int parse(int argc, char **argv, struct args *a) {
   for (int i = 0; i < a->n_ns; i++)
     if (!a->ns[i]) return fprintf(stderr, "iter_bench: bad --n\n"), -1;
   if (!a->size || !a->iters || a->focal <= 0) return fprintf(stderr, "iter_bench: bad size\n"), -1;
+  if (!a->ply != !a->scene)
+    return fprintf(stderr, "iter_bench: --ply and --scene go together\n"), -1;
   return 0;
 }
 
@@ -162,12 +178,35 @@ struct bench {
   struct gs_fwd_model model;
   struct gs_vk_buf *grads[GS_P_COUNT], *moments, *grad2d, *dens, *gt;
   struct gs_tk_img im;
+  /* the replayed workload (--ply, --scene), else NULL */
+  struct gs_model *replay;
+  int replay_degree;
+  struct gs_scene *sc;
+  struct gs_vk_buf **gts; /* sc->n_train target images */
 };
+
+/* Loads the replayed workload: the model, the scene and its training images on the GPU. */
+static int load_replay(struct bench *b, const struct args *a, struct sw_err *err) {
+  int rc = gs_ply_read(a->ply, &b->replay, &b->replay_degree, err);
+  struct gs_scene_opts so = {.background = GS_BG_WHITE};
+  if (!rc) rc = gs_scene_load(a->scene, &so, &b->sc, err);
+  if (!rc && !b->sc->n_train) rc = sw_err_set(err, SW_EINVAL, "%s: no training views", a->scene);
+  if (!rc && !(b->gts = calloc(b->sc->n_train, sizeof *b->gts)))
+    rc = sw_err_set(err, SW_ENOMEM, "out of memory");
+  for (uint32_t v = 0; !rc && v < b->sc->n_train; v++) {
+    const struct gs_view *w = &b->sc->train[v];
+    size_t bytes = 12 * (size_t)w->cam.width * w->cam.height;
+    rc = gs_vk_buf_new(b->vk, bytes, 0, "target", &b->gts[v], err);
+    if (!rc) rc = gs_vk_buf_upload(b->gts[v], 0, w->rgb, bytes, err);
+  }
+  return rc;
+}
 
 static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_err *err) {
   struct gs_model *m = NULL;
-  int rc = make_model(n, a->seed, &m, err);
-  if (!rc) rc = gs_fwd_model_upload(b->vk, m, &b->model, err);
+  int rc = b->replay ? gs_fwd_model_upload(b->vk, b->replay, &b->model, err)
+                     : make_model(n, a->seed, &m, err);
+  if (!rc && !b->replay) rc = gs_fwd_model_upload(b->vk, m, &b->model, err);
   gs_model_destroy(&m);
   if (rc) return rc;
   struct gs_vk_buf *params[GS_P_COUNT] = {b->model.means, b->model.log_scales, b->model.quats,
@@ -183,6 +222,8 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   if (rc) return rc;
   const float lr[6] = {1.6e-4f, 5e-3f, 1e-3f, 5e-2f, 2.5e-3f, 2.5e-3f / 20};
   float bg[3] = {1, 1, 1};
+  if (b->sc && b->sc->background == GS_BG_BLACK) bg[0] = bg[1] = bg[2] = 0;
+  uint32_t sh_degree = b->replay ? (uint32_t)b->replay_degree : 3;
   double busy_ms = 0;
   int64_t t0 = 0;
   uint32_t retries = 0;
@@ -192,32 +233,41 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
       gs_vk_timer_clear(b->timer);
       t0 = sw_clock_mono_ns();
     }
-    struct gs_fwd_input in = {.model = b->model, .sh_degree = 3};
-    orbit(&in.cam, a->size, a->focal, 0.1f * (float)it);
+    struct gs_fwd_input in = {.model = b->model, .sh_degree = sh_degree};
+    struct gs_vk_buf *gt = b->gt;
+    if (b->sc) {
+      uint32_t v = it % b->sc->n_train;
+      in.cam = b->sc->train[v].cam;
+      gt = b->gts[v];
+    } else {
+      orbit(&in.cam, a->size, a->focal, 0.1f * (float)it);
+    }
+    uint32_t w = in.cam.width, h = in.cam.height;
     memcpy(in.background, bg, sizeof bg);
-    struct gs_pc_raster pr = {.width = a->size,
-                              .height = a->size,
-                              .tiles_x = (a->size + GS_TILE - 1) / GS_TILE,
-                              .tiles_y = (a->size + GS_TILE - 1) / GS_TILE};
+    struct gs_pc_raster pr = {.width = w,
+                              .height = h,
+                              .tiles_x = (w + GS_TILE - 1) / GS_TILE,
+                              .tiles_y = (h + GS_TILE - 1) / GS_TILE};
     memcpy(pr.background, bg, sizeof bg);
     struct gs_pc_project_bwd pb = {.fx = in.cam.fx,
                                    .fy = in.cam.fy,
                                    .cx = in.cam.cx,
                                    .cy = in.cam.cy,
                                    .n = n,
-                                   .width = a->size,
-                                   .height = a->size,
+                                   .width = w,
+                                   .height = h,
                                    .tiles_x = pr.tiles_x,
                                    .tiles_y = pr.tiles_y,
-                                   .sh_degree = 3};
+                                   .sh_degree = sh_degree};
     memcpy(pb.viewmat, in.cam.viewmat, sizeof pb.viewmat);
     memcpy(pb.campos, in.cam.campos, sizeof pb.campos);
     struct gs_pc_adam pa;
     gs_tk_adam_pc(&pa, n, n, it + 1, lr, 0.9f, 0.999f, 1e-15f);
     int retry = 0;
     do {
-      rc = gs_fwd_prepare(b->fwd, n, a->size, a->size, err);
+      rc = gs_fwd_prepare(b->fwd, n, w, h, err);
       if (!rc) rc = gs_tk_reserve(b->tk, n, err);
+      if (!rc) rc = gs_tk_img_reserve(b->vk, &b->im, w, h, err);
       const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
       VkCommandBuffer cmd = VK_NULL_HANDLE;
       /* The stages in order; per_kernel submits after each one. */
@@ -234,7 +284,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
           static const char *names[4] = {"loss", "rasterize_bwd", "project_bwd", "adam"};
           gs_vk_timer_begin(b->timer, cmd, names[s - GS_FWD_STAGES]);
           switch (s - GS_FWD_STAGES) {
-          case 0: gs_tk_record_loss(b->tk, cmd, &b->im, fb->rgb, b->gt, 0.0f); break;
+          case 0: gs_tk_record_loss(b->tk, cmd, &b->im, fb->rgb, gt, 0.0f); break;
           case 1: {
             struct gs_tk_runs runs;
             gs_tk_record_raster_bwd(b->tk, cmd, &pr, fb->ranges, fb->values, fb->splats,
@@ -278,7 +328,8 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
       printf(
           "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
           "\"retries\":%u,\"kernels\":[",
-          n, a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters, retries);
+          n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters,
+          retries);
       for (uint32_t i = 0; i < ns; i++)
         printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
                st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
@@ -286,8 +337,9 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     } else {
       printf("N = %u, %ux%u, %u iterations after %u warm-up (%s): %.3f ms/iteration "
              "(GPU busy %.3f ms/iteration)%s\n",
-             n, a->size, a->size, a->iters, a->warmup, a->per_kernel ? "per_kernel" : "production",
-             wall_ms / a->iters, busy_ms / a->iters, retries ? " [arena regrew]" : "");
+             n, b->sc ? b->sc->width : a->size, b->sc ? b->sc->height : a->size, a->iters,
+             a->warmup, a->per_kernel ? "per_kernel" : "production", wall_ms / a->iters,
+             busy_ms / a->iters, retries ? " [arena regrew]" : "");
       for (uint32_t i = 0; i < ns; i++)
         printf("  %-14s %8.3f ms/iter  %5.1f%%\n", st[i].name, st[i].gpu_ms / a->iters,
                total > 0 ? 100.0 * st[i].gpu_ms / total : 0.0);
@@ -325,14 +377,29 @@ int main(int argc, char **argv) {
     rc = gs_vk_buf_upload(b.gt, 0, t, 12 * px, &err);
     free(t);
   }
+  if (!rc && a.ply) rc = load_replay(&b, &a, &err);
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
-    printf("device: %s (%s, %s), subgroup %u, float atomics %s\n", di->name, di->driver,
-           gs_vk_kind_name(di->kind), di->subgroup_size, b.tk->cas ? "no (CAS)" : "yes");
+    printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s\n", di->name,
+           di->driver, gs_vk_kind_name(di->kind), di->subgroup_size, b.tk->cas ? "no (CAS)" : "yes",
+           a.tk.splat_bwd ? "splat" : "pixel");
+    if (b.replay)
+      printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
+             "%s\n",
+             a.ply, b.replay->count, b.replay_degree, b.sc->n_train, a.scene);
+    else
+      printf("workload: random Gaussians (issue 4)\n");
   }
-  for (int i = 0; i < a.n_ns && !rc; i++) rc = run_n(&b, &a, a.ns[i], &err);
+  if (b.replay)
+    rc = rc ? rc : run_n(&b, &a, b.replay->count, &err);
+  else
+    for (int i = 0; i < a.n_ns && !rc; i++) rc = run_n(&b, &a, a.ns[i], &err);
   if (rc) fprintf(stderr, "iter_bench: %s\n", err.msg);
   gs_vk_buf_destroy(&b.gt);
+  for (uint32_t v = 0; b.gts && v < b.sc->n_train; v++) gs_vk_buf_destroy(&b.gts[v]);
+  free(b.gts);
+  gs_scene_destroy(&b.sc);
+  gs_model_destroy(&b.replay);
   gs_tk_img_free(&b.im);
   gs_vk_timer_destroy(&b.timer);
   gs_tk_destroy(&b.tk);

@@ -10,4 +10,16 @@ if(TARGET gs_train)
   add_test(NAME iter_bench_smoke_splat
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3 --splat-bwd)
   set_tests_properties(iter_bench_smoke_splat PROPERTIES TIMEOUT 120)
+  # The replayed workload: a tiny training writes a checkpoint PLY (checkpoint_ply), which
+  # iter_bench replays through the scene's training views, with either backward.
+  set(_replay ${CMAKE_CURRENT_BINARY_DIR}/replay_smoke)
+  file(MAKE_DIRECTORY ${_replay})
+  add_test(NAME iter_bench_replay_smoke WORKING_DIRECTORY ${_replay}
+    COMMAND sh -ec "rm -rf s r
+      $<TARGET_FILE:splat-train> scene --kind shapes --out s --train-views 6 --test-views 2 --resolution 48
+      $<TARGET_FILE:splat-train> train --scene s --out r --set iterations=20 --set init_points=400 --set checkpoints=20 --set checkpoint_ply=1 --set save_ply=0
+      test -s r/checkpoint-20.ply
+      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3
+      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --splat-bwd")
+  set_tests_properties(iter_bench_replay_smoke PROPERTIES TIMEOUT 300)
 endif()

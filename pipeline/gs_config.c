@@ -123,6 +123,8 @@ static const struct key keys[] = {
     {"progress_every", K_INT, OFF(progress_every), "100", NULL, 1, 1e9,
      "iterations between --progress lines"},
     {"save_ply", K_INT, OFF(save_ply), "1", NULL, 0, 1, "write OUT/final.ply (1) or not (0)"},
+    {"checkpoint_ply", K_INT, OFF(checkpoint_ply), "0", NULL, 0, 1,
+     "also write OUT/checkpoint-ITER.ply at every checkpoint (1) or not (0)"},
     {"device", K_STR, OFF(device), "", NULL, 0, 0,
      "Vulkan device: name substring or index (empty = first suitable)"},
     {"timing", K_ENUM, OFF(timing), "production", "production|per_kernel", 0, 0,
@@ -238,7 +240,7 @@ static int set_value(struct gs_config *cfg, const struct key *k, const char *val
   case K_I64: {
     int64_t x;
     if (k->lo == 0 && k->hi == 1 && (!strcmp(v, "true") || !strcmp(v, "false")))
-      v = !strcmp(v, "true") ? "1" : "0"; /* 0/1 switches (save_ply, white_reset) */
+      v = !strcmp(v, "true") ? "1" : "0"; /* 0/1 switches (save_ply, checkpoint_ply, white_reset) */
     int rc = parse_int(k, v, &x, err);
     if (rc) return rc;
     if (k->type == K_INT)

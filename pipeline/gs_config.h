@@ -90,7 +90,8 @@ struct gs_config {
   int32_t checkpoints[GS_CONFIG_MAX_CHECKPOINTS];
   int32_t n_checkpoints;
   int32_t progress_every;
-  int32_t save_ply; /* write OUT/final.ply */
+  int32_t save_ply;       /* write OUT/final.ply */
+  int32_t checkpoint_ply; /* write OUT/checkpoint-ITER.ply at every checkpoint */
   /* device and timing */
   char device[GS_CONFIG_STR_MAX]; /* name substring or index; "" = first suitable */
   int32_t timing;                 /* enum gs_timing */

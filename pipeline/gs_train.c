@@ -208,6 +208,17 @@ static int download_params(struct trainer *t, struct sw_err *err) {
   return transfer(t, 0, x, GS_P_COUNT, NULL, err);
 }
 
+/* OUT/checkpoint-ITER.ply: the model after `iter` steps (checkpoint_ply: 1), e.g. for the
+ * iteration benchmark's replayed workload (bench/iter_bench --ply). */
+static int write_checkpoint(struct trainer *t, const struct gs_train_io *io, uint32_t iter,
+                            struct sw_err *err) {
+  int rc = download_params(t, err);
+  if (rc) return rc;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/checkpoint-%u.ply", io->out_dir, iter);
+  return gs_ply_write(path, t->model, err);
+}
+
 /* ---- one iteration -----------------------------------------------------------------------------
  */
 
@@ -777,6 +788,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       train_ns += (double)(sw_clock_mono_ns() - seg);
       double p, s;
       rc = evaluate(t, deg, &p, &s, err);
+      if (!rc && cfg->checkpoint_ply && io && io->out_dir) rc = write_checkpoint(t, io, iter, err);
       if (rc) break;
       if (res->n_checkpoints < GS_RESULT_MAX_CHECKPOINTS)
         res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){

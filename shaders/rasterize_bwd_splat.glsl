@@ -20,8 +20,9 @@
 // opacity, 2D mean and conic terms exactly as rasterize_bwd.glsl; then C <- C', T <- T (1 - alpha).
 // A splat touches only pixels in front of the pixel's last contributor (the forward's `last`),
 // so states the forward never wrote (pixels finished before the run) are never used. A run only
-// walks the tile rows its splats can reach: |dy| <= sqrt(2 ln(255 o) cov_yy) for alpha >= 1/255
-// (sigma >= dy^2 / (2 cov_yy) for any dx), plus a row of margin.
+// walks the tile rows its splats can reach, and each lane looks only at pixels in its splat's box:
+// |dy| <= sqrt(2 ln(255 o) cov_yy) for alpha >= 1/255 (sigma >= dy^2 / (2 cov_yy) for any dx),
+// |dx| likewise with cov_xx, plus a pixel of margin.
 //
 // The workgroup is GS_BUCKET_GROUP subgroups of BUCKET lanes, the runs of one group entry
 // (bucket_alloc.comp); the tile's dL/dpix, last contributors and rendered colours are staged once
@@ -96,20 +97,25 @@ void main() {
   vec2 mean = vec2(0.0);
   vec3 cn = vec3(0.0);
   vec4 rgbo = vec4(0.0);
-  int y0 = GS_RASTER_TILE, y1 = -1;
+  // The lane's box in tile pixels, [x0, x1] x [y0, y1] (empty: x0 > x1), from the extents above.
+  int x0 = GS_RASTER_TILE, x1 = -1, y0 = GS_RASTER_TILE, y1 = -1;
   if (has) {
     mean = vec2(splats[id].mean2d[0], splats[id].mean2d[1]);
     cn = vec3(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2]);
     rgbo = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], splats[id].opacity);
-    float ext = sqrt(2.0 * max(log(255.0 * rgbo.w), 0.0) * max(splats[id].cov2d[2], 0.0));
-    float my = mean.y - float(oy);
-    y0 = int(clamp(floor(my - ext) - 1.0, 0.0, float(GS_RASTER_TILE)));
-    y1 = int(clamp(ceil(my + ext) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+    float s2 = 2.0 * max(log(255.0 * rgbo.w), 0.0);
+    float ex = sqrt(s2 * max(splats[id].cov2d[0], 0.0));
+    float ey = sqrt(s2 * max(splats[id].cov2d[2], 0.0));
+    vec2 m = mean - vec2(float(ox), float(oy));
+    x0 = int(clamp(floor(m.x - ex) - 1.0, 0.0, float(GS_RASTER_TILE)));
+    x1 = int(clamp(ceil(m.x + ex) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+    y0 = int(clamp(floor(m.y - ey) - 1.0, 0.0, float(GS_RASTER_TILE)));
+    y1 = int(clamp(ceil(m.y + ey) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+    if (x0 > x1) y0 = GS_RASTER_TILE, y1 = -1;
   }
-  y0 = subgroupMin(y0);
-  y1 = subgroupMax(y1);
-  if (y0 > y1) return; // no splat of the run reaches a pixel centre of this tile
-  uint plo = uint(y0) * GS_RASTER_TILE, phi = uint(y1) * GS_RASTER_TILE + GS_RASTER_TILE - 1u;
+  int uy0 = subgroupMin(y0), uy1 = subgroupMax(y1);
+  if (uy0 > uy1) return; // no splat of the run reaches a pixel centre of this tile
+  uint plo = uint(uy0) * GS_RASTER_TILE, phi = uint(uy1) * GS_RASTER_TILE + GS_RASTER_TILE - 1u;
 
   float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
@@ -119,9 +125,11 @@ void main() {
     if (!has || s < plo + lane) continue;
     uint p = s - lane;
     if (p > phi) continue;
+    int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
+    if (px < x0 || px > x1 || py < y0 || py > y1) continue;
     vec4 pa = s_dl[p];
     if (pos >= floatBitsToUint(pa.w)) continue;
-    vec2 d = mean - vec2(float(ox + p % GS_RASTER_TILE) + 0.5, float(oy + p / GS_RASTER_TILE) + 0.5);
+    vec2 d = mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
     float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
     if (sigma < 0.0) continue;
     if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
