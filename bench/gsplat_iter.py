@@ -40,7 +40,27 @@ def viewmat(theta, device):
     return m
 
 
-def read_ply(path, device):
+def timed(opt, iters, warmup, setup, loss_of):
+    """Median and mean ms of iterations loss_of(setup(it)) + backward + Adam step, timed with CUDA
+    events from the loss to the step (setup, e.g. building the camera, is outside)."""
+    times = []
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for it in range(warmup + iters):
+        x = setup(it)
+        start.record()
+        loss = loss_of(x)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        stop.record()
+        torch.cuda.synchronize()
+        if it >= warmup:
+            times.append(start.elapsed_time(stop))
+    times.sort()
+    return times[len(times) // 2], sum(times) / len(times)
+
+
+def read_ply(path):
     """A standard 3DGS PLY (binary little endian, float properties) as gsplat's parameters."""
     with open(path, "rb") as f:
         names, n = [], 0
@@ -77,30 +97,21 @@ def run_replay(ply, scene, iters, warmup):
 
     dev = torch.device("cuda")
     sc = load_scene(scene, 8, dev)
-    p = {k: v.to(dev).contiguous().requires_grad_() for k, v in read_ply(ply, dev).items()}
+    p = {k: v.to(dev).contiguous().requires_grad_() for k, v in read_ply(ply).items()}
     n = p["means"].shape[0]
     opt = torch.optim.Adam(list(p.values()), lr=1e-3, eps=1e-15, fused=True)
     K, w, h = sc["K"][None], sc["w"], sc["h"]
     bg = torch.ones(1, 3, device=dev)
     views, imgs = sc["train_views"], sc["train_imgs"]
-    times = []
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for it in range(warmup + iters):
-        v = it % views.shape[0]
-        start.record()
+
+    def loss_of(v):
         img, _, _ = rasterization(p["means"], p["quats"], torch.exp(p["log_scales"]),
                                   torch.sigmoid(p["opac"]), p["sh"], views[v][None], K, w, h,
                                   sh_degree=3, backgrounds=bg)
-        loss = (img[0] - imgs[v]).abs().mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        stop.record()
-        torch.cuda.synchronize()
-        if it >= warmup:
-            times.append(start.elapsed_time(stop))
-    times.sort()
-    return n, times[len(times) // 2], sum(times) / len(times)
+        return (img[0] - imgs[v]).abs().mean()
+
+    med, mean = timed(opt, iters, warmup, lambda it: it % views.shape[0], loss_of)
+    return n, med, mean
 
 
 def run(n, iters, warmup, width, height, seed):
@@ -117,23 +128,13 @@ def run(n, iters, warmup, width, height, seed):
     target = torch.rand(height, width, 3, device=dev, generator=g)
     K = torch.tensor([[1111.0, 0, width / 2], [0, 1111.0, height / 2], [0, 0, 1]], device=dev)
     opt = torch.optim.Adam([means, log_scales, quats, opac, sh], lr=1e-3, eps=1e-15, fused=True)
-    times = []
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for it in range(warmup + iters):
-        vm = viewmat(0.1 * it, dev)[None]
-        start.record()
+
+    def loss_of(vm):
         img, _, _ = rasterization(means, quats, torch.exp(log_scales), torch.sigmoid(opac), sh,
                                   vm, K[None], width, height, sh_degree=3)
-        loss = (img[0] - target).abs().mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        stop.record()
-        torch.cuda.synchronize()
-        if it >= warmup:
-            times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2], sum(times) / len(times)
+        return (img[0] - target).abs().mean()
+
+    return timed(opt, iters, warmup, lambda it: viewmat(0.1 * it, dev)[None], loss_of)
 
 
 def main():

@@ -1,8 +1,10 @@
-// grad2d_add.glsl: the global grad2d sums of the rasterize backward kernels (rasterize_bwd.glsl,
-// rasterize_bwd_splat.glsl): the buffer at binding GS_GRAD_BINDING and grad_add(i, v), in one of
-// three builds: float atomic add (default), a compare-and-swap loop (GS_CAS, devices without
-// float atomics) or 64-bit fixed point (GS_DET, deterministic: see rasterize_bwd.glsl's header;
-// grad2d_resolve.comp turns the sums back into floats).
+// grad2d_add.glsl: what the two rasterize backward kernels (rasterize_bwd.glsl,
+// rasterize_bwd_splat.glsl) share: the global grad2d sums, the buffer at binding GS_GRAD_BINDING
+// and grad_add(i, v), in one of three builds: float atomic add (default), a compare-and-swap loop
+// (GS_CAS, devices without float atomics) or 64-bit fixed point (GS_DET, deterministic: see
+// rasterize_bwd.glsl's header; grad2d_resolve.comp turns the sums back into floats); the
+// opacity, 2D mean and conic terms of one (splat, pixel) pair (add_alpha_grad); and, in the
+// deterministic build, the weights of the fixed-point units (fx_weigh).
 #if defined(GS_DET)
 // grad: two words (lo, hi) per grad2d float.
 layout(std430, binding = GS_GRAD_BINDING) buffer Grad { uint grad[]; };
@@ -41,4 +43,28 @@ void grad_add(uint i, float v) {
 #else
 layout(std430, binding = GS_GRAD_BINDING) buffer Grad { float grad[]; };
 void grad_add(uint i, float v) { atomicAdd(grad[i], v); }
+#endif
+
+// dL/dalpha of one (splat, pixel) pair into a splat's 9 sums g (the GS_G2D_* layout): G =
+// exp(-sigma), o the opacity, cn the conic, d = mean - pixel centre. Only where the alpha clamp
+// is inactive (o G < alpha_max): a clamped alpha is flat.
+void add_alpha_grad(inout float g[9], float G, float dalpha, float o, vec3 cn, vec2 d) {
+  g[GS_G2D_OPACITY] += G * dalpha;
+  float dsig = -o * G * dalpha;
+  g[GS_G2D_MEAN] += dsig * (cn.x * d.x + cn.y * d.y);
+  g[GS_G2D_MEAN + 1] += dsig * (cn.y * d.x + cn.z * d.y);
+  g[GS_G2D_CONIC] += dsig * 0.5 * d.x * d.x;
+  g[GS_G2D_CONIC + 1] += dsig * d.x * d.y;
+  g[GS_G2D_CONIC + 2] += dsig * 0.5 * d.y * d.y;
+}
+
+#if defined(GS_DET)
+// A splat's sums into fixed-point units: fx_scale, and the conic terms times a, sqrt(a c), c of
+// its conic (rasterize_bwd.glsl's header; grad2d_resolve.comp divides them out).
+void fx_weigh(inout float g[9], float fx_scale, vec3 cn) {
+  for (int k = 0; k < 9; k++) g[k] *= fx_scale;
+  g[GS_G2D_CONIC] *= cn.x;
+  g[GS_G2D_CONIC + 1] *= sqrt(cn.x * cn.z);
+  g[GS_G2D_CONIC + 2] *= cn.z;
+}
 #endif

@@ -186,15 +186,7 @@ void main() {
           g[GS_G2D_RGB + 2] += fac * dpix[q].z;
           float dalpha = dot(rgbo.xyz - acc[q], dpix[q]) * T[q];
           acc[q] = rgbo.xyz * alpha + (1.0 - alpha) * acc[q];
-          if (raw < ALPHA_MAX) {  // where the alpha clamp is active alpha is flat
-            g[GS_G2D_OPACITY] += G * dalpha;
-            float dsig = -rgbo.w * G * dalpha;
-            g[GS_G2D_MEAN] += dsig * (cn.x * d.x + cn.y * d.y);
-            g[GS_G2D_MEAN + 1] += dsig * (cn.y * d.x + cn.z * d.y);
-            g[GS_G2D_CONIC] += dsig * 0.5 * d.x * d.x;
-            g[GS_G2D_CONIC + 1] += dsig * d.x * d.y;
-            g[GS_G2D_CONIC + 2] += dsig * 0.5 * d.y * d.y;
-          }
+          if (raw < ALPHA_MAX) add_alpha_grad(g, G, dalpha, rgbo.w, cn, d);
         }
       }
       // Without the warp skip, a subgroup with no contributing lane still reduces and adds its
@@ -202,11 +194,7 @@ void main() {
       if (WARP_SKIP != 0u && !subgroupAny(any_valid)) continue;
       for (int k = 0; k < 9; k++) g[k] = subgroupAdd(g[k]);
 #ifdef GS_DET
-      // Into fixed-point units (the weights of the header comment; the resolve divides them out).
-      for (int k = 0; k < 9; k++) g[k] *= pc.fx_scale;
-      g[GS_G2D_CONIC] *= cn.x;
-      g[GS_G2D_CONIC + 1] *= sqrt(cn.x * cn.z);
-      g[GS_G2D_CONIC + 2] *= cn.z;
+      fx_weigh(g, pc.fx_scale, cn);
 #endif
       if (SHARED_ACC != 0u) {
         uint base = GS_G2D * j;

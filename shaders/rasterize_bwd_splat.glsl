@@ -17,7 +17,7 @@
 // background included): dL/drgb += alpha T dL/dpix; the colour behind the splat times the
 // transmittance in front of it is T B = (out - C') / (1 - alpha), C' = C + rgb alpha T the colour
 // up to and including the splat, so dL/dalpha = dot(rgb T - T B, dL/dpix) and from it the
-// opacity, 2D mean and conic terms exactly as rasterize_bwd.glsl; then C <- C', T <- T (1 - alpha).
+// opacity, 2D mean and conic terms (add_alpha_grad, shared with rasterize_bwd.glsl); then C <- C', T <- T (1 - alpha).
 // A splat touches only pixels in front of the pixel's last contributor (the forward's `last`),
 // so states the forward never wrote (pixels finished before the run) are never used. A run only
 // walks the tile rows its splats can reach, and each lane looks only at pixels in its splat's box:
@@ -145,25 +145,14 @@ void main() {
     vec3 c1 = st.xyz + rgbo.xyz * fac;
     if (raw < ALPHA_MAX) { // where the alpha clamp is active alpha is flat
       vec3 behind = (s_out[p] - c1) / (1.0 - alpha);
-      float dalpha = dot(rgbo.xyz * T - behind, pa.xyz);
-      gr[GS_G2D_OPACITY] += G * dalpha;
-      float dsig = -rgbo.w * G * dalpha;
-      gr[GS_G2D_MEAN] += dsig * (cn.x * d.x + cn.y * d.y);
-      gr[GS_G2D_MEAN + 1] += dsig * (cn.y * d.x + cn.z * d.y);
-      gr[GS_G2D_CONIC] += dsig * 0.5 * d.x * d.x;
-      gr[GS_G2D_CONIC + 1] += dsig * d.x * d.y;
-      gr[GS_G2D_CONIC + 2] += dsig * 0.5 * d.y * d.y;
+      add_alpha_grad(gr, G, dot(rgbo.xyz * T - behind, pa.xyz), rgbo.w, cn, d);
     }
     st = vec4(c1, T * (1.0 - alpha));
   }
   if (!has) return;
 #ifdef GS_DET
-  // Into fixed-point units (the weights of rasterize_bwd.glsl's header; the resolve divides them
-  // out). Each lane's sums are in pixel order, so the rounded terms repeat exactly.
-  for (int k = 0; k < 9; k++) gr[k] *= pc.fx_scale;
-  gr[GS_G2D_CONIC] *= cn.x;
-  gr[GS_G2D_CONIC + 1] *= sqrt(cn.x * cn.z);
-  gr[GS_G2D_CONIC + 2] *= cn.z;
+  // Each lane's sums are in pixel order, so the rounded terms repeat exactly.
+  fx_weigh(gr, pc.fx_scale, cn);
 #endif
   uint gb = GS_G2D * id;
   for (uint k = 0u; k < 9u; k++)
