@@ -101,14 +101,15 @@ def run_replay(ply, scene, iters, warmup):
     n = p["means"].shape[0]
     opt = torch.optim.Adam(list(p.values()), lr=1e-3, eps=1e-15, fused=True)
     K, w, h = sc["K"][None], sc["w"], sc["h"]
-    bg = torch.ones(1, 3, device=dev)
     views, imgs = sc["train_views"], sc["train_imgs"]
 
     def loss_of(v):
-        img, _, _ = rasterization(p["means"], p["quats"], torch.exp(p["log_scales"]),
-                                  torch.sigmoid(p["opac"]), p["sh"], views[v][None], K, w, h,
-                                  sh_degree=3, backgrounds=bg)
-        return (img[0] - imgs[v]).abs().mean()
+        # White background composited through the alpha, as gsplat_train.py does (gsplat's
+        # `backgrounds` argument takes other shapes in 1.5.3 and in main).
+        img, alpha, _ = rasterization(p["means"], p["quats"], torch.exp(p["log_scales"]),
+                                      torch.sigmoid(p["opac"]), p["sh"], views[v][None], K, w, h,
+                                      sh_degree=3)
+        return (img[0] + (1.0 - alpha[0]) - imgs[v]).abs().mean()
 
     med, mean = timed(opt, iters, warmup, lambda it: it % views.shape[0], loss_of)
     return n, med, mean

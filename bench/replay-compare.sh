@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The iteration benchmark on random and on replayed workloads, ours (both rasterize backwards)
 # and gsplat (each checkout named), in one call on one GPU machine:
-#   1. gsplat's CUDA extensions are JIT-built in the background (one per checkout);
+#   1. gsplat's CUDA extensions are JIT-built in the background (one per checkout, at most
+#      BUILD_TIMEOUT seconds, default 480; gsplat main honours BUILD_3DGS=1 NUM_CHANNELS=3, which
+#      builds only the 3DGS kernels for RGB);
 #   2. one 30,000-iteration training of the real scene with checkpoint PLYs at 7,000 and 30,000
 #      (splat-train --set checkpoint_ply=1; RASTER_BWD picks its backward, default splat); its
 #      timing overlaps the builds, so it only makes the workloads (the timed trainings are
@@ -24,7 +26,7 @@ for g in "$@"; do
   rm -rf "/tmp/$name" && cp -r "$g" "/tmp/$name"
   (cd "/tmp/$name" && TORCH_EXTENSIONS_DIR="/tmp/tx-$name" MAX_JOBS=${MAX_JOBS:-7} \
     TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} \
-    python3 -c "from gsplat.cuda._backend import _C; print('built', _C)" \
+    timeout "${BUILD_TIMEOUT:-480}" python3 -c "from gsplat.cuda._backend import _C; print('built', _C)" \
     >"$out/build-$name.log" 2>&1; echo "exit $? after ${SECONDS} s" >>"$out/build-$name.log") &
 done
 rm -rf "$ck"
