@@ -6,10 +6,10 @@ if(TARGET gs_train)
   target_link_libraries(iter_bench PRIVATE gs_train)
   add_test(NAME iter_bench_smoke
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3)
-  set_tests_properties(iter_bench_smoke PROPERTIES TIMEOUT 120)
+  set_tests_properties(iter_bench_smoke PROPERTIES TIMEOUT 120 LABELS vulkan)
   add_test(NAME iter_bench_smoke_splat
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3 --splat-bwd)
-  set_tests_properties(iter_bench_smoke_splat PROPERTIES TIMEOUT 120)
+  set_tests_properties(iter_bench_smoke_splat PROPERTIES TIMEOUT 120 LABELS vulkan)
   # The replayed workload: a tiny training writes a checkpoint PLY (checkpoint_ply), which
   # iter_bench replays through the scene's training views, with either backward.
   set(_replay ${CMAKE_CURRENT_BINARY_DIR}/replay_smoke)
@@ -21,5 +21,5 @@ if(TARGET gs_train)
       test -s r/checkpoint-20.ply
       $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3
       $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --splat-bwd")
-  set_tests_properties(iter_bench_replay_smoke PROPERTIES TIMEOUT 300)
+  set_tests_properties(iter_bench_replay_smoke PROPERTIES TIMEOUT 300 LABELS vulkan)
 endif()

@@ -8,14 +8,19 @@ macro(sw_include_fragments)
   endforeach()
 endmacro()
 
-# sw_add_check_test(NAME SOURCES... LIBS ...): a Check unit-test executable registered with ctest.
+# sw_add_check_test(NAME SOURCES... LIBS ... [TIMEOUT S] [LABELS L...]): a Check unit-test
+# executable registered with ctest. Every test that drives the Vulkan device (lavapipe in CI) carries
+# the label `vulkan`: scripts/test.sh leaves those out of the sanitizer pass by label, not by name.
 function(sw_add_check_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} PkgConfig::CHECK)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "CK_DEFAULT_TIMEOUT=600")
   if(T_TIMEOUT)
     set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  endif()
+  if(T_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
   endif()
 endfunction()

@@ -26,7 +26,8 @@ endif()
 if(SW_BUILD_PIPELINE AND TARGET gs_core AND TARGET gs_vk AND TARGET gs_ref
    AND EXISTS ${CMAKE_SOURCE_DIR}/pipeline/gs_cmd_render.c)
   sw_add_check_test(test_render SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_render.c
-    ${CMAKE_SOURCE_DIR}/pipeline/gs_cmd_render.c LIBS gs_core gs_vk gs_ref TIMEOUT 180)
+    ${CMAKE_SOURCE_DIR}/pipeline/gs_cmd_render.c LIBS gs_core gs_vk gs_ref TIMEOUT 180
+    LABELS vulkan)
   target_include_directories(test_render PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
   target_compile_definitions(test_render PRIVATE GS_FIXTURES_DIR="${_gs_fixtures}"
     GS_LEGO_DIR="${_gs_lego}" GS_SPLAT_TRAIN="$<TARGET_FILE:splat-train>")
@@ -41,8 +42,8 @@ endif()
 if(SW_BUILD_PIPELINE AND TARGET splat-train)
   add_test(NAME test_scene_formats_psnr COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/scene/formats_psnr.sh
            ${CMAKE_BINARY_DIR}/bin)
-  set_tests_properties(test_scene_formats_psnr PROPERTIES TIMEOUT 600 LABELS scene)
+  set_tests_properties(test_scene_formats_psnr PROPERTIES TIMEOUT 600 LABELS "scene;vulkan")
   add_test(NAME test_scene_bad_input COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/scene/bad_input.sh
            ${CMAKE_BINARY_DIR}/bin)
-  set_tests_properties(test_scene_bad_input PROPERTIES TIMEOUT 300 LABELS scene)
+  set_tests_properties(test_scene_bad_input PROPERTIES TIMEOUT 300 LABELS "scene;vulkan")
 endif()
