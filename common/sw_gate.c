@@ -149,6 +149,9 @@ static int check_input(const struct sw_gate_input *in, struct sw_err *err) {
     return sw_err_set(err, SW_EINVAL, "gate input: %zu pairs, at most %d", in->n_pairs,
                       SW_GATE_MAX_PAIRS);
   if (in->n_pairs > 0 && !in->pairs) return sw_err_set(err, SW_EINVAL, "gate input: no pair array");
+  if (in->binary_changed < 0)
+    return sw_err_set(err, SW_EINVAL, "gate input: binary_changed %d must be >= 0",
+                      in->binary_changed);
   if (in->has_baseline) {
     if (!(in->baseline_mean >= 1e-100 && in->baseline_mean <= 1e100))
       return sw_err_set(err, SW_EINVAL, "gate input: baseline mean %g must be > 0",
@@ -703,17 +706,19 @@ static void explain(const struct sw_gate_input *in, const struct sw_gate_config 
            a->guard_pass ? "pass" : "FAIL");
     explain_guard_resolution(cfg, a, res);
   }
-  /* The verdict sentence. */
+  /* The verdict sentence. A decisive verdict over pairs of mixed builds is written as what the
+   * numbers say, set aside: set_aside_mixed_builds then holds the verdict and says why. */
   const struct sw_gate_analysis *p = a;
+  const char *aside = in->binary_changed > 0 ? "set aside (binary changed): " : "";
   if (res->verdict == SW_GATE_ADOPT) {
-    reason(res, "adopted: significant change, %s, %s", better_word(cfg, p->delta),
+    reason(res, "%sadopted: significant change, %s, %s", aside, better_word(cfg, p->delta),
            p->guard_evaluated ? "with quality held" : "quality not guarded (no guard values)");
   } else if (res->verdict == SW_GATE_REJECT) {
     if (p->guard_evaluated && !p->guard_pass)
-      reason(res, "rejected: the quality guard failed");
+      reason(res, "%srejected: the quality guard failed", aside);
     else
-      reason(res, "rejected: significant regression, %s by %.2f%%", better_word(cfg, p->delta),
-             100 * fabs(p->delta));
+      reason(res, "%srejected: significant regression, %s by %.2f%%", aside,
+             better_word(cfg, p->delta), 100 * fabs(p->delta));
   } else if (res->fragile) {
     reason(res, "inconclusive (fragile): the verdict does not hold with contaminated pairs "
                 "kept, replaced and both kept");
@@ -934,6 +939,24 @@ static void explain_sequential(const struct sw_gate_config *cfg, const struct sw
   }
 }
 
+/* LAB-PRACTICE rule 7 (the trainer binary is the same before and after a series): when some
+ * machine's runs carry more than one trainer binary the pairs no longer compare one change. Any
+ * verdict is held at inconclusive with the reason, and a sequential gate stops: more pairs
+ * cannot unmix the builds. Runs after the other explanations, so they say what the numbers
+ * alone would have decided. */
+static void set_aside_mixed_builds(const struct sw_gate_input *in, struct sw_gate_result *res) {
+  if (in->binary_changed <= 0) return;
+  res->verdict = SW_GATE_INCONCLUSIVE;
+  reason(res,
+         "inconclusive: the trainer binary changed during the series on %d worker(s) (more than "
+         "one trainer sha256): rerun the gate with one build",
+         in->binary_changed);
+  if (res->seq.decision != SW_GATE_SEQ_NONE) {
+    res->seq.decision = SW_GATE_SEQ_STOP_FUTILE;
+    res->seq.pairs_more = 0;
+  }
+}
+
 /* Warnings: what a careful reader of the lab's write-ups would flag. */
 static void add_warnings(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
                          struct sw_gate_result *res) {
@@ -989,6 +1012,7 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   res->config.plan = NULL;
   snprintf(res->name, sizeof res->name, "%s", cfg->name);
   res->has_baseline = in->has_baseline;
+  res->binary_changed = in->binary_changed;
   res->n_input = (int)in->n_pairs;
   for (size_t i = 0; i < in->n_pairs; i++) {
     res->n_invalid += in->pairs[i].invalid != 0;
@@ -1052,6 +1076,7 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   double p_crit_primary = sequential_decide(in, cfg, plan, look_j[SW_GATE_SET_REPLACED], res);
   explain(in, cfg, res, p_crit_primary);
   explain_sequential(cfg, plan, res);
+  set_aside_mixed_builds(in, res);
   add_warnings(in, cfg, res);
   rc = 0;
 out:

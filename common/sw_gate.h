@@ -94,6 +94,11 @@ struct sw_gate_input {
   double baseline_mean;       /* metric mean of the baseline (> 0) */
   double baseline_cv;         /* CV of the baseline runs; NAN when unknown */
   double baseline_guard_mean; /* guard metric mean of the baseline; NAN when unknown */
+  /* LAB-PRACTICE rule 7: how many workers ran more than one trainer binary within the pairs
+   * (0 = the binary held). When > 0 the pairs no longer compare one change: the engine holds
+   * any verdict at inconclusive, says why, and stops a sequential gate (more pairs cannot unmix
+   * the builds). The scheduler counts it from the stored attempts. */
+  int binary_changed;
 };
 
 struct sw_gate_plan; /* below */
@@ -285,6 +290,7 @@ struct sw_gate_result {
   char warnings[SW_GATE_MAX_REASONS][SW_GATE_REASON_MAX]; /* asymmetry, sign disagreement, ... */
   int n_input, n_invalid, n_contaminated, n_replacements;
   int has_baseline;
+  int binary_changed; /* the input's: workers whose trainer binary changed (0 = none) */
   struct sw_gate_analysis set[SW_GATE_NSETS]; /* [SW_GATE_SET_REPLACED] is the primary analysis */
   int set_present[SW_GATE_NSETS]; /* KEPT / BOTH are present only when something is contaminated */
   struct sw_gate_sequential seq;

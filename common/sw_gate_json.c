@@ -132,6 +132,7 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
                       json_pack("{s:i s:i s:i s:i s:i}", "input", res->n_input, "used", a->n,
                                 "invalid", res->n_invalid, "contaminated", res->n_contaminated,
                                 "replacements", res->n_replacements));
+  json_object_set_new(o, "binary_changed", json_integer(res->binary_changed));
   json_decref(primary);
   json_t *sens = json_object();
   json_object_set_new(sens, "fragile", json_boolean(res->fragile));
@@ -279,9 +280,21 @@ static int parse_pair(const json_t *p, size_t i, int baseline, struct sw_gate_pa
 int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
                             struct sw_gate_pair **pairs_out, struct sw_gate_config *cfg,
                             struct sw_err *err) {
-  static const char *const top_keys[] = {
-      "name",  "metric", "metric_direction", "rule",       "guard",     "pairs",       "baseline",
-      "alpha", "power",  "sigma_ratio_warn", "sequential", "bootstrap", "sensitivity", NULL};
+  static const char *const top_keys[] = {"name",
+                                         "metric",
+                                         "metric_direction",
+                                         "rule",
+                                         "guard",
+                                         "pairs",
+                                         "baseline",
+                                         "alpha",
+                                         "power",
+                                         "sigma_ratio_warn",
+                                         "sequential",
+                                         "bootstrap",
+                                         "sensitivity",
+                                         "binary_changed",
+                                         NULL};
   if (!in || !pairs_out || !cfg) return sw_err_set(err, SW_EINVAL, "gate input: missing output");
   *pairs_out = NULL;
   memset(in, 0, sizeof *in);
@@ -402,6 +415,9 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
       return rc;
     if (!isfinite(in->baseline_mean)) return sw_err_set(err, SW_EINVAL, "baseline.mean: missing");
   }
+  if ((rc = get_int(root, "binary_changed", "gate input", &in->binary_changed, err))) return rc;
+  if (in->binary_changed < 0)
+    return sw_err_set(err, SW_EINVAL, "binary_changed: expected an integer >= 0 (workers)");
   json_t *pairs = json_object_get(root, "pairs");
   if (!json_is_array(pairs))
     return sw_err_set(err, SW_EINVAL, "pairs: expected an array of pair objects");

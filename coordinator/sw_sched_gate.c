@@ -2,6 +2,7 @@
  * completion, re-queue and poison caps, replacement pairs, the gate decision (through the gate
  * engine, common/sw_gate.h) and sweep completion. Every function here runs inside a transaction
  * opened by its caller in sw_sched.c, so a result and all its consequences commit together. */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -634,31 +635,10 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
     free(pairs);
     return sw_err_set(err, SW_ENOMEM, "gate: out of memory");
   }
-  rc = sw_gate_eval(&in, &cfg, res, err);
   int64_t changed = 0;
-  if (!rc) rc = binary_changes(s, gate_id, &changed, err);
-  if (!rc && changed > 0) {
-    /* The pairs no longer compare one change: hold any decision back and say why. */
-    res->verdict = SW_GATE_INCONCLUSIVE;
-    for (int i = 0; i < res->n_reasons; i++) {
-      char *r = res->reasons[i];
-      if (strncmp(r, "adopted:", 8) == 0 || strncmp(r, "rejected:", 9) == 0) {
-        char was[SW_GATE_REASON_MAX];
-        snprintf(was, sizeof was, "%s", r);
-        snprintf(r, SW_GATE_REASON_MAX, "set aside (binary changed): %s", was);
-      }
-    }
-    if (res->n_reasons < SW_GATE_MAX_REASONS)
-      snprintf(res->reasons[res->n_reasons++], SW_GATE_REASON_MAX,
-               "inconclusive: the trainer binary changed during the series on %lld worker(s) "
-               "(more than one trainer sha256): rerun the gate with one build",
-               (long long)changed);
-    /* More pairs cannot unmix the builds: a sequential gate stops here. */
-    if (res->seq.decision != SW_GATE_SEQ_NONE) {
-      res->seq.decision = SW_GATE_SEQ_STOP_FUTILE;
-      res->seq.pairs_more = 0;
-    }
-  }
+  rc = binary_changes(s, gate_id, &changed, err);
+  in.binary_changed = changed > INT_MAX ? INT_MAX : (int)changed;
+  if (!rc) rc = sw_gate_eval(&in, &cfg, res, err);
   if (!rc) {
     *verdict_json = sw_gate_result_to_json(res);
     *verdict = res->verdict;

@@ -931,6 +931,66 @@ START_TEST(bad_input_gives_clear_errors) {
 }
 END_TEST
 
+/* The verdict text comes only from the engine: a change of trainer binary inside the series is
+ * an input, and the engine itself holds the verdict, writes the decisive sentence as set aside
+ * and stops a sequential gate. The `gate eval` JSON takes and reports the same input. */
+START_TEST(binary_change_is_an_input_that_holds_the_verdict) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  struct sw_gate_pair slow[5] = {mk(100, 104.9, "a"), mk(101, 105.2, "a"), mk(99.5, 103.8, "a"),
+                                 mk(100.4, 104.6, "a"), mk(100.2, 104.4, "a")};
+  static struct sw_gate_result res;
+  struct sw_err e = {0};
+  struct sw_gate_input in = {.pairs = slow, .n_pairs = 5, .binary_changed = 2};
+  ck_assert_int_eq(sw_gate_eval(&in, &cfg, &res, &e), 0);
+  ck_assert_int_eq(res.verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_eq(res.binary_changed, 2);
+  ck_assert(has_text(res.reasons, res.n_reasons,
+                     "set aside (binary changed): rejected: significant regression"));
+  ck_assert(has_text(res.reasons, res.n_reasons,
+                     "the trainer binary changed during the series on 2 worker(s)"));
+  /* Nothing starts with the bare verdict word any more: no caller has to rewrite it. */
+  for (int i = 0; i < res.n_reasons; i++)
+    ck_assert_msg(strncmp(res.reasons[i], "rejected:", 9) != 0, "%s", res.reasons[i]);
+  /* Sequential: a decisive look becomes a stop (more pairs cannot unmix the builds). */
+  cfg.sequential = 1;
+  cfg.min_pairs = 3;
+  cfg.max_pairs = 8;
+  in.n_pairs = 5;
+  ck_assert_int_eq(sw_gate_eval(&in, &cfg, &res, &e), 0);
+  ck_assert_int_eq(res.verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_eq(res.seq.decision, SW_GATE_SEQ_STOP_FUTILE);
+  ck_assert_int_eq(res.seq.pairs_more, 0);
+  /* Without the input the same pairs are rejected as before. */
+  in.binary_changed = 0;
+  sw_gate_config_default(&cfg);
+  ck_assert_int_eq(sw_gate_eval(&in, &cfg, &res, &e), 0);
+  ck_assert_int_eq(res.verdict, SW_GATE_REJECT);
+  in.binary_changed = -1;
+  ck_assert_int_eq(sw_gate_eval(&in, &cfg, &res, &e), SW_EINVAL);
+  sw_err_clear(&e);
+
+  /* gate eval: the key is read, checked and written back. */
+  json_t *root =
+      json_loads("{\"binary_changed\": 1, \"pairs\": [{\"off\": 100, \"on\": 90}]}", 0, NULL);
+  ck_assert_ptr_nonnull(root);
+  struct sw_gate_pair *pairs = NULL;
+  ck_assert_int_eq(sw_gate_input_from_json(root, &in, &pairs, &cfg, &e), 0);
+  ck_assert_int_eq(in.binary_changed, 1);
+  ck_assert_int_eq(sw_gate_eval(&in, &cfg, &res, &e), 0);
+  json_t *out = sw_gate_result_to_json(&res);
+  ck_assert_int_eq(json_integer_value(json_object_get(out, "binary_changed")), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(out, "verdict")), "inconclusive");
+  json_decref(out);
+  free(pairs);
+  json_decref(root);
+  ck_assert_int_eq(eval_text("{\"binary_changed\": -3, \"pairs\": []}", &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "binary_changed"), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"binary_changed\": true, \"pairs\": []}", &e), SW_EINVAL);
+}
+END_TEST
+
 START_TEST(json_round_trip_is_deterministic) {
   json_t *a = eval_fixture("lab_radix_ballot.json");
   json_t *b = eval_fixture("lab_radix_ballot.json");
@@ -986,6 +1046,7 @@ static Suite *suite(void) {
   TCase *io = tcase_create("json");
   tcase_add_test(io, bad_input_gives_clear_errors);
   tcase_add_test(io, json_round_trip_is_deterministic);
+  tcase_add_test(io, binary_change_is_an_input_that_holds_the_verdict);
   suite_add_tcase(s, io);
   return s;
 }
