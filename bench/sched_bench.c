@@ -168,14 +168,15 @@ int main(int argc, char **argv) {
   for (int g = 0; g < gates; g++) {
     char spec[1024];
     snprintf(spec, sizeof spec,
-             "{\"name\":\"bench-gate-%d\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},"
+             "{\"name\":\"bench-gate-%d\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":"
+             "{\"path\":\"/x\"},"
              "\"base\":{\"iterations\":2000,\"seed\":42},\"arms\":{\"off\":{\"radix_scatter\":"
              "\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}},\"pairs\":{\"n\":%d,\"max\":%d,"
              "\"order\":\"alternate\"},\"gate\":{\"metric\":\"train_s\"},\"contamination\":"
              "{\"cpu_other_max\":0.5}}",
              g, pairs, pairs);
     int64_t id;
-    if (sw_sched_submit_text(sched, spec, NULL, NULL, now, &id, &err)) {
+    if (sw_sched_submit(sched, spec, "bench", NULL, now, &id, &err)) {
       fprintf(stderr, "%s\n", err.msg);
       return 1;
     }
@@ -184,12 +185,13 @@ int main(int argc, char **argv) {
     char spec[65536];
     int n = snprintf(spec, sizeof spec,
                      "{\"name\":\"bench-grid\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},"
+                     "\"scene\":{\"path\":\"/x\"},"
                      "\"base\":{\"seed\":42},\"parameters\":{\"iterations\":[");
     for (int i = 0; i < grid && n < (int)sizeof spec - 64; i++)
       n += snprintf(spec + n, sizeof spec - (size_t)n, "%s%d", i ? "," : "", 1000 + i);
     snprintf(spec + n, sizeof spec - (size_t)n, "]}}");
     int64_t id;
-    if (sw_sched_submit_text(sched, spec, NULL, NULL, now, &id, &err)) {
+    if (sw_sched_submit(sched, spec, "bench", NULL, now, &id, &err)) {
       fprintf(stderr, "%s\n", err.msg);
       return 1;
     }

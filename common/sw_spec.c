@@ -33,8 +33,6 @@
 /* libfyaml looks an alias's anchor up by a linear search when several anchors share its name, so
  * the anchors are bounded too; a spec needs a handful. */
 #define SPEC_ANCHORS_MAX 64
-#define GRID_POINTS_MAX 10000
-#define PARAM_VALUES_MAX 1000
 #define CONFIG_KEYS_MAX 256
 #define TEXT_MAX 4096
 
@@ -605,9 +603,9 @@ static int load_pairs(struct loader *L, const struct yn *y, struct sw_spec_pairs
     long long seed;
     int e;
     if (!strcmp(k, "n"))
-      rc = get_u32(L, &v, 1, 1000, &pr->n);
+      rc = get_u32(L, &v, 1, SW_SPEC_PAIRS_MAX, &pr->n);
     else if (!strcmp(k, "max")) {
-      rc = get_u32(L, &v, 1, 1000, &pr->max);
+      rc = get_u32(L, &v, 1, SW_SPEC_PAIRS_MAX, &pr->max);
       *max_given = 1;
       snprintf(max_path, sizeof max_path, "%s", v.path);
       max_y = (struct yn){v.n, v.key, max_path};
@@ -695,15 +693,17 @@ static int load_band(struct loader *L, const struct yn *y, struct sw_spec_guard 
   return rc;
 }
 
+/* A metric name becomes part of a JSON path in the store's queries ('$.metrics.' || name): it
+ * is kept to identifier characters. */
 static int metric_name_ok(const char *s) {
   if (!*s) return 0;
   for (const char *p = s; *p; p++)
-    if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '/')) return 0;
+    if (!(isalnum((unsigned char)*p) || *p == '_')) return 0;
   return 1;
 }
 
 static int get_metric(struct loader *L, const struct yn *y, char **out) {
-  int rc = get_str(L, y, SW_MSG_ID_MAX, 0, out);
+  int rc = get_str(L, y, SW_SPEC_METRIC_MAX, 0, out);
   if (!rc && !metric_name_ok(*out))
     return fail(L, y, "%s: '%s' is not a metric name", y->path, *out);
   return rc;
@@ -874,8 +874,8 @@ static int load_parameters(struct loader *L, const struct yn *y, struct sw_spec 
     if (!v.n || !fy_node_is_sequence(v.n) || fy_node_sequence_item_count(v.n) < 1)
       return fail(L, &v, "%s: expected a non-empty sequence of values", v.path);
     int n = fy_node_sequence_item_count(v.n);
-    if (n > PARAM_VALUES_MAX)
-      return fail(L, &v, "%s: more than %d values", v.path, PARAM_VALUES_MAX);
+    if (n > SW_SPEC_PARAM_VALUES_MAX)
+      return fail(L, &v, "%s: more than %d values", v.path, SW_SPEC_PARAM_VALUES_MAX);
     struct sw_spec_param *grown = realloc(s->params, (s->n_params + 1) * sizeof *grown);
     if (!grown) return oom(L);
     s->params = grown;
@@ -1093,7 +1093,7 @@ static int load_root(struct loader *L, struct fy_node *root) {
         params_y = v;
         rc = load_parameters(L, &v, s);
       } else if (!strcmp(k, "repeats"))
-        rc = get_u32(L, &v, 1, 1000, &s->repeats);
+        rc = get_u32(L, &v, 1, SW_SPEC_REPEATS_MAX, &s->repeats);
       else
         rc = load_checkpoints(L, &v, s);
     } else {
@@ -1118,9 +1118,9 @@ static int load_root(struct loader *L, struct fy_node *root) {
     size_t total = s->repeats;
     for (size_t i = 0; i < s->n_params; i++) {
       total *= s->params[i].n_values;
-      if (total > GRID_POINTS_MAX)
+      if (total > SW_SPEC_GRID_RUNS_MAX)
         return fail(L, params_y.n ? &params_y : &y, "parameters: the grid has more than %d runs",
-                    GRID_POINTS_MAX);
+                    SW_SPEC_GRID_RUNS_MAX);
     }
   }
   if (fill_default_strings(s)) return oom(L);

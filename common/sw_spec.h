@@ -20,6 +20,18 @@
 #include "sw_err.h"
 #include "sw_msg.h"
 
+/* The spec's limits (docs/spec.md): the loader enforces them, and everyone who works from a
+ * loaded spec (the scheduler's submit, `check`, `local`) relies on that instead of checking
+ * again. The only copy. */
+#define SW_SPEC_PAIRS_MAX 1000        /* pairs.n and pairs.max */
+#define SW_SPEC_REPEATS_MAX 1000      /* a grid's repeats */
+#define SW_SPEC_PARAM_VALUES_MAX 1000 /* values of one grid parameter */
+#define SW_SPEC_GRID_RUNS_MAX 10000   /* a grid's runs: product of the value counts x repeats */
+#define SW_SPEC_METRIC_MAX 63         /* bytes of gate.metric / guard.metric ([A-Za-z0-9_]) */
+/* A grid point's label, NUL included ("k=v,k=v", each value cut to SW_SPEC_LABEL_VALUE_MAX). */
+#define SW_SPEC_LABEL_MAX 512
+#define SW_SPEC_LABEL_VALUE_MAX 95
+
 enum sw_spec_kind { SW_SPEC_GATE = 1, SW_SPEC_GRID = 2 };
 enum sw_spec_trainer_kind { SW_TRAINER_BUILTIN = 1, SW_TRAINER_EXEC = 2 };
 enum sw_spec_scene_kind {
@@ -260,7 +272,7 @@ struct sw_spec {
 struct sw_spec_point {
   size_t index;                  /* 0-based, in expansion order */
   uint32_t repeat;               /* 0-based */
-  char label[SW_MSG_ID_MAX + 1]; /* "binning=resident,radix_passes=skip" (truncated); "" */
+  char label[SW_SPEC_LABEL_MAX]; /* sw_spec_label of values: "binning=resident,..." or "base" */
   struct sw_spec_config values;  /* one entry per parameter, in parameter order */
 };
 
@@ -291,11 +303,19 @@ int sw_spec_resolve_point(const struct sw_spec *spec, const struct sw_spec_point
 
 /* The cartesian product of the grid's parameters times repeats, in a deterministic order:
  * repeats outermost (every point once before any twice), then the first parameter slowest and
- * the last fastest. A grid without parameters gives `repeats` points of the base config with
- * an empty label. *points is an array the caller frees with sw_spec_points_free. */
+ * the last fastest. A grid without parameters gives `repeats` points of the base config
+ * labelled "base". *points is an array the caller frees with sw_spec_points_free. The
+ * scheduler stores exactly these points; nobody else expands a grid. */
 int sw_spec_grid_expand(const struct sw_spec *spec, struct sw_spec_point **points, size_t *n,
                         struct sw_err *err);
 void sw_spec_points_free(struct sw_spec_point **points, size_t n);
+
+/* The label of a grid point (or of a series of points) from its parameter values, a JSON
+ * object in parameter order: "key=value" joined by commas, a string value as it is, any other
+ * value as compact JSON, each value cut to SW_SPEC_LABEL_VALUE_MAX bytes; "base" for no values.
+ * The one label format: grid expansion, the store's grid points and the Pareto series use it.
+ * buf gets at most len bytes (len >= 5), NUL-terminated. */
+void sw_spec_label(const json_t *values, char *buf, size_t len);
 
 /* Sets key to copies of value (a JSON scalar) and text, replacing in place when present (order
  * kept) or appending. Returns 0 or SW_ENOMEM. */
@@ -319,9 +339,14 @@ void sw_spec_contamination_to_msg(const struct sw_spec *spec, struct sw_msg_cont
 void sw_spec_contamination_msg(const struct sw_spec_contamination *c,
                                struct sw_msg_contamination *out);
 
-/* 1 when a worker (its Hello) is eligible under the spec's placement (match globs and pin),
- * else 0. */
-int sw_spec_worker_eligible(const struct sw_spec *spec, const struct sw_msg_hello *hello);
+/* 1 when a worker is eligible under the placement (pin and every match glob, fnmatch(3)),
+ * else 0: the one placement rule, which the scheduler applies. fingerprint is the worker's
+ * fingerprint as a JSON object (the Hello's fields by their spec names, worker_id and
+ * trainer_sha256 included; the coordinator builds it), labels its labels (label -> string).
+ * A field or label the worker lacks does not match; a number matches as its decimal text
+ * (integers without a point), a boolean as true / false. Either object may be NULL. */
+int sw_spec_placement_eligible(const struct sw_spec_placement *placement, const char *worker_id,
+                               const json_t *fingerprint, const json_t *labels);
 
 /* "alternate" / "fixed" / "random"; "lower" / "higher". */
 const char *sw_spec_order_name(enum sw_spec_order order);

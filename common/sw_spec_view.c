@@ -1,7 +1,7 @@
 /* sw_spec_view.c: what is derived from a loaded spec: ordered trainer config lists and their
  * overlay (arm / grid point resolution), the grid expansion, the normalised JSON the store
- * keeps, the trainer / scene JSON and contamination settings an Assign carries, worker
- * eligibility, and `check`.
+ * keeps, the trainer / scene JSON and contamination settings an Assign carries, the grid
+ * point label, worker eligibility (placement), and `check`.
  * Loading and validation live in sw_spec.c. */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -314,25 +314,44 @@ int sw_spec_grid_expand(const struct sw_spec *s, struct sw_spec_point **points, 
       struct sw_spec_point *pt = &pts[k];
       pt->index = k;
       pt->repeat = r;
-      char label[512] = "";
-      for (size_t i = 0; i < s->n_params; i++) {
+      int bad = 0;
+      for (size_t i = 0; i < s->n_params && !bad; i++) {
         const struct sw_spec_kv *v = &s->params[i].values[idx[i]];
-        if (sw_spec_config_set(&pt->values, s->params[i].key, v->value, v->text)) {
-          free(idx);
-          sw_spec_points_free(&pts, total);
-          return sw_err_set(err, SW_ENOMEM, "out of memory");
-        }
-        size_t used = strlen(label);
-        snprintf(label + used, sizeof label - used, "%s%s=%s", i ? "," : "", s->params[i].key,
-                 v->text);
+        bad = sw_spec_config_set(&pt->values, s->params[i].key, v->value, v->text) != 0;
       }
-      snprintf(pt->label, sizeof pt->label, "%s", label);
+      json_t *values = bad ? NULL : sw_spec_config_to_json(&pt->values);
+      if (!values) {
+        free(idx);
+        sw_spec_points_free(&pts, total);
+        return sw_err_set(err, SW_ENOMEM, "out of memory");
+      }
+      sw_spec_label(values, pt->label, sizeof pt->label);
+      json_decref(values);
     }
   }
   free(idx);
   *points = pts;
   *n = total;
   return 0;
+}
+
+void sw_spec_label(const json_t *values, char *buf, size_t len) {
+  buf[0] = '\0';
+  const char *k;
+  const json_t *v;
+  json_object_foreach((json_t *)values, k, v) {
+    char val[SW_SPEC_LABEL_VALUE_MAX + 1];
+    if (json_is_string(v)) {
+      snprintf(val, sizeof val, "%s", json_string_value(v));
+    } else {
+      char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+      snprintf(val, sizeof val, "%s", d ? d : "?");
+      free(d);
+    }
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "%s%s=%s", used ? "," : "", k, val);
+  }
+  if (!buf[0]) snprintf(buf, len, "base");
 }
 
 void sw_spec_contamination_msg(const struct sw_spec_contamination *c,
@@ -354,42 +373,35 @@ void sw_spec_contamination_to_msg(const struct sw_spec *s, struct sw_msg_contami
   sw_spec_contamination_msg(&s->contamination, out);
 }
 
-/* The Hello field a placement matcher names, as text in buf. NULL for an absent label. */
-static const char *hello_field(const struct sw_msg_hello *h, const char *key, char *buf,
-                               size_t cap) {
-  const struct sw_msg_fingerprint *fp = &h->fp;
-  if (!strncmp(key, "label.", 6)) {
-    for (size_t i = 0; i < h->n_labels; i++)
-      if (!strcmp(h->labels[i].key, key + 6)) return h->labels[i].value;
-    return NULL;
-  }
-  if (!strcmp(key, "hostname")) return fp->hostname;
-  if (!strcmp(key, "os")) return fp->os;
-  if (!strcmp(key, "arch")) return fp->arch;
-  if (!strcmp(key, "cpu_model")) return fp->cpu_model;
-  if (!strcmp(key, "gpu_name")) return fp->gpu_name;
-  if (!strcmp(key, "gpu_driver")) return fp->gpu_driver;
-  if (!strcmp(key, "gpu_api")) return fp->gpu_api;
-  if (!strcmp(key, "gpu_kind")) return sw_gpu_kind_name(fp->gpu_kind);
-  if (!strcmp(key, "worker_id")) return h->worker_id;
-  if (!strcmp(key, "trainer_sha256")) return h->trainer_sha256;
-  if (!strcmp(key, "cores")) {
-    snprintf(buf, cap, "%u", fp->cores);
+/* The value a placement matcher tests as text: "label.NAME" a label, any other key a
+ * fingerprint field. NULL when the worker lacks it. */
+static const char *match_value(const char *key, const json_t *fingerprint, const json_t *labels,
+                               char *buf, size_t len) {
+  const json_t *v = strncmp(key, "label.", 6) == 0 ? json_object_get(labels, key + 6)
+                                                   : json_object_get(fingerprint, key);
+  if (json_is_string(v)) return json_string_value(v);
+  if (json_is_integer(v)) {
+    snprintf(buf, len, "%lld", (long long)json_integer_value(v));
     return buf;
   }
-  if (!strcmp(key, "mem_bytes")) {
-    snprintf(buf, cap, "%llu", (unsigned long long)fp->mem_bytes);
+  if (json_is_real(v)) {
+    snprintf(buf, len, "%g", json_real_value(v));
     return buf;
   }
+  if (json_is_boolean(v)) return json_is_true(v) ? "true" : "false";
   return NULL;
 }
 
-int sw_spec_worker_eligible(const struct sw_spec *s, const struct sw_msg_hello *h) {
-  if (s->placement.pin && fnmatch(s->placement.pin, h->worker_id, 0) != 0) return 0;
-  char buf[32];
-  for (size_t i = 0; i < s->placement.n_match; i++) {
-    const char *v = hello_field(h, s->placement.match[i].key, buf, sizeof buf);
-    if (!v || fnmatch(s->placement.match[i].glob, v, 0) != 0) return 0;
+int sw_spec_placement_eligible(const struct sw_spec_placement *pl, const char *worker_id,
+                               const json_t *fingerprint, const json_t *labels) {
+  if (pl->pin && pl->pin[0] && fnmatch(pl->pin, worker_id, 0) != 0) return 0;
+  for (size_t i = 0; i < pl->n_match; i++) {
+    char buf[64];
+    const char *key = pl->match[i].key;
+    const char *v = strcmp(key, "worker_id") == 0
+                        ? worker_id
+                        : match_value(key, fingerprint, labels, buf, sizeof buf);
+    if (!v || fnmatch(pl->match[i].glob, v, 0) != 0) return 0;
   }
   return 1;
 }

@@ -1,6 +1,7 @@
-# coordinator/sched.cmake: the coordinator core library: the SQLite store, the scheduler, the
-# reports and the Pareto data (sw_store.h, sw_sched.h, sw_report.h, sw_pareto.h) and the page
-# frame every HTML page shares (sw_html.h). The daemon and the CLI link sw_coordcore.
+# coordinator/sched.cmake: the coordinator core library: the SQLite store, the scheduler (which
+# works from sw_wire's loaded spec), the reports and the Pareto data (sw_store.h, sw_sched.h,
+# sw_report.h, sw_pareto.h) and the page frame every HTML page shares (sw_html.h). The daemon
+# and the CLI link sw_coordcore.
 
 # The charting library is embedded in the executables at build time (sw_html.h): Chart.js
 # 3.9.1 (MIT licence) from Debian 12's libjs-chart.js 3.9.1+~0.2.1-2, pinned by its sha256, so
@@ -27,6 +28,7 @@ add_library(sw_coordcore STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_sched.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_sched_submit.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_sched_gate.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_sched_mem.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_sched_status.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_report.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_pareto.c
@@ -34,4 +36,4 @@ add_library(sw_coordcore STATIC
   ${SW_HTML_ASSETS})
 target_include_directories(sw_coordcore PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(sw_coordcore PRIVATE SW_CHARTJS_VERSION="${SW_CHARTJS_VERSION}")
-target_link_libraries(sw_coordcore PUBLIC sw_util sw_gate PkgConfig::SQLITE PkgConfig::JANSSON m)
+target_link_libraries(sw_coordcore PUBLIC sw_util sw_wire sw_gate PkgConfig::SQLITE PkgConfig::JANSSON m)

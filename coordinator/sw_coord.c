@@ -642,18 +642,9 @@ static void handle_work(sw_coord_t *c, const void *rid, size_t len, struct sw_ms
 
 int sw_coord_submit(sw_coord_t *c, const char *yaml, const char *file_name, int64_t *sweep_id,
                     struct sw_err *err) {
-  struct sw_spec *spec = NULL;
-  int rc = sw_spec_load_string(yaml, file_name && *file_name ? file_name : "spec", &spec, err);
-  if (rc) return rc;
-  json_t *j = sw_spec_to_json(spec);
-  if (!j) {
-    sw_spec_destroy(&spec);
-    return sw_err_set(err, SW_ENOMEM, "submit: out of memory");
-  }
-  rc = sw_sched_submit(c->sched, j, yaml, NULL, now_ms(), sweep_id, err);
-  json_decref(j);
-  if (!rc) sw_log_info("sweep %" PRId64 " submitted: %s", *sweep_id, spec->name);
-  sw_spec_destroy(&spec);
+  int rc = sw_sched_submit(c->sched, yaml, file_name, NULL, now_ms(), sweep_id, err);
+  if (!rc)
+    sw_log_info("sweep %" PRId64 " submitted from %s", *sweep_id, file_name ? file_name : "?");
   c->need_assign = 1;
   return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "sw_fs.h"
 #include "sw_html.h"
+#include "sw_spec.h"
 
 #define DEFAULT_DB "results/splatsweep.db"
 
@@ -133,31 +134,6 @@ static const char *col_text(sqlite3_stmt *st, int i) {
   return t ? (const char *)t : "";
 }
 
-/* "k=v,k=v" of a parameter object (keys sorted), "base" when empty. */
-static void params_label(const json_t *params, char *buf, size_t len) {
-  buf[0] = '\0';
-  char *dump = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
-  json_t *sorted = dump ? json_loads(dump, JSON_DECODE_ANY, NULL) : NULL;
-  free(dump);
-  /* jansson keeps insertion order; re-reading a key-sorted dump gives sorted iteration. */
-  const char *k;
-  json_t *v;
-  json_object_foreach(sorted, k, v) {
-    char val[128];
-    if (json_is_string(v))
-      snprintf(val, sizeof val, "%s", json_string_value(v));
-    else {
-      char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-      snprintf(val, sizeof val, "%s", d ? d : "?");
-      free(d);
-    }
-    size_t used = strlen(buf);
-    snprintf(buf + used, len - used, "%s%s=%s", used ? "," : "", k, val);
-  }
-  json_decref(sorted);
-  if (!buf[0]) snprintf(buf, len, "base");
-}
-
 /* Finds or adds the configuration of a run; returns its index or -1 (out of memory). */
 static int config_of(struct collect *c, int64_t sweep_id, const char *sweep, const char *kind,
                      const char *gate, const char *arm, const json_t *params, const char *trainer) {
@@ -168,7 +144,7 @@ static int config_of(struct collect *c, int64_t sweep_id, const char *sweep, con
   } else {
     series = json_is_object(params) ? json_deep_copy(params) : json_object();
     json_object_del(series, "iterations");
-    params_label(series, label, sizeof label);
+    sw_spec_label(series, label, sizeof label); /* the grid point's label less iterations */
   }
   for (int i = 0; i < c->n_cfg; i++) {
     struct config *f = &c->cfg[i];

@@ -2,7 +2,6 @@
  * expiry), results and cancellation. Post-pair logic (contamination, replacement, gate
  * decisions) lives in sw_sched_gate.c, submission in sw_sched_submit.c, the progress view in
  * sw_sched_status.c. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,110 +11,21 @@
 
 #include "sw_result.h"
 #include "sw_sched_int.h"
+#include "sw_sha256.h"
 
 void sw_sched_opts_default(struct sw_sched_opts *opts) {
   memset(opts, 0, sizeof *opts);
   opts->lease_ttl_ms = 60000;
   opts->max_attempts = 3;
-  opts->seed = 1;
   opts->worker_expire_ms = SW_SCHED_WORKER_EXPIRE_MS;
   opts->workers_offline_max = SW_SCHED_WORKERS_OFFLINE_MAX;
 }
 
-/* ---- growable arrays ---------------------------------------------------------------------- */
-
-static int grow(void **arr, int *cap, int need, size_t elem) {
-  if (need <= *cap) return 0;
-  int ncap = *cap ? *cap * 2 : 16;
-  while (ncap < need) ncap *= 2;
-  void *p = realloc(*arr, (size_t)ncap * elem);
-  if (!p) return -1;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
-
 /* ---- sweeps ------------------------------------------------------------------------------- */
 
-struct sweep_mem *sched_sweep(sw_sched_t *s, int64_t sweep_id) {
-  for (int i = 0; i < s->n_sweeps; i++)
-    if (s->sweeps[i].id == sweep_id) return &s->sweeps[i];
-  return NULL;
-}
-
-static int bool_or(const json_t *obj, const char *key, int def) {
-  const json_t *v = obj ? json_object_get(obj, key) : NULL;
-  return json_is_boolean(v) ? json_is_true(v) : def;
-}
-
-static char *dump_or(const json_t *v, const char *def) {
-  return v ? json_dumps(v, JSON_COMPACT) : strdup(def);
-}
-
-static void sweep_free(struct sweep_mem *sw) {
-  json_decref(sw->spec);
-  free(sw->trainer_json);
-  free(sw->scene_json);
-  free(sw->contamination_json);
-  memset(sw, 0, sizeof *sw);
-}
-
-int sched_sweep_load(sw_sched_t *s, int64_t sweep_id, const char *spec_json, int priority,
-                     struct sw_err *err) {
-  json_error_t jerr;
-  json_t *spec = json_loads(spec_json, 0, &jerr);
-  if (!json_is_object(spec)) {
-    json_decref(spec);
-    return sw_err_set(err, SW_EINVAL, "sweep %lld: stored spec is not a JSON object: %s",
-                      (long long)sweep_id, jerr.text);
-  }
-  if (grow((void **)&s->sweeps, &s->cap_sweeps, s->n_sweeps + 1, sizeof *s->sweeps)) {
-    json_decref(spec);
-    return sw_err_set(err, SW_ENOMEM, "loading sweep: out of memory");
-  }
-  struct sweep_mem *sw = &s->sweeps[s->n_sweeps];
-  memset(sw, 0, sizeof *sw);
-  sw->id = sweep_id;
-  sw->spec = spec;
-  const json_t *kind = json_object_get(spec, "kind");
-  sw->is_grid = json_is_string(kind) && strcmp(json_string_value(kind), "grid") == 0;
-  sw->priority = priority;
-  const json_t *placement = json_object_get(spec, "placement");
-  const json_t *pin = json_object_get(placement, "pin");
-  sw->pin = json_is_string(pin) && json_string_length(pin) ? json_string_value(pin) : NULL;
-  json_t *match = json_object_get(placement, "match");
-  sw->match = (json_is_object(match) && json_object_size(match)) ||
-                      (json_is_array(match) && json_array_size(match))
-                  ? match
-                  : NULL;
-  sw->spread = bool_or(placement, "spread", 1);
-  const json_t *cont = json_object_get(spec, "contamination");
-  sw_spec_contamination_from_json(cont, &sw->rules);
-  sw->rerun_once = sw->rules.rerun_once;
-  const json_t *pairs = json_object_get(spec, "pairs");
-  const json_t *order = json_object_get(pairs, "order");
-  snprintf(sw->order, sizeof sw->order, "%s",
-           json_is_string(order) ? json_string_value(order) : "alternate");
-  const json_t *seed = json_object_get(pairs, "seed");
-  sw->order_seed = json_is_integer(seed) ? (uint64_t)json_integer_value(seed) : s->opts.seed;
-  sw->sequential = bool_or(pairs, "sequential", 0);
-  const json_t *trainer = json_object_get(spec, "trainer");
-  snprintf(sw->runner, sizeof sw->runner, "%s",
-           json_object_get(trainer, "exec")      ? "exec"
-           : json_object_get(trainer, "builtin") ? "builtin"
-                                                 : "");
-  sw->trainer_json = dump_or(trainer, "{\"builtin\":{}}");
-  sw->scene_json = dump_or(json_object_get(spec, "scene"), "{}");
-  sw->contamination_json = dump_or(cont, "{}");
-  if (!sw->trainer_json || !sw->scene_json || !sw->contamination_json) {
-    sweep_free(sw);
-    return sw_err_set(err, SW_ENOMEM, "loading sweep: out of memory");
-  }
-  s->n_sweeps++;
-  return 0;
-}
-
-void sched_reap(sw_sched_t *s) {
+/* After a commit: drops flagged sweeps whose stored status is no longer 'running' (a flag left
+ * by a rolled-back transaction is simply cleared). */
+static void reap(sw_sched_t *s) {
   static const char *const SQL = "SELECT status = 'running' FROM sweeps WHERE id = ?1";
   for (int i = 0; i < s->n_sweeps;) {
     struct sweep_mem *sw = &s->sweeps[i];
@@ -136,15 +46,6 @@ void sched_reap(sw_sched_t *s) {
       continue;
     }
     sched_sweep_drop(s, sw->id); /* moves the last sweep into slot i */
-  }
-}
-
-void sched_sweep_drop(sw_sched_t *s, int64_t sweep_id) {
-  for (int i = 0; i < s->n_sweeps; i++) {
-    if (s->sweeps[i].id != sweep_id) continue;
-    sweep_free(&s->sweeps[i]);
-    s->sweeps[i] = s->sweeps[--s->n_sweeps];
-    return;
   }
 }
 
@@ -227,7 +128,8 @@ static void machine_assign_all(sw_sched_t *s) {
 static int ensure_worker(sw_sched_t *s, const char *id) {
   int w = find_worker(s, id);
   if (w >= 0) return w;
-  if (grow((void **)&s->workers, &s->cap_workers, s->n_workers + 1, sizeof *s->workers)) return -1;
+  if (sched_grow((void **)&s->workers, &s->cap_workers, s->n_workers + 1, sizeof *s->workers))
+    return -1;
   struct worker_mem *wm = &s->workers[s->n_workers];
   memset(wm, 0, sizeof *wm);
   if (!(wm->id = strdup(id))) return -1;
@@ -447,69 +349,21 @@ static void workers_expire(sw_sched_t *s, int64_t now) {
 #endif
 }
 
-/* The value a placement matcher tests: "label.NAME" reads a label, "worker_id" the id, any other
- * key a fingerprint field (numbers rendered as integers when integral). */
-static const char *match_value(const struct worker_mem *w, const char *key, char *buf, size_t len) {
-  const json_t *v;
-  if (strncmp(key, "label.", 6) == 0)
-    v = json_object_get(w->labels, key + 6);
-  else if (strcmp(key, "worker_id") == 0 || strcmp(key, "id") == 0)
-    return w->id;
-  else {
-    v = json_object_get(w->fingerprint, key);
-    if (!v) v = json_object_get(w->labels, key); /* a bare label name is accepted too */
-  }
-  if (json_is_string(v)) return json_string_value(v);
-  if (json_is_integer(v)) {
-    snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-    return buf;
-  }
-  if (json_is_real(v)) {
-    snprintf(buf, len, "%g", json_real_value(v));
-    return buf;
-  }
-  if (json_is_boolean(v)) return json_is_true(v) ? "true" : "false";
-  return NULL;
-}
-
-static int matcher_ok(const struct worker_mem *w, const char *key, const json_t *glob) {
-  if (!json_is_string(glob)) return 0;
-  char buf[64];
-  const char *val = match_value(w, key, buf, sizeof buf);
-  return val && fnmatch(json_string_value(glob), val, 0) == 0;
-}
-
-/* 1 when the worker may run pairs of the sweep: pin and every matcher (object form
- * {key: glob} or list form [{key, glob}]) must hold. */
+/* 1 when the worker may run pairs of the sweep: a worker that lists its runners must offer the
+ * spec's, and the spec's placement (sw_spec_placement_eligible, the one placement rule) must
+ * hold. */
 static int eligible(const struct sweep_mem *sw, const struct worker_mem *w) {
-  if (sw->pin && fnmatch(sw->pin, w->id, 0) != 0) return 0;
-  if (sw->runner[0]) { /* a worker that lists its runners must have the spec's */
-    const json_t *caps = json_object_get(w->fingerprint, "capabilities");
-    if (json_is_array(caps) && json_array_size(caps)) {
-      size_t i;
-      const json_t *c;
-      int has = 0;
-      json_array_foreach(caps, i, c) {
-        if (json_is_string(c) && strcmp(json_string_value(c), sw->runner) == 0) has = 1;
-      }
-      if (!has) return 0;
+  const json_t *caps = json_object_get(w->fingerprint, "capabilities");
+  if (json_is_array(caps) && json_array_size(caps)) {
+    size_t i;
+    const json_t *c;
+    int has = 0;
+    json_array_foreach(caps, i, c) {
+      if (json_is_string(c) && strcmp(json_string_value(c), sw->runner) == 0) has = 1;
     }
+    if (!has) return 0;
   }
-  if (!sw->match) return 1;
-  if (json_is_object(sw->match)) {
-    const char *k;
-    const json_t *g;
-    json_object_foreach(sw->match, k, g) if (!matcher_ok(w, k, g)) return 0;
-    return 1;
-  }
-  size_t i;
-  const json_t *m;
-  json_array_foreach(sw->match, i, m) {
-    const json_t *k = json_object_get(m, "key");
-    if (!json_is_string(k) || !matcher_ok(w, json_string_value(k), json_object_get(m, "glob")))
-      return 0;
-  }
-  return 1;
+  return sw_spec_placement_eligible(&sw->spec->placement, w->id, w->fingerprint, w->labels);
 }
 
 /* ---- leases ------------------------------------------------------------------------------- */
@@ -527,7 +381,8 @@ static void lease_add(sw_sched_t *s, struct lease_mem l) {
   s->workers[l.worker].lease_id = l.id;
 }
 
-void sched_lease_forget(sw_sched_t *s, int64_t lease_id) {
+/* Removes the active lease of a pair from memory (worker becomes idle); no store writes. */
+static void lease_forget(sw_sched_t *s, int64_t lease_id) {
   for (int i = 0; i < s->n_leases; i++) {
     if (s->leases[i].id != lease_id) continue;
     struct worker_mem *w = &s->workers[s->leases[i].worker];
@@ -549,22 +404,6 @@ void sw_lease_clear(struct sw_lease *lease) {
   free(lease->scene_json);
   free(lease->contamination_json);
   memset(lease, 0, sizeof *lease);
-}
-
-/* Closes a lease in the store with the given state ('done', 'expired', 'cancelled'). */
-int sched_lease_close_db(sw_sched_t *s, int64_t lease_id, const char *state, int64_t now,
-                         struct sw_err *err) {
-  static const char *const SQL =
-      "UPDATE leases SET state = ?2, closed_ms = ?3 WHERE id = ?1 AND state = 'active'";
-  sqlite3_stmt *st;
-  int rc = sw_store_stmt(s->store, SQL, &st, err);
-  if (rc) return rc;
-  sqlite3_bind_int64(st, 1, lease_id);
-  sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, now);
-  rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "closing lease");
 }
 
 /* The pair's status as stored ('leased', 'done', ...), into buf. */
@@ -600,8 +439,8 @@ static int lease_finish(sw_sched_t *s, struct lease_mem *l, int64_t now, const c
     sw_store_rollback(s->store);
     return rc;
   }
-  sched_lease_forget(s, lease_id);
-  sched_reap(s);
+  lease_forget(s, lease_id);
+  reap(s);
   return 0;
 }
 
@@ -663,7 +502,8 @@ static int spread_check(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
   for (int x = 0; x < n; x++) mcnt[s->workers[x].machine] += cnt[x];
   *mine = mcnt[s->workers[w].machine];
   *hold = 0;
-  if (sw->spread && !sw->pin && *mine > 0) {
+  const struct sw_spec_placement *pl = &sw->spec->placement;
+  if (pl->spread && !(pl->pin && pl->pin[0]) && *mine > 0) {
     for (int x = 0; x < n && !*hold; x++) {
       const struct worker_mem *p = &s->workers[x];
       if (x == w || !p->online || p->lease_id) continue;
@@ -791,7 +631,7 @@ static int make_lease(sw_sched_t *s, struct sweep_mem *sw, int w, int64_t pair_i
                             : sw_store_fail(s->store, err, "reading runs of pair");
     goto fail;
   }
-  if (grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases)) {
+  if (sched_grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases)) {
     rc = sw_err_set(err, SW_ENOMEM, "lease: out of memory");
     goto fail;
   }
@@ -927,7 +767,7 @@ int sw_sched_renew(sw_sched_t *s, int64_t lease_id, uint64_t epoch, const char *
  * the worker holds no other lease, the lease comes back to life in the caller's transaction:
  * the pair returns to the old attempt, leased to that worker, the lease is active again with a
  * fresh deadline, and the result is stored as if the lease had never expired. Returns 1
- * (revived; the lease is in memory again, sched_lease_forget undoes that on a rollback), 0 (not
+ * (revived; the lease is in memory again, lease_forget undoes that on a rollback), 0 (not
  * revivable: the result is stale) or a negative code. */
 static int lease_revive(sw_sched_t *s, const struct sw_run_result *res, int64_t pair_id,
                         int64_t now, struct sw_err *err) {
@@ -977,7 +817,7 @@ static int lease_revive(sw_sched_t *s, const struct sw_run_result *res, int64_t 
            "took its pair again",
            (long long)res->lease_id, res->worker_id);
   if ((rc = sw_store_event(s->store, now, sweep_id, "revive", text, err))) return rc;
-  if (grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
+  if (sched_grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
     return sw_err_set(err, SW_ENOMEM, "lease: out of memory");
   lease_add(s, (struct lease_mem){.id = res->lease_id,
                                   .epoch = res->epoch,
@@ -1106,12 +946,12 @@ int sw_sched_result(sw_sched_t *s, const struct sw_run_result *res, int64_t now,
   int lease_closed = 0;
   if ((rc = sched_pair_check(s, pair_id, now, &lease_closed, err))) goto fail;
   if ((rc = sw_store_commit(s->store, err))) goto fail;
-  if (lease_closed) sched_lease_forget(s, lease_id);
-  sched_reap(s);
+  if (lease_closed) lease_forget(s, lease_id);
+  reap(s);
   return 0;
 fail:
   sw_store_rollback(s->store);
-  if (revived) sched_lease_forget(s, res->lease_id); /* the revival was rolled back with it */
+  if (revived) lease_forget(s, res->lease_id); /* the revival was rolled back with it */
   return rc;
 }
 
@@ -1174,8 +1014,8 @@ int sw_sched_tick(sw_sched_t *s, int64_t now, int *n_expired, struct sw_err *err
       sw_store_rollback(s->store);
       return rc;
     }
-    sched_lease_forget(s, lease_id); /* swaps the last lease into slot i: do not advance */
-    sched_reap(s);
+    lease_forget(s, lease_id); /* swaps the last lease into slot i: do not advance */
+    reap(s);
     if (n_expired) (*n_expired)++;
   }
   workers_expire(s, now);
@@ -1226,17 +1066,141 @@ int sw_sched_cancel(sw_sched_t *s, int64_t sweep_id, int64_t now, int64_t *lease
       continue;
     }
     if (lease_ids_out && n_ids && *n_ids < max_ids) lease_ids_out[(*n_ids)++] = s->leases[i].id;
-    sched_lease_forget(s, s->leases[i].id);
+    lease_forget(s, s->leases[i].id);
   }
   sched_sweep_drop(s, sweep_id);
   return 0;
 }
 
+/* ---- submission ---------------------------------------------------------------------------- */
+
+int sw_sched_submit(sw_sched_t *s, const char *spec_yaml, const char *source, const char *name,
+                    int64_t now, int64_t *sweep_id, struct sw_err *err) {
+  *sweep_id = 0;
+  struct sw_spec *spec = NULL;
+  int rc = sw_spec_load_string(spec_yaml, source && *source ? source : "spec", &spec, err);
+  if (rc) return rc;
+  char sweep_name[SW_MSG_ID_MAX + 1];
+  snprintf(sweep_name, sizeof sweep_name, "%s", name && *name ? name : spec->name);
+  const char *kind = spec->kind == SW_SPEC_GRID ? "grid" : "gate";
+  int priority = spec->priority;
+  json_t *normal = sw_spec_to_json(spec);
+  char *spec_text = normal ? json_dumps(normal, JSON_COMPACT) : NULL;
+  json_decref(normal);
+  if (!spec_text) {
+    sw_spec_destroy(&spec);
+    return sw_err_set(err, SW_ENOMEM, "serialising spec: out of memory");
+  }
+  /* The identity of a spec is its submitted text. */
+  char hex[SW_SHA256_HEX_LEN];
+  sw_sha256_buf(spec_yaml, strlen(spec_yaml), hex);
+
+  if ((rc = sw_store_begin(s->store, err))) {
+    free(spec_text);
+    sw_spec_destroy(&spec);
+    return rc;
+  }
+  static const char *const SQL =
+      "INSERT INTO sweeps (name, kind, spec_yaml, spec_json, spec_sha256, priority, created_ms) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+  sqlite3_stmt *st;
+  int64_t id = 0;
+  if (!(rc = sw_store_stmt(s->store, SQL, &st, err))) {
+    sqlite3_bind_text(st, 1, sweep_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, spec_yaml, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, spec_text, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, hex, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, priority);
+    sqlite3_bind_int64(st, 7, now);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = sw_store_fail(s->store, err, "inserting sweep");
+    sqlite3_reset(st);
+    id = sqlite3_last_insert_rowid(sw_store_db(s->store));
+  }
+  free(spec_text);
+  if (!rc) rc = sched_sweep_add(s, id, &spec, priority, err); /* the sweep owns the spec now */
+  sw_spec_destroy(&spec);
+  if (!rc) rc = sched_series_insert(s, sched_sweep(s, id), sweep_name, now, err);
+  if (!rc) {
+    char text[300];
+    snprintf(text, sizeof text, "%s sweep '%s' submitted", kind, sweep_name);
+    rc = sw_store_event(s->store, now, id, "submit", text, err);
+  }
+  if (!rc) rc = sw_store_commit(s->store, err);
+  if (rc) {
+    sw_store_rollback(s->store);
+    if (id) sched_sweep_drop(s, id);
+    return rc;
+  }
+  *sweep_id = id;
+  return 0;
+}
+
 /* ---- lifecycle ---------------------------------------------------------------------------- */
 
+/* A running sweep whose stored spec no longer loads (written by a build with other rules) is
+ * failed with the loader's message as its event, so the coordinator still starts. */
+static int fail_unloadable(sw_sched_t *s, int64_t sweep_id, const char *why, int64_t now,
+                           struct sw_err *err) {
+  static const char *const SQL =
+      "UPDATE sweeps SET status = 'failed', finished_ms = ?2 WHERE id = ?1";
+  int rc = sw_store_begin(s->store, err);
+  if (rc) return rc;
+  sqlite3_stmt *st;
+  if (!(rc = sw_store_stmt(s->store, SQL, &st, err))) {
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int64(st, 2, now);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = sw_store_fail(s->store, err, "failing sweep");
+    sqlite3_reset(st);
+  }
+  if (!rc) {
+    char text[SW_ERR_MSG_MAX + 64];
+    snprintf(text, sizeof text, "sweep failed: its stored spec does not load: %s", why);
+    rc = sw_store_event(s->store, now, sweep_id, "finish", text, err);
+  }
+  if (!rc) rc = sw_store_commit(s->store, err);
+  if (rc) sw_store_rollback(s->store);
+  return rc;
+}
+
+/* Running sweeps back into memory, each from its stored YAML through the spec loader. A sweep
+ * that does not load is failed (outside the read), and the read resumes after it. */
+static int load_sweeps(sw_sched_t *s, int64_t now, struct sw_err *err) {
+  static const char *const SQL = "SELECT id, spec_yaml, priority FROM sweeps WHERE status = "
+                                 "'running' AND id > ?1 ORDER BY id";
+  int64_t after = 0;
+  for (;;) {
+    sqlite3_stmt *st;
+    int rc = sw_store_stmt(s->store, SQL, &st, err);
+    if (rc) return rc;
+    sqlite3_bind_int64(st, 1, after);
+    int64_t bad_id = 0;
+    struct sw_err bad = {0};
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      int64_t id = sqlite3_column_int64(st, 0);
+      char source[32];
+      snprintf(source, sizeof source, "sweep %lld", (long long)id);
+      struct sw_spec *spec = NULL;
+      int r = sw_spec_load_string((const char *)sqlite3_column_text(st, 1), source, &spec, &bad);
+      if (!r) r = sched_sweep_add(s, id, &spec, sqlite3_column_int(st, 2), &bad);
+      if (r == SW_ENOMEM) {
+        sqlite3_reset(st);
+        return sw_err_set(err, r, "%s", bad.msg);
+      }
+      if (r) {
+        bad_id = id;
+        break;
+      }
+      after = id;
+    }
+    sqlite3_reset(st);
+    if (!bad_id) return rc == SQLITE_DONE ? 0 : sw_store_fail(s->store, err, "loading sweeps");
+    if ((rc = fail_unloadable(s, bad_id, bad.msg, now, err))) return rc;
+    after = bad_id;
+  }
+}
+
 static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
-  static const char *const SQL_SWEEPS =
-      "SELECT id, spec_json, priority FROM sweeps WHERE status = 'running' ORDER BY id";
   /* Only workers seen within the expiry or holding an active lease come back into memory: the
    * others are loaded by their next Hello. */
   static const char *const SQL_WORKERS =
@@ -1246,20 +1210,9 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
   static const char *const SQL_LEASES =
       "SELECT l.id, l.epoch, l.worker_id, l.pair_id, p.sweep_id FROM leases l JOIN pairs p ON "
       "p.id = l.pair_id WHERE l.state = 'active'";
-  sqlite3_stmt *st;
-  int rc = sw_store_stmt(s->store, SQL_SWEEPS, &st, err);
+  int rc = load_sweeps(s, now, err);
   if (rc) return rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int r =
-        sched_sweep_load(s, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
-                         sqlite3_column_int(st, 2), err);
-    if (r) {
-      sqlite3_reset(st);
-      return r;
-    }
-  }
-  sqlite3_reset(st);
-  if (rc != SQLITE_DONE) return sw_store_fail(s->store, err, "loading sweeps");
+  sqlite3_stmt *st;
   if ((rc = sw_store_stmt(s->store, SQL_WORKERS, &st, err))) return rc;
   sqlite3_bind_int64(st, 1, now - s->opts.worker_expire_ms);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1286,7 +1239,8 @@ static int load_state(sw_sched_t *s, int64_t now, struct sw_err *err) {
   if ((rc = sw_store_stmt(s->store, SQL_LEASES, &st, err))) return rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int w = find_worker(s, (const char *)sqlite3_column_text(st, 2));
-    if (w < 0 || grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
+    if (w < 0 ||
+        sched_grow((void **)&s->leases, &s->cap_leases, s->n_leases + 1, sizeof *s->leases))
       continue;
     /* We cannot know how long the lease had left: give it a whole fresh term. */
     lease_add(s, (struct lease_mem){.id = sqlite3_column_int64(st, 0),
@@ -1312,7 +1266,6 @@ int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t no
     sw_sched_opts_default(&s->opts);
   if (s->opts.lease_ttl_ms <= 0) s->opts.lease_ttl_ms = 60000;
   if (s->opts.max_attempts <= 0) s->opts.max_attempts = 3;
-  if (!s->opts.seed) s->opts.seed = 1;
   if (s->opts.worker_expire_ms <= 0) s->opts.worker_expire_ms = SW_SCHED_WORKER_EXPIRE_MS;
   if (s->opts.workers_offline_max <= 0) s->opts.workers_offline_max = SW_SCHED_WORKERS_OFFLINE_MAX;
   int rc = load_state(s, now, err);
@@ -1327,7 +1280,7 @@ int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t no
 void sw_sched_destroy(sw_sched_t **sched) {
   if (!sched || !*sched) return;
   sw_sched_t *s = *sched;
-  for (int i = 0; i < s->n_sweeps; i++) sweep_free(&s->sweeps[i]);
+  for (int i = 0; i < s->n_sweeps; i++) sched_sweep_free(&s->sweeps[i]);
   for (int i = 0; i < s->n_workers; i++) worker_free(&s->workers[i]);
   free(s->sweeps);
   free(s->workers);

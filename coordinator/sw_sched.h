@@ -23,7 +23,27 @@
  * attempt + 1 and keeps the finished arms as abandoned; attempts per pair capped (poison pair ->
  * failed); contamination rules applied to the window samples with one replacement pair per affected
  * pair; the gate engine decides after each completed pair (sequential looks when pairs.sequential
- * is true, extending to pairs.max). */
+ * is true, extending to pairs.max).
+ *
+ * The spec is common/'s (struct sw_spec, loaded by sw_spec_load_string from the submitted YAML,
+ * and again from the stored YAML after a restart): its limits, defaults, grid expansion, point
+ * labels, resolved run configs and placement rule are the loader's, never checked or written
+ * a second time here.
+ *
+ * Layers (calls run down only; a lower file never calls a higher one):
+ *   sw_sched.c         entry points: this header's functions (workers, next, renew, result,
+ *                      lease_done, tick, cancel, submit, lifecycle); opens every transaction
+ *   sw_sched_status.c  entry points of the progress view (status_json, sweep_finished)
+ *   sw_sched_gate.c    a result's consequences: classification, pair completion, re-queue,
+ *                      replacement, the gate decision (the gate engine writes the verdict and
+ *                      its reasons), sweep completion
+ *   sw_sched_submit.c  a spec into its series rows: gate, pairs and runs, grid points
+ *   sw_sched_mem.c     the in-memory mirror of running sweeps, lease rows
+ * sw_sched_int.h declares each layer's functions under its name. A result's path reads top to
+ * bottom: sw_sched_result (sw_sched.c) stores the attempt after sched_classify, then
+ * sched_pair_check (sw_sched_gate.c) closes the lease, completes or re-queues the pair, adds a
+ * replacement (sw_sched_submit.c) and runs the gate decision, which stores the engine's verdict,
+ * and marks the sweep finished; sw_sched_result commits. */
 #ifndef SW_SCHED_H
 #define SW_SCHED_H
 
@@ -39,7 +59,6 @@ typedef struct sw_sched sw_sched_t;
 struct sw_sched_opts {
   int64_t lease_ttl_ms; /* a lease not renewed for this long expires; 0 = 60000 */
   int max_attempts;     /* attempts per pair before it is failed as poison; 0 = 3 */
-  uint64_t seed;        /* seed for `order: random` when the spec gives none; 0 = 1 */
   /* An offline worker without a lease leaves memory after this long (it stays in the store, its
    * key binding too, and comes back with its next Hello); 0 = SW_SCHED_WORKER_EXPIRE_MS. */
   int64_t worker_expire_ms;
@@ -62,17 +81,16 @@ int sw_sched_new(sw_store_t *store, const struct sw_sched_opts *opts, int64_t no
                  struct sw_err *err);
 void sw_sched_destroy(sw_sched_t **sched);
 
-/* Submits a sweep. spec_json is the normalised spec (DESIGN.md section 9 keys, defaults filled:
- * what wire's sw_spec_to_json() produces; borrowed), spec_yaml the file's text as submitted (kept
- * verbatim), name an optional display name (NULL = spec's "name"). The resolved run configs are
- * base overlaid by the arm (gates) or by the grid point; grids expand parameters x repeats in
- * order, each run its own single-run "pair". Everything is written in one transaction.
- * Returns 0 and *sweep_id, SW_EINVAL (spec lacks something the scheduler needs) or SW_EDB. */
-int sw_sched_submit(sw_sched_t *sched, const json_t *spec_json, const char *spec_yaml,
-                    const char *name, int64_t now, int64_t *sweep_id, struct sw_err *err);
-/* Same from JSON text. */
-int sw_sched_submit_text(sw_sched_t *sched, const char *spec_json_text, const char *spec_yaml,
-                         const char *name, int64_t now, int64_t *sweep_id, struct sw_err *err);
+/* Submits a sweep from its spec's text (YAML or JSON; borrowed, kept verbatim in the store).
+ * The spec loader (sw_spec_load_string) checks it, with source as FILE in its messages (NULL or
+ * "" = "spec"); the store keeps the text and the normalised JSON (sw_spec_to_json) for the
+ * readers. name is an optional display name (NULL = the spec's name). A gate's runs are the
+ * spec's resolved arms (sw_spec_resolve_arm), a grid's its points (sw_spec_grid_expand,
+ * sw_spec_resolve_point), each point its own single-run "pair". Everything is written in one
+ * transaction. Returns 0 and *sweep_id, SW_EINVAL (the loader's FILE:LINE:COLUMN message),
+ * SW_ENOMEM or SW_EDB. */
+int sw_sched_submit(sw_sched_t *sched, const char *spec_yaml, const char *source, const char *name,
+                    int64_t now, int64_t *sweep_id, struct sw_err *err);
 
 /* A worker session started (or restarted). fingerprint_json: a JSON object text (may be NULL);
  * labels_json: a JSON object of label -> value text (may be NULL). A lease it still holds stays
@@ -103,7 +121,7 @@ int sw_sched_workers_in_memory(const sw_sched_t *sched);
 /* One run of a lease, in the order the worker runs them. Strings owned by the lease. */
 struct sw_lease_run {
   int64_t run_id;
-  char arm[64];      /* "off" / "on", or the grid point's label */
+  char arm[64];      /* "off" / "on", or the grid point's label (cut to 63 bytes) */
   char *config_json; /* fully resolved trainer config, a JSON object */
 };
 

@@ -1,7 +1,9 @@
 /* sw_sched_gate.c: what happens when a pair's runs are in: contamination classification, pair
  * completion, re-queue and poison caps, replacement pairs, the gate decision (through the gate
- * engine, common/sw_gate.h) and sweep completion. Every function here runs inside a transaction
- * opened by its caller in sw_sched.c, so a result and all its consequences commit together. */
+ * engine, common/sw_gate.h, which alone writes the verdict and its reasons) and sweep
+ * completion. Every function here runs inside a transaction opened by its caller in
+ * sw_sched.c, so a result and all its consequences commit together. It calls down only: new
+ * pairs through sw_sched_submit.c, the sweep mirror and lease rows through sw_sched_mem.c. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +13,8 @@
 
 #include "sw_gate.h"
 #include "sw_sched_int.h"
+
+static int gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err *err);
 
 /* Contamination (DESIGN.md section 5, LAB-PRACTICE rule 4; the reasoning is in
  * docs/gate-rules.md "Contamination: what flags a run"). A run is judged on sustained evidence,
@@ -53,7 +57,7 @@ static struct window_load summarise_window(const struct sweep_mem *sw,
                                            const struct sw_run_result *r, double lo_ms,
                                            double hi_ms) {
   struct window_load L = {0};
-  const double nominal_ms = sw->rules.sample_interval_s * 1000.0;
+  const double nominal_ms = sw->spec->contamination.sample_interval_s * 1000.0;
   double sum = 0, span_ms = 0, over_ms = 0, prev_ms = 0;
   int have_prev = 0;
   for (int part = 0; part < 2; part++) {
@@ -69,7 +73,7 @@ static struct window_load summarise_window(const struct sweep_mem *sw,
       L.n++;
       span_ms += d;
       sum += d * w[i].cpu_other;
-      if (w[i].cpu_other > sw->rules.cpu_other_max) {
+      if (w[i].cpu_other > sw->spec->contamination.cpu_other_max) {
         over_ms += d;
         if (w[i].cpu_other > L.peak) L.peak = w[i].cpu_other, L.peak_ms = w[i].t_ms;
       }
@@ -168,7 +172,7 @@ static int env_changed(const char *before, const char *after, char *out, size_t 
 
 enum sw_attempt_status sched_classify(const struct sweep_mem *sw, const struct sw_run_result *r,
                                       int result_ok, char *why, size_t cap) {
-  const struct sw_spec_contamination *c = &sw->rules;
+  const struct sw_spec_contamination *c = &sw->spec->contamination;
   why[0] = '\0';
   if (!result_ok) return SW_ATTEMPT_FAILED;
   /* An environment that changed during the run: the run measured two environments, so it is
@@ -281,7 +285,7 @@ int sched_pair_requeue(sw_sched_t *s, int64_t pair_id, int64_t now, const char *
   if ((rc = step_done(s, st, "re-queuing pair", err))) return rc;
   if ((rc = sw_store_event(s->store, now, sweep_id, poison ? "poison" : "requeue", text, err)))
     return rc;
-  if (poison && gate_id) rc = sched_gate_decide(s, gate_id, now, err);
+  if (poison && gate_id) rc = gate_decide(s, gate_id, now, err);
   return rc;
 }
 
@@ -446,51 +450,31 @@ int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_clo
   sqlite3_bind_int64(st, 2, now);
   if ((rc = step_done(s, st, "completing pair", err))) return rc;
   const struct sweep_mem *sw = sched_sweep(s, sweep_id);
-  if (c[3] > 0 && sw && sw->rerun_once && !is_repl &&
+  if (c[3] > 0 && sw && sw->spec->contamination.rerun_once && !is_repl &&
       (rc = add_replacement(s, pair_id, sweep_id, gate_id, point_id, idx, ord, now, err)))
     return rc;
-  if (gate_id && (rc = sched_gate_decide(s, gate_id, now, err))) return rc;
+  if (gate_id && (rc = gate_decide(s, gate_id, now, err))) return rc;
   return sched_sweep_check(s, sweep_id, now, err);
 }
 
 /* ---- the gate decision ---------------------------------------------------------------------- */
 
-static double dbl_or(const json_t *o, const char *k, double def) {
-  const json_t *v = o ? json_object_get(o, k) : NULL;
-  return json_is_number(v) ? json_number_value(v) : def;
-}
-
-static const char *guard_metric(const struct sweep_mem *sw) {
-  const json_t *m =
-      json_object_get(json_object_get(json_object_get(sw->spec, "gate"), "guard"), "metric");
-  return json_is_string(m) ? json_string_value(m) : "psnr_db";
-}
-
 /* The gate engine's configuration from the spec's gate and pairs sections. */
 static void gate_config(const struct sweep_mem *sw, const char *name, int n_target, int n_max,
                         struct sw_gate_config *cfg) {
+  const struct sw_spec_gate *g = &sw->spec->gate;
   sw_gate_config_default(cfg);
   snprintf(cfg->name, sizeof cfg->name, "%s", name);
-  snprintf(cfg->guard_metric, sizeof cfg->guard_metric, "%s", guard_metric(sw));
-  const json_t *g = json_object_get(sw->spec, "gate");
-  const json_t *dir = json_object_get(g, "direction");
-  cfg->direction = json_is_string(dir) && strcmp(json_string_value(dir), "higher") == 0
-                       ? SW_GATE_HIGHER
-                       : SW_GATE_LOWER;
-  const json_t *rule = json_object_get(g, "rule");
-  cfg->k = dbl_or(rule, "k", cfg->k);
-  cfg->floor = dbl_or(rule, "floor", cfg->floor);
-  const json_t *guard = json_object_get(g, "guard");
-  cfg->max_drop = dbl_or(guard, "max_drop", cfg->max_drop);
-  const json_t *band = json_object_get(guard, "band");
-  if (json_is_array(band) && json_array_size(band) == 2 &&
-      json_is_number(json_array_get(band, 0)) && json_is_number(json_array_get(band, 1))) {
-    cfg->has_band = 1;
-    cfg->band_lo = json_number_value(json_array_get(band, 0));
-    cfg->band_hi = json_number_value(json_array_get(band, 1));
-  }
-  cfg->alpha = dbl_or(g, "alpha", cfg->alpha);
-  cfg->sequential = sw->sequential;
+  snprintf(cfg->guard_metric, sizeof cfg->guard_metric, "%s", g->guard.metric);
+  cfg->direction = g->direction == SW_DIR_HIGHER ? SW_GATE_HIGHER : SW_GATE_LOWER;
+  cfg->k = g->k;
+  cfg->floor = g->floor;
+  cfg->max_drop = g->guard.max_drop;
+  cfg->has_band = g->guard.has_band;
+  cfg->band_lo = g->guard.band_lo;
+  cfg->band_hi = g->guard.band_hi;
+  cfg->alpha = g->alpha;
+  cfg->sequential = sw->spec->pairs.sequential;
   cfg->min_pairs = n_target;
   cfg->max_pairs = n_max;
   cfg->boot_seed = 1; /* fixed: the same data always gives the same verdict */
@@ -521,7 +505,7 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
   if (rc) return rc;
   sqlite3_bind_int64(st, 1, gate_id);
   sqlite3_bind_text(st, 2, metric, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, guard_metric(sw), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, sw->spec->gate.guard.metric, -1, SQLITE_TRANSIENT);
   /* Each input pair with its store index and the store index it replaces, mapped below. */
   struct row {
     struct sw_gate_pair p;
@@ -736,7 +720,8 @@ static int mark_incomplete(sw_sched_t *s, int64_t gate_id, int n_target, json_t 
   return 0;
 }
 
-int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err *err) {
+/* Gate decision for a gate after one of its pairs changed; concludes the gate and the sweep. */
+static int gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err *err) {
   static const char *const SQL_GATE =
       "SELECT status, n_target, n_max, metric, sweep_id, name FROM gates WHERE id = ?1";
   static const char *const SQL_COUNTS =
@@ -765,7 +750,7 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
   int64_t done = c[0], open = c[1], regular = c[2], max_idx = c[3];
   /* Fixed n decides once everything is in, a sequential gate looks from n pairs on; before
    * that, the engine's view of the pairs so far is kept for progress reports only. */
-  int progress_only = open > 0 && (!sw->sequential || done < n_target);
+  int progress_only = open > 0 && (!sw->spec->pairs.sequential || done < n_target);
 
   json_t *vj = NULL;
   enum sw_gate_verdict verdict = SW_GATE_INCONCLUSIVE;
@@ -779,7 +764,7 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
     return grc;
   }
   if (grc) { /* the engine cannot judge these pairs (yet) */
-    if (progress_only || (sw->sequential && open > 0)) return 0;
+    if (progress_only || (sw->spec->pairs.sequential && open > 0)) return 0;
     json_t *fj =
         json_pack("{s:s,s:s,s:[s]}", "name", name, "verdict", "inconclusive", "reasons", gerr.msg);
     rc = gate_finish(s, gate_id, sweep_id, name, "failed", fj, NULL, now, err);
@@ -791,8 +776,8 @@ int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err
     json_decref(vj);
     return rc;
   }
-  int conclude = !sw->sequential;
-  if (sw->sequential) {
+  int conclude = !sw->spec->pairs.sequential;
+  if (sw->spec->pairs.sequential) {
     if (decision == SW_GATE_SEQ_STOP_DECISIVE || decision == SW_GATE_SEQ_STOP_FUTILE ||
         decision == SW_GATE_SEQ_STOP_MAX)
       conclude = 1;

@@ -1,7 +1,7 @@
 /* sw_sched_int.h: what the scheduler's source files share (not a public interface): the
- * in-memory mirror of active sweeps, workers and leases, and the helpers each file offers the
- * others. The store is the truth; memory holds only what the hot paths (next, renew, tick) need
- * and is rebuilt from the store by sw_sched_new. */
+ * in-memory mirror of active sweeps, workers and leases, and the helpers each layer offers the
+ * one above it (sw_sched.h says who may call whom). The store is the truth; memory holds only
+ * what the hot paths (next, renew, tick) need and is rebuilt from the store by sw_sched_new. */
 #ifndef SW_SCHED_INT_H
 #define SW_SCHED_INT_H
 
@@ -10,28 +10,18 @@
 #include <jansson.h>
 
 #include "sw_sched.h"
-#include "sw_spec.h" /* struct sw_spec_contamination and its defaults (header-only) */
+#include "sw_spec.h"
 
-/* An active (running) sweep with the parts of its spec the scheduler consults. */
+/* An active (running) sweep: its spec as common/ loads it, and what the hot paths read. */
 struct sweep_mem {
   int64_t id;
   int is_grid;
   int priority;
-  uint64_t served; /* fairness clock: value of sched->serve_clock when last served */
-  json_t *spec;    /* the normalised spec (owned) */
-  const char *pin; /* placement.pin, borrowed from spec, NULL when unpinned */
-  json_t *match;   /* placement.match object (borrowed from spec) or NULL */
-  int spread;
-  char runner[16]; /* "exec" or "builtin": workers that list capabilities must offer it */
-  /* contamination rules: the stored spec's, defaults filled (sw_spec_contamination_from_json) */
-  struct sw_spec_contamination rules;
-  int rerun_once; /* rules.rerun_once, as the pair check reads it */
-  /* what every lease of the sweep carries (owned) */
+  uint64_t served;      /* fairness clock: value of sched->serve_clock when last served */
+  struct sw_spec *spec; /* owned: loaded from the stored YAML (sw_spec_load_string) */
+  char runner[16];      /* "exec" or "builtin": workers that list capabilities must offer it */
+  /* what every lease of the sweep carries, as Assign wants it (owned) */
   char *trainer_json, *scene_json, *contamination_json;
-  /* gate settings (gate sweeps) */
-  char order[16]; /* alternate | fixed | random */
-  uint64_t order_seed;
-  int sequential;
   int finishing; /* set when a transaction marked the sweep finished; see sched_reap */
 };
 
@@ -73,21 +63,34 @@ struct sw_sched {
   int64_t store_failed_at;      /* the tick that first saw the latest failure */
 };
 
-/* sw_sched.c */
+/* ---- layer 3, sw_sched_mem.c: the sweep mirror and lease rows; calls only the store. ---- */
+/* Grows *arr (elements of elem bytes, capacity *cap) to hold need: 0, or -1 out of memory. */
+int sched_grow(void **arr, int *cap, int need, size_t elem);
 struct sweep_mem *sched_sweep(sw_sched_t *s, int64_t sweep_id);
-int sched_sweep_load(sw_sched_t *s, int64_t sweep_id, const char *spec_json, int priority,
-                     struct sw_err *err);
+/* Puts a running sweep in memory from its spec (ownership of *spec passes to the scheduler, and
+ * *spec is set to NULL, on success and on failure alike). */
+int sched_sweep_add(sw_sched_t *s, int64_t sweep_id, struct sw_spec **spec, int priority,
+                    struct sw_err *err);
 void sched_sweep_drop(sw_sched_t *s, int64_t sweep_id);
-/* After a commit: drops flagged sweeps whose stored status is no longer 'running' (a flag left
- * by a rolled-back transaction is simply cleared). */
-void sched_reap(sw_sched_t *s);
-/* Removes the active lease of a pair from memory (worker becomes idle); no store writes. */
-void sched_lease_forget(sw_sched_t *s, int64_t lease_id);
+void sched_sweep_free(struct sweep_mem *sw);
 /* Closes an active lease in the store with state 'done', 'expired' or 'cancelled'. */
 int sched_lease_close_db(sw_sched_t *s, int64_t lease_id, const char *state, int64_t now,
                          struct sw_err *err);
 
-/* sw_sched_gate.c: the post-pair logic. Every function runs inside the caller's transaction. */
+/* ---- layer 2, sw_sched_submit.c: a spec into its series rows; calls only layer 3. ---- */
+/* Order of pair idx under the sweep's order rule: "off-on" or "on-off". */
+const char *sched_pair_order(const struct sweep_mem *sw, int idx);
+/* Inserts one gate pair (runs from the spec's resolved arms) with the given order. */
+int sched_insert_gate_pair(sw_sched_t *s, int64_t sweep_id, int64_t gate_id, int idx,
+                           const char *order, int replaces, int64_t now, struct sw_err *err);
+/* Inserts what a new sweep runs: its gate and first pairs, or its grid points (the spec's own
+ * expansion, sw_spec_grid_expand) with one single-run pair each. Inside the caller's
+ * transaction; sw is in memory already. */
+int sched_series_insert(sw_sched_t *s, const struct sweep_mem *sw, const char *name, int64_t now,
+                        struct sw_err *err);
+
+/* ---- layer 1, sw_sched_gate.c: after a result; calls layers 2 and 3. Every function runs
+ * inside the caller's transaction. ---- */
 #define SW_FLAG_REASON_MAX 512 /* one attempt's flag reason, NUL included */
 /* Classifies a finished run from its exit status, result and windows; why (cap bytes) gets the
  * reason in words when the run is not OK, else "". */
@@ -102,21 +105,8 @@ int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_clo
  * arms of the old attempt abandoned (keep_failed: failed arms keep their status). */
 int sched_pair_requeue(sw_sched_t *s, int64_t pair_id, int64_t now, const char *why,
                        struct sw_err *err);
-/* Gate decision for a gate after one of its pairs changed; concludes the gate and the sweep. */
-int sched_gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_err *err);
 /* Marks the sweep finished in the store when nothing of it is left to run, and flags it
  * (finishing) so that sched_reap drops it from memory once the transaction committed. */
 int sched_sweep_check(sw_sched_t *s, int64_t sweep_id, int64_t now, struct sw_err *err);
-/* Order of pair idx under the sweep's order rule: "off-on" or "on-off". */
-const char *sched_pair_order(const struct sweep_mem *sw, int idx);
-/* Inserts one gate pair (runs from the sweep's arm configs) with the given order. */
-int sched_insert_gate_pair(sw_sched_t *s, int64_t sweep_id, int64_t gate_id, int idx,
-                           const char *order, int replaces, int64_t now, struct sw_err *err);
-
-/* sw_sched_submit.c */
-/* base overlaid by overlay into a new object (NULL on OOM). */
-json_t *sched_config_merge(const json_t *base, const json_t *overlay);
-int sched_insert_run(sw_sched_t *s, int64_t pair_id, const char *arm, int position,
-                     const json_t *config, struct sw_err *err);
 
 #endif

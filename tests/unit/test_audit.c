@@ -86,18 +86,19 @@ static void setup(void) {
     char spec[900];
     if (k == GATE)
       snprintf(spec, sizeof spec,
-               "{\"name\":\"gate\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{"
+               "{\"name\":\"gate\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{"
+               "\"path\":\"/x\"},\"base\":{"
                "\"iterations\":100},\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{"
                "\"radix_scatter\":\"ballot\"}},\"pairs\":{\"n\":3,\"max\":3,\"order\":"
                "\"alternate\"},\"gate\":{\"metric\":\"train_s\",\"direction\":\"lower\",\"rule\":"
                "{\"k\":2,\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\",\"max_drop\":0.05}}}");
     else
       snprintf(spec, sizeof spec,
-               "{\"name\":\"%s\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},\"base\":{"
+               "{\"name\":\"%s\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},\"scene\":{"
+               "\"path\":\"/x\"},\"base\":{"
                "\"iterations\":100,\"radix_scatter\":\"ballot\"},\"repeats\":3%s}",
                NAMES[k], k == NOWINDOW ? ",\"contamination\":{\"require_windows\":false}" : "");
-    ck_assert_msg(sw_sched_submit_text(s, spec, "x: 1\n", NULL, 0, &g_id[k], &err) == 0, "%s",
-                  err.msg);
+    ck_assert_msg(sw_sched_submit(s, spec, "test", NULL, 0, &g_id[k], &err) == 0, "%s", err.msg);
   }
   ck_assert_int_eq(sw_sched_worker_hello(s, "w1", NULL, NULL, 0, &err), 0);
   int64_t now = 10;
@@ -136,12 +137,13 @@ static void setup(void) {
     sw_lease_clear(&l);
   }
   /* The fleet series: w1 and w2 take turns, each reporting its own build ("fw1" / "fw2"). */
-  ck_assert_msg(sw_sched_submit_text(s,
-                                     "{\"name\":\"fleet\",\"kind\":\"grid\",\"trainer\":"
-                                     "{\"builtin\":{}},\"base\":{\"iterations\":100},"
-                                     "\"repeats\":4}",
-                                     "x: 1\n", NULL, now, &g_id[FLEET], &err) == 0,
-                "%s", err.msg);
+  ck_assert_msg(
+      sw_sched_submit(s,
+                      "{\"name\":\"fleet\",\"kind\":\"grid\",\"trainer\":"
+                      "{\"builtin\":{}},\"scene\":{\"path\":\"/x\"},\"base\":{\"iterations\":100},"
+                      "\"repeats\":4}",
+                      "test", NULL, now, &g_id[FLEET], &err) == 0,
+      "%s", err.msg);
   ck_assert_int_eq(sw_sched_worker_hello(s, "w2", NULL, NULL, now, &err), 0);
   for (int k = 0; sw_sched_sweep_finished(s, g_id[FLEET], &err) == 0; k++) {
     ck_assert_int_lt(k, 8);

@@ -88,7 +88,8 @@ static void setup(void) {
   ck_assert_msg(sw_store_open(g_db, &so, &store, &err) == 0, "%s", err.msg);
   sw_sched_t *s = NULL;
   ck_assert_int_eq(sw_sched_new(store, NULL, 0, &s, &err), 0);
-  const char *ours = "{\"name\":\"ours\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},\"base\":"
+  const char *ours = "{\"name\":\"ours\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},\"scene\":{"
+                     "\"path\":\"/x\"},\"base\":"
                      "{\"seed\":42},\"parameters\":{\"iterations\":[1000,2000]},\"repeats\":2,"
                      "\"checkpoints\":[500,1000,2000]}";
   const char *theirs =
@@ -96,16 +97,17 @@ static void setup(void) {
       "\"{scene}\",\"{out}\"]}},\"base\":{},\"parameters\":{\"iterations\":[1000,2000]},"
       "\"repeats\":2,\"checkpoints\":[500,1000,2000]}";
   const char *gate =
-      "{\"name\":\"ballot\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{"
+      "{\"name\":\"ballot\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{\"path\":\"/"
+      "x\"},\"base\":{"
       "\"iterations\":"
       "1000},\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}"
       "},"
       "\"pairs\":{\"n\":2,\"max\":2,\"order\":\"alternate\"},\"gate\":{\"metric\":\"train_s\","
       "\"direction\":\"lower\",\"rule\":{\"k\":2,\"floor\":0.01},\"guard\":{\"metric\":\"psnr_db\","
       "\"max_drop\":0.05}}}";
-  ck_assert_int_eq(sw_sched_submit_text(s, ours, "name: ours\n", NULL, 0, &g_ours, &err), 0);
-  ck_assert_int_eq(sw_sched_submit_text(s, theirs, "name: theirs\n", NULL, 0, &g_theirs, &err), 0);
-  ck_assert_int_eq(sw_sched_submit_text(s, gate, "name: ballot\n", NULL, 0, &g_gate, &err), 0);
+  ck_assert_int_eq(sw_sched_submit(s, ours, "test", NULL, 0, &g_ours, &err), 0);
+  ck_assert_int_eq(sw_sched_submit(s, theirs, "test", NULL, 0, &g_theirs, &err), 0);
+  ck_assert_int_eq(sw_sched_submit(s, gate, "test", NULL, 0, &g_gate, &err), 0);
   ck_assert_int_eq(sw_sched_worker_hello(s, "w1", NULL, NULL, 0, &err), 0);
   int64_t now = 10;
   int k = 0;

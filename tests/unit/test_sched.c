@@ -66,7 +66,7 @@ static int64_t submit_gate(struct env *e, const char *name, int n, int max, cons
   char json[2048];
   snprintf(
       json, sizeof json,
-      "{\"name\":\"%s\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},"
+      "{\"name\":\"%s\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{\"path\":\"/x\"},"
       "\"base\":{\"iterations\":100,\"seed\":42},"
       "\"arms\":{\"off\":{\"radix_scatter\":\"serial\"},\"on\":{\"radix_scatter\":\"ballot\"}},"
       "\"pairs\":{\"n\":%d,\"max\":%d,\"order\":\"alternate\",\"sequential\":false},"
@@ -75,8 +75,8 @@ static int64_t submit_gate(struct env *e, const char *name, int n, int max, cons
       "\"contamination\":{\"require_windows\":true,\"rerun_once\":true}%s%s}",
       name, n, max, extra ? "," : "", extra ? extra : "");
   int64_t id = 0;
-  ck_assert_msg(sw_sched_submit_text(e->sched, json, "name: x\n", NULL, now, &id, &e->err) == 0,
-                "%s", e->err.msg);
+  ck_assert_msg(sw_sched_submit(e->sched, json, "test", NULL, now, &id, &e->err) == 0, "%s",
+                e->err.msg);
   ck_assert_int_gt(id, 0);
   return id;
 }
@@ -494,11 +494,12 @@ START_TEST(gate_metric_outside_the_columns) {
   struct env e;
   env_open(&e, 10000, 3, 0);
   const char *spec =
-      "{\"name\":\"custom\",\"kind\":\"gate\",\"arms\":{\"off\":{},\"on\":{\"x\":1}},"
+      "{\"name\":\"custom\",\"kind\":\"gate\",\"trainer\":{\"exec\":{\"command\":[\"t\"]}},"
+      "\"arms\":{\"off\":{},\"on\":{\"x\":1}},"
       "\"pairs\":{\"n\":3},\"gate\":{\"metric\":\"custom_s\",\"guard\":{\"metric\":"
       "\"ssim\",\"max_drop\":0.01}}}";
   int64_t sweep = 0;
-  ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
+  ck_assert_msg(sw_sched_submit(e.sched, spec, "test", NULL, 0, &sweep, &e.err) == 0, "%s",
                 e.err.msg);
   hello(&e, "w1", NULL, 0);
   g_mapped_results = 1; /* custom_s can only come from a mapped (foreign) result */
@@ -515,12 +516,14 @@ START_TEST(gate_metric_outside_the_columns) {
                           "'$.lab.mean_off') > 199 AND json_extract(verdict_json, "
                           "'$.guard.evaluated') FROM gates"),
                    1);
-  /* A metric name that is not an identifier is refused at submit. */
-  ck_assert_int_eq(sw_sched_submit_text(e.sched,
-                                        "{\"name\":\"bad\",\"arms\":{\"off\":{},\"on\":{}},"
-                                        "\"gate\":{\"metric\":\"x') --\"}}",
-                                        NULL, NULL, 0, &sweep, &e.err),
+  /* A metric name that is not an identifier is refused at submit, by the spec loader. */
+  ck_assert_int_eq(sw_sched_submit(e.sched,
+                                   "{\"name\":\"bad\",\"kind\":\"gate\",\"trainer\":{\"exec\":{"
+                                   "\"command\":[\"t\"]}},\"arms\":{\"off\":{},\"on\":{\"x\":1}},"
+                                   "\"gate\":{\"metric\":\"x') --\"}}",
+                                   "test", NULL, 0, &sweep, &e.err),
                    SW_EINVAL);
+  ck_assert_msg(strstr(e.err.msg, "is not a metric name"), "%s", e.err.msg);
   env_close(&e);
 }
 END_TEST
@@ -1093,14 +1096,14 @@ static struct judged judge(const char *contamination, int quiet, const struct sw
   env_open(&e, 10000, 3, 0);
   char json[1024];
   snprintf(json, sizeof json,
-           "{\"name\":\"j\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+           "{\"name\":\"j\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{\"path\":\"/"
+           "x\"},\"base\":{},"
            "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
            "\"pairs\":{\"n\":1,\"max\":1,\"order\":\"fixed\"},\"gate\":{\"metric\":\"train_s\"},"
            "\"contamination\":{%s}}",
            contamination);
   int64_t id = 0;
-  ck_assert_msg(sw_sched_submit_text(e.sched, json, NULL, NULL, 0, &id, &e.err) == 0, "%s",
-                e.err.msg);
+  ck_assert_msg(sw_sched_submit(e.sched, json, "test", NULL, 0, &id, &e.err) == 0, "%s", e.err.msg);
   hello(&e, "w1", NULL, 0);
   struct sw_lease l;
   ck_assert_int_eq(sw_sched_next(e.sched, "w1", 10, &l, &e.err), 1);
@@ -1251,13 +1254,14 @@ END_TEST
 static void submit_order(struct env *e, const char *order, int64_t now) {
   char spec[1024];
   snprintf(spec, sizeof spec,
-           "{\"name\":\"o\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+           "{\"name\":\"o\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{\"path\":\"/"
+           "x\"},\"base\":{},"
            "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
            "\"pairs\":{\"n\":8,\"max\":8,\"order\":\"%s\",\"seed\":7},"
            "\"gate\":{\"metric\":\"train_s\"}}",
            order);
   int64_t id = 0;
-  ck_assert_msg(sw_sched_submit_text(e->sched, spec, NULL, NULL, now, &id, &e->err) == 0, "%s",
+  ck_assert_msg(sw_sched_submit(e->sched, spec, "test", NULL, now, &id, &e->err) == 0, "%s",
                 e->err.msg);
 }
 
@@ -1422,12 +1426,13 @@ START_TEST(binary_change_mid_gate_is_inconclusive) {
    * at the first look: more pairs cannot unmix the builds. */
   struct env e;
   env_open(&e, 10000, 3, 0);
-  const char *spec = "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+  const char *spec = "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{"
+                     "\"path\":\"/x\"},\"base\":{},"
                      "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
                      "\"pairs\":{\"n\":3,\"max\":6,\"order\":\"alternate\",\"sequential\":true},"
                      "\"gate\":{\"metric\":\"train_s\"}}";
   int64_t sweep = 0;
-  ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
+  ck_assert_msg(sw_sched_submit(e.sched, spec, "test", NULL, 0, &sweep, &e.err) == 0, "%s",
                 e.err.msg);
   hello(&e, "w1", NULL, 0);
   for (int k = 0; sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0; k++) {
@@ -1746,14 +1751,15 @@ static int64_t run_sequential(double jitter, char *verdict, size_t len) {
   struct env e;
   env_open(&e, 10000, 3, 0);
   const char *spec =
-      "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"base\":{},"
+      "{\"name\":\"seq\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{\"path\":\"/"
+      "x\"},\"base\":{},"
       "\"arms\":{\"off\":{\"x\":0},\"on\":{\"x\":1}},"
       "\"pairs\":{\"n\":3,\"max\":6,\"order\":\"alternate\",\"sequential\":true},"
       "\"gate\":{\"metric\":\"train_s\",\"direction\":\"lower\",\"rule\":{\"k\":2.0,\"floor\":"
       "0.01},\"guard\":{\"metric\":\"psnr_db\",\"max_drop\":0.05}},"
       "\"contamination\":{\"require_windows\":true,\"rerun_once\":true}}";
   int64_t sweep = 0;
-  ck_assert_msg(sw_sched_submit_text(e.sched, spec, NULL, NULL, 0, &sweep, &e.err) == 0, "%s",
+  ck_assert_msg(sw_sched_submit(e.sched, spec, "test", NULL, 0, &sweep, &e.err) == 0, "%s",
                 e.err.msg);
   hello(&e, "w1", NULL, 0);
   struct sw_lease l;
@@ -1801,11 +1807,12 @@ START_TEST(grid_expands_and_completes) {
   struct env e;
   env_open(&e, 10000, 3, 0);
   const char *spec = "{\"name\":\"pareto\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},"
+                     "\"scene\":{\"path\":\"/x\"},"
                      "\"base\":{\"seed\":42},\"parameters\":{\"iterations\":[100,200],\"binning\":"
                      "[\"resident\",\"transient\"]},\"repeats\":2,\"checkpoints\":[50],"
                      "\"contamination\":{\"require_windows\":false}}";
   int64_t sweep = 0;
-  ck_assert_msg(sw_sched_submit_text(e.sched, spec, "yaml", NULL, 0, &sweep, &e.err) == 0, "%s",
+  ck_assert_msg(sw_sched_submit(e.sched, spec, "test", NULL, 0, &sweep, &e.err) == 0, "%s",
                 e.err.msg);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM grid_points"), 8);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM runs WHERE config_json LIKE "
@@ -1828,23 +1835,23 @@ START_TEST(grid_expands_and_completes) {
   ck_assert_int_eq(n, 8);
   ck_assert_int_eq(q1(&e, "SELECT status = 'done' FROM sweeps"), 1);
   /* A grid without parameters repeats the base config (an audit). */
-  ck_assert_msg(sw_sched_submit_text(e.sched,
-                                     "{\"name\":\"audit\",\"kind\":\"grid\",\"base\":{\"seed\":"
-                                     "42},\"repeats\":3}",
-                                     NULL, NULL, 5, &sweep, &e.err) == 0,
+  ck_assert_msg(sw_sched_submit(e.sched,
+                                "{\"name\":\"audit\",\"kind\":\"grid\",\"trainer\":{\"builtin\":"
+                                "{}},\"scene\":{\"path\":\"/x\"},\"base\":{\"seed\":42},"
+                                "\"repeats\":3}",
+                                "test", NULL, 5, &sweep, &e.err) == 0,
                 "%s", e.err.msg);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM grid_points WHERE label = 'base'"), 3);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM runs WHERE config_json = '{\"seed\":42}'"), 3);
   ck_assert_int_eq(sw_sched_cancel(e.sched, sweep, 6, NULL, 0, NULL, &e.err), 0);
   /* A bad grid is refused before anything reaches the store. */
   int64_t id = 0;
-  ck_assert_int_eq(sw_sched_submit_text(e.sched,
-                                        "{\"name\":\"bad\",\"kind\":\"grid\",\"parameters\":{\"a\":"
-                                        "[]}}",
-                                        NULL, NULL, 5, &id, &e.err),
+  ck_assert_int_eq(sw_sched_submit(e.sched,
+                                   "{\"name\":\"bad\",\"kind\":\"grid\",\"parameters\":{\"a\":"
+                                   "[]}}",
+                                   "test", NULL, 5, &id, &e.err),
                    SW_EINVAL);
-  ck_assert_int_eq(sw_sched_submit_text(e.sched, "{not json", NULL, NULL, 5, &id, &e.err),
-                   SW_EINVAL);
+  ck_assert_int_eq(sw_sched_submit(e.sched, "{not json", "test", NULL, 5, &id, &e.err), SW_EINVAL);
   ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM sweeps"), 2);
   env_close(&e);
 }

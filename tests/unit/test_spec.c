@@ -448,7 +448,7 @@ START_TEST(grid_expansion_order) {
   s = load_ok("name: a\nkind: grid\ntrainer: {builtin: {}}\nscene: {path: /x}\nrepeats: 3\n");
   ck_assert_int_eq(sw_spec_grid_expand(s, &pts, &n, &err), 0);
   ck_assert_uint_eq(n, 3);
-  ck_assert_str_eq(pts[2].label, "");
+  ck_assert_str_eq(pts[2].label, "base");
   ck_assert_uint_eq(pts[2].repeat, 2);
   sw_spec_points_free(&pts, n);
   sw_spec_destroy(&s);
@@ -531,33 +531,45 @@ START_TEST(string_errors) {
 }
 END_TEST
 
+/* Placement is one function (sw_spec_placement_eligible), the one the scheduler calls with the
+ * fingerprint and labels the coordinator made of a Hello. */
 START_TEST(worker_eligibility) {
   struct sw_spec *s =
       load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
               "arms: {off: {a: 1}, on: {a: 2}}\n"
               "placement: {match: {os: 'Darwin*', label.site: 'lab-?', cores: '1?'}}\n");
-  struct sw_msg_hello h;
-  memset(&h, 0, sizeof h);
-  strcpy(h.worker_id, "w1");
-  strcpy(h.fp.os, "Darwin 24.1");
-  h.fp.cores = 16;
-  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0); /* no site label */
-  ck_assert_int_eq(sw_msg_kv_add(&h.labels, &h.n_labels, "site", "lab-a"), 0);
-  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 1);
-  h.fp.cores = 8;
-  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0);
-  h.fp.cores = 12;
-  strcpy(h.fp.os, "Linux 6.1");
-  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0);
+  json_t *fp = json_pack("{s:s, s:i, s:s}", "os", "Darwin 24.1", "cores", 16, "worker_id", "w1");
+  json_t *labels = json_object();
+  const struct sw_spec_placement *pl = &s->placement;
+  ck_assert_int_eq(sw_spec_placement_eligible(pl, "w1", fp, labels), 0); /* no site label */
+  ck_assert_int_eq(sw_spec_placement_eligible(pl, "w1", fp, NULL), 0);
+  json_object_set_new(labels, "site", json_string("lab-a"));
+  ck_assert_int_eq(sw_spec_placement_eligible(pl, "w1", fp, labels), 1);
+  json_object_set_new(fp, "cores", json_integer(8));
+  ck_assert_int_eq(sw_spec_placement_eligible(pl, "w1", fp, labels), 0);
+  json_object_set_new(fp, "cores", json_integer(12));
+  json_object_set_new(fp, "os", json_string("Linux 6.1"));
+  ck_assert_int_eq(sw_spec_placement_eligible(pl, "w1", fp, labels), 0);
   sw_spec_destroy(&s);
 
   s = load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
               "arms: {off: {a: 1}, on: {a: 2}}\nplacement: {pin: 'w[23]'}\n");
-  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 0);
-  strcpy(h.worker_id, "w2");
-  ck_assert_int_eq(sw_spec_worker_eligible(s, &h), 1);
-  free(h.labels);
+  ck_assert_int_eq(sw_spec_placement_eligible(&s->placement, "w1", fp, labels), 0);
+  ck_assert_int_eq(sw_spec_placement_eligible(&s->placement, "w2", fp, labels), 1);
   sw_spec_destroy(&s);
+
+  /* worker_id and trainer_sha256 are matchers too; a boolean field matches as its word. */
+  s = load_ok("name: e\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
+              "arms: {off: {a: 1}, on: {a: 2}}\n"
+              "placement: {match: {worker_id: 'gpu-*', trainer_sha256: 'ab*'}}\n");
+  json_object_set_new(fp, "trainer_sha256", json_string("abcdef"));
+  ck_assert_int_eq(sw_spec_placement_eligible(&s->placement, "gpu-1", fp, labels), 1);
+  ck_assert_int_eq(sw_spec_placement_eligible(&s->placement, "cpu-1", fp, labels), 0);
+  json_object_set_new(fp, "trainer_sha256", json_string("ffff"));
+  ck_assert_int_eq(sw_spec_placement_eligible(&s->placement, "gpu-1", fp, labels), 0);
+  sw_spec_destroy(&s);
+  json_decref(fp);
+  json_decref(labels);
 }
 END_TEST
 
