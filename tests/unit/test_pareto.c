@@ -16,6 +16,7 @@
 #include "sw_pareto.h"
 #include "fixture_result.h"
 #include "sw_sched.h"
+#include "sw_spec.h"
 #include "sw_store.h"
 
 static char g_dir[64];
@@ -329,6 +330,48 @@ START_TEST(matched_comparisons) {
 }
 END_TEST
 
+/* The Pareto series label is the grid point's label (sw_spec_label, the one label format) less
+ * its iterations: parameters in the spec's order, not re-sorted. */
+START_TEST(series_label_is_the_grid_point_label) {
+  struct sw_store_opts so;
+  sw_store_opts_default(&so);
+  so.synchronous_full = 0;
+  char db[160];
+  snprintf(db, sizeof db, "%s/labels.db", g_dir);
+  sw_store_t *store = NULL;
+  struct sw_err err = {0};
+  ck_assert_msg(sw_store_open(db, &so, &store, &err) == 0, "%s", err.msg);
+  sw_sched_t *s = NULL;
+  ck_assert_int_eq(sw_sched_new(store, NULL, 0, &s, &err), 0);
+  const char *spec = "{\"name\":\"order\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},"
+                     "\"scene\":{\"path\":\"/x\"},\"parameters\":{\"radix_scatter\":[\"ballot\"],"
+                     "\"binning\":[\"resident\"],\"iterations\":[1000]}}";
+  int64_t id = 0;
+  ck_assert_msg(sw_sched_submit(s, spec, "test", NULL, 0, &id, &err) == 0, "%s", err.msg);
+  ck_assert_int_eq(sw_sched_worker_hello(s, "w1", NULL, NULL, 0, &err), 0);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(s, "w1", 1, &l, &err), 1);
+  ck_assert_str_eq(l.runs[0].arm, "radix_scatter=ballot,binning=resident,iterations=1000");
+  char res[1200];
+  result_for(res, sizeof res, 0, 1000, 0);
+  deliver(s, &l, 0, res, 2);
+  sw_lease_clear(&l);
+  json_t *root = sw_pareto_json(store, NULL, &err);
+  ck_assert_msg(root != NULL, "%s", err.msg);
+  const json_t *cfg = json_array_get(json_object_get(root, "configurations"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(cfg, "label")),
+                   "radix_scatter=ballot,binning=resident");
+  json_t *values = json_pack("{s:s, s:s}", "radix_scatter", "ballot", "binning", "resident");
+  char label[SW_SPEC_LABEL_MAX];
+  sw_spec_label(values, label, sizeof label);
+  ck_assert_str_eq(json_string_value(json_object_get(cfg, "label")), label);
+  json_decref(values);
+  json_decref(root);
+  sw_sched_destroy(&s);
+  sw_store_close(&store);
+}
+END_TEST
+
 START_TEST(interpolation_edges) {
   const struct sw_pareto_pt c[] = {{500, 10, 30}, {1000, 20, 32}, {2000, 40, 31.5}};
   double v = 0;
@@ -426,6 +469,7 @@ int main(void) {
   tcase_add_test(tc, matched_comparisons);
   tcase_add_test(tc, renderings);
   tcase_add_test(tc, command_line);
+  tcase_add_test(tc, series_label_is_the_grid_point_label);
   suite_add_tcase(s, tc);
   TCase *pure = tcase_create("interpolation");
   tcase_add_test(pure, interpolation_edges);

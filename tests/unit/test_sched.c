@@ -15,6 +15,7 @@
 #include "fixture_result.h"
 #include "sw_fs.h"
 #include "sw_sched.h"
+#include "sw_spec.h"
 #include "sw_store.h"
 
 static char g_dir[64];
@@ -1857,6 +1858,195 @@ START_TEST(grid_expands_and_completes) {
 }
 END_TEST
 
+/* One owner per rule: the limits are the spec loader's. A spec `check` refuses is refused at
+ * submit (and so by `local`, which submits through the same call) with the same message, and
+ * the largest one `check` accepts is accepted. */
+START_TEST(limits_are_the_spec_loaders) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  char big[1024];
+  const char *gate_fmt =
+      "{\"name\":\"lim\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{\"path\":\"/"
+      "x\"},"
+      "\"arms\":{\"off\":{\"a\":1},\"on\":{\"a\":2}},\"pairs\":{\"n\":%d,\"max\":%d}}";
+  /* 101 x 100 = 10,100 runs: one over the grid limit. */
+  char vals[2][700];
+  for (int k = 0; k < 2; k++) {
+    int n = k ? 100 : 101, used = 0;
+    for (int i = 0; i < n; i++)
+      used += snprintf(vals[k] + used, sizeof vals[k] - used, "%s%d", i ? "," : "", i);
+  }
+  const int cases[][2] = {{SW_SPEC_PAIRS_MAX + 1, SW_SPEC_PAIRS_MAX + 1},
+                          {1, SW_SPEC_PAIRS_MAX + 1}};
+  for (int c = 0; c < 3; c++) {
+    const char *text = big;
+    if (c < 2) {
+      snprintf(big, sizeof big, gate_fmt, cases[c][0], cases[c][1]);
+    } else {
+      char *g = malloc(4096);
+      snprintf(g, 4096,
+               "{\"name\":\"lim\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},\"scene\":{"
+               "\"path\":\"/x\"},\"parameters\":{\"a\":[%s],\"b\":[%s]}}",
+               vals[0], vals[1]);
+      text = g;
+    }
+    struct sw_spec *spec = NULL;
+    struct sw_err check = {0};
+    ck_assert_int_eq(sw_spec_load_string(text, "test", &spec, &check), SW_EINVAL);
+    int64_t id = 0;
+    ck_assert_int_eq(sw_sched_submit(e.sched, text, "test", NULL, 0, &id, &e.err), SW_EINVAL);
+    ck_assert_str_eq(e.err.msg, check.msg);
+    sw_err_clear(&e.err);
+    if (text != big) free((char *)text);
+  }
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM sweeps"), 0);
+  /* The limit itself is accepted by both. */
+  snprintf(big, sizeof big, gate_fmt, SW_SPEC_PAIRS_MAX, SW_SPEC_PAIRS_MAX);
+  struct sw_spec *spec = NULL;
+  struct sw_err check = {0};
+  ck_assert_msg(sw_spec_load_string(big, "test", &spec, &check) == 0, "%s", check.msg);
+  sw_spec_destroy(&spec);
+  int64_t id = 0;
+  ck_assert_msg(sw_sched_submit(e.sched, big, "test", NULL, 0, &id, &e.err) == 0, "%s", e.err.msg);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs"), SW_SPEC_PAIRS_MAX);
+  env_close(&e);
+}
+END_TEST
+
+/* The grid is expanded once, by the spec: the stored points are sw_spec_grid_expand's in its
+ * order, with its labels (sw_spec_label of their values), and each run's config is
+ * sw_spec_resolve_point's (a checkpoint past a run's iterations dropped). */
+START_TEST(grid_points_are_the_specs_expansion) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  const char *text =
+      "{\"name\":\"g\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{\"timing\":true}},\"scene\":{"
+      "\"path\":\"/x\"},\"base\":{\"seed\":7},\"parameters\":{\"radix_passes\":[\"skip\",\"full\"],"
+      "\"scale\":[0.5,2],\"iterations\":[100,300]},\"repeats\":2,\"checkpoints\":[50,200]}";
+  int64_t id = 0;
+  ck_assert_msg(sw_sched_submit(e.sched, text, "test", NULL, 0, &id, &e.err) == 0, "%s", e.err.msg);
+  struct sw_spec *spec = NULL;
+  ck_assert_int_eq(sw_spec_load_string(text, "test", &spec, &e.err), 0);
+  struct sw_spec_point *pts = NULL;
+  size_t n = 0;
+  ck_assert_int_eq(sw_spec_grid_expand(spec, &pts, &n, &e.err), 0);
+  ck_assert_uint_eq(n, 16);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM grid_points"), (int64_t)n);
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sqlite3_prepare_v2(sw_store_db(e.store),
+                                      "SELECT g.idx, g.label, g.params_json, g.repeat, "
+                                      "r.config_json, r.arm FROM grid_points g JOIN pairs p ON "
+                                      "p.point_id = g.id JOIN runs r ON r.pair_id = p.id "
+                                      "ORDER BY g.idx",
+                                      -1, &st, NULL),
+                   SQLITE_OK);
+  size_t i = 0;
+  for (; sqlite3_step(st) == SQLITE_ROW; i++) {
+    ck_assert_uint_lt(i, n);
+    ck_assert_int_eq(sqlite3_column_int(st, 0), (int)pts[i].index);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 1), pts[i].label);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 5), pts[i].label);
+    ck_assert_int_eq(sqlite3_column_int(st, 3), (int)pts[i].repeat);
+    json_t *params = json_loads((const char *)sqlite3_column_text(st, 2), 0, NULL);
+    char label[SW_SPEC_LABEL_MAX];
+    sw_spec_label(params, label, sizeof label);
+    ck_assert_str_eq(label, pts[i].label);
+    json_decref(params);
+    struct sw_spec_config c;
+    ck_assert_int_eq(sw_spec_resolve_point(spec, &pts[i], &c, &e.err), 0);
+    json_t *want = sw_spec_config_to_json(&c);
+    char *want_text = json_dumps(want, JSON_COMPACT);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 4), want_text);
+    free(want_text);
+    json_decref(want);
+    sw_spec_config_clear(&c);
+  }
+  sqlite3_finalize(st);
+  ck_assert_uint_eq(i, n);
+  ck_assert_str_eq(pts[0].label, "radix_passes=skip,scale=0.5,iterations=100");
+  /* 200 lies past 100 iterations: those runs carry only the checkpoint at 50. */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM runs WHERE config_json LIKE "
+                          "'%\"iterations\":100,\"checkpoints\":[50]}'"),
+                   8);
+  sw_spec_points_free(&pts, n);
+  sw_spec_destroy(&spec);
+  env_close(&e);
+}
+END_TEST
+
+/* Placement is one rule: for every worker, the scheduler offers a pair exactly when
+ * sw_spec_placement_eligible says the worker may run the spec. */
+START_TEST(placement_is_the_specs_rule) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  const char *text =
+      "{\"name\":\"p\",\"kind\":\"gate\",\"trainer\":{\"builtin\":{}},\"scene\":{\"path\":\"/x\"},"
+      "\"arms\":{\"off\":{\"a\":1},\"on\":{\"a\":2}},\"pairs\":{\"n\":1,\"max\":1},"
+      "\"placement\":{\"spread\":false,\"pin\":\"w*\",\"match\":{\"label.site\":\"lab-?\","
+      "\"cores\":\"1?\",\"trainer_sha256\":\"ab*\"}}}";
+  int64_t id = 0;
+  ck_assert_msg(sw_sched_submit(e.sched, text, "test", NULL, 0, &id, &e.err) == 0, "%s", e.err.msg);
+  struct sw_spec *spec = NULL;
+  ck_assert_int_eq(sw_spec_load_string(text, "test", &spec, &e.err), 0);
+  const struct {
+    const char *id, *fp, *labels;
+  } workers[] = {
+      {"w1", "{\"cores\":16,\"trainer_sha256\":\"abc\"}", "{}"},                   /* no site */
+      {"w2", "{\"cores\":8,\"trainer_sha256\":\"abc\"}", "{\"site\":\"lab-a\"}"},  /* cores */
+      {"x3", "{\"cores\":16,\"trainer_sha256\":\"abc\"}", "{\"site\":\"lab-a\"}"}, /* pin */
+      {"w4", "{\"cores\":16,\"trainer_sha256\":\"ff\"}", "{\"site\":\"lab-a\"}"},  /* binary */
+      {"w5", "{\"cores\":16,\"trainer_sha256\":\"abc\"}", "{\"site\":\"lab-b\"}"}, /* all hold */
+  };
+  for (size_t i = 0; i < sizeof workers / sizeof *workers; i++) {
+    ck_assert_int_eq(
+        sw_sched_worker_hello(e.sched, workers[i].id, workers[i].fp, workers[i].labels, 1, &e.err),
+        0);
+    json_t *fp = json_loads(workers[i].fp, 0, NULL), *lb = json_loads(workers[i].labels, 0, NULL);
+    int want = sw_spec_placement_eligible(&spec->placement, workers[i].id, fp, lb);
+    json_decref(fp);
+    json_decref(lb);
+    struct sw_lease l;
+    int got = sw_sched_next(e.sched, workers[i].id, 2 + (int64_t)i, &l, &e.err);
+    ck_assert_msg(got == want, "%s: scheduler %d, placement rule %d", workers[i].id, got, want);
+    ck_assert_int_eq(want, i == 4);
+    if (got == 1) sw_lease_clear(&l);
+  }
+  sw_spec_destroy(&spec);
+  env_close(&e);
+}
+END_TEST
+
+/* After a restart the scheduler reloads each running sweep from its stored YAML through the spec
+ * loader; one that no longer loads (a build with other rules wrote it) is failed with the
+ * loader's message, and the others carry on. */
+START_TEST(restart_reloads_specs_and_fails_one_that_no_longer_loads) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t bad = submit_gate(&e, "old", 2, 2, NULL, 0);
+  int64_t good = submit_gate(&e, "new", 2, 2, NULL, 0);
+  char sql[200];
+  snprintf(sql, sizeof sql,
+           "UPDATE sweeps SET spec_yaml = replace(spec_yaml, '\"n\":2', '\"n\":2000') WHERE id = "
+           "%lld",
+           (long long)bad);
+  ck_assert_int_eq(sqlite3_exec(sw_store_db(e.store), sql, NULL, NULL, NULL), SQLITE_OK);
+  env_close(&e);
+  env_open(&e, 10000, 3, 10);
+  snprintf(sql, sizeof sql, "SELECT status = 'failed' FROM sweeps WHERE id = %lld", (long long)bad);
+  ck_assert_int_eq(q1(&e, sql), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE text LIKE '%stored spec does not "
+                          "load: sweep %pairs.n%'"),
+                   1);
+  ck_assert_int_eq(sw_sched_sweep_finished(e.sched, good, &e.err), 0);
+  hello(&e, "w1", NULL, 20);
+  struct sw_lease l;
+  ck_assert_int_eq(sw_sched_next(e.sched, "w1", 21, &l, &e.err), 1);
+  ck_assert_int_eq(l.sweep_id, good);
+  sw_lease_clear(&l);
+  env_close(&e);
+}
+END_TEST
+
 START_TEST(restart_keeps_leases_and_cancel) {
   struct env e;
   env_open(&e, 1000, 3, 0);
@@ -1931,6 +2121,10 @@ int main(void) {
   tcase_add_test(tc, spread_follows_a_worker_to_its_new_host);
   tcase_add_test(tc, sequential_gate_extends_while_inconclusive);
   tcase_add_test(tc, grid_expands_and_completes);
+  tcase_add_test(tc, limits_are_the_spec_loaders);
+  tcase_add_test(tc, grid_points_are_the_specs_expansion);
+  tcase_add_test(tc, placement_is_the_specs_rule);
+  tcase_add_test(tc, restart_reloads_specs_and_fails_one_that_no_longer_loads);
   tcase_add_test(tc, restart_keeps_leases_and_cancel);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
