@@ -148,10 +148,9 @@ struct sw_spec_contamination {
   bool rerun_once;           /* a contaminated or invalid pair gets one replacement */
 };
 
-/* The contamination defaults: the one table of them. The spec loader starts from it, and the
- * coordinator (Assign) and the scheduler (classification) fall back to it for a key a stored
- * spec lacks. It is a header function so the scheduler, which does not link the spec loader,
- * uses the same values. */
+/* The contamination defaults: the one table of them. The spec loader starts from it (the
+ * scheduler classifies with the loaded spec's values), and the coordinator falls back to it for
+ * a key a lease's stored contamination object lacks (Assign). */
 static inline struct sw_spec_contamination sw_spec_contamination_defaults(void) {
   return (struct sw_spec_contamination){.load1_max = 0,
                                         .cpu_other_max = 0.5,
@@ -169,8 +168,8 @@ static inline struct sw_spec_contamination sw_spec_contamination_defaults(void) 
 /* Contamination settings from the `contamination` object of a normalised spec (as
  * sw_spec_to_json writes it; NULL or not an object gives the defaults): each key present with
  * the right type replaces its default; a mistyped or negative value keeps the default, because
- * the stored spec was validated when it was submitted. The coordinator (Assign) and the
- * scheduler (classification) both read the stored spec through this. */
+ * the stored spec was validated when it was submitted. The coordinator reads a lease's
+ * contamination object through this (Assign). */
 static inline void sw_spec_contamination_from_json(const json_t *obj,
                                                    struct sw_spec_contamination *out) {
   *out = sw_spec_contamination_defaults();

@@ -1,7 +1,8 @@
-/* sw_sched.c: the scheduler's state and its entry points: workers, leases (next, renew, done,
- * expiry), results and cancellation. Post-pair logic (contamination, replacement, gate
- * decisions) lives in sw_sched_gate.c, submission in sw_sched_submit.c, the progress view in
- * sw_sched_status.c. */
+/* sw_sched.c: the scheduler's top layer, its entry points: workers, leases (next, renew, done,
+ * expiry), results, submission, cancellation and the lifecycle; every transaction is opened
+ * and committed here. It calls down (sw_sched.h draws the layers): a result's consequences
+ * into sw_sched_gate.c, a new sweep's rows into sw_sched_submit.c, the sweep mirror into
+ * sw_sched_mem.c. The progress view is sw_sched_status.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

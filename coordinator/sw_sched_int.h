@@ -22,7 +22,7 @@ struct sweep_mem {
   char runner[16];      /* "exec" or "builtin": workers that list capabilities must offer it */
   /* what every lease of the sweep carries, as Assign wants it (owned) */
   char *trainer_json, *scene_json, *contamination_json;
-  int finishing; /* set when a transaction marked the sweep finished; see sched_reap */
+  int finishing; /* set when a transaction marked the sweep finished; see reap() in sw_sched.c */
 };
 
 struct worker_mem {
@@ -106,7 +106,7 @@ int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_clo
 int sched_pair_requeue(sw_sched_t *s, int64_t pair_id, int64_t now, const char *why,
                        struct sw_err *err);
 /* Marks the sweep finished in the store when nothing of it is left to run, and flags it
- * (finishing) so that sched_reap drops it from memory once the transaction committed. */
+ * (finishing) so that sw_sched.c drops it from memory once the transaction committed. */
 int sched_sweep_check(sw_sched_t *s, int64_t sweep_id, int64_t now, struct sw_err *err);
 
 #endif
