@@ -5,7 +5,7 @@ add_library(sw_coord STATIC ${CMAKE_CURRENT_LIST_DIR}/sw_coord.c ${CMAKE_CURRENT
             ${CMAKE_CURRENT_LIST_DIR}/sw_reader.c
             ${CMAKE_CURRENT_LIST_DIR}/sw_notify.c)
 target_include_directories(sw_coord PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(sw_coord PUBLIC sw_coordcore sw_analysis sw_wire sw_worker sw_util
+target_link_libraries(sw_coord PUBLIC sw_coordcore sw_analysis sw_wire sw_keys sw_util
                       PkgConfig::ZMQ PkgConfig::JANSSON PkgConfig::CURL Threads::Threads)
 
 add_executable(splatsweep ${CMAKE_CURRENT_LIST_DIR}/splatsweep.c)

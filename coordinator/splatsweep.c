@@ -33,6 +33,7 @@
 #include "sw_fs.h"
 #include "sw_gate.h"
 #include "sw_http.h"
+#include "sw_keys.h"
 #include "sw_log.h"
 #include "sw_noise.h"
 #include "sw_pareto.h"
@@ -151,13 +152,8 @@ static int client_open(struct client *cl, const char *ep, const char *keys_dir,
   zmq_setsockopt(cl->sock, ZMQ_LINGER, &zero, sizeof zero);
   zmq_setsockopt(cl->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
   if (keys_dir) {
-    char pub[41], sec[41], srv[41], p[4200];
-    snprintf(p, sizeof p, "%s/public.key", keys_dir);
-    int rc = sw_curve_read_key(p, pub, err);
-    snprintf(p, sizeof p, "%s/secret.key", keys_dir);
-    if (!rc) rc = sw_curve_read_key(p, sec, err);
-    snprintf(p, sizeof p, "%s/coordinator.pub", keys_dir);
-    if (!rc) rc = sw_curve_read_key(p, srv, err);
+    char pub[41], sec[41], srv[41];
+    int rc = sw_keys_load(keys_dir, pub, sec, srv, err);
     if (rc) return rc;
     zmq_setsockopt(cl->sock, ZMQ_CURVE_SERVERKEY, srv, 40);
     zmq_setsockopt(cl->sock, ZMQ_CURVE_PUBLICKEY, pub, 40);

@@ -19,6 +19,7 @@
 #include "sw_codec.h"
 #include "sw_fs.h"
 #include "sw_hostlock.h"
+#include "sw_keys.h"
 #include "sw_log.h"
 #include "sw_notify.h"
 #include "sw_reader.h"
@@ -26,7 +27,6 @@
 #include "sw_sched.h"
 #include "sw_spec.h"
 #include "sw_store.h"
-#include "sw_worker.h" /* sw_curve_read_key */
 #include "sw_zap.h"
 
 #define LAT_MAX 100000 /* Ready->Assign latencies kept for percentiles (a ring) */
@@ -1212,11 +1212,7 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
                       "--insecure is required");
       goto fail;
     }
-    char p[4200];
-    snprintf(p, sizeof p, "%s/secret.key", o->keys_dir);
-    if ((rc = sw_curve_read_key(p, c->secret_key, err))) goto fail;
-    snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
-    if ((rc = sw_curve_read_key(p, c->public_key, err))) goto fail;
+    if ((rc = sw_keys_load(o->keys_dir, c->public_key, c->secret_key, NULL, err))) goto fail;
     /* The handler is bound before either socket binds: libzmq admits every CURVE client
      * while no ZAP handler runs. */
     if ((rc = sw_zap_start(zmq_ctx, o->keys_dir, &c->zap, err))) goto fail;
