@@ -8,7 +8,7 @@ target_include_directories(sw_coord PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(sw_coord PUBLIC sw_coordcore sw_analysis sw_wire sw_keys sw_util
                       PkgConfig::ZMQ PkgConfig::JANSSON PkgConfig::CURL Threads::Threads)
 
-add_executable(splatsweep ${CMAKE_CURRENT_LIST_DIR}/splatsweep.c)
+add_executable(splatsweep ${CMAKE_SOURCE_DIR}/cli/splatsweep.c)
 target_link_libraries(splatsweep PRIVATE sw_coord sw_worker sw_coordcore sw_gate
                       sw_wire sw_util PkgConfig::ZMQ)
 # The builtin trainer's key table, compiled in so that `check`, `submit` and `local` refuse a
