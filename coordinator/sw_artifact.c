@@ -253,7 +253,7 @@ out:
 struct sw_artifact {
   struct MHD_Daemon *daemon;
   char *db_path;
-  char *url; /* what workers are told (sw_artifact_from_args) */
+  char *url; /* what workers are told (sw_artifact_url) */
   uint8_t key[SW_ARTIFACT_KEY_LEN];
   sw_store_t *store; /* the daemon thread's connection, opened on first use */
   int port;
@@ -631,10 +631,24 @@ int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out,
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
   s->port = info ? info->port : opts->port;
-  if (pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {
+  /* The URL workers are told: the given one, else this host's address at the bound port. */
+  char buf[SW_MSG_URL_MAX + 1];
+  if (opts->url) {
+    snprintf(buf, sizeof buf, "%s", opts->url);
+  } else if (opts->bind && !strncmp(opts->bind, "127.", 4)) {
+    snprintf(buf, sizeof buf, "http://%s:%d", opts->bind, s->port);
+  } else {
+    char host[200] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(buf, sizeof buf, "http://%s:%d", host, s->port);
+  }
+  s->url = strdup(buf);
+  if (!s->url || pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {
     MHD_stop_daemon(s->daemon);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
+    free(s->url);
     free(s->db_path);
     free(s);
     return sw_err_set(err, SW_EIO, "artifacts: cannot start the retention thread");
@@ -663,6 +677,8 @@ void sw_artifact_stop(sw_artifact_t **self_p) {
 }
 
 int sw_artifact_port(const sw_artifact_t *self) { return self ? self->port : 0; }
+
+const char *sw_artifact_url(const sw_artifact_t *self) { return self ? self->url : NULL; }
 
 /* ---- downloads (the dashboard's thread) ------------------------------------------------------ */
 
@@ -750,67 +766,4 @@ int sw_artifact_serve(struct MHD_Connection *conn, const char *db_path, const ch
   ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
   MHD_destroy_response(r);
   return ret;
-}
-
-/* ---- command line -------------------------------------------------------------------------- */
-
-int sw_artifact_from_args(int *argc, char **argv, const char *default_db, sw_artifact_t **out,
-                          const char **url_out, struct sw_err *err) {
-  *out = NULL;
-  *url_out = NULL;
-  const char *port_arg = NULL, *bind = NULL, *url = NULL, *db = default_db;
-  int w = 0;
-  for (int i = 0; i < *argc; i++) {
-    const char *a = argv[i];
-    const char **slot = !strcmp(a, "--artifacts")        ? &port_arg
-                        : !strcmp(a, "--artifacts-bind") ? &bind
-                        : !strcmp(a, "--artifacts-url")  ? &url
-                                                         : NULL;
-    if (slot) {
-      if (i + 1 >= *argc) return sw_err_set(err, SW_EINVAL, "%s needs a value", a);
-      *slot = argv[++i];
-      continue;
-    }
-    if (!strcmp(a, "--db") && i + 1 < *argc) db = argv[i + 1];
-    if (!strncmp(a, "--db=", 5)) db = a + 5;
-    argv[w++] = argv[i];
-  }
-  for (int i = w; i < *argc; i++) argv[i] = NULL;
-  *argc = w;
-  if (!port_arg) {
-    if (bind || url)
-      return sw_err_set(err, SW_EINVAL, "%s needs --artifacts PORT",
-                        bind ? "--artifacts-bind" : "--artifacts-url");
-    return 0;
-  }
-  if (url && strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
-    return sw_err_set(err, SW_EINVAL, "--artifacts-url %s: expected an http:// or https:// URL",
-                      url);
-  if (url && strlen(url) > SW_MSG_URL_MAX)
-    return sw_err_set(err, SW_EINVAL, "--artifacts-url: longer than %d bytes", SW_MSG_URL_MAX);
-  char *end;
-  errno = 0;
-  long port = strtol(port_arg, &end, 10);
-  if (errno || end == port_arg || *end || port < 0 || port > 65535)
-    return sw_err_set(err, SW_EINVAL, "--artifacts %s: expected a port number (default %d)",
-                      port_arg, SW_ARTIFACT_DEFAULT_PORT);
-  struct sw_artifact_opts o = {.db_path = db, .bind = bind, .port = (int)port};
-  int rc = sw_artifact_start(&o, out, err);
-  if (rc) return rc;
-  char buf[SW_MSG_URL_MAX + 1];
-  if (url) {
-    snprintf(buf, sizeof buf, "%s", url);
-  } else if (bind && !strncmp(bind, "127.", 4)) {
-    snprintf(buf, sizeof buf, "http://%s:%d", bind, (*out)->port);
-  } else {
-    char host[200] = "localhost";
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    snprintf(buf, sizeof buf, "http://%s:%d", host, (*out)->port);
-  }
-  (*out)->url = strdup(buf);
-  *url_out = (*out)->url;
-  sw_log_info("artifact store on %s:%d (workers told %s), files under the database's artifacts/",
-              bind ? bind : "0.0.0.0", (*out)->port, buf);
-  return 0;
 }

@@ -3,15 +3,12 @@
  * per machine, and the re-measurement of a gate's on arm (definitions in sw_audit.h). */
 #include "sw_audit.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sw_fs.h"
 #include "sw_pareto.h"
-
-#define DEFAULT_DB "results/splatsweep.db"
 
 /* One stored attempt of the audited series, with what the checks look at. */
 struct arec {
@@ -768,95 +765,4 @@ int sw_audit_render(sw_store_t *store, const struct sw_audit_opts *opts, int jso
   json_decref(root);
   if (!rc && ferror(out)) rc = sw_err_set(err, SW_EIO, "audit: write failed");
   return rc;
-}
-
-/* ---- command line ------------------------------------------------------------------------------
- */
-
-static void audit_usage(FILE *f) {
-  fprintf(f, "usage: splatsweep audit [SWEEP] [--db PATH] [--format text|json]\n"
-             "                        [--reference SWEEP [--gate NAME] [--tolerance 0.005]]\n"
-             "exit 0: the audit passes; 1: problems found (listed with their runs); 2: bad "
-             "input\n");
-}
-
-int sw_audit_cli(int argc, char **argv) {
-  enum { OPT_DB = 256, OPT_FORMAT, OPT_REFERENCE, OPT_GATE, OPT_TOLERANCE };
-  static const struct option LONG[] = {{"db", required_argument, 0, OPT_DB},
-                                       {"format", required_argument, 0, OPT_FORMAT},
-                                       {"reference", required_argument, 0, OPT_REFERENCE},
-                                       {"gate", required_argument, 0, OPT_GATE},
-                                       {"tolerance", required_argument, 0, OPT_TOLERANCE},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  const char *db = DEFAULT_DB, *reference = NULL;
-  int json = 0;
-  struct sw_audit_opts o = {0};
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
-    switch (c) {
-    case OPT_DB: db = optarg; break;
-    case OPT_FORMAT:
-      if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-        fprintf(stderr, "splatsweep audit: unknown format '%s' (text or json)\n", optarg);
-        return 2;
-      }
-      json = strcmp(optarg, "json") == 0;
-      break;
-    case OPT_REFERENCE: reference = optarg; break;
-    case OPT_GATE: o.reference_gate = optarg; break;
-    case OPT_TOLERANCE: {
-      char *end;
-      o.tolerance = strtod(optarg, &end);
-      if (end == optarg || *end || !(o.tolerance > 0 && o.tolerance < 1)) {
-        fprintf(stderr,
-                "splatsweep audit: --tolerance %s: expected a fraction in (0, 1), "
-                "e.g. 0.005\n",
-                optarg);
-        return 2;
-      }
-      break;
-    }
-    case 'h': audit_usage(stdout); return 0;
-    default: audit_usage(stderr); return 2;
-    }
-  }
-  if (argc - optind > 1 || (reference && argc - optind != 1)) {
-    audit_usage(stderr);
-    return 2;
-  }
-  if (!sw_fs_exists(db)) {
-    fprintf(stderr, "splatsweep audit: no database at %s (use --db PATH)\n", db);
-    return 2;
-  }
-  struct sw_store_opts so;
-  sw_store_opts_default(&so);
-  so.read_only = 1;
-  sw_store_t *store = NULL;
-  struct sw_err err = {0};
-  char *text = NULL;
-  size_t len = 0;
-  int problems = 0;
-  int rc = sw_store_open(db, &so, &store, &err);
-  if (!rc && optind < argc) rc = sw_pareto_resolve_sweep(store, argv[optind], &o.sweep_id, &err);
-  if (!rc && reference) rc = sw_pareto_resolve_sweep(store, reference, &o.reference_id, &err);
-  if (!rc) {
-    FILE *m = open_memstream(&text, &len);
-    if (!m) {
-      rc = sw_err_set(&err, SW_ENOMEM, "audit: open_memstream failed");
-    } else {
-      rc = sw_audit_render(store, &o, json, m, &problems, &err);
-      fclose(m);
-    }
-  }
-  sw_store_close(&store);
-  if (!rc && (fputs(text ? text : "", stdout) == EOF || fflush(stdout)))
-    rc = sw_err_set(&err, SW_EIO, "writing to stdout failed");
-  free(text);
-  if (rc) {
-    fprintf(stderr, "splatsweep audit: %s\n", err.msg);
-    return rc == SW_EINVAL || rc == SW_ENOTFOUND ? 2 : 1;
-  }
-  return problems ? 1 : 0;
 }

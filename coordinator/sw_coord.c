@@ -1217,7 +1217,7 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
      * while no ZAP handler runs. */
     if ((rc = sw_zap_start(zmq_ctx, o->keys_dir, &c->zap, err))) goto fail;
   }
-  const char *db = o->db_path ? o->db_path : SW_COORD_DEFAULT_DB;
+  const char *db = o->db_path ? o->db_path : SW_STORE_DEFAULT_PATH;
   {
     /* The default database's folder (results/) is made on first use; a --db names a place the
      * user chose, whose folder must exist: a typo must not create a store nobody finds. */

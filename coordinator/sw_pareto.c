@@ -4,15 +4,12 @@
 #include "sw_pareto.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sw_fs.h"
 #include "sw_html.h"
-
-#define DEFAULT_DB "results/splatsweep.db"
 
 int sw_pareto_format_parse(const char *name, enum sw_pareto_format *out, struct sw_err *err) {
   static const struct {
@@ -900,75 +897,4 @@ int sw_pareto_render_string(sw_store_t *store, const struct sw_pareto_opts *opts
     *text_out = NULL;
   }
   return rc;
-}
-
-/* ---- command line ------------------------------------------------------------------------------
- */
-
-static void pareto_usage(FILE *f) {
-  fprintf(f, "usage: splatsweep pareto [SWEEP] [--db PATH] [--format text|md|json|csv|html] "
-             "[-o FILE]\n"
-             "                         [--compare CONFIG --against CONFIG]\n");
-}
-
-int sw_pareto_cli(int argc, char **argv) {
-  enum { OPT_DB = 256, OPT_FORMAT, OPT_COMPARE, OPT_AGAINST };
-  static const struct option LONG[] = {{"db", required_argument, 0, OPT_DB},
-                                       {"format", required_argument, 0, OPT_FORMAT},
-                                       {"compare", required_argument, 0, OPT_COMPARE},
-                                       {"against", required_argument, 0, OPT_AGAINST},
-                                       {"output", required_argument, 0, 'o'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  const char *db = DEFAULT_DB, *output = NULL;
-  enum sw_pareto_format format = SW_PARETO_TEXT;
-  struct sw_pareto_opts o = {0};
-  struct sw_err err = {0};
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "o:h", LONG, NULL)) != -1) {
-    switch (c) {
-    case OPT_DB: db = optarg; break;
-    case OPT_FORMAT:
-      if (sw_pareto_format_parse(optarg, &format, &err)) {
-        fprintf(stderr, "splatsweep pareto: %s\n", err.msg);
-        return 2;
-      }
-      break;
-    case OPT_COMPARE: o.compare_a = optarg; break;
-    case OPT_AGAINST: o.compare_b = optarg; break;
-    case 'o': output = optarg; break;
-    case 'h': pareto_usage(stdout); return 0;
-    default: pareto_usage(stderr); return 2;
-    }
-  }
-  if (argc - optind > 1) {
-    pareto_usage(stderr);
-    return 2;
-  }
-  if (!sw_fs_exists(db)) {
-    fprintf(stderr, "splatsweep pareto: no database at %s (use --db PATH)\n", db);
-    return 2;
-  }
-  struct sw_store_opts so;
-  sw_store_opts_default(&so);
-  so.read_only = 1;
-  sw_store_t *store = NULL;
-  char *text = NULL;
-  int rc = sw_store_open(db, &so, &store, &err);
-  if (!rc && optind < argc) rc = sw_pareto_resolve_sweep(store, argv[optind], &o.sweep_id, &err);
-  if (!rc) rc = sw_pareto_render_string(store, &o, format, &text, &err);
-  sw_store_close(&store);
-  if (!rc) {
-    if (output)
-      rc = sw_fs_write_atomic(output, text, strlen(text), &err);
-    else if (fputs(text, stdout) == EOF || fflush(stdout))
-      rc = sw_err_set(&err, SW_EIO, "writing to stdout failed");
-  }
-  free(text);
-  if (rc) {
-    fprintf(stderr, "splatsweep pareto: %s\n", err.msg);
-    return rc == SW_EINVAL || rc == SW_ENOTFOUND ? 2 : 1;
-  }
-  return 0;
 }

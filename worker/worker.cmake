@@ -1,5 +1,5 @@
 # worker/: the worker daemon's library (session, runners, sampler, fingerprint, scene
-# preparation, spool). The `splatsweep` executable (coordinator/cli.cmake) links it.
+# preparation, spool). The `splatsweep` executable (cli/cli.cmake) links it.
 add_library(sw_worker STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_sampler.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_gpu.c
