@@ -6,7 +6,7 @@
 add_library(sw_cli STATIC ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_read.c
             ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_serve.c)
 target_include_directories(sw_cli PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(sw_cli PUBLIC sw_analysis sw_coordcore sw_wire sw_util)
+target_link_libraries(sw_cli PUBLIC sw_read sw_artifact sw_coordcore sw_wire sw_util)
 
 add_executable(splatsweep
   ${CMAKE_CURRENT_LIST_DIR}/splatsweep.c
@@ -16,7 +16,7 @@ add_executable(splatsweep
   ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_daemon.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_local.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_spec.c)
-target_link_libraries(splatsweep PRIVATE sw_cli sw_coord sw_worker sw_analysis sw_watch
+target_link_libraries(splatsweep PRIVATE sw_cli sw_coord sw_worker sw_read sw_artifact sw_watch
                       sw_coordcore sw_gate sw_wire sw_keys sw_util PkgConfig::ZMQ)
 # The builtin trainer's key table, compiled in so that `check`, `submit` and `local` refuse a
 # spec whose arms or grid points the trainer would refuse (LAB-PRACTICE rule 7), before the series.

@@ -1,4 +1,4 @@
-/* test_audit.c: Check suite for the reproducibility audit (coordinator/sw_audit.h). Sweeps are
+/* test_audit.c: Check suite for the reproducibility audit (read/sw_audit.h). Sweeps are
  * run through the scheduler with a fake worker that reports synthetic results: a clean series,
  * and series where one run has a different trainer binary, no window samples, a different
  * config hash, or another GPU driver on the same machine; a gate and two re-measurements of its

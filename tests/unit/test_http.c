@@ -1,4 +1,4 @@
-/* test_http.c: Check suite for the HTTP dashboard (coordinator/sw_http.h). A store with a
+/* test_http.c: Check suite for the HTTP dashboard (read/sw_http.h). A store with a
  * finished grid sweep is served on an ephemeral loopback port and fetched with libcurl: every
  * route's status code, content type and content, 404 for unknown paths and sweeps, 405 for
  * writes, 503 while the database does not exist, a sweep written by another connection after

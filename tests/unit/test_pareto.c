@@ -1,4 +1,4 @@
-/* test_pareto.c: Check suite for the Pareto data (coordinator/sw_pareto.h). Two grid sweeps,
+/* test_pareto.c: Check suite for the Pareto data (read/sw_pareto.h). Two grid sweeps,
  * "ours" and a slower competing exec trainer "theirs", each at 1000 and 2000 iterations with
  * two repeats and checkpoints at 500 / 1000 / 2000, plus a small gate, are run through the
  * scheduler with a fake worker that reports synthetic results; the points, their aggregation,

@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <sodium.h>
 
-#include "sw_artifact.h"
+#include "sw_artifact_files.h"
 #include "sw_audit.h"
 #include "sw_clock.h"
 #include "sw_dash.h"

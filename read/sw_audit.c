@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sw_fs.h"
+#include "sw_json.h"
 #include "sw_pareto.h"
 
 /* One stored attempt of the audited series, with what the checks look at. */
@@ -370,8 +371,7 @@ static int count_failed(const json_t *checks) {
 /* ---- the re-measurement against a gate ----------------------------------------------------- */
 
 static double metric_of(const struct arec *a, const char *metric) {
-  const json_t *v = json_object_get(a->metrics, metric);
-  return json_is_number(v) ? json_number_value(v) : NAN;
+  return sw_json_num(a->metrics, metric);
 }
 
 /* The reference gate: its id, name, metric and stored verdict JSON (caller frees strings). */
@@ -585,13 +585,12 @@ static int check_reference(sw_store_t *store, const struct sw_audit_opts *o, con
   snprintf(d, sizeof d, "trainer binary %s the gate's on-arm runs",
            same_bin ? "identical to" : "differs from (or is unknown for)");
   json_array_append_new(checks, check_new("reference_trainer", "info", d));
-  *ref_out =
-      json_pack("{s:I,s:s,s:s,s:o,s:i,s:s,s:o,s:i,s:o,s:f,s:b,s:b}", "sweep_id",
-                (json_int_t)o->reference_id, "gate", gname, "metric", metric, "gate_mean",
-                isfinite(gate_mean) ? json_real(gate_mean) : json_null(), "gate_n", gate_n,
-                "gate_mean_source", source, "mean", isfinite(mean) ? json_real(mean) : json_null(),
-                "n", n, "relative_diff", isfinite(rel) ? json_real(rel) : json_null(), "tolerance",
-                tol, "pass", pass, "same_trainer", same_bin);
+  *ref_out = json_pack("{s:I,s:s,s:s,s:o,s:i,s:s,s:o,s:i,s:o,s:f,s:b,s:b}", "sweep_id",
+                       (json_int_t)o->reference_id, "gate", gname, "metric", metric, "gate_mean",
+                       sw_json_real_or_null(gate_mean), "gate_n", gate_n, "gate_mean_source",
+                       source, "mean", sw_json_real_or_null(mean), "n", n, "relative_diff",
+                       sw_json_real_or_null(rel), "tolerance", tol, "pass", pass, "same_trainer",
+                       same_bin);
 out:
   free(gname);
   free(metric);

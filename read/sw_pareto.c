@@ -10,6 +10,7 @@
 
 #include "sw_fs.h"
 #include "sw_html.h"
+#include "sw_json.h"
 
 int sw_pareto_format_parse(const char *name, enum sw_pareto_format *out, struct sw_err *err) {
   static const struct {
@@ -357,10 +358,9 @@ out:
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 static json_t *stat_json(double mean, double sd, int n) {
-  return json_pack("{s:o,s:o,s:i}", "mean", num(mean), "sd", num(sd), "n", n);
+  return json_pack("{s:o,s:o,s:i}", "mean", sw_json_real_or_null(mean), "sd",
+                   sw_json_real_or_null(sd), "n", n);
 }
 
 /* The curve of a configuration in iteration order (points are already sorted per config). */
@@ -397,8 +397,9 @@ static void matched_rows(const char *tag, const struct sw_pareto_pt *self, int n
     int code = sw_pareto_psnr_at_time(other, no, self[i].train_s, &v);
     json_t *r = json_pack("{s:s,s:f,s:f,s:f}", "at", tag, "iter", self[i].iter, "train_s",
                           self[i].train_s, "psnr_db", self[i].psnr_db);
-    json_object_set_new(r, "other_psnr_db", code == 0 ? num(v) : json_null());
-    json_object_set_new(r, "psnr_diff", code == 0 ? num(v - self[i].psnr_db) : json_null());
+    json_object_set_new(r, "other_psnr_db", code == 0 ? sw_json_real_or_null(v) : json_null());
+    json_object_set_new(r, "psnr_diff",
+                        code == 0 ? sw_json_real_or_null(v - self[i].psnr_db) : json_null());
     if (code)
       json_object_set_new(r, "note",
                           json_string(beyond_note(note, sizeof note, code, 1, other, no)));
@@ -407,9 +408,10 @@ static void matched_rows(const char *tag, const struct sw_pareto_pt *self, int n
     code = sw_pareto_time_to_psnr(other, no, self[i].psnr_db, &v);
     r = json_pack("{s:s,s:f,s:f,s:f}", "at", tag, "iter", self[i].iter, "psnr_db", self[i].psnr_db,
                   "train_s", self[i].train_s);
-    json_object_set_new(r, "other_train_s", code == 0 ? num(v) : json_null());
+    json_object_set_new(r, "other_train_s", code == 0 ? sw_json_real_or_null(v) : json_null());
     json_object_set_new(r, "time_ratio",
-                        code == 0 && self[i].train_s > 0 ? num(v / self[i].train_s) : json_null());
+                        code == 0 && self[i].train_s > 0 ? sw_json_real_or_null(v / self[i].train_s)
+                                                         : json_null());
     if (code)
       json_object_set_new(r, "note",
                           json_string(beyond_note(note, sizeof note, code, 0, other, no)));
@@ -441,10 +443,10 @@ static json_t *comparison(const struct collect *c, int a, int b) {
       double sea = pa->t_sd / sqrt(pa->n), seb = pb->t_sd / sqrt(pb->n);
       double ratio_se = ratio * sqrt(pow(sea / pa->t_mean, 2) + pow(seb / pb->t_mean, 2));
       double diff_se = sqrt(pa->p_sd * pa->p_sd / pa->n + pb->p_sd * pb->p_sd / pb->n);
-      json_object_set_new(r, "time_ratio", num(ratio));
-      json_object_set_new(r, "time_ratio_se", num(ratio_se));
-      json_object_set_new(r, "psnr_diff", num(pb->p_mean - pa->p_mean));
-      json_object_set_new(r, "psnr_diff_se", num(diff_se));
+      json_object_set_new(r, "time_ratio", sw_json_real_or_null(ratio));
+      json_object_set_new(r, "time_ratio_se", sw_json_real_or_null(ratio_se));
+      json_object_set_new(r, "psnr_diff", sw_json_real_or_null(pb->p_mean - pa->p_mean));
+      json_object_set_new(r, "psnr_diff_se", sw_json_real_or_null(diff_se));
       json_array_append_new(mi, r);
     }
   matched_rows("a", ca, na, cb, nb, mw, mp);
@@ -619,13 +621,8 @@ json_t *sw_pareto_json(sw_store_t *store, const struct sw_pareto_opts *opts, str
 
 /* ---- rendering ------------------------------------------------------------------------------- */
 
-static double jnum(const json_t *o, const char *k) {
-  const json_t *v = json_object_get(o, k);
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static double jstat(const json_t *o, const char *k, const char *f) {
-  return jnum(json_object_get(o, k), f);
+  return sw_json_num(json_object_get(o, k), f);
 }
 
 static void fmt(char *buf, size_t len, double v, int digits) {
@@ -683,18 +680,18 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
   const json_t *r;
   json_array_foreach(json_object_get(cmp, "matched_iteration"), i, r) {
     char v[8][32];
-    fmt(v[0], 32, jnum(r, "a_train_s"), 3);
-    fmt(v[1], 32, jnum(r, "b_train_s"), 3);
-    fmt(v[2], 32, jnum(r, "time_ratio"), 4);
-    fmt(v[3], 32, jnum(r, "time_ratio_se"), 4);
-    fmt(v[4], 32, jnum(r, "a_psnr_db"), 3);
-    fmt(v[5], 32, jnum(r, "b_psnr_db"), 3);
-    fmt(v[6], 32, jnum(r, "psnr_diff"), 3);
-    fmt(v[7], 32, jnum(r, "psnr_diff_se"), 3);
+    fmt(v[0], 32, sw_json_num(r, "a_train_s"), 3);
+    fmt(v[1], 32, sw_json_num(r, "b_train_s"), 3);
+    fmt(v[2], 32, sw_json_num(r, "time_ratio"), 4);
+    fmt(v[3], 32, sw_json_num(r, "time_ratio_se"), 4);
+    fmt(v[4], 32, sw_json_num(r, "a_psnr_db"), 3);
+    fmt(v[5], 32, sw_json_num(r, "b_psnr_db"), 3);
+    fmt(v[6], 32, sw_json_num(r, "psnr_diff"), 3);
+    fmt(v[7], 32, sw_json_num(r, "psnr_diff_se"), 3);
     fprintf(out,
             md ? "| %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n"
                : "  %10.0f %11s %11s %9s %7s %9s %9s %8s %6s\n",
-            jnum(r, "iter"), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+            sw_json_num(r, "iter"), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
   }
   if (json_array_size(json_object_get(cmp, "matched_iteration")) == 0)
     fprintf(out, "  (no iteration budget in common)\n");
@@ -707,15 +704,15 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
           "at", "iterations", "train_s", "psnr_db", "other dB", "diff dB", "note");
   json_array_foreach(json_object_get(cmp, "matched_wallclock"), i, r) {
     char v[4][32];
-    fmt(v[0], 32, jnum(r, "train_s"), 3);
-    fmt(v[1], 32, jnum(r, "psnr_db"), 3);
-    fmt(v[2], 32, jnum(r, "other_psnr_db"), 3);
-    fmt(v[3], 32, jnum(r, "psnr_diff"), 3);
+    fmt(v[0], 32, sw_json_num(r, "train_s"), 3);
+    fmt(v[1], 32, sw_json_num(r, "psnr_db"), 3);
+    fmt(v[2], 32, sw_json_num(r, "other_psnr_db"), 3);
+    fmt(v[3], 32, sw_json_num(r, "psnr_diff"), 3);
     const char *note = json_string_value(json_object_get(r, "note"));
     const char *at = strcmp(json_string_value(json_object_get(r, "at")), "a") ? "B" : "A";
     fprintf(out,
             md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n" : "  %2s %10.0f %11s %9s %9s %9s  %s\n",
-            at, jnum(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
+            at, sw_json_num(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
   }
   fprintf(out,
           md ? "\nMatched PSNR (the other's time to reach this point's PSNR):\n\n| at | "
@@ -726,16 +723,16 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
           "at", "iterations", "psnr_db", "train_s", "other s", "ratio", "note");
   json_array_foreach(json_object_get(cmp, "matched_psnr"), i, r) {
     char v[4][32];
-    fmt(v[0], 32, jnum(r, "psnr_db"), 3);
-    fmt(v[1], 32, jnum(r, "train_s"), 3);
-    fmt(v[2], 32, jnum(r, "other_train_s"), 3);
-    fmt(v[3], 32, jnum(r, "time_ratio"), 4);
+    fmt(v[0], 32, sw_json_num(r, "psnr_db"), 3);
+    fmt(v[1], 32, sw_json_num(r, "train_s"), 3);
+    fmt(v[2], 32, sw_json_num(r, "other_train_s"), 3);
+    fmt(v[3], 32, sw_json_num(r, "time_ratio"), 4);
     const char *note = json_string_value(json_object_get(r, "note"));
     const char *at = strcmp(json_string_value(json_object_get(r, "at")), "a") ? "B" : "A";
     fprintf(out,
             md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n"
                : "  %2s %10.0f %9s %11s %11s %9s  %s\n",
-            at, jnum(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
+            at, sw_json_num(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
   }
 }
 
@@ -761,8 +758,8 @@ static void render_text(FILE *out, const json_t *root, int md) {
     json_array_foreach(front, i, f)
         fprintf(out, md ? "| %s | %lld | %.3f | %.3f |\n" : "  %-40s %8lld it %11.3f s %9.3f dB\n",
                 json_string_value(json_object_get(f, "config")),
-                (long long)json_integer_value(json_object_get(f, "iter")), jnum(f, "train_s"),
-                jnum(f, "psnr_db"));
+                (long long)json_integer_value(json_object_get(f, "iter")),
+                sw_json_num(f, "train_s"), sw_json_num(f, "psnr_db"));
   }
   const json_t *cmps = json_object_get(root, "comparisons");
   if (md && json_array_size(cmps)) fprintf(out, "\n## Comparisons\n");
