@@ -1,5 +1,5 @@
 # cmake/embed.cmake: files embedded in the executables at build time (cmake/embed_asset.cmake
-# writes the C; coordinator/sw_html.h uses them).
+# writes the C; read/sw_html.h uses them).
 # sw_embed(VAR SYMBOL FILE [SHA256 [TEXT]]): generates gen/SYMBOL.c holding FILE and appends it
 # to VAR (cmake/embed_asset.cmake checks the sha256 and the text).
 function(sw_embed var symbol file)

@@ -1,6 +1,6 @@
 # cmake/embed_asset.cmake: run as `cmake -P` at build time. Writes a C file holding the text of
 # IN as a NUL-terminated array SYMBOL (and SYMBOL_len), so the executables carry the file
-# instead of reading it at run time (coordinator/sw_html.h). Checks, before writing:
+# instead of reading it at run time (read/sw_html.h). Checks, before writing:
 #   EXPECT_SHA256  (optional) the file's sha256, so a different version never slips in;
 #   EXPECT_TEXT    (optional) a string the file must contain (e.g. its version banner);
 #   always: no "</script" in the text, since it is inlined in a <script> element.
@@ -15,7 +15,7 @@ endif()
 file(SHA256 "${IN}" sha)
 if(DEFINED EXPECT_SHA256 AND NOT EXPECT_SHA256 STREQUAL "" AND NOT sha STREQUAL EXPECT_SHA256)
   message(FATAL_ERROR "${IN}: sha256 ${sha}, expected ${EXPECT_SHA256} (a different version "
-                      "than the one pinned in coordinator/sched.cmake)")
+                      "than the one pinned in read/read.cmake)")
 endif()
 file(READ "${IN}" text)
 if(DEFINED EXPECT_TEXT AND NOT EXPECT_TEXT STREQUAL "")

@@ -1,5 +1,7 @@
-# sw_util: errors, logging, clocks, sha256, file helpers, the result check. Every other library
-# links it.
+# sw_util: errors, logging, clocks, sha256, file helpers, small JSON getters (sw_json.h),
+# the flock-based host lock (the workers'
+# measurement lock, the coordinator's one-per-database lock), the result check. Every other
+# library links it.
 # The result check is generated from the published schema (docs/result.schema.json) by
 # common/schema_to_c.py, so the C checks exactly what the docs promise.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -18,6 +20,8 @@ add_library(sw_util STATIC
   ${CMAKE_CURRENT_LIST_DIR}/sw_clock.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_sha256.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_fs.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_hostlock.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_json.c
   ${CMAKE_CURRENT_LIST_DIR}/sw_result.c
   ${SW_RESULT_CHECK_C})
 target_include_directories(sw_util PUBLIC ${CMAKE_CURRENT_LIST_DIR})

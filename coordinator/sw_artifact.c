@@ -22,20 +22,12 @@
 #include "sw_clock.h"
 #include "sw_fs.h"
 #include "sw_log.h"
-#include "sw_report.h"
+#include "sw_artifact_files.h"
 #include "sw_sha256.h"
 
 #define RETAIN_EVERY_MS 60000
 
 /* ---- key, token, folder ------------------------------------------------------------------- */
-
-void sw_artifact_dir(const char *db_path, char *buf, size_t cap) {
-  const char *slash = strrchr(db_path, '/');
-  if (slash)
-    snprintf(buf, cap, "%.*s/artifacts", (int)(slash - db_path), db_path);
-  else
-    snprintf(buf, cap, "artifacts");
-}
 
 int sw_artifact_key_load(const char *db_path, uint8_t key[SW_ARTIFACT_KEY_LEN],
                          struct sw_err *err) {
@@ -137,14 +129,6 @@ int sw_artifact_expect(sw_store_t *store, int64_t run_id, uint32_t attempt,
   return sw_store_commit(store, err);
 }
 
-/* The file of a row: DIR/artifacts/SWEEP/RUN-aATTEMPT/NAME. */
-static void artifact_path(const char *db_path, int64_t sweep, int64_t run, int attempt,
-                          const char *name, char *buf, size_t cap) {
-  char dir[4096];
-  sw_artifact_dir(db_path, dir, sizeof dir);
-  snprintf(buf, cap, "%s/%lld/%lld-a%d/%s", dir, (long long)sweep, (long long)run, attempt, name);
-}
-
 int sw_artifact_retain(sw_store_t *store, const char *db_path, int64_t now_wall_ms,
                        struct sw_err *err) {
   /* Sweeps holding stored files, with how many sweeps finished after them. */
@@ -236,7 +220,7 @@ int sw_artifact_retain(sw_store_t *store, const char *db_path, int64_t now_wall_
     if ((rc = sw_store_commit(store, err))) goto out;
     for (size_t k = 0; k < nv; k++) {
       char path[4600];
-      artifact_path(db_path, v[k].sweep, v[k].run, v[k].attempt, v[k].name, path, sizeof path);
+      sw_artifact_path(db_path, v[k].sweep, v[k].run, v[k].attempt, v[k].name, path, sizeof path);
       if (unlink(path) != 0 && errno != ENOENT)
         sw_log_warn("retention: cannot delete %s: %s", path, strerror(errno));
     }
@@ -253,7 +237,7 @@ out:
 struct sw_artifact {
   struct MHD_Daemon *daemon;
   char *db_path;
-  char *url; /* what workers are told (sw_artifact_from_args) */
+  char *url; /* what workers are told (sw_artifact_url) */
   uint8_t key[SW_ARTIFACT_KEY_LEN];
   sw_store_t *store; /* the daemon thread's connection, opened on first use */
   int port;
@@ -276,44 +260,6 @@ struct upload {
   unsigned fail; /* an HTTP status decided while the body streams in (the rest is discarded) */
   char why[200];
 };
-
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *fmt, ...) {
-  char *text = malloc(1024);
-  va_list ap;
-  va_start(ap, fmt);
-  if (text) vsnprintf(text, 1024, fmt, ap);
-  va_end(ap);
-  struct MHD_Response *r =
-      MHD_create_response_from_buffer(text ? strlen(text) : 0, text ? text : (void *)"",
-                                      text ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-  if (!r) {
-    free(text);
-    return MHD_NO;
-  }
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-  enum MHD_Result ret = MHD_queue_response(conn, status, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
-/* "RUN/ATTEMPT/NAME" -> parts; 0 or -1. */
-static int parse_target(const char *p, int64_t *run, int *attempt, char *name, size_t cap) {
-  char *end;
-  errno = 0;
-  long long r = strtoll(p, &end, 10);
-  if (errno || end == p || *end != '/' || r <= 0) return -1;
-  const char *q = end + 1;
-  long a = strtol(q, &end, 10);
-  if (end == q || *end != '/' || a <= 0 || a > 1000000) return -1;
-  if (strlen(end + 1) >= cap || !sw_msg_artifact_name_ok(end + 1)) return -1;
-  snprintf(name, cap, "%s", end + 1);
-  *run = r;
-  *attempt = (int)a;
-  return 0;
-}
 
 /* A read-write connection to the database, but only once the coordinator has created it and
  * brought it to this build's schema: this module never creates or migrates the store (two
@@ -399,9 +345,10 @@ static enum MHD_Result upload_begin(struct sw_artifact *s, struct MHD_Connection
   if (!u) return MHD_NO;
   u->fd = -1;
   if (strncmp(url, "/upload/", 8) ||
-      parse_target(url + 8, &u->run, &u->attempt, u->name, sizeof u->name)) {
+      sw_artifact_parse_target(url + 8, &u->run, &u->attempt, u->name, sizeof u->name)) {
     free(u);
-    return answer(conn, MHD_HTTP_BAD_REQUEST, "expected PUT /upload/RUN/ATTEMPT/NAME\n");
+    return sw_artifact_answer(conn, MHD_HTTP_BAD_REQUEST,
+                              "expected PUT /upload/RUN/ATTEMPT/NAME\n");
   }
   const char *auth =
       MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -412,23 +359,23 @@ static enum MHD_Result upload_begin(struct sw_artifact *s, struct MHD_Connection
     sw_log_warn("artifacts: upload of run %lld attempt %d refused: no or wrong token",
                 (long long)u->run, u->attempt);
     free(u);
-    return answer(conn, MHD_HTTP_UNAUTHORIZED, "no or wrong upload token\n");
+    return sw_artifact_answer(conn, MHD_HTTP_UNAUTHORIZED, "no or wrong upload token\n");
   }
   char state[16] = "";
   unsigned status = find_row(s, u, state, sizeof state);
   if (status) {
     free(u);
-    return answer(conn, status,
-                  status == MHD_HTTP_NOT_FOUND
-                      ? "no expected artifact there (is the result stored?)\n"
-                      : "artifact store unavailable\n");
+    return sw_artifact_answer(conn, status,
+                              status == MHD_HTTP_NOT_FOUND
+                                  ? "no expected artifact there (is the result stored?)\n"
+                                  : "artifact store unavailable\n");
   }
   if (!strcmp(state, "stored")) {
     free(u);
-    return answer(conn, MHD_HTTP_OK, "already stored\n");
+    return sw_artifact_answer(conn, MHD_HTTP_OK, "already stored\n");
   }
   if (strcmp(state, "expected")) {
-    int rc = answer(conn, MHD_HTTP_CONFLICT, "%s: %s\n", state, u->why);
+    int rc = sw_artifact_answer(conn, MHD_HTTP_CONFLICT, "%s: %s\n", state, u->why);
     free(u);
     return rc;
   }
@@ -436,18 +383,18 @@ static enum MHD_Result upload_begin(struct sw_artifact *s, struct MHD_Connection
       MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (!cl) {
     free(u);
-    return answer(conn, MHD_HTTP_LENGTH_REQUIRED, "Content-Length required\n");
+    return sw_artifact_answer(conn, MHD_HTTP_LENGTH_REQUIRED, "Content-Length required\n");
   }
   char *end;
   errno = 0;
   unsigned long long len = strtoull(cl, &end, 10);
   if (errno || end == cl || *end || len != u->size) {
-    int rc = answer(conn, MHD_HTTP_CONTENT_TOO_LARGE, "%s bytes sent, %" PRIu64 " announced\n", cl,
-                    u->size);
+    int rc = sw_artifact_answer(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                                "%s bytes sent, %" PRIu64 " announced\n", cl, u->size);
     free(u);
     return rc;
   }
-  artifact_path(s->db_path, u->sweep, u->run, u->attempt, u->name, u->final, sizeof u->final);
+  sw_artifact_path(s->db_path, u->sweep, u->run, u->attempt, u->name, u->final, sizeof u->final);
   char dir[4700];
   snprintf(dir, sizeof dir, "%s", u->final);
   *strrchr(dir, '/') = '\0';
@@ -455,12 +402,13 @@ static enum MHD_Result upload_begin(struct sw_artifact *s, struct MHD_Connection
   if (sw_fs_mkdir_p(dir, &err)) {
     free(u);
     sw_log_error("artifacts: %s", err.msg);
-    return answer(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot store: %s\n", err.msg);
+    return sw_artifact_answer(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot store: %s\n", err.msg);
   }
   snprintf(u->tmp, sizeof u->tmp, "%s.part", u->final);
   u->fd = open(u->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (u->fd < 0) {
-    int rc = answer(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s: %s\n", u->tmp, strerror(errno));
+    int rc = sw_artifact_answer(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s: %s\n", u->tmp,
+                                strerror(errno));
     free(u);
     return rc;
   }
@@ -521,7 +469,8 @@ static enum MHD_Result on_upload(void *cls, struct MHD_Connection *conn, const c
   if (!u) {
     if (strcmp(method, MHD_HTTP_METHOD_PUT)) {
       *data_size = 0;
-      return answer(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "PUT /upload/RUN/ATTEMPT/NAME only\n");
+      return sw_artifact_answer(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                "PUT /upload/RUN/ATTEMPT/NAME only\n");
     }
     return upload_begin(s, conn, url, con_cls);
   }
@@ -549,8 +498,8 @@ static enum MHD_Result on_upload(void *cls, struct MHD_Connection *conn, const c
     return MHD_YES;
   }
   unsigned status = u->fail ? u->fail : upload_finish(s, u);
-  return status == MHD_HTTP_CREATED ? answer(conn, status, "stored %s\n", u->sha256)
-                                    : answer(conn, status, "%s\n", u->why);
+  return status == MHD_HTTP_CREATED ? sw_artifact_answer(conn, status, "stored %s\n", u->sha256)
+                                    : sw_artifact_answer(conn, status, "%s\n", u->why);
 }
 
 static void on_mhd_error(void *cls, const char *fmt, va_list ap) {
@@ -631,10 +580,24 @@ int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out,
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
   s->port = info ? info->port : opts->port;
-  if (pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {
+  /* The URL workers are told: the given one, else this host's address at the bound port. */
+  char buf[SW_MSG_URL_MAX + 1];
+  if (opts->url) {
+    snprintf(buf, sizeof buf, "%s", opts->url);
+  } else if (opts->bind && !strncmp(opts->bind, "127.", 4)) {
+    snprintf(buf, sizeof buf, "http://%s:%d", opts->bind, s->port);
+  } else {
+    char host[200] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(buf, sizeof buf, "http://%s:%d", host, s->port);
+  }
+  s->url = strdup(buf);
+  if (!s->url || pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {
     MHD_stop_daemon(s->daemon);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
+    free(s->url);
     free(s->db_path);
     free(s);
     return sw_err_set(err, SW_EIO, "artifacts: cannot start the retention thread");
@@ -664,153 +627,4 @@ void sw_artifact_stop(sw_artifact_t **self_p) {
 
 int sw_artifact_port(const sw_artifact_t *self) { return self ? self->port : 0; }
 
-/* ---- downloads (the dashboard's thread) ------------------------------------------------------ */
-
-int sw_artifact_serve(struct MHD_Connection *conn, const char *db_path, const char *url) {
-  static const char *const SQL =
-      "SELECT ar.size, ar.sha256, p.sweep_id FROM artifacts ar JOIN attempts a ON a.id = "
-      "ar.attempt_id JOIN runs r ON r.id = a.run_id JOIN pairs p ON p.id = r.pair_id WHERE "
-      "a.run_id = ?1 AND a.attempt = ?2 AND ar.name = ?3 AND ar.state = 'stored'";
-  sw_store_t *store = NULL;
-  struct sw_err err = {0};
-  struct sw_store_opts so;
-  sw_store_opts_default(&so);
-  so.read_only = 1;
-  if (!sw_fs_exists(db_path) || sw_store_open(db_path, &so, &store, &err))
-    return answer(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no database at %s\n", db_path);
-  enum MHD_Result ret;
-  if (!strncmp(url, "/api/artifacts/", 15)) {
-    char *end;
-    long long id = strtoll(url + 15, &end, 10);
-    json_t *list =
-        end != url + 15 && !*end && id > 0 ? sw_report_artifacts_json(store, id, &err) : NULL;
-    char *text = list ? json_dumps(list, JSON_INDENT(2)) : NULL;
-    json_decref(list);
-    if (!text) {
-      ret = answer(conn,
-                   end == url + 15 || *end ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
-                   "%s\n", err.msg[0] ? err.msg : "expected /api/artifacts/SWEEP");
-    } else {
-      struct MHD_Response *r =
-          MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-      MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-      ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
-      MHD_destroy_response(r);
-    }
-    sw_store_close(&store);
-    return ret;
-  }
-  int64_t run;
-  int attempt;
-  char name[SW_MSG_ARTIFACT_NAME_MAX + 1];
-  if (strncmp(url, "/artifact/", 10) || parse_target(url + 10, &run, &attempt, name, sizeof name)) {
-    sw_store_close(&store);
-    return answer(conn, MHD_HTTP_NOT_FOUND, "expected /artifact/RUN/ATTEMPT/NAME\n");
-  }
-  sqlite3_stmt *st;
-  if (sw_store_stmt(store, SQL, &st, &err)) {
-    sw_store_close(&store);
-    return answer(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s\n", err.msg);
-  }
-  sqlite3_bind_int64(st, 1, run);
-  sqlite3_bind_int64(st, 2, attempt);
-  sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
-  int rc = sqlite3_step(st);
-  uint64_t size = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-  char sha[65] = "";
-  int64_t sweep = 0;
-  if (rc == SQLITE_ROW) {
-    snprintf(sha, sizeof sha, "%s", (const char *)sqlite3_column_text(st, 1));
-    sweep = sqlite3_column_int64(st, 2);
-  }
-  sqlite3_reset(st);
-  sw_store_close(&store);
-  if (rc != SQLITE_ROW) return answer(conn, MHD_HTTP_NOT_FOUND, "no stored artifact %s\n", url);
-  char path[4700];
-  artifact_path(db_path, sweep, run, attempt, name, path, sizeof path);
-  int fd = open(path, O_RDONLY);
-  struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != size) {
-    if (fd >= 0) close(fd);
-    return answer(conn, MHD_HTTP_GONE, "%s: missing or changed on disk\n", path);
-  }
-  struct MHD_Response *r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
-  if (!r) {
-    close(fd);
-    return MHD_NO;
-  }
-  const char *dot = strrchr(name, '.');
-  const char *type = !dot                    ? "application/octet-stream"
-                     : !strcmp(dot, ".json") ? "application/json"
-                     : !strcmp(dot, ".log")  ? "text/plain; charset=utf-8"
-                     : !strcmp(dot, ".png")  ? "image/png"
-                                             : "application/octet-stream";
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  MHD_add_response_header(r, "X-Content-SHA256", sha);
-  ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
-/* ---- command line -------------------------------------------------------------------------- */
-
-int sw_artifact_from_args(int *argc, char **argv, const char *default_db, sw_artifact_t **out,
-                          const char **url_out, struct sw_err *err) {
-  *out = NULL;
-  *url_out = NULL;
-  const char *port_arg = NULL, *bind = NULL, *url = NULL, *db = default_db;
-  int w = 0;
-  for (int i = 0; i < *argc; i++) {
-    const char *a = argv[i];
-    const char **slot = !strcmp(a, "--artifacts")        ? &port_arg
-                        : !strcmp(a, "--artifacts-bind") ? &bind
-                        : !strcmp(a, "--artifacts-url")  ? &url
-                                                         : NULL;
-    if (slot) {
-      if (i + 1 >= *argc) return sw_err_set(err, SW_EINVAL, "%s needs a value", a);
-      *slot = argv[++i];
-      continue;
-    }
-    if (!strcmp(a, "--db") && i + 1 < *argc) db = argv[i + 1];
-    if (!strncmp(a, "--db=", 5)) db = a + 5;
-    argv[w++] = argv[i];
-  }
-  for (int i = w; i < *argc; i++) argv[i] = NULL;
-  *argc = w;
-  if (!port_arg) {
-    if (bind || url)
-      return sw_err_set(err, SW_EINVAL, "%s needs --artifacts PORT",
-                        bind ? "--artifacts-bind" : "--artifacts-url");
-    return 0;
-  }
-  if (url && strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
-    return sw_err_set(err, SW_EINVAL, "--artifacts-url %s: expected an http:// or https:// URL",
-                      url);
-  if (url && strlen(url) > SW_MSG_URL_MAX)
-    return sw_err_set(err, SW_EINVAL, "--artifacts-url: longer than %d bytes", SW_MSG_URL_MAX);
-  char *end;
-  errno = 0;
-  long port = strtol(port_arg, &end, 10);
-  if (errno || end == port_arg || *end || port < 0 || port > 65535)
-    return sw_err_set(err, SW_EINVAL, "--artifacts %s: expected a port number (default %d)",
-                      port_arg, SW_ARTIFACT_DEFAULT_PORT);
-  struct sw_artifact_opts o = {.db_path = db, .bind = bind, .port = (int)port};
-  int rc = sw_artifact_start(&o, out, err);
-  if (rc) return rc;
-  char buf[SW_MSG_URL_MAX + 1];
-  if (url) {
-    snprintf(buf, sizeof buf, "%s", url);
-  } else if (bind && !strncmp(bind, "127.", 4)) {
-    snprintf(buf, sizeof buf, "http://%s:%d", bind, (*out)->port);
-  } else {
-    char host[200] = "localhost";
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    snprintf(buf, sizeof buf, "http://%s:%d", host, (*out)->port);
-  }
-  (*out)->url = strdup(buf);
-  *url_out = (*out)->url;
-  sw_log_info("artifact store on %s:%d (workers told %s), files under the database's artifacts/",
-              bind ? bind : "0.0.0.0", (*out)->port, buf);
-  return 0;
-}
+const char *sw_artifact_url(const sw_artifact_t *self) { return self ? self->url : NULL; }

@@ -32,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "sw_artifact_files.h"
 #include "sw_err.h"
 #include "sw_msg.h"
 #include "sw_spec.h"
@@ -46,6 +47,8 @@ struct sw_artifact_opts {
   const char *db_path; /* the coordinator's database (borrowed; copied) */
   const char *bind;    /* IPv4 address; NULL = 0.0.0.0 (workers upload from other machines) */
   int port;            /* 0 = ephemeral (sw_artifact_port) */
+  const char *url;     /* the URL workers are told (at most SW_MSG_URL_MAX bytes); NULL =
+                        * http://HOSTNAME:PORT, or http://BIND:PORT when bound to 127.x */
 };
 
 /* Loads the key DIR/artifacts/upload.key of the database at db_path, creating the folder and a
@@ -54,8 +57,7 @@ int sw_artifact_key_load(const char *db_path, uint8_t key[SW_ARTIFACT_KEY_LEN], 
 /* The upload token of (run, attempt): 64 lowercase hex digits and a NUL. */
 void sw_artifact_token(const uint8_t key[SW_ARTIFACT_KEY_LEN], uint64_t run_id, uint32_t attempt,
                        char out[SW_MSG_TOKEN_LEN + 1]);
-/* DIR/artifacts of the database at db_path into buf. */
-void sw_artifact_dir(const char *db_path, char *buf, size_t cap);
+/* DIR/artifacts of the database at db_path: sw_artifact_dir (read/sw_artifact_files.h). */
 
 /* Records the artifacts a stored result named (idempotent: a resent result changes nothing), in
  * its own transaction. Files over rules->max_file_mb, or final.ply when rules->final_ply is
@@ -76,19 +78,9 @@ int sw_artifact_retain(sw_store_t *store, const char *db_path, int64_t now_wall_
 int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out, struct sw_err *err);
 void sw_artifact_stop(sw_artifact_t **self_p);
 int sw_artifact_port(const sw_artifact_t *self);
+/* The URL workers are told (borrowed, owned by the server; sw_artifact_opts.url). */
+const char *sw_artifact_url(const sw_artifact_t *self);
 
-/* For the dashboard (sw_http.c): answers GET /artifact/RUN/ATTEMPT/NAME (the stored file,
- * with its sha256 in an X-Content-SHA256 header) and GET /api/artifacts/SWEEP (the list above)
- * on conn, reading the database at db_path. Returns libmicrohttpd's MHD_Result as an int. */
-struct MHD_Connection;
-int sw_artifact_serve(struct MHD_Connection *conn, const char *db_path, const char *url);
-
-/* For `coordinator` and `local`: removes `--artifacts PORT`, `--artifacts-bind ADDR` and
- * `--artifacts-url URL` from argv and, with --artifacts, starts the server on the database
- * named by --db (left in argv) or default_db. *url_out receives the URL workers are told (the
- * --artifacts-url, else http://HOSTNAME:PORT, or http://127.0.0.1:PORT when bound to loopback);
- * it is owned by the server. *out stays NULL without --artifacts. */
-int sw_artifact_from_args(int *argc, char **argv, const char *default_db, sw_artifact_t **out,
-                          const char **url_out, struct sw_err *err);
+/* The dashboard's downloads: sw_artifact_serve (read/sw_artifact_files.h). */
 
 #endif

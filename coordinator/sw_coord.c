@@ -19,6 +19,8 @@
 #include "sw_codec.h"
 #include "sw_fs.h"
 #include "sw_hostlock.h"
+#include "sw_json.h"
+#include "sw_keys.h"
 #include "sw_log.h"
 #include "sw_notify.h"
 #include "sw_reader.h"
@@ -26,7 +28,7 @@
 #include "sw_sched.h"
 #include "sw_spec.h"
 #include "sw_store.h"
-#include "sw_worker.h" /* sw_curve_read_key */
+#include "sw_watch.h"
 #include "sw_zap.h"
 
 #define LAT_MAX 100000 /* Ready->Assign latencies kept for percentiles (a ring) */
@@ -649,91 +651,6 @@ int sw_coord_submit(sw_coord_t *c, const char *yaml, const char *file_name, int6
   return rc;
 }
 
-/* A JSON string's text, or def when it is absent or not a string. */
-static const char *jstr(const json_t *v, const char *def) {
-  return json_is_string(v) ? json_string_value(v) : def;
-}
-
-/* A short text rendering of the status JSON for terminals. */
-static char *status_text(json_t *st) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  size_t i;
-  json_t *sw;
-  json_t *sto = json_object_get(st, "store");
-  if (json_is_true(json_object_get(sto, "failing"))) {
-    time_t since = (time_t)(json_integer_value(json_object_get(sto, "failing_since_ms")) / 1000);
-    struct tm tm;
-    char when[32] = "?";
-    if (localtime_r(&since, &tm)) strftime(when, sizeof when, "%H:%M:%S", &tm);
-    fprintf(f,
-            "store: FAILING since %s (%" JSON_INTEGER_FORMAT " failures, %" JSON_INTEGER_FORMAT
-            " results not stored yet, kept by their workers); last: %s\n",
-            when, json_integer_value(json_object_get(sto, "failures")),
-            json_integer_value(json_object_get(sto, "results_not_stored")),
-            jstr(json_object_get(sto, "last_error"), "?"));
-  } else if (json_integer_value(json_object_get(sto, "failures")) > 0) {
-    fprintf(f, "store: ok (%" JSON_INTEGER_FORMAT " failures since start; last: %s)\n",
-            json_integer_value(json_object_get(sto, "failures")),
-            jstr(json_object_get(sto, "last_error"), "?"));
-  }
-  if (json_is_string(json_object_get(st, "sweeps_unavailable")))
-    fprintf(f, "sweeps: cannot be read from the store: %s\n",
-            json_string_value(json_object_get(st, "sweeps_unavailable")));
-  json_array_foreach(json_object_get(st, "sweeps"), i, sw) {
-    fprintf(f, "sweep %" JSON_INTEGER_FORMAT " %s: %s\n",
-            json_integer_value(json_object_get(sw, "id")), jstr(json_object_get(sw, "name"), "?"),
-            jstr(json_object_get(sw, "status"), "?"));
-    json_t *sp = json_object_get(sw, "pairs");
-    if (json_is_object(sp))
-      fprintf(f,
-              "  %s done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
-              " (leased %" JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT
-              ", failed %" JSON_INTEGER_FORMAT ")\n",
-              json_is_string(json_object_get(sw, "kind")) &&
-                      !strcmp(json_string_value(json_object_get(sw, "kind")), "grid")
-                  ? "runs"
-                  : "pairs",
-              json_integer_value(json_object_get(sp, "done")),
-              json_integer_value(json_object_get(sp, "total")),
-              json_integer_value(json_object_get(sp, "leased")),
-              json_integer_value(json_object_get(sp, "pending")),
-              json_integer_value(json_object_get(sp, "failed")));
-    size_t k;
-    json_t *g;
-    json_array_foreach(json_object_get(sw, "gates"), k, g) {
-      json_t *p = json_object_get(g, "pairs");
-      fprintf(f,
-              "  gate %s: %s%s%s  pairs done %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
-              " (leased %" JSON_INTEGER_FORMAT ", pending %" JSON_INTEGER_FORMAT ")\n",
-              jstr(json_object_get(g, "name"), "?"), jstr(json_object_get(g, "status"), "?"),
-              json_is_string(json_object_get(g, "verdict")) ? ", verdict " : "",
-              jstr(json_object_get(g, "verdict"), ""),
-              json_integer_value(json_object_get(p, "done")),
-              json_integer_value(json_object_get(p, "total")),
-              json_integer_value(json_object_get(p, "leased")),
-              json_integer_value(json_object_get(p, "pending")));
-    }
-  }
-  json_t *co = json_object_get(st, "coordinator");
-  json_t *ss;
-  json_array_foreach(json_object_get(co, "sessions"), i, ss) {
-    fprintf(f,
-            "worker %s: %s lease %" JSON_INTEGER_FORMAT " run %" JSON_INTEGER_FORMAT
-            " iter %" JSON_INTEGER_FORMAT " runs finished %" JSON_INTEGER_FORMAT "\n",
-            jstr(json_object_get(ss, "id"), "?"),
-            json_is_true(json_object_get(ss, "waiting")) ? "waiting" : "busy",
-            json_integer_value(json_object_get(ss, "lease")),
-            json_integer_value(json_object_get(ss, "run")),
-            json_integer_value(json_object_get(ss, "iter")),
-            json_integer_value(json_object_get(ss, "runs_finished")));
-  }
-  fclose(f);
-  return buf;
-}
-
 /* key: the connection's User-Id (borrowed; NULL when insecure). With CurveZMQ only a submitter
  * key may submit or cancel; a viewer's request is answered with Error. */
 static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw_msg *m,
@@ -767,7 +684,7 @@ static void handle_control(sw_coord_t *c, const void *rid, size_t len, struct sw
     if (m->u.status_req.format == SW_FMT_JSON)
       owned = json_dumps(st, JSON_COMPACT);
     else
-      owned = status_text(st);
+      owned = sw_watch_status_text(st);
     json_decref(st);
     sw_msg_init(&r, SW_MSG_STATUS_REP);
     r.u.status_rep.format = m->u.status_req.format == SW_FMT_JSON ? SW_FMT_JSON : SW_FMT_TEXT;
@@ -1203,16 +1120,12 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
                       "--insecure is required");
       goto fail;
     }
-    char p[4200];
-    snprintf(p, sizeof p, "%s/secret.key", o->keys_dir);
-    if ((rc = sw_curve_read_key(p, c->secret_key, err))) goto fail;
-    snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
-    if ((rc = sw_curve_read_key(p, c->public_key, err))) goto fail;
+    if ((rc = sw_keys_load(o->keys_dir, c->public_key, c->secret_key, NULL, err))) goto fail;
     /* The handler is bound before either socket binds: libzmq admits every CURVE client
      * while no ZAP handler runs. */
     if ((rc = sw_zap_start(zmq_ctx, o->keys_dir, &c->zap, err))) goto fail;
   }
-  const char *db = o->db_path ? o->db_path : SW_COORD_DEFAULT_DB;
+  const char *db = o->db_path ? o->db_path : SW_STORE_DEFAULT_PATH;
   {
     /* The default database's folder (results/) is made on first use; a --db names a place the
      * user chose, whose folder must exist: a typo must not create a store nobody finds. */

@@ -37,13 +37,11 @@ typedef struct sw_coord sw_coord_t;
 /* How long one statement of the daemon waits on a locked database before failing (retried). */
 #define SW_COORD_BUSY_MS 200
 
-/* The database used when no --db is given; its folder is created on first use. */
-#define SW_COORD_DEFAULT_DB "results/splatsweep.db"
-
 struct sw_coord_opts {
   const char *bind_work;             /* default tcp://0.0.0.0:7710 (all interfaces) */
   const char *bind_control;          /* default tcp://0.0.0.0:7711 */
-  const char *db_path;               /* NULL: SW_COORD_DEFAULT_DB; else its folder must exist */
+  const char *db_path;               /* NULL: SW_STORE_DEFAULT_PATH (its folder is made on
+                                      * first use); else its folder must exist */
   const char *keys_dir;              /* public.key, secret.key, authorized/; NULL = none */
   int insecure;                      /* plain TCP; required when keys_dir is NULL */
   int heartbeat_ms;                  /* default 1000 */

@@ -22,6 +22,10 @@
 
 #include "sw_err.h"
 
+/* The database every command and daemon uses when no --db names another, relative to the
+ * working directory: results/ is the git-ignored home of databases and reports. */
+#define SW_STORE_DEFAULT_PATH "results/splatsweep.db"
+
 /* The schema version this build writes; see docs/store.md for what each version added. */
 #define SW_STORE_SCHEMA_VERSION 5
 

@@ -13,7 +13,7 @@
 #include <zmq.h>
 
 #include "sw_log.h"
-#include "sw_worker.h" /* sw_curve_read_key */
+#include "sw_keys.h"
 
 #define MAX_KEYS 4096
 #define ZAP_FRAMES 7 /* version, request id, domain, address, identity, mechanism, credentials */
@@ -187,7 +187,7 @@ static int load_dir(struct key_list *l, const char *keys_dir, const char *sub, s
     else if (strlen(e->d_name) > SW_ZAP_USER_ID_MAX)
       rc = sw_err_set(err, SW_EINVAL, "%s: key file name longer than %d bytes", path,
                       SW_ZAP_USER_ID_MAX);
-    else if (sw_curve_read_key(path, key, err))
+    else if (sw_keys_read(path, key, err))
       rc = SW_EINVAL;
     else {
       snprintf(l->names[l->n_keys], sizeof l->names[0], "%s", e->d_name);

@@ -1,10 +1,10 @@
 # tests/analysis.cmake: unit tests of the Pareto data, the audits and the HTTP dashboard.
 sw_add_check_test(test_pareto SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_pareto.c
-                  LIBS sw_analysis sw_coordcore)
+                  LIBS sw_cli sw_read sw_coordcore)
 sw_add_check_test(test_audit SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_audit.c
-                  LIBS sw_analysis sw_coordcore)
+                  LIBS sw_cli sw_read sw_coordcore)
 sw_add_check_test(test_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_http.c
-                  LIBS sw_analysis sw_coordcore PkgConfig::CURL)
+                  LIBS sw_cli sw_read sw_coordcore PkgConfig::CURL)
 
 # The `splatsweep` front end of the same code: pareto and audit are dispatched (exit 2 on a
 # missing database, usage names --reference), and --http is taken out of the arguments of
@@ -20,4 +20,4 @@ if(TARGET splatsweep)
     $s local /nonexistent.yaml --http 0 --db /nonexistent/x.db; test $? -eq 2 || exit 1")
 endif()
 sw_add_check_test(test_artifact SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_artifact.c
-                  LIBS sw_analysis sw_coordcore)
+                  LIBS sw_artifact sw_read sw_coordcore)

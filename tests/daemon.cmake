@@ -4,7 +4,7 @@ add_executable(fake_trainer ${CMAKE_CURRENT_LIST_DIR}/fake_trainer.c)
 target_link_libraries(fake_trainer PRIVATE sw_util PkgConfig::GSL PkgConfig::JANSSON)
 
 add_executable(frame_poke ${CMAKE_CURRENT_LIST_DIR}/integration/frame_poke.c)
-target_link_libraries(frame_poke PRIVATE sw_wire sw_util PkgConfig::ZMQ)
+target_link_libraries(frame_poke PRIVATE sw_wire sw_keys sw_util PkgConfig::ZMQ)
 
 # sw_it_add(NAME SCRIPT PORT): an integration test driver; each gets its own loopback ports.
 function(sw_it_add name script port)

@@ -21,6 +21,7 @@
 #include "sw_fs.h"
 #include "sw_gpu.h"
 #include "sw_hostlock.h"
+#include "sw_keys.h"
 #include "sw_log.h"
 #include "sw_runner.h"
 #include "sw_sampler.h"
@@ -93,29 +94,6 @@ struct worker {
 };
 
 static int64_t now_ms(void) { return sw_clock_mono_ms(); }
-
-/* ---- keys ---------------------------------------------------------------------------------- */
-
-int sw_curve_read_key(const char *path, char key[41], struct sw_err *err) {
-  char *data = NULL;
-  size_t len = 0;
-  int rc = sw_fs_read_all(path, &data, &len, err);
-  if (rc) return rc;
-  char *p = data;
-  while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
-  size_t n = 0;
-  while (p[n] && p[n] != ' ' && p[n] != '\n' && p[n] != '\r' && p[n] != '\t') n++;
-  uint8_t raw[32];
-  if (n != 40) {
-    free(data);
-    return sw_err_set(err, SW_EINVAL, "%s: expected a 40-character z85 key", path);
-  }
-  memcpy(key, p, 40);
-  key[40] = '\0';
-  free(data);
-  if (!zmq_z85_decode(raw, key)) return sw_err_set(err, SW_EINVAL, "%s: not a valid z85 key", path);
-  return 0;
-}
 
 /* ---- sending ------------------------------------------------------------------------------- */
 
@@ -955,13 +933,7 @@ static int setup(struct worker *w, struct sw_err *err) {
     if (!o->keys_dir)
       return sw_err_set(err, SW_EINVAL,
                         "worker: --keys DIR (CurveZMQ) or an explicit --insecure is required");
-    char p[4200];
-    snprintf(p, sizeof p, "%s/public.key", o->keys_dir);
-    int rc = sw_curve_read_key(p, w->public_key, err);
-    snprintf(p, sizeof p, "%s/secret.key", o->keys_dir);
-    if (!rc) rc = sw_curve_read_key(p, w->secret_key, err);
-    snprintf(p, sizeof p, "%s/coordinator.pub", o->keys_dir);
-    if (!rc) rc = sw_curve_read_key(p, w->server_key, err);
+    int rc = sw_keys_load(o->keys_dir, w->public_key, w->secret_key, w->server_key, err);
     if (rc) {
       sw_err_prefix(err, "worker keys");
       return rc;

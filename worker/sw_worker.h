@@ -51,8 +51,4 @@ struct sw_worker_opts {
  * protocol version, SW_ENET for socket failures. */
 int sw_worker_run(void *zmq_ctx, const struct sw_worker_opts *opts, struct sw_err *err);
 
-/* Reads a z85 key file (40 characters, surrounding whitespace allowed) into key (41 bytes).
- * Returns 0, SW_ENOTFOUND or SW_EINVAL. Shared by the coordinator and the worker. */
-int sw_curve_read_key(const char *path, char key[41], struct sw_err *err);
-
 #endif

@@ -27,6 +27,7 @@
 #include <zmq.h>
 
 #include "sw_codec.h"
+#include "sw_keys.h"
 
 /* The next message on s within 5 s, decoded into m: 0, 1 when none came, or the codec's error
  * (err set; m then needs no clearing). */
@@ -61,17 +62,6 @@ static int expect_reject(void *s, enum sw_reject_code want) {
 }
 
 /* The first 40 characters (a z85 key) of path into key; 0 or -1. */
-static int read_key(const char *dir, const char *name, char key[41]) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  size_t n = fread(key, 1, 40, f);
-  fclose(f);
-  key[40] = '\0';
-  return n == 40 ? 0 : -1;
-}
-
 /* Sends a RunFinished for someone else's lease and reports whether an Ack came back. */
 static int impersonate(void *s, const char *lease, const char *run) {
   struct sw_msg m;
@@ -226,9 +216,9 @@ int main(int argc, char **argv) {
     zmq_setsockopt(s, ZMQ_ROUTING_ID, argv[3], strlen(argv[3]));
     if (argc > 6) {
       char pub[41], sec[41], srv[41];
-      if (read_key(argv[6], "public.key", pub) || read_key(argv[6], "secret.key", sec) ||
-          read_key(argv[6], "coordinator.pub", srv)) {
-        fprintf(stderr, "frame_poke: cannot read the keys of %s\n", argv[6]);
+      struct sw_err kerr = {0};
+      if (sw_keys_load(argv[6], pub, sec, srv, &kerr)) {
+        fprintf(stderr, "frame_poke: cannot read the keys of %s: %s\n", argv[6], kerr.msg);
         return 1;
       }
       zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, srv, 40);

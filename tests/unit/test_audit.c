@@ -1,4 +1,4 @@
-/* test_audit.c: Check suite for the reproducibility audit (coordinator/sw_audit.h). Sweeps are
+/* test_audit.c: Check suite for the reproducibility audit (read/sw_audit.h). Sweeps are
  * run through the scheduler with a fake worker that reports synthetic results: a clean series,
  * and series where one run has a different trainer binary, no window samples, a different
  * config hash, or another GPU driver on the same machine; a gate and two re-measurements of its
@@ -17,6 +17,7 @@
 #include "fixture_result.h"
 #include "sw_noise.h"
 #include "sw_sched.h"
+#include "sw_cmd.h"
 #include "sw_store.h"
 
 static char g_dir[64];
@@ -415,24 +416,24 @@ START_TEST(command_line_exit_codes) {
   snprintf(id_bin, sizeof id_bin, "%lld", (long long)g_id[BINARY]);
   snprintf(id_ok, sizeof id_ok, "%lld", (long long)g_id[REMEASURE_OK]);
   char *a1[] = {"audit", id_clean, "--db", g_db, NULL};
-  ck_assert_int_eq(sw_audit_cli(4, a1), 0);
+  ck_assert_int_eq(sw_cmd_audit(4, a1), 0);
   char *a2[] = {"audit", id_bin, "--db", g_db, "--format", "json", NULL};
-  ck_assert_int_eq(sw_audit_cli(6, a2), 1);
+  ck_assert_int_eq(sw_cmd_audit(6, a2), 1);
   char *a3[] = {"audit", "remeasure-ok", "--db", g_db, "--reference", "gate", NULL};
-  ck_assert_int_eq(sw_audit_cli(6, a3), 0);
+  ck_assert_int_eq(sw_cmd_audit(6, a3), 0);
   char *a4[] = {"audit", "remeasure-bad", "--db", g_db, "--reference", "gate", NULL};
-  ck_assert_int_eq(sw_audit_cli(6, a4), 1);
+  ck_assert_int_eq(sw_cmd_audit(6, a4), 1);
   char *a5[] = {"audit", "remeasure-bad", "--db", g_db, "--reference",
                 "gate",  "--tolerance",   "0.03", NULL};
-  ck_assert_int_eq(sw_audit_cli(8, a5), 0);
+  ck_assert_int_eq(sw_cmd_audit(8, a5), 0);
   char *a6[] = {"audit", "--db", g_db, "--reference", "gate", NULL};
-  ck_assert_int_eq(sw_audit_cli(5, a6), 2);
+  ck_assert_int_eq(sw_cmd_audit(5, a6), 2);
   char *a7[] = {"audit", "nosuch", "--db", g_db, NULL};
-  ck_assert_int_eq(sw_audit_cli(4, a7), 2);
+  ck_assert_int_eq(sw_cmd_audit(4, a7), 2);
   char *a8[] = {"audit", id_ok, "--db", g_db, "--reference", "gate", "--tolerance", "-1", NULL};
-  ck_assert_int_eq(sw_audit_cli(8, a8), 2);
+  ck_assert_int_eq(sw_cmd_audit(8, a8), 2);
   char *a9[] = {"audit", "--db", "/nonexistent/a.db", NULL};
-  ck_assert_int_eq(sw_audit_cli(3, a9), 2);
+  ck_assert_int_eq(sw_cmd_audit(3, a9), 2);
 }
 END_TEST
 

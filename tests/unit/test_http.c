@@ -1,4 +1,4 @@
-/* test_http.c: Check suite for the HTTP dashboard (coordinator/sw_http.h). A store with a
+/* test_http.c: Check suite for the HTTP dashboard (read/sw_http.h). A store with a
  * finished grid sweep is served on an ephemeral loopback port and fetched with libcurl: every
  * route's status code, content type and content, 404 for unknown paths and sweeps, 405 for
  * writes, 503 while the database does not exist, a sweep written by another connection after
@@ -17,6 +17,7 @@
 #include "sw_http.h"
 #include "fixture_result.h"
 #include "sw_sched.h"
+#include "sw_cmd.h"
 #include "sw_store.h"
 
 static char g_dir[64];
@@ -444,7 +445,7 @@ START_TEST(command_line_option) {
   int argc = 6;
   sw_http_t *h = NULL;
   struct sw_err err = {0};
-  ck_assert_msg(sw_http_from_args(&argc, argv, "results/splatsweep.db", &h, &err) == 0, "%s",
+  ck_assert_msg(sw_cmd_http_from_args(&argc, argv, SW_STORE_DEFAULT_PATH, &h, &err) == 0, "%s",
                 err.msg);
   ck_assert_int_eq(argc, 4); /* --http 0 removed, the rest left for the daemon's parser */
   ck_assert_str_eq(argv[3], "--insecure");
@@ -457,23 +458,23 @@ START_TEST(command_line_option) {
 
   char *plain[] = {"local", "spec.yaml", NULL};
   argc = 2;
-  ck_assert_int_eq(sw_http_from_args(&argc, plain, "x.db", &h, &err), 0);
+  ck_assert_int_eq(sw_cmd_http_from_args(&argc, plain, "x.db", &h, &err), 0);
   ck_assert_ptr_null(h);
   ck_assert_int_eq(argc, 2);
   char *badport[] = {"local", "--http", "web", NULL};
   argc = 3;
-  ck_assert_int_eq(sw_http_from_args(&argc, badport, "x.db", &h, &err), SW_EINVAL);
+  ck_assert_int_eq(sw_cmd_http_from_args(&argc, badport, "x.db", &h, &err), SW_EINVAL);
   char *noval[] = {"local", "--http", NULL};
   argc = 2;
-  ck_assert_int_eq(sw_http_from_args(&argc, noval, "x.db", &h, &err), SW_EINVAL);
+  ck_assert_int_eq(sw_cmd_http_from_args(&argc, noval, "x.db", &h, &err), SW_EINVAL);
   char *bindonly[] = {"local", "--http-bind=127.0.0.1", NULL};
   argc = 2;
-  ck_assert_int_eq(sw_http_from_args(&argc, bindonly, "x.db", &h, &err), SW_EINVAL);
+  ck_assert_int_eq(sw_cmd_http_from_args(&argc, bindonly, "x.db", &h, &err), SW_EINVAL);
   char dbarg[200];
   snprintf(dbarg, sizeof dbarg, "--db=%s", g_db);
   char *eq[] = {"coordinator", "--http=0", "--http-bind=127.0.0.1", dbarg, NULL};
   argc = 4;
-  ck_assert_int_eq(sw_http_from_args(&argc, eq, "x.db", &h, &err), 0);
+  ck_assert_int_eq(sw_cmd_http_from_args(&argc, eq, "x.db", &h, &err), 0);
   ck_assert_int_eq(argc, 2);
   ck_assert_str_eq(eq[1], dbarg);
   f = fetch(sw_http_port(h), "/api/report/1", NULL);

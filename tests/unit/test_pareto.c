@@ -1,4 +1,4 @@
-/* test_pareto.c: Check suite for the Pareto data (coordinator/sw_pareto.h). Two grid sweeps,
+/* test_pareto.c: Check suite for the Pareto data (read/sw_pareto.h). Two grid sweeps,
  * "ours" and a slower competing exec trainer "theirs", each at 1000 and 2000 iterations with
  * two repeats and checkpoints at 500 / 1000 / 2000, plus a small gate, are run through the
  * scheduler with a fake worker that reports synthetic results; the points, their aggregation,
@@ -16,6 +16,7 @@
 #include "sw_pareto.h"
 #include "fixture_result.h"
 #include "sw_sched.h"
+#include "sw_cmd.h"
 #include "sw_spec.h"
 #include "sw_store.h"
 
@@ -443,20 +444,20 @@ START_TEST(command_line) {
   char out[200];
   snprintf(out, sizeof out, "%s/front.csv", g_dir);
   char *a1[] = {"pareto", "ours", "--db", g_db, "--format", "csv", "-o", out, NULL};
-  ck_assert_int_eq(sw_pareto_cli(8, a1), 0);
+  ck_assert_int_eq(sw_cmd_pareto(8, a1), 0);
   char *csv = NULL;
   ck_assert_int_eq(sw_fs_read_all(out, &csv, NULL, NULL), 0);
   ck_assert_ptr_nonnull(strstr(csv, ":ours\""));
   ck_assert_ptr_null(strstr(csv, "theirs"));
   free(csv);
   char *a2[] = {"pareto", "nosuch", "--db", g_db, NULL};
-  ck_assert_int_eq(sw_pareto_cli(4, a2), 2);
+  ck_assert_int_eq(sw_cmd_pareto(4, a2), 2);
   char *a3[] = {"pareto", "--db", g_db, "--format", "pdf", NULL};
-  ck_assert_int_eq(sw_pareto_cli(5, a3), 2);
+  ck_assert_int_eq(sw_cmd_pareto(5, a3), 2);
   char *a4[] = {"pareto", "--db", "/nonexistent/x.db", NULL};
-  ck_assert_int_eq(sw_pareto_cli(3, a4), 2);
+  ck_assert_int_eq(sw_cmd_pareto(3, a4), 2);
   char *a5[] = {"pareto", "--db", g_db, "--compare", "ours", NULL};
-  ck_assert_int_eq(sw_pareto_cli(5, a5), 2);
+  ck_assert_int_eq(sw_cmd_pareto(5, a5), 2);
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-/* test_report.c: Check suite for the reports (coordinator/sw_report.h): a gate sweep and a grid
+/* test_report.c: Check suite for the reports (read/sw_report.h): a gate sweep and a grid
  * sweep are run through the scheduler with fake workers, then the report is read back from the
  * store in JSON (the DESIGN.md section 10 shape), text, Markdown and HTML (Chart.js embedded
  * at build time, a chart area for every gate and grid), plus error paths. */

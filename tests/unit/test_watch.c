@@ -1,4 +1,4 @@
-/* test_watch.c: Check suite for `splatsweep watch`'s rendering (coordinator/sw_watch.h): which
+/* test_watch.c: Check suite for `splatsweep watch`'s rendering (read/sw_watch.h): which
  * sweep it follows, the exit code a finished sweep gives, and the screen drawn from a status
  * JSON (a gate bar with the forming verdict, a worker bar with the current run's iterations). */
 #include <check.h>

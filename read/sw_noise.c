@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "sw_gate.h"
+#include "sw_json.h"
 
 struct machine {
   char *name;
@@ -39,8 +40,6 @@ static void add_obs(struct machine *m, double cv, int df) {
   }
   m->obs[m->n++] = (struct sw_gate_noise_obs){cv, df};
 }
-
-static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 json_t *sw_noise_json(sw_store_t *store, const char *metric, struct sw_err *err) {
   /* The off runs of finished gates on the metric, with their machine, grouped by gate and
@@ -111,12 +110,12 @@ json_t *sw_noise_json(sw_store_t *store, const char *metric, struct sw_err *err)
     struct sw_err e2 = {0};
     if (sw_gate_noise_assess(ms[i].obs, (size_t)ms[i].n, 0.01, &nz, &e2)) continue;
     json_t *o = json_pack("{s:s,s:i}", "machine", ms[i].name, "gates", nz.n_obs);
-    json_object_set_new(o, "cv_recent", num_or_null(nz.cv_recent));
-    json_object_set_new(o, "cv_history", num_or_null(nz.cv_history));
-    json_object_set_new(o, "ratio", num_or_null(nz.ratio));
-    json_object_set_new(o, "p", num_or_null(nz.p));
+    json_object_set_new(o, "cv_recent", sw_json_real_or_null(nz.cv_recent));
+    json_object_set_new(o, "cv_history", sw_json_real_or_null(nz.cv_history));
+    json_object_set_new(o, "ratio", sw_json_real_or_null(nz.ratio));
+    json_object_set_new(o, "p", sw_json_real_or_null(nz.p));
     json_object_set_new(o, "jumped", json_boolean(nz.jumped));
-    json_object_set_new(o, "cv_plan", num_or_null(nz.cv_plan));
+    json_object_set_new(o, "cv_plan", sw_json_real_or_null(nz.cv_plan));
     json_array_append_new(arr, o);
     if (nz.jumped) json_array_append_new(jumped, json_string(ms[i].name));
     if (isfinite(nz.cv_plan)) {

@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <sodium.h>
 
-#include "sw_artifact.h"
+#include "sw_artifact_files.h"
 #include "sw_audit.h"
 #include "sw_clock.h"
 #include "sw_dash.h"
@@ -515,48 +515,3 @@ void sw_http_stop(sw_http_t **self_p) {
 }
 
 int sw_http_port(const sw_http_t *self) { return self ? self->port : 0; }
-
-int sw_http_from_args(int *argc, char **argv, const char *default_db, sw_http_t **out,
-                      struct sw_err *err) {
-  *out = NULL;
-  const char *port_arg = NULL, *bind = NULL, *db = default_db;
-  int w = 0;
-  for (int i = 0; i < *argc; i++) {
-    const char *a = argv[i];
-    const char **slot = !strcmp(a, "--http") ? &port_arg : !strcmp(a, "--http-bind") ? &bind : NULL;
-    if (slot) {
-      if (i + 1 >= *argc) return sw_err_set(err, SW_EINVAL, "%s needs a value", a);
-      *slot = argv[++i];
-      continue;
-    }
-    if (!strncmp(a, "--http=", 7) || !strncmp(a, "--http-bind=", 12)) {
-      *(a[6] == '=' ? &port_arg : &bind) = strchr(a, '=') + 1;
-      continue;
-    }
-    if (!strcmp(a, "--db") && i + 1 < *argc) db = argv[i + 1];
-    if (!strncmp(a, "--db=", 5)) db = a + 5;
-    argv[w++] = argv[i];
-  }
-  for (int i = w; i < *argc; i++) argv[i] = NULL;
-  *argc = w;
-  if (!port_arg) {
-    if (bind) return sw_err_set(err, SW_EINVAL, "--http-bind %s needs --http PORT", bind);
-    return 0;
-  }
-  char *end;
-  errno = 0;
-  long port = strtol(port_arg, &end, 10);
-  if (errno || end == port_arg || *end || port < 0 || port > 65535)
-    return sw_err_set(err, SW_EINVAL, "--http %s: expected a port number (default %d)", port_arg,
-                      SW_HTTP_DEFAULT_PORT);
-  struct sw_http_opts o = {.db_path = db, .bind = bind, .port = (int)port};
-  int rc = sw_http_start(&o, out, err);
-  if (!rc && sw_http_token_required(*out))
-    sw_log_info("dashboard on http://%s:%d/?token=%s (the token is required off loopback; it "
-                "is kept in %s.http-token)",
-                bind, sw_http_port(*out), sw_http_token(*out), db);
-  else if (!rc)
-    sw_log_info("dashboard on http://%s:%d/ (token %s, needed only off loopback)",
-                bind ? bind : "127.0.0.1", sw_http_port(*out), sw_http_token(*out));
-  return rc;
-}

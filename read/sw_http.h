@@ -58,11 +58,4 @@ int sw_http_token_required(const sw_http_t *self);
  * swaps a pointer under a mutex. NULL-safe. */
 void sw_http_publish(void *self, const char *status_json);
 
-/* For the `coordinator` and `local` commands: removes `--http PORT` and `--http-bind ADDR` from
- * argv (updating *argc) and, when --http was given, starts the dashboard on the database named
- * by --db (left in argv) or default_db. *out stays NULL without --http. Returns 0, or a
- * negative code with the reason in err (bad port, bind failure). */
-int sw_http_from_args(int *argc, char **argv, const char *default_db, sw_http_t **out,
-                      struct sw_err *err);
-
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sw_html.h"
+#include "sw_json.h"
 #include "sw_pareto.h"
 #include "sw_spec.h"
 
@@ -474,16 +475,6 @@ json_t *sw_report_artifacts_json(sw_store_t *store, int64_t sweep_id, struct sw_
 
 /* ---- text and Markdown -------------------------------------------------------------------- */
 
-static double num(const json_t *o, const char *k) {
-  const json_t *v = json_object_get(o, k);
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *str(const json_t *o, const char *k, const char *def) {
-  const json_t *v = json_object_get(o, k);
-  return json_is_string(v) ? json_string_value(v) : def;
-}
-
 static void fmt_num(char *buf, size_t len, double v, int digits) {
   if (isnan(v))
     snprintf(buf, len, "-");
@@ -492,37 +483,39 @@ static void fmt_num(char *buf, size_t len, double v, int digits) {
 }
 
 static double run_metric(const json_t *run, const char *metric) {
-  return num(json_object_get(run, "metrics"), metric);
+  return sw_json_num(json_object_get(run, "metrics"), metric);
 }
 
 /* One-word flags of a run: contaminated / invalid / failed ... */
 static const char *run_flag(const json_t *run) {
-  const char *st = str(run, "status", "pending");
+  const char *st = sw_json_str(json_object_get(run, "status"), "pending");
   return strcmp(st, "ok") == 0 ? "" : st;
 }
 
 static void print_gate(FILE *out, const json_t *g, int md) {
-  const char *verdict = str(g, "verdict", "inconclusive");
-  const char *metric = str(g, "metric", "train_s"), *gm = str(g, "guard_metric", "psnr_db");
+  const char *verdict = sw_json_str(json_object_get(g, "verdict"), "inconclusive");
+  const char *metric = sw_json_str(json_object_get(g, "metric"), "train_s"),
+             *gm = sw_json_str(json_object_get(g, "guard_metric"), "psnr_db");
   char d[32], t[32];
-  fmt_num(d, sizeof d, 100 * num(g, "delta"), 2);
-  fmt_num(t, sizeof t, 100 * num(g, "threshold"), 2);
+  fmt_num(d, sizeof d, 100 * sw_json_num(g, "delta"), 2);
+  fmt_num(t, sizeof t, 100 * sw_json_num(g, "threshold"), 2);
   if (md)
-    fprintf(out, "### Gate `%s`: **%s**%s\n\n", str(g, "name", "?"), verdict,
-            json_is_true(json_object_get(g, "final")) ? "" : " (not final)");
+    fprintf(out, "### Gate `%s`: **%s**%s\n\n", sw_json_str(json_object_get(g, "name"), "?"),
+            verdict, json_is_true(json_object_get(g, "final")) ? "" : " (not final)");
   else
-    fprintf(out, "  gate %s: %s%s (%s)\n", str(g, "name", "?"), verdict,
-            json_is_true(json_object_get(g, "final")) ? "" : " (not final)", str(g, "status", ""));
+    fprintf(out, "  gate %s: %s%s (%s)\n", sw_json_str(json_object_get(g, "name"), "?"), verdict,
+            json_is_true(json_object_get(g, "final")) ? "" : " (not final)",
+            sw_json_str(json_object_get(g, "status"), ""));
   const json_t *inc = json_object_get(g, "incomplete");
   if (json_is_object(inc))
     fprintf(out,
             md ? "**Incomplete: %lld of %lld planned pairs usable.**\n\n"
                : "    incomplete: %lld of %lld planned pairs usable\n",
-            (long long)num(inc, "usable"), (long long)num(inc, "planned"));
+            (long long)sw_json_num(inc, "usable"), (long long)sw_json_num(inc, "planned"));
   const json_t *guard = json_object_get(g, "guard");
   char go[32], gn[32];
-  fmt_num(go, sizeof go, num(guard, "off_mean"), 3);
-  fmt_num(gn, sizeof gn, num(guard, "on_mean"), 3);
+  fmt_num(go, sizeof go, sw_json_num(guard, "off_mean"), 3);
+  fmt_num(gn, sizeof gn, sw_json_num(guard, "on_mean"), 3);
   const char *gpass = !json_is_object(guard) || !json_is_true(json_object_get(guard, "evaluated"))
                           ? "not evaluated"
                       : json_is_true(json_object_get(guard, "pass")) ? "pass"
@@ -570,11 +563,15 @@ static void print_gate(FILE *out, const json_t *g, int md) {
       snprintf(flags + used, sizeof flags - used, " attempt %lld",
                (long long)json_integer_value(json_object_get(p, "attempt")));
     if (md)
-      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", idx, str(p, "worker", "-"),
-              str(p, "order", ""), a, b, c, e, str(p, "status", ""), flags);
+      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", idx,
+              sw_json_str(json_object_get(p, "worker"), "-"),
+              sw_json_str(json_object_get(p, "order"), ""), a, b, c, e,
+              sw_json_str(json_object_get(p, "status"), ""), flags);
     else
-      fprintf(out, "    %-5s %-14s %-7s %12s %12s %10s %10s  %-9s %s\n", idx, str(p, "worker", "-"),
-              str(p, "order", ""), a, b, c, e, str(p, "status", ""), flags);
+      fprintf(out, "    %-5s %-14s %-7s %12s %12s %10s %10s  %-9s %s\n", idx,
+              sw_json_str(json_object_get(p, "worker"), "-"),
+              sw_json_str(json_object_get(p, "order"), ""), a, b, c, e,
+              sw_json_str(json_object_get(p, "status"), ""), flags);
   }
   fputs("\n", out);
 }
@@ -598,13 +595,16 @@ static void print_points(FILE *out, const json_t *points, int md) {
     fmt_num(d, sizeof d, run_metric(run, "iterations"), 0);
     long long idx = (long long)json_integer_value(json_object_get(p, "index"));
     long long rep = (long long)json_integer_value(json_object_get(p, "repeat"));
-    const char *status = str(run, "status", str(p, "status", ""));
+    const char *status =
+        sw_json_str(json_object_get(run, "status"), sw_json_str(json_object_get(p, "status"), ""));
     if (md)
       fprintf(out, "| %lld | `%s` | %lld | %s | %s | %s | %s | %s | %s |\n", idx,
-              str(p, "label", ""), rep, str(p, "worker", "-"), status, a, b, c, d);
+              sw_json_str(json_object_get(p, "label"), ""), rep,
+              sw_json_str(json_object_get(p, "worker"), "-"), status, a, b, c, d);
     else
-      fprintf(out, "  %-4lld %-40s %-3lld %-14s %-9s %10s %10s %8s %8s\n", idx, str(p, "label", ""),
-              rep, str(p, "worker", "-"), status, a, b, c, d);
+      fprintf(out, "  %-4lld %-40s %-3lld %-14s %-9s %10s %10s %8s %8s\n", idx,
+              sw_json_str(json_object_get(p, "label"), ""), rep,
+              sw_json_str(json_object_get(p, "worker"), "-"), status, a, b, c, d);
   }
   fputs("\n", out);
 }
@@ -618,9 +618,9 @@ static void print_artifacts(FILE *out, const json_t *sw, int md) {
   double bytes = 0;
   const json_t *a;
   json_array_foreach(arts, i, a) {
-    if (!strcmp(str(a, "state", ""), "stored")) {
+    if (!strcmp(sw_json_str(json_object_get(a, "state"), ""), "stored")) {
       stored++;
-      bytes += num(a, "size");
+      bytes += sw_json_num(a, "size");
     } else {
       other++;
     }
@@ -628,7 +628,7 @@ static void print_artifacts(FILE *out, const json_t *sw, int md) {
   fprintf(out,
           "%sartifacts: %zu stored (%.1f MiB), %zu not stored (pending, refused or deleted); "
           "each at /artifact/RUN/ATTEMPT/NAME of the dashboard, listed at /api/artifacts/%lld%s\n",
-          md ? "\n" : "  ", stored, bytes / 1048576.0, other, (long long)num(sw, "id"),
+          md ? "\n" : "  ", stored, bytes / 1048576.0, other, (long long)sw_json_num(sw, "id"),
           md ? "\n" : "");
 }
 
@@ -639,11 +639,15 @@ static void render_text(FILE *out, const json_t *root, int md) {
   if (json_array_size(json_object_get(root, "sweeps")) == 0) fputs("no sweeps\n", out);
   json_array_foreach(json_object_get(root, "sweeps"), i, sw) {
     if (md)
-      fprintf(out, "## Sweep %lld `%s` (%s, %s)\n\n", (long long)num(sw, "id"), str(sw, "name", ""),
-              str(sw, "kind", ""), str(sw, "status", ""));
+      fprintf(out, "## Sweep %lld `%s` (%s, %s)\n\n", (long long)sw_json_num(sw, "id"),
+              sw_json_str(json_object_get(sw, "name"), ""),
+              sw_json_str(json_object_get(sw, "kind"), ""),
+              sw_json_str(json_object_get(sw, "status"), ""));
     else
-      fprintf(out, "sweep %lld %s (%s, %s)\n", (long long)num(sw, "id"), str(sw, "name", ""),
-              str(sw, "kind", ""), str(sw, "status", ""));
+      fprintf(out, "sweep %lld %s (%s, %s)\n", (long long)sw_json_num(sw, "id"),
+              sw_json_str(json_object_get(sw, "name"), ""),
+              sw_json_str(json_object_get(sw, "kind"), ""),
+              sw_json_str(json_object_get(sw, "status"), ""));
     size_t j;
     const json_t *g;
     json_array_foreach(json_object_get(sw, "gates"), j, g) print_gate(out, g, md);
@@ -664,16 +668,17 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
   size_t i;
   const json_t *sw;
   json_array_foreach(json_object_get(root, "sweeps"), i, sw) {
-    long long id = (long long)num(sw, "id");
+    long long id = (long long)sw_json_num(sw, "id");
     fprintf(out, "<h2>Sweep %lld: ", id);
-    sw_html_escape(out, str(sw, "name", ""));
-    fprintf(out, " (%s, %s)</h2>\n", str(sw, "kind", ""), str(sw, "status", ""));
+    sw_html_escape(out, sw_json_str(json_object_get(sw, "name"), ""));
+    fprintf(out, " (%s, %s)</h2>\n", sw_json_str(json_object_get(sw, "kind"), ""),
+            sw_json_str(json_object_get(sw, "status"), ""));
     size_t j;
     const json_t *g;
     json_array_foreach(json_object_get(sw, "gates"), j, g) {
-      const char *v = str(g, "verdict", "inconclusive");
+      const char *v = sw_json_str(json_object_get(g, "verdict"), "inconclusive");
       fputs("<h3>Gate ", out);
-      sw_html_escape(out, str(g, "name", ""));
+      sw_html_escape(out, sw_json_str(json_object_get(g, "name"), ""));
       fprintf(out, ": <span class=\"%s\">%s</span>%s</h3>\n<ul>\n", v, v,
               json_is_true(json_object_get(g, "final")) ? "" : " (not final)");
       size_t k;
@@ -688,7 +693,8 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         sw_html_escape(out, json_string_value(r));
         fputs("</li>\n", out);
       }
-      const char *metric = str(g, "metric", "train_s"), *gm = str(g, "guard_metric", "psnr_db");
+      const char *metric = sw_json_str(json_object_get(g, "metric"), "train_s"),
+                 *gm = sw_json_str(json_object_get(g, "guard_metric"), "psnr_db");
       fprintf(out,
               "</ul>\n<div class=\"charts\" id=\"charts-%lld-%zu\"></div>\n<table><tr>"
               "<th>pair</th><th class=\"l\">worker</th><th class=\"l\">order</th><th>off %s</th>"
@@ -703,15 +709,15 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         fmt_num(b, sizeof b, run_metric(on, metric), 3);
         fmt_num(c, sizeof c, run_metric(off, gm), 3);
         fmt_num(e, sizeof e, run_metric(on, gm), 3);
-        fmt_num(d, sizeof d, num(p, "delta_pct"), 2);
+        fmt_num(d, sizeof d, sw_json_num(p, "delta_pct"), 2);
         fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "index")));
-        sw_html_escape(out, str(p, "worker", "-"));
+        sw_html_escape(out, sw_json_str(json_object_get(p, "worker"), "-"));
         fprintf(out,
                 "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
                 "<td>%s</td><td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
-                str(p, "order", ""), a, b, d, c, e, str(p, "status", ""), run_flag(off),
-                run_flag(on),
+                sw_json_str(json_object_get(p, "order"), ""), a, b, d, c, e,
+                sw_json_str(json_object_get(p, "status"), ""), run_flag(off), run_flag(on),
                 json_is_true(json_object_get(p, "is_replacement")) ? " replacement" : "");
       }
       fputs("</table>\n", out);
@@ -732,12 +738,14 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         fmt_num(c, sizeof c, run_metric(run, "psnr_db"), 3);
         fprintf(out, "<tr><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "index")));
-        sw_html_escape(out, str(p, "label", ""));
+        sw_html_escape(out, sw_json_str(json_object_get(p, "label"), ""));
         fprintf(out, "</td><td>%lld</td><td class=\"l\">",
                 (long long)json_integer_value(json_object_get(p, "repeat")));
-        sw_html_escape(out, str(p, "worker", "-"));
+        sw_html_escape(out, sw_json_str(json_object_get(p, "worker"), "-"));
         fprintf(out, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-                str(run, "status", str(p, "status", "")), a, b, c);
+                sw_json_str(json_object_get(run, "status"),
+                            sw_json_str(json_object_get(p, "status"), "")),
+                a, b, c);
       }
       fputs("</table>\n", out);
     }
@@ -750,25 +758,25 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
             out);
       const json_t *a;
       json_array_foreach(arts, j, a) {
-        fprintf(out, "<tr><td>%lld</td><td>%lld</td><td class=\"l\">", (long long)num(a, "run"),
-                (long long)num(a, "attempt"));
-        sw_html_escape(out, str(a, "arm", ""));
-        fprintf(out, "</td><td>%lld</td><td class=\"l\">", (long long)num(a, "pair"));
-        const char *url = str(a, "url", NULL);
+        fprintf(out, "<tr><td>%lld</td><td>%lld</td><td class=\"l\">",
+                (long long)sw_json_num(a, "run"), (long long)sw_json_num(a, "attempt"));
+        sw_html_escape(out, sw_json_str(json_object_get(a, "arm"), ""));
+        fprintf(out, "</td><td>%lld</td><td class=\"l\">", (long long)sw_json_num(a, "pair"));
+        const char *url = sw_json_str(json_object_get(a, "url"), NULL);
         if (url) {
           fputs("<a href=\"", out);
           sw_html_escape(out, url);
           fputs("\">", out);
         }
-        sw_html_escape(out, str(a, "name", ""));
+        sw_html_escape(out, sw_json_str(json_object_get(a, "name"), ""));
         if (url) fputs("</a>", out);
-        fprintf(out, "</td><td>%lld</td><td class=\"l\">", (long long)num(a, "size"));
-        sw_html_escape(out, str(a, "sha256", ""));
+        fprintf(out, "</td><td>%lld</td><td class=\"l\">", (long long)sw_json_num(a, "size"));
+        sw_html_escape(out, sw_json_str(json_object_get(a, "sha256"), ""));
         fputs("</td><td class=\"l\">", out);
-        sw_html_escape(out, str(a, "state", ""));
+        sw_html_escape(out, sw_json_str(json_object_get(a, "state"), ""));
         if (json_is_string(json_object_get(a, "reason"))) {
           fputs(": ", out);
-          sw_html_escape(out, str(a, "reason", ""));
+          sw_html_escape(out, sw_json_str(json_object_get(a, "reason"), ""));
         }
         fputs("</td></tr>\n", out);
       }

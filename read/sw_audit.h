@@ -50,9 +50,4 @@ json_t *sw_audit_json(sw_store_t *store, const struct sw_audit_opts *opts, int *
 int sw_audit_render(sw_store_t *store, const struct sw_audit_opts *opts, int json, FILE *out,
                     int *problems, struct sw_err *err);
 
-/* `splatsweep audit [SWEEP] [--db PATH] [--format text|json] [--reference SWEEP [--gate NAME]
- * [--tolerance X]]`; argv[0] is "audit". Exit status: 0 passes, 1 problems found (or a store
- * failure), 2 bad input. */
-int sw_audit_cli(int argc, char **argv);
-
 #endif

@@ -3,15 +3,13 @@
  * per machine, and the re-measurement of a gate's on arm (definitions in sw_audit.h). */
 #include "sw_audit.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sw_fs.h"
+#include "sw_json.h"
 #include "sw_pareto.h"
-
-#define DEFAULT_DB "results/splatsweep.db"
 
 /* One stored attempt of the audited series, with what the checks look at. */
 struct arec {
@@ -373,8 +371,7 @@ static int count_failed(const json_t *checks) {
 /* ---- the re-measurement against a gate ----------------------------------------------------- */
 
 static double metric_of(const struct arec *a, const char *metric) {
-  const json_t *v = json_object_get(a->metrics, metric);
-  return json_is_number(v) ? json_number_value(v) : NAN;
+  return sw_json_num(a->metrics, metric);
 }
 
 /* The reference gate: its id, name, metric and stored verdict JSON (caller frees strings). */
@@ -588,13 +585,12 @@ static int check_reference(sw_store_t *store, const struct sw_audit_opts *o, con
   snprintf(d, sizeof d, "trainer binary %s the gate's on-arm runs",
            same_bin ? "identical to" : "differs from (or is unknown for)");
   json_array_append_new(checks, check_new("reference_trainer", "info", d));
-  *ref_out =
-      json_pack("{s:I,s:s,s:s,s:o,s:i,s:s,s:o,s:i,s:o,s:f,s:b,s:b}", "sweep_id",
-                (json_int_t)o->reference_id, "gate", gname, "metric", metric, "gate_mean",
-                isfinite(gate_mean) ? json_real(gate_mean) : json_null(), "gate_n", gate_n,
-                "gate_mean_source", source, "mean", isfinite(mean) ? json_real(mean) : json_null(),
-                "n", n, "relative_diff", isfinite(rel) ? json_real(rel) : json_null(), "tolerance",
-                tol, "pass", pass, "same_trainer", same_bin);
+  *ref_out = json_pack("{s:I,s:s,s:s,s:o,s:i,s:s,s:o,s:i,s:o,s:f,s:b,s:b}", "sweep_id",
+                       (json_int_t)o->reference_id, "gate", gname, "metric", metric, "gate_mean",
+                       sw_json_real_or_null(gate_mean), "gate_n", gate_n, "gate_mean_source",
+                       source, "mean", sw_json_real_or_null(mean), "n", n, "relative_diff",
+                       sw_json_real_or_null(rel), "tolerance", tol, "pass", pass, "same_trainer",
+                       same_bin);
 out:
   free(gname);
   free(metric);
@@ -768,95 +764,4 @@ int sw_audit_render(sw_store_t *store, const struct sw_audit_opts *opts, int jso
   json_decref(root);
   if (!rc && ferror(out)) rc = sw_err_set(err, SW_EIO, "audit: write failed");
   return rc;
-}
-
-/* ---- command line ------------------------------------------------------------------------------
- */
-
-static void audit_usage(FILE *f) {
-  fprintf(f, "usage: splatsweep audit [SWEEP] [--db PATH] [--format text|json]\n"
-             "                        [--reference SWEEP [--gate NAME] [--tolerance 0.005]]\n"
-             "exit 0: the audit passes; 1: problems found (listed with their runs); 2: bad "
-             "input\n");
-}
-
-int sw_audit_cli(int argc, char **argv) {
-  enum { OPT_DB = 256, OPT_FORMAT, OPT_REFERENCE, OPT_GATE, OPT_TOLERANCE };
-  static const struct option LONG[] = {{"db", required_argument, 0, OPT_DB},
-                                       {"format", required_argument, 0, OPT_FORMAT},
-                                       {"reference", required_argument, 0, OPT_REFERENCE},
-                                       {"gate", required_argument, 0, OPT_GATE},
-                                       {"tolerance", required_argument, 0, OPT_TOLERANCE},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  const char *db = DEFAULT_DB, *reference = NULL;
-  int json = 0;
-  struct sw_audit_opts o = {0};
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", LONG, NULL)) != -1) {
-    switch (c) {
-    case OPT_DB: db = optarg; break;
-    case OPT_FORMAT:
-      if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-        fprintf(stderr, "splatsweep audit: unknown format '%s' (text or json)\n", optarg);
-        return 2;
-      }
-      json = strcmp(optarg, "json") == 0;
-      break;
-    case OPT_REFERENCE: reference = optarg; break;
-    case OPT_GATE: o.reference_gate = optarg; break;
-    case OPT_TOLERANCE: {
-      char *end;
-      o.tolerance = strtod(optarg, &end);
-      if (end == optarg || *end || !(o.tolerance > 0 && o.tolerance < 1)) {
-        fprintf(stderr,
-                "splatsweep audit: --tolerance %s: expected a fraction in (0, 1), "
-                "e.g. 0.005\n",
-                optarg);
-        return 2;
-      }
-      break;
-    }
-    case 'h': audit_usage(stdout); return 0;
-    default: audit_usage(stderr); return 2;
-    }
-  }
-  if (argc - optind > 1 || (reference && argc - optind != 1)) {
-    audit_usage(stderr);
-    return 2;
-  }
-  if (!sw_fs_exists(db)) {
-    fprintf(stderr, "splatsweep audit: no database at %s (use --db PATH)\n", db);
-    return 2;
-  }
-  struct sw_store_opts so;
-  sw_store_opts_default(&so);
-  so.read_only = 1;
-  sw_store_t *store = NULL;
-  struct sw_err err = {0};
-  char *text = NULL;
-  size_t len = 0;
-  int problems = 0;
-  int rc = sw_store_open(db, &so, &store, &err);
-  if (!rc && optind < argc) rc = sw_pareto_resolve_sweep(store, argv[optind], &o.sweep_id, &err);
-  if (!rc && reference) rc = sw_pareto_resolve_sweep(store, reference, &o.reference_id, &err);
-  if (!rc) {
-    FILE *m = open_memstream(&text, &len);
-    if (!m) {
-      rc = sw_err_set(&err, SW_ENOMEM, "audit: open_memstream failed");
-    } else {
-      rc = sw_audit_render(store, &o, json, m, &problems, &err);
-      fclose(m);
-    }
-  }
-  sw_store_close(&store);
-  if (!rc && (fputs(text ? text : "", stdout) == EOF || fflush(stdout)))
-    rc = sw_err_set(&err, SW_EIO, "writing to stdout failed");
-  free(text);
-  if (rc) {
-    fprintf(stderr, "splatsweep audit: %s\n", err.msg);
-    return rc == SW_EINVAL || rc == SW_ENOTFOUND ? 2 : 1;
-  }
-  return problems ? 1 : 0;
 }

@@ -4,14 +4,15 @@
  * A page is self-contained: it carries its data as JSON in <script type="application/json">
  * elements and the scripts that draw it, so it can be mailed, archived and opened offline on
  * another machine than the one that made it. The scripts are embedded in the executables at
- * build time (coordinator/sched.cmake, cmake/embed_asset.cmake), never read at run time:
+ * build time (read/read.cmake, cmake/embed_asset.cmake), never read at run time:
  *   Chart.js 3.9.1 (MIT licence; Debian 12's libjs-chart.js, pinned by sha256) draws every chart;
- *   coordinator/web/sw_charts.js turns report and Pareto JSON into Chart.js charts with captions
+ *   read/web/sw_charts.js turns report and Pareto JSON into Chart.js charts with captions
  *     (window.swCharts.report(data), .sweep(sweep, element), .pareto(data, element)).
  * Usage: sw_html_begin, the page's body, sw_html_data for each data element, sw_html_end. */
 #ifndef SW_HTML_H
 #define SW_HTML_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -32,6 +33,9 @@ void sw_html_begin(FILE *out, const char *title);
 
 /* Writes data as <script type="application/json" id="ID">. Returns 0 or SW_ENOMEM. */
 int sw_html_data(FILE *out, const char *id, const json_t *data, struct sw_err *err);
+
+/* Writes an embedded script asset (len bytes of text, trusted) inside <script></script>. */
+void sw_html_script(FILE *out, const char *text, size_t len);
 
 /* Writes <script>CODE</script> for one inline call (code is trusted text from the caller). */
 void sw_html_inline(FILE *out, const char *code);

@@ -74,8 +74,4 @@ int sw_pareto_render_string(sw_store_t *store, const struct sw_pareto_opts *opts
  * SW_ENOTFOUND or SW_EDB. Shared with the audit. */
 int sw_pareto_resolve_sweep(sw_store_t *store, const char *arg, int64_t *id, struct sw_err *err);
 
-/* `splatsweep pareto [SWEEP] [--db PATH] [--format F] [-o FILE] [--compare A --against B]`;
- * argv[0] is "pareto". Returns the exit status: 0, 1 (store failure), 2 (bad input). */
-int sw_pareto_cli(int argc, char **argv);
-
 #endif

@@ -10,7 +10,7 @@
 #include "sw_clock.h"
 #include "sw_html.h"
 
-extern const char sw_asset_dashboard[]; /* coordinator/web/dashboard.js, embedded at build time */
+extern const char sw_asset_dashboard[]; /* read/web/dashboard.js, embedded at build time */
 extern const size_t sw_asset_dashboard_len;
 
 #define DASH_SWEEPS 50 /* the newest sweeps listed */
@@ -307,9 +307,7 @@ char *sw_dash_page(void) {
         "<p class=\"muted\">Read-only. JSON: <a href=\"api/dashboard\">/api/dashboard</a>, "
         "/api/report/ID, /api/pareto/ID, /api/audit/ID (docs/dashboard.md).</p>\n",
         out);
-  fputs("<script>\n", out);
-  fwrite(sw_asset_dashboard, 1, sw_asset_dashboard_len, out);
-  fputs("\n</script>\n", out);
+  sw_html_script(out, sw_asset_dashboard, sw_asset_dashboard_len);
   sw_html_end(out);
   if (fclose(out)) {
     free(buf);

@@ -46,7 +46,7 @@ void sw_html_json(FILE *out, const char *json) {
   }
 }
 
-static void script(FILE *out, const char *text, size_t len) {
+void sw_html_script(FILE *out, const char *text, size_t len) {
   fputs("<script>\n", out);
   fwrite(text, 1, len, out);
   fputs("\n</script>\n", out);
@@ -61,8 +61,8 @@ void sw_html_begin(FILE *out, const char *title) {
   fputs("</title>\n<style>\n", out);
   fputs(STYLE, out);
   fputs("</style>\n", out);
-  script(out, sw_asset_chartjs, sw_asset_chartjs_len);
-  script(out, sw_asset_charts, sw_asset_charts_len);
+  sw_html_script(out, sw_asset_chartjs, sw_asset_chartjs_len);
+  sw_html_script(out, sw_asset_charts, sw_asset_charts_len);
   fputs("</head><body>\n", out);
 }
 

@@ -4,16 +4,14 @@
 #include "sw_pareto.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sw_fs.h"
 #include "sw_html.h"
+#include "sw_json.h"
 #include "sw_spec.h"
-
-#define DEFAULT_DB "results/splatsweep.db"
 
 int sw_pareto_format_parse(const char *name, enum sw_pareto_format *out, struct sw_err *err) {
   static const struct {
@@ -336,10 +334,9 @@ out:
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 static json_t *stat_json(double mean, double sd, int n) {
-  return json_pack("{s:o,s:o,s:i}", "mean", num(mean), "sd", num(sd), "n", n);
+  return json_pack("{s:o,s:o,s:i}", "mean", sw_json_real_or_null(mean), "sd",
+                   sw_json_real_or_null(sd), "n", n);
 }
 
 /* The curve of a configuration in iteration order (points are already sorted per config). */
@@ -376,8 +373,9 @@ static void matched_rows(const char *tag, const struct sw_pareto_pt *self, int n
     int code = sw_pareto_psnr_at_time(other, no, self[i].train_s, &v);
     json_t *r = json_pack("{s:s,s:f,s:f,s:f}", "at", tag, "iter", self[i].iter, "train_s",
                           self[i].train_s, "psnr_db", self[i].psnr_db);
-    json_object_set_new(r, "other_psnr_db", code == 0 ? num(v) : json_null());
-    json_object_set_new(r, "psnr_diff", code == 0 ? num(v - self[i].psnr_db) : json_null());
+    json_object_set_new(r, "other_psnr_db", code == 0 ? sw_json_real_or_null(v) : json_null());
+    json_object_set_new(r, "psnr_diff",
+                        code == 0 ? sw_json_real_or_null(v - self[i].psnr_db) : json_null());
     if (code)
       json_object_set_new(r, "note",
                           json_string(beyond_note(note, sizeof note, code, 1, other, no)));
@@ -386,9 +384,10 @@ static void matched_rows(const char *tag, const struct sw_pareto_pt *self, int n
     code = sw_pareto_time_to_psnr(other, no, self[i].psnr_db, &v);
     r = json_pack("{s:s,s:f,s:f,s:f}", "at", tag, "iter", self[i].iter, "psnr_db", self[i].psnr_db,
                   "train_s", self[i].train_s);
-    json_object_set_new(r, "other_train_s", code == 0 ? num(v) : json_null());
+    json_object_set_new(r, "other_train_s", code == 0 ? sw_json_real_or_null(v) : json_null());
     json_object_set_new(r, "time_ratio",
-                        code == 0 && self[i].train_s > 0 ? num(v / self[i].train_s) : json_null());
+                        code == 0 && self[i].train_s > 0 ? sw_json_real_or_null(v / self[i].train_s)
+                                                         : json_null());
     if (code)
       json_object_set_new(r, "note",
                           json_string(beyond_note(note, sizeof note, code, 0, other, no)));
@@ -420,10 +419,10 @@ static json_t *comparison(const struct collect *c, int a, int b) {
       double sea = pa->t_sd / sqrt(pa->n), seb = pb->t_sd / sqrt(pb->n);
       double ratio_se = ratio * sqrt(pow(sea / pa->t_mean, 2) + pow(seb / pb->t_mean, 2));
       double diff_se = sqrt(pa->p_sd * pa->p_sd / pa->n + pb->p_sd * pb->p_sd / pb->n);
-      json_object_set_new(r, "time_ratio", num(ratio));
-      json_object_set_new(r, "time_ratio_se", num(ratio_se));
-      json_object_set_new(r, "psnr_diff", num(pb->p_mean - pa->p_mean));
-      json_object_set_new(r, "psnr_diff_se", num(diff_se));
+      json_object_set_new(r, "time_ratio", sw_json_real_or_null(ratio));
+      json_object_set_new(r, "time_ratio_se", sw_json_real_or_null(ratio_se));
+      json_object_set_new(r, "psnr_diff", sw_json_real_or_null(pb->p_mean - pa->p_mean));
+      json_object_set_new(r, "psnr_diff_se", sw_json_real_or_null(diff_se));
       json_array_append_new(mi, r);
     }
   matched_rows("a", ca, na, cb, nb, mw, mp);
@@ -598,13 +597,8 @@ json_t *sw_pareto_json(sw_store_t *store, const struct sw_pareto_opts *opts, str
 
 /* ---- rendering ------------------------------------------------------------------------------- */
 
-static double jnum(const json_t *o, const char *k) {
-  const json_t *v = json_object_get(o, k);
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static double jstat(const json_t *o, const char *k, const char *f) {
-  return jnum(json_object_get(o, k), f);
+  return sw_json_num(json_object_get(o, k), f);
 }
 
 static void fmt(char *buf, size_t len, double v, int digits) {
@@ -662,18 +656,18 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
   const json_t *r;
   json_array_foreach(json_object_get(cmp, "matched_iteration"), i, r) {
     char v[8][32];
-    fmt(v[0], 32, jnum(r, "a_train_s"), 3);
-    fmt(v[1], 32, jnum(r, "b_train_s"), 3);
-    fmt(v[2], 32, jnum(r, "time_ratio"), 4);
-    fmt(v[3], 32, jnum(r, "time_ratio_se"), 4);
-    fmt(v[4], 32, jnum(r, "a_psnr_db"), 3);
-    fmt(v[5], 32, jnum(r, "b_psnr_db"), 3);
-    fmt(v[6], 32, jnum(r, "psnr_diff"), 3);
-    fmt(v[7], 32, jnum(r, "psnr_diff_se"), 3);
+    fmt(v[0], 32, sw_json_num(r, "a_train_s"), 3);
+    fmt(v[1], 32, sw_json_num(r, "b_train_s"), 3);
+    fmt(v[2], 32, sw_json_num(r, "time_ratio"), 4);
+    fmt(v[3], 32, sw_json_num(r, "time_ratio_se"), 4);
+    fmt(v[4], 32, sw_json_num(r, "a_psnr_db"), 3);
+    fmt(v[5], 32, sw_json_num(r, "b_psnr_db"), 3);
+    fmt(v[6], 32, sw_json_num(r, "psnr_diff"), 3);
+    fmt(v[7], 32, sw_json_num(r, "psnr_diff_se"), 3);
     fprintf(out,
             md ? "| %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n"
                : "  %10.0f %11s %11s %9s %7s %9s %9s %8s %6s\n",
-            jnum(r, "iter"), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+            sw_json_num(r, "iter"), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
   }
   if (json_array_size(json_object_get(cmp, "matched_iteration")) == 0)
     fprintf(out, "  (no iteration budget in common)\n");
@@ -686,15 +680,15 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
           "at", "iterations", "train_s", "psnr_db", "other dB", "diff dB", "note");
   json_array_foreach(json_object_get(cmp, "matched_wallclock"), i, r) {
     char v[4][32];
-    fmt(v[0], 32, jnum(r, "train_s"), 3);
-    fmt(v[1], 32, jnum(r, "psnr_db"), 3);
-    fmt(v[2], 32, jnum(r, "other_psnr_db"), 3);
-    fmt(v[3], 32, jnum(r, "psnr_diff"), 3);
+    fmt(v[0], 32, sw_json_num(r, "train_s"), 3);
+    fmt(v[1], 32, sw_json_num(r, "psnr_db"), 3);
+    fmt(v[2], 32, sw_json_num(r, "other_psnr_db"), 3);
+    fmt(v[3], 32, sw_json_num(r, "psnr_diff"), 3);
     const char *note = json_string_value(json_object_get(r, "note"));
     const char *at = strcmp(json_string_value(json_object_get(r, "at")), "a") ? "B" : "A";
     fprintf(out,
             md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n" : "  %2s %10.0f %11s %9s %9s %9s  %s\n",
-            at, jnum(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
+            at, sw_json_num(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
   }
   fprintf(out,
           md ? "\nMatched PSNR (the other's time to reach this point's PSNR):\n\n| at | "
@@ -705,16 +699,16 @@ static void print_comparison(FILE *out, const json_t *cmp, int md) {
           "at", "iterations", "psnr_db", "train_s", "other s", "ratio", "note");
   json_array_foreach(json_object_get(cmp, "matched_psnr"), i, r) {
     char v[4][32];
-    fmt(v[0], 32, jnum(r, "psnr_db"), 3);
-    fmt(v[1], 32, jnum(r, "train_s"), 3);
-    fmt(v[2], 32, jnum(r, "other_train_s"), 3);
-    fmt(v[3], 32, jnum(r, "time_ratio"), 4);
+    fmt(v[0], 32, sw_json_num(r, "psnr_db"), 3);
+    fmt(v[1], 32, sw_json_num(r, "train_s"), 3);
+    fmt(v[2], 32, sw_json_num(r, "other_train_s"), 3);
+    fmt(v[3], 32, sw_json_num(r, "time_ratio"), 4);
     const char *note = json_string_value(json_object_get(r, "note"));
     const char *at = strcmp(json_string_value(json_object_get(r, "at")), "a") ? "B" : "A";
     fprintf(out,
             md ? "| %s | %.0f | %s | %s | %s | %s | %s |\n"
                : "  %2s %10.0f %9s %11s %11s %9s  %s\n",
-            at, jnum(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
+            at, sw_json_num(r, "iter"), v[0], v[1], v[2], v[3], note ? note : "");
   }
 }
 
@@ -740,8 +734,8 @@ static void render_text(FILE *out, const json_t *root, int md) {
     json_array_foreach(front, i, f)
         fprintf(out, md ? "| %s | %lld | %.3f | %.3f |\n" : "  %-40s %8lld it %11.3f s %9.3f dB\n",
                 json_string_value(json_object_get(f, "config")),
-                (long long)json_integer_value(json_object_get(f, "iter")), jnum(f, "train_s"),
-                jnum(f, "psnr_db"));
+                (long long)json_integer_value(json_object_get(f, "iter")),
+                sw_json_num(f, "train_s"), sw_json_num(f, "psnr_db"));
   }
   const json_t *cmps = json_object_get(root, "comparisons");
   if (md && json_array_size(cmps)) fprintf(out, "\n## Comparisons\n");
@@ -876,75 +870,4 @@ int sw_pareto_render_string(sw_store_t *store, const struct sw_pareto_opts *opts
     *text_out = NULL;
   }
   return rc;
-}
-
-/* ---- command line ------------------------------------------------------------------------------
- */
-
-static void pareto_usage(FILE *f) {
-  fprintf(f, "usage: splatsweep pareto [SWEEP] [--db PATH] [--format text|md|json|csv|html] "
-             "[-o FILE]\n"
-             "                         [--compare CONFIG --against CONFIG]\n");
-}
-
-int sw_pareto_cli(int argc, char **argv) {
-  enum { OPT_DB = 256, OPT_FORMAT, OPT_COMPARE, OPT_AGAINST };
-  static const struct option LONG[] = {{"db", required_argument, 0, OPT_DB},
-                                       {"format", required_argument, 0, OPT_FORMAT},
-                                       {"compare", required_argument, 0, OPT_COMPARE},
-                                       {"against", required_argument, 0, OPT_AGAINST},
-                                       {"output", required_argument, 0, 'o'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  const char *db = DEFAULT_DB, *output = NULL;
-  enum sw_pareto_format format = SW_PARETO_TEXT;
-  struct sw_pareto_opts o = {0};
-  struct sw_err err = {0};
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "o:h", LONG, NULL)) != -1) {
-    switch (c) {
-    case OPT_DB: db = optarg; break;
-    case OPT_FORMAT:
-      if (sw_pareto_format_parse(optarg, &format, &err)) {
-        fprintf(stderr, "splatsweep pareto: %s\n", err.msg);
-        return 2;
-      }
-      break;
-    case OPT_COMPARE: o.compare_a = optarg; break;
-    case OPT_AGAINST: o.compare_b = optarg; break;
-    case 'o': output = optarg; break;
-    case 'h': pareto_usage(stdout); return 0;
-    default: pareto_usage(stderr); return 2;
-    }
-  }
-  if (argc - optind > 1) {
-    pareto_usage(stderr);
-    return 2;
-  }
-  if (!sw_fs_exists(db)) {
-    fprintf(stderr, "splatsweep pareto: no database at %s (use --db PATH)\n", db);
-    return 2;
-  }
-  struct sw_store_opts so;
-  sw_store_opts_default(&so);
-  so.read_only = 1;
-  sw_store_t *store = NULL;
-  char *text = NULL;
-  int rc = sw_store_open(db, &so, &store, &err);
-  if (!rc && optind < argc) rc = sw_pareto_resolve_sweep(store, argv[optind], &o.sweep_id, &err);
-  if (!rc) rc = sw_pareto_render_string(store, &o, format, &text, &err);
-  sw_store_close(&store);
-  if (!rc) {
-    if (output)
-      rc = sw_fs_write_atomic(output, text, strlen(text), &err);
-    else if (fputs(text, stdout) == EOF || fflush(stdout))
-      rc = sw_err_set(&err, SW_EIO, "writing to stdout failed");
-  }
-  free(text);
-  if (rc) {
-    fprintf(stderr, "splatsweep pareto: %s\n", err.msg);
-    return rc == SW_EINVAL || rc == SW_ENOTFOUND ? 2 : 1;
-  }
-  return 0;
 }

@@ -15,7 +15,11 @@
  *
  * Exit codes (sw_watch_outcome): 0 the sweep finished and every gate adopted (a grid: finished),
  * 3 a gate rejected, 4 no gate rejected but one is inconclusive, 1 the sweep failed or was
- * cancelled, or the coordinator could not be asked (the reason in err). */
+ * cancelled, or the coordinator could not be asked (the reason in err).
+ *
+ * The status JSON has one builder, the scheduler's (coordinator/sw_sched_status.c, through
+ * sw_coord_status_json); `status --format json` sends it as it is, and this module renders it:
+ * watch's screen and lines, and the text of plain `status` (sw_watch_status_text). */
 #ifndef SW_WATCH_H
 #define SW_WATCH_H
 
@@ -59,5 +63,10 @@ int sw_watch_outcome(const json_t *sweep);
 /* One screen for a terminal: the sweep's lines with bars of the given width. Caller frees; NULL
  * when out of memory. */
 char *sw_watch_render(const json_t *status, const json_t *sweep, int width);
+
+/* The text form of `splatsweep status` (the coordinator answers a text StatusRequest with it):
+ * the store's health, each sweep with its pairs and gates, each worker session. Caller frees;
+ * NULL when out of memory. */
+char *sw_watch_status_text(const json_t *status);
 
 #endif

@@ -1,0 +1,28 @@
+# cli/cli.cmake: the `splatsweep` executable: splatsweep.c dispatches, one file per command
+# family (sw_cmd.h). The libraries below it take option structs, never argv.
+
+# The commands the unit tests call as functions (pareto, audit, and the --http / --artifacts
+# options of the daemons), in a library of their own.
+add_library(sw_cli STATIC ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_read.c
+            ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_serve.c)
+target_include_directories(sw_cli PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(sw_cli PUBLIC sw_read sw_artifact sw_coordcore sw_wire sw_util)
+
+add_executable(splatsweep
+  ${CMAKE_CURRENT_LIST_DIR}/splatsweep.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_args.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_client.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_control.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_daemon.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_local.c
+  ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_spec.c)
+target_link_libraries(splatsweep PRIVATE sw_cli sw_coord sw_worker sw_read sw_artifact sw_watch
+                      sw_coordcore sw_gate sw_wire sw_keys sw_util PkgConfig::ZMQ)
+# The builtin trainer's key table, compiled in so that `check`, `submit` and `local` refuse a
+# spec whose arms or grid points the trainer would refuse (LAB-PRACTICE rule 7), before the series.
+if(SW_BUILD_PIPELINE AND EXISTS ${CMAKE_SOURCE_DIR}/pipeline/gs_config.c)
+  target_sources(splatsweep PRIVATE ${CMAKE_SOURCE_DIR}/pipeline/gs_config.c)
+  target_include_directories(splatsweep PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
+  target_compile_definitions(splatsweep PRIVATE SW_HAVE_TRAINER_KEYS=1)
+  target_link_libraries(splatsweep PRIVATE PkgConfig::FYAML PkgConfig::JANSSON)
+endif()
