@@ -18,13 +18,4 @@ add_library(sw_analysis STATIC
 target_include_directories(sw_analysis PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(sw_analysis PUBLIC sw_coordcore sw_wire sw_util PkgConfig::JANSSON PkgConfig::MHD
                       PkgConfig::SQLITE Threads::Threads m)
-
-# The `splatsweep` executable (cli.cmake, included after this file) dispatches `pareto`, `audit`
-# and `--http` to this library. target_link_libraries needs the executable to exist, so the
-# call is deferred to the end of this directory; this keeps the link line beside the library.
-function(_sw_analysis_link_cli)
-  if(TARGET splatsweep)
-    target_link_libraries(splatsweep PRIVATE sw_analysis)
-  endif()
-endfunction()
-cmake_language(DEFER CALL _sw_analysis_link_cli)
+# sw_coord (cli.cmake) links it publicly, which gives `splatsweep` its `pareto`, `audit` and `--http`.
