@@ -45,7 +45,6 @@ struct trainer {
   struct gs_vk_buf *grads[GS_P_COUNT], *grad2d, *dens;
   struct gs_vk_buf *plan_src, *plan_off; /* densification plan */
   struct gs_vk_buf **gt;                 /* one per training view */
-  struct gs_vk_buf *staging;             /* host-visible, grow-only: densification round trips */
   struct gs_tk_img im;
   float bg[3];
   double densify_ms;
@@ -68,76 +67,6 @@ static float *host_group(struct gs_model *m, int g) {
   }
 }
 
-/* One piece of a batched transfer between host memory and a GPU buffer. */
-struct xfer {
-  struct gs_vk_buf *b;
-  VkDeviceSize off, bytes;
-  void *host;
-};
-
-/* Moves every piece in one submission through a persistent staging buffer (discrete GPUs), or
- * by memcpy where buffers are mapped (unified memory). Each gs_vk_buf_upload would allocate its
- * own staging buffer and wait on its own submission, which made densification cost ~50 ms at
- * 60k splats on an H200. zero (may be NULL) is filled with zeros after an upload. */
-static int transfer(struct trainer *t, int upload, const struct xfer *x, int n,
-                    struct gs_vk_buf *zero, struct sw_err *err) {
-  int mapped = 1;
-  VkDeviceSize total = 0;
-  for (int i = 0; i < n; i++) {
-    if (!x[i].b->map) mapped = 0;
-    total += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-  }
-  if (mapped) {
-    for (int i = 0; i < n; i++) {
-      char *dev = (char *)x[i].b->map + x[i].off;
-      if (upload)
-        memcpy(dev, x[i].host, x[i].bytes);
-      else
-        memcpy(x[i].host, dev, x[i].bytes);
-    }
-    return zero ? gs_vk_buf_fill(zero, 0, err) : 0;
-  }
-  int rc = t->staging ? gs_vk_buf_reserve(t->staging, total, NULL, err)
-                      : gs_vk_buf_new(t->vk, total, GS_VK_BUF_HOST, "staging", &t->staging, err);
-  if (rc) return rc;
-  VkDeviceSize o = 0;
-  if (upload)
-    for (int i = 0; i < n; i++) {
-      memcpy((char *)t->staging->map + o, x[i].host, x[i].bytes);
-      o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-    }
-  VkCommandBuffer cmd;
-  rc = gs_vk_cmd_begin(t->vk, &cmd, err);
-  if (rc) return rc;
-  o = 0;
-  for (int i = 0; i < n; i++) {
-    if (x[i].bytes) {
-      VkBufferCopy c = {.srcOffset = upload ? o : x[i].off,
-                        .dstOffset = upload ? x[i].off : o,
-                        .size = x[i].bytes};
-      vkCmdCopyBuffer(cmd, upload ? t->staging->buf : x[i].b->buf,
-                      upload ? x[i].b->buf : t->staging->buf, 1, &c);
-    }
-    o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-  }
-  if (zero) vkCmdFillBuffer(cmd, zero->buf, 0, VK_WHOLE_SIZE, 0);
-  rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
-  if (!rc && !upload) {
-    o = 0;
-    for (int i = 0; i < n; i++) {
-      memcpy(x[i].host, (char *)t->staging->map + o, x[i].bytes);
-      o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-    }
-  }
-  return rc;
-}
-
-static int buf(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, const char *label,
-               struct sw_err *err) {
-  if (*b) return gs_vk_buf_reserve(*b, size, NULL, err);
-  return gs_vk_buf_new(vk, size, 0, label, b, err);
-}
-
 static uint32_t grown(uint32_t cap, uint32_t n) {
   uint32_t c = cap + cap / 2;
   return c < n ? n : c;
@@ -150,8 +79,9 @@ static int reserve_set(struct trainer *t, struct gs_vk_buf **params, struct gs_v
   uint32_t c = grown(*cap, n), off[GS_P_COUNT];
   int rc = 0;
   for (int g = 0; g < GS_P_COUNT && !rc; g++)
-    rc = buf(t->vk, &params[g], 4ull * gs_pgroup_floats[g] * c, "params", err);
-  if (!rc) rc = buf(t->vk, moments, 4 * gs_tk_moment_offsets(c, off), "moments", err);
+    rc = gs_vk_buf_ensure(t->vk, &params[g], 4ull * gs_pgroup_floats[g] * c, 0, "params", err);
+  if (!rc)
+    rc = gs_vk_buf_ensure(t->vk, moments, 4 * gs_tk_moment_offsets(c, off), 0, "moments", err);
   if (!rc) *cap = c;
   return rc;
 }
@@ -164,9 +94,9 @@ static int reserve_work(struct trainer *t, uint32_t n, int *grew_out, struct sw_
   uint32_t c = grown(t->work_cap, n);
   int rc = 0;
   for (int g = 0; g < GS_P_COUNT && !rc; g++)
-    rc = buf(t->vk, &t->grads[g], 4ull * gs_pgroup_floats[g] * c, "grads", err);
-  if (!rc) rc = buf(t->vk, &t->grad2d, 4ull * GS_G2D * c, "grad2d", err);
-  if (!rc) rc = buf(t->vk, &t->dens, 12ull * c, "dens", err);
+    rc = gs_vk_buf_ensure(t->vk, &t->grads[g], 4ull * gs_pgroup_floats[g] * c, 0, "grads", err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->grad2d, 4ull * GS_G2D * c, 0, "grad2d", err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->dens, 12ull * c, 0, "dens", err);
   if (!rc) {
     t->work_cap = c;
     if (grew_out) *grew_out = 1;
@@ -181,31 +111,34 @@ static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
 }
 
 /* Host model + moments -> GPU (the initial state); densification statistics zeroed when
- * zero_dens. One batched transfer. */
+ * zero_dens. Model moves are batched copies (gs_vk_buf_copy), one submission for all pieces: a
+ * gs_vk_buf_upload per piece (a submission and a wait each) made densification cost ~50 ms at
+ * 60k splats on an H200. */
 static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   struct gs_model *m = t->model;
   int rc = reserve_gpu(t, m->count, err);
   if (rc) return rc;
   uint32_t off[GS_P_COUNT];
   gs_tk_moment_offsets(t->cap, off);
-  struct xfer x[2 * GS_P_COUNT];
+  struct gs_vk_copy x[2 * GS_P_COUNT];
   int n = 0;
   for (int g = 0; g < GS_P_COUNT && m->count; g++) {
     VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
-    x[n++] = (struct xfer){t->params[g], 0, 4 * floats, host_group(m, g)};
-    x[n++] = (struct xfer){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
+    x[n++] = (struct gs_vk_copy){t->params[g], 0, 4 * floats, host_group(m, g)};
+    x[n++] = (struct gs_vk_copy){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
   }
-  return transfer(t, 1, x, n, zero_dens ? t->dens : NULL, err);
+  return gs_vk_buf_copy(t->vk, 1, x, n, zero_dens ? t->dens : NULL, err);
 }
 
 /* GPU -> host parameters of the current set (final.ply and the final NaN check). */
 static int download_params(struct trainer *t, struct sw_err *err) {
   struct gs_model *m = t->model;
   if (!m->count) return 0;
-  struct xfer x[GS_P_COUNT];
+  struct gs_vk_copy x[GS_P_COUNT];
   for (int g = 0; g < GS_P_COUNT; g++)
-    x[g] = (struct xfer){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count, host_group(m, g)};
-  return transfer(t, 0, x, GS_P_COUNT, NULL, err);
+    x[g] = (struct gs_vk_copy){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count,
+                               host_group(m, g)};
+  return gs_vk_buf_copy(t->vk, 0, x, GS_P_COUNT, NULL, err);
 }
 
 /* OUT/checkpoint-ITER.ply: the model after `iter` steps (checkpoint_ply: 1), e.g. for the
@@ -428,7 +361,6 @@ static void trainer_free(struct trainer *t) {
   gs_vk_buf_destroy(&t->alt_moments);
   gs_vk_buf_destroy(&t->plan_src);
   gs_vk_buf_destroy(&t->plan_off);
-  gs_vk_buf_destroy(&t->staging);
   gs_vk_buf_destroy(&t->grad2d);
   gs_vk_buf_destroy(&t->dens);
   gs_tk_img_free(&t->im);
@@ -591,11 +523,11 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, st
   float *dens = h, *ls = h + 3 * nn, *q = h + 6 * nn, *op = h + 10 * nn;
   int rc = 0;
   if (in_window && n) {
-    struct xfer x[4] = {{t->dens, 0, 12ull * n, dens},
-                        {t->params[GS_P_SCALES], 0, 12ull * n, ls},
-                        {t->params[GS_P_QUATS], 0, 16ull * n, q},
-                        {t->params[GS_P_OPACITY], 0, 4ull * n, op}};
-    rc = transfer(t, 0, x, 4, NULL, err);
+    struct gs_vk_copy x[4] = {{t->dens, 0, 12ull * n, dens},
+                              {t->params[GS_P_SCALES], 0, 12ull * n, ls},
+                              {t->params[GS_P_QUATS], 0, 16ull * n, q},
+                              {t->params[GS_P_OPACITY], 0, 4ull * n, op}};
+    rc = gs_vk_buf_copy(t->vk, 0, x, 4, NULL, err);
     struct gs_densify_opts o = {.grad_threshold = (float)cfg->grad_threshold,
                                 .percent_dense = (float)cfg->percent_dense,
                                 .extent = t->sc->extent,
@@ -620,16 +552,12 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, st
   int work_grew = 0;
   if (!rc) rc = reserve_set(t, t->alt_params, &t->alt_moments, &t->alt_cap, nn_new, err);
   if (!rc) rc = reserve_work(t, nn_new, &work_grew, err);
-  if (!rc)
-    rc = t->plan_src ? gs_vk_buf_reserve(t->plan_src, 4ull * nn_new, NULL, err)
-                     : gs_vk_buf_new(t->vk, 4ull * nn_new, 0, "plan", &t->plan_src, err);
-  if (!rc)
-    rc = t->plan_off ? gs_vk_buf_reserve(t->plan_off, 12ull * nn_new, NULL, err)
-                     : gs_vk_buf_new(t->vk, 12ull * nn_new, 0, "plan", &t->plan_off, err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->plan_src, 4ull * nn_new, 0, "plan", err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->plan_off, 12ull * nn_new, 0, "plan", err);
   if (!rc && plan.count) {
-    struct xfer x[2] = {{t->plan_src, 0, 4ull * plan.count, plan.src},
-                        {t->plan_off, 0, 12ull * plan.count, plan.off}};
-    rc = transfer(t, 1, x, 2, NULL, err);
+    struct gs_vk_copy x[2] = {{t->plan_src, 0, 4ull * plan.count, plan.src},
+                              {t->plan_off, 0, 12ull * plan.count, plan.off}};
+    rc = gs_vk_buf_copy(t->vk, 1, x, 2, NULL, err);
   }
   if (!rc) {
     struct gs_pc_densify pc = {.n_new = plan.count,
