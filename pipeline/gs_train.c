@@ -488,41 +488,23 @@ static void shuffle(uint32_t *a, uint32_t n, struct gs_rng *rng) {
   }
 }
 
-/* What iteration `iter` does after its step: grow/prune (in the window (densify_from,
- * densify_until), every densify_every) and/or reset opacities (every opacity_reset_every while
- * densifying and with opacity_reset_margin left; with white_reset also once at densify_from on
- * white backgrounds, as the Inria code does, so that floaters in front of the white do not
- * survive). The one owner of this rule: the loop and densify_step both ask it. */
-static void densify_kind(const struct gs_config *cfg, uint32_t iter, int *grow, int *reset) {
-  int32_t i = (int32_t)iter;
-  *grow =
-      i > cfg->densify_from && i < cfg->densify_until && iter % (uint32_t)cfg->densify_every == 0;
-  *reset = cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
-           iter % (uint32_t)cfg->opacity_reset_every == 0 &&
-           (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin;
-  if (cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
-      i < cfg->densify_until)
-    *reset = 1;
-}
-
 /* One densification step on the GPU: the statistics and the few parameters the decisions need
  * come to the host, the plan (gs_densify_plan) goes back, and densify_gather builds the new set
  * of parameters and moments from the current one; the sets swap. A reset-only step is the
  * identity plan with the reset flag. Timed as the `densify` kernel (its whole wallclock). */
-static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, struct sw_err *err) {
+static int densify_step(struct trainer *t, uint32_t iter, const struct gs_densify_when *when,
+                        struct gs_rng *rng, struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   int64_t t0 = sw_clock_mono_ns();
   struct gs_model *m = t->model;
   uint32_t n = m->count;
-  int in_window, reset;
-  densify_kind(cfg, iter, &in_window, &reset);
   size_t nn = n ? n : 1;
   float *h = malloc(sizeof(float) * 11 * nn);
   struct gs_densify_plan plan = {0};
   if (!h) return sw_err_set(err, SW_ENOMEM, "densify: out of memory");
   float *dens = h, *ls = h + 3 * nn, *q = h + 6 * nn, *op = h + 10 * nn;
   int rc = 0;
-  if (in_window && n) {
+  if (when->grow && n) {
     struct gs_vk_copy x[4] = {{t->dens, 0, 12ull * n, dens},
                               {t->params[GS_P_SCALES], 0, 12ull * n, ls},
                               {t->params[GS_P_QUATS], 0, 16ull * n, q},
@@ -532,7 +514,7 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, st
                                 .percent_dense = (float)cfg->percent_dense,
                                 .extent = t->sc->extent,
                                 .prune_opacity = (float)cfg->prune_opacity,
-                                .prune_big = (int32_t)iter > cfg->prune_big_after,
+                                .prune_big = when->prune_big,
                                 .prune_screen = (float)cfg->prune_screen,
                                 .prune_world = (float)cfg->prune_world,
                                 .max_splats = (uint32_t)cfg->max_splats};
@@ -561,7 +543,7 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, st
   }
   if (!rc) {
     struct gs_pc_densify pc = {.n_new = plan.count,
-                               .reset = reset ? 1u : 0u,
+                               .reset = when->reset ? 1u : 0u,
                                .opacity_cap = gs_logit(0.01f),
                                .ln16 = logf(1.6f)};
     gs_tk_moment_offsets(t->cap, pc.old_off);
@@ -572,7 +554,7 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, st
       gs_tk_record_densify(t->tk, cmd, &pc, t->params, t->alt_params, t->moments, t->alt_moments,
                            t->plan_src, t->plan_off);
       /* Statistics restart after each densification (a reset alone keeps them, as in 3DGS). */
-      if (in_window || work_grew) vkCmdFillBuffer(cmd, t->dens->buf, 0, VK_WHOLE_SIZE, 0);
+      if (when->grow || work_grew) vkCmdFillBuffer(cmd, t->dens->buf, 0, VK_WHOLE_SIZE, 0);
       rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
     }
   }
@@ -670,6 +652,8 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     struct iter_args a = {.view = order[pos++], .lambda = (float)cfg->lambda_dssim};
     const struct gs_camera *cam = &sc->train[a.view].cam;
     uint32_t n = t->model->count;
+    struct gs_densify_when when;
+    gs_densify_schedule(cfg, iter, &when);
     a.in = (struct gs_fwd_input){.cam = *cam, .sh_degree = deg};
     a.in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2],
                                        t->params[3], t->params[4], n};
@@ -683,7 +667,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
                                    .width = cam->width,
                                    .height = cam->height,
                                    .sh_degree = deg,
-                                   .accumulate = (int32_t)iter < cfg->densify_until,
+                                   .accumulate = when.accumulate,
                                    .count_radii = cfg->densify_visible == GS_DENSIFY_VISIBLE_RADII};
     memcpy(a.pb.viewmat, cam->viewmat, sizeof a.pb.viewmat);
     memcpy(a.pb.campos, cam->campos, sizeof a.pb.campos);
@@ -724,12 +708,8 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       next_cp++;
       seg = sw_clock_mono_ns();
     }
-    /* Nothing trains after the last iteration, so densifying or resetting opacities there would
-     * only spoil the final model (a reset at iteration 3000 of a 3000-iteration run). */
-    int grow, reset;
-    densify_kind(cfg, iter, &grow, &reset);
-    if (iter < iters && (grow || reset)) {
-      rc = densify_step(t, iter, &split_rng, err);
+    if (when.grow || when.reset) {
+      rc = densify_step(t, iter, &when, &split_rng, err);
       if (rc) break;
     }
     if (io && io->progress && (iter % (uint32_t)cfg->progress_every == 0 || iter == iters)) {

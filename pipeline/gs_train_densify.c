@@ -1,11 +1,30 @@
-/* gs_train_densify.c: clone / split / prune decisions as a gather plan, its application on the
- * host, and the opacity reset on the host (see gs_train_densify.h); the GPU applies the same plan
- * with densify_gather.comp. */
+/* gs_train_densify.c: the densification schedule, clone / split / prune decisions as a gather
+ * plan, its application on the host, and the opacity reset on the host (see gs_train_densify.h);
+ * the GPU applies the same plan with densify_gather.comp. */
 #include "gs_train_densify.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gs_scene.h"
+
+void gs_densify_schedule(const struct gs_config *cfg, uint32_t iter, struct gs_densify_when *out) {
+  int64_t i = iter;
+  int last = i >= cfg->iterations;
+  out->accumulate = i < cfg->densify_until;
+  out->grow = !last && i > cfg->densify_from && i < cfg->densify_until &&
+              iter % (uint32_t)cfg->densify_every == 0;
+  out->reset = !last && cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
+               iter % (uint32_t)cfg->opacity_reset_every == 0 &&
+               cfg->iterations - i >= cfg->opacity_reset_margin;
+  /* The Inria code resets at densify_from on white backgrounds too, inside its densify_until
+   * test as every reset (gsplat's strategy returns before any reset from refine_stop_iter on). */
+  if (!last && cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
+      i < cfg->densify_until)
+    out->reset = 1;
+  out->prune_big = i > cfg->prune_big_after;
+}
 
 int gs_moments_reserve(struct gs_moments *mo, uint32_t capacity, struct sw_err *err) {
   if (capacity <= mo->capacity) return 0;

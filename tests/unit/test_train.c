@@ -17,6 +17,7 @@
 #include "gs_gen.h"
 #include "gs_model.h"
 #include "gs_result.h"
+#include "gs_scene.h"
 #include "gs_train.h"
 #include "gs_train_densify.h"
 #include "gs_vk.h"
@@ -302,6 +303,58 @@ static void one_splat(struct gs_model *m, uint32_t i, float x, float log_s, floa
   m->opacity[i] = gs_logit(opacity);
   for (int k = 0; k < 48; k++) m->sh[48 * i + k] = (float)i;
 }
+
+/* The densify / reset schedule has one owner (gs_densify_schedule): the window, the period, the
+ * last iteration, the reset period with its margin, the white-background reset at densify_from
+ * (only inside the window, as every reset) and the big-splat pruning. */
+START_TEST(densify_schedule_follows_the_recipe) {
+  struct gs_config c;
+  gs_config_defaults(&c);
+  struct gs_densify_when w;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(w.accumulate && !w.grow && !w.reset && !w.prune_big); /* (from, until) is open */
+  gs_densify_schedule(&c, 600, &w);
+  ck_assert(w.grow && !w.reset);
+  gs_densify_schedule(&c, 650, &w);
+  ck_assert(w.accumulate && !w.grow);
+  gs_densify_schedule(&c, 3000, &w);
+  ck_assert(w.grow && !w.reset && !w.prune_big); /* gsplat: no reset by default */
+  gs_densify_schedule(&c, 3100, &w);
+  ck_assert(w.grow && w.prune_big);
+  gs_densify_schedule(&c, 14999, &w);
+  ck_assert(w.accumulate && !w.grow);
+  gs_densify_schedule(&c, 15000, &w);
+  ck_assert(!w.accumulate && !w.grow && !w.reset);
+  /* Nothing grows or resets after the last iteration. */
+  c.iterations = 600;
+  gs_densify_schedule(&c, 600, &w);
+  ck_assert(w.accumulate && !w.grow && !w.reset);
+  /* Resets every opacity_reset_every inside the window, with the margin left. */
+  gs_config_defaults(&c);
+  c.opacity_reset_every = 3000;
+  c.iterations = 7000;
+  c.opacity_reset_margin = 1500;
+  gs_densify_schedule(&c, 3000, &w);
+  ck_assert(w.reset && w.grow);
+  gs_densify_schedule(&c, 6000, &w);
+  ck_assert(!w.reset && w.grow); /* 1000 iterations left, fewer than the margin */
+  c.iterations = 30000;
+  gs_densify_schedule(&c, 15000, &w);
+  ck_assert(!w.reset); /* densify_until ends resets too */
+  /* white_reset: once at densify_from on white, never on black, never outside the window. */
+  gs_config_defaults(&c);
+  c.white_reset = 1;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(w.reset && !w.grow);
+  c.background = GS_BG_BLACK;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(!w.reset);
+  c.background = GS_BG_WHITE;
+  c.densify_until = 500;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(!w.reset && !w.accumulate);
+}
+END_TEST
 
 START_TEST(densify_clones_splits_and_prunes) {
   struct gs_model *m = NULL;
@@ -664,6 +717,7 @@ int main(void) {
   tcase_add_test(tc, config_json_round_trips_through_set);
   tcase_add_test(tc, result_validates_against_schema);
   tcase_add_test(tc, result_written_atomically);
+  tcase_add_test(tc, densify_schedule_follows_the_recipe);
   tcase_add_test(tc, densify_clones_splits_and_prunes);
   tcase_add_test(tc, densify_respects_max_splats);
   suite_add_tcase(s, tc);
