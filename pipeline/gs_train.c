@@ -57,16 +57,6 @@ static void bg_of(const struct gs_config *cfg, float bg[3]) {
 
 /* ---- GPU model buffers ----------------------------------------------------------------------- */
 
-static float *host_group(struct gs_model *m, int g) {
-  switch (g) {
-  case GS_P_MEANS: return m->means;
-  case GS_P_SCALES: return m->log_scales;
-  case GS_P_QUATS: return m->quats;
-  case GS_P_OPACITY: return m->opacity;
-  default: return m->sh;
-  }
-}
-
 static uint32_t grown(uint32_t cap, uint32_t n) {
   uint32_t c = cap + cap / 2;
   return c < n ? n : c;
@@ -124,7 +114,7 @@ static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   int n = 0;
   for (int g = 0; g < GS_P_COUNT && m->count; g++) {
     VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
-    x[n++] = (struct gs_vk_copy){t->params[g], 0, 4 * floats, host_group(m, g)};
+    x[n++] = (struct gs_vk_copy){t->params[g], 0, 4 * floats, gs_pgroup_host(m, g)};
     x[n++] = (struct gs_vk_copy){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
   }
   return gs_vk_buf_copy(t->vk, 1, x, n, zero_dens ? t->dens : NULL, err);
@@ -137,7 +127,7 @@ static int download_params(struct trainer *t, struct sw_err *err) {
   struct gs_vk_copy x[GS_P_COUNT];
   for (int g = 0; g < GS_P_COUNT; g++)
     x[g] = (struct gs_vk_copy){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count,
-                               host_group(m, g)};
+                               gs_pgroup_host(m, g)};
   return gs_vk_buf_copy(t->vk, 0, x, GS_P_COUNT, NULL, err);
 }
 
@@ -734,7 +724,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
   static const char *gname[GS_P_COUNT] = {"means", "log-scales", "quaternions", "opacity logits",
                                           "SH coefficients"};
   for (int g = 0; g < GS_P_COUNT; g++) {
-    const float *p = host_group(m, g);
+    const float *p = gs_pgroup_host(m, g);
     size_t cnt = (size_t)gs_pgroup_floats[g] * m->count;
     for (size_t k = 0; k < cnt; k++)
       if (!isfinite(p[k]))

@@ -46,16 +46,6 @@ void gs_moments_free(struct gs_moments *mo) {
   memset(mo, 0, sizeof *mo);
 }
 
-static float *group(struct gs_model *m, int g) {
-  switch (g) {
-  case GS_P_MEANS: return m->means;
-  case GS_P_SCALES: return m->log_scales;
-  case GS_P_QUATS: return m->quats;
-  case GS_P_OPACITY: return m->opacity;
-  default: return m->sh;
-  }
-}
-
 static float max_scale3(const float *s) {
   float x = s[0] > s[1] ? s[0] : s[1];
   return expf(x > s[2] ? x : s[2]);
@@ -202,7 +192,8 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
     uint32_t src = plan.src[k] & 0x3fffffffu, kind = plan.src[k] >> 30;
     for (int g = 0; g < GS_P_COUNT; g++) {
       size_t per = gs_pgroup_floats[g];
-      memcpy(group(nm, g) + per * k, group(m, g) + per * src, per * sizeof(float));
+      memcpy(gs_pgroup_host(nm, g) + per * k, gs_pgroup_host(m, g) + per * src,
+             per * sizeof(float));
       if (kind == GS_DENSIFY_KEEP)
         memcpy(nmo.g[g] + 2 * per * k, mo->g[g] + 2 * per * src, 2 * per * sizeof(float));
       else
@@ -216,7 +207,7 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
   }
   for (int g = 0; g < GS_P_COUNT; g++) {
     size_t per = gs_pgroup_floats[g];
-    memcpy(group(m, g), group(nm, g), per * plan.count * sizeof(float));
+    memcpy(gs_pgroup_host(m, g), gs_pgroup_host(nm, g), per * plan.count * sizeof(float));
     memcpy(mo->g[g], nmo.g[g], 2 * per * plan.count * sizeof(float));
   }
   m->count = plan.count;

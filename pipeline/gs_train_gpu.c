@@ -19,6 +19,16 @@ _Static_assert(sizeof(struct gs_pc_resolve) == 16, "gs_pc_resolve layout");
 
 const uint32_t gs_pgroup_floats[GS_P_COUNT] = {3, 3, 4, 1, 48};
 
+float *gs_pgroup_host(struct gs_model *m, int g) {
+  switch (g) {
+  case GS_P_MEANS: return m->means;
+  case GS_P_SCALES: return m->log_scales;
+  case GS_P_QUATS: return m->quats;
+  case GS_P_OPACITY: return m->opacity;
+  default: return m->sh;
+  }
+}
+
 const struct gs_tk_runs *gs_tk_runs_of(const struct gs_fwd_bufs *fb, struct gs_tk_runs *r) {
   if (!fb->bucket) return NULL;
   *r = (struct gs_tk_runs){.rgb = fb->rgb,
