@@ -1,7 +1,7 @@
 # bench/train.cmake: iter_bench, the training-iteration benchmark of issue 4 (see iter_bench.c;
 # usage in docs/trainer.md). A smoke run on a tiny workload is registered as a test so that the
 # benchmark cannot rot; the real figures come from the H200 (device tool).
-if(TARGET gs_train)
+if(SW_BUILD_PIPELINE)
   add_executable(iter_bench ${CMAKE_CURRENT_LIST_DIR}/iter_bench.c)
   target_link_libraries(iter_bench PRIVATE gs_train)
   add_test(NAME iter_bench_smoke

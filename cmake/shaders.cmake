@@ -10,7 +10,9 @@
 # --target-env=vulkan1.2 -O and the INCLUDES folders on the include path; every *.glsl and *.h in
 # those folders is a dependency. All calls together feed one library, gs_shaders_id, defining
 # gs_shaders_sha256(): the sha256 of the sorted lines "<file name> <sha256 of file>\n" over every
-# shader source, include and SPIR-V module of the build. Every embed library links it.
+# shader source, include and SPIR-V module of the build. Every embed library links it. The
+# top-level CMakeLists.txt makes it with gs_shaders_finalize() once the folders that embed shaders
+# are added; a gs_embed_shaders() call after that stops the configure.
 #
 # With SW_MSL_CHECK on, every SPIR-V module is also translated to Metal Shading Language 3.0 by
 # spirv-cross (`--msl --msl-version 30000`), the translation MoltenVK makes on the lab's Macs: a
@@ -92,6 +94,11 @@ function(gs_embed_shaders)
   if(NOT S_TARGET OR NOT S_SOURCES)
     message(FATAL_ERROR "gs_embed_shaders: TARGET and SOURCES are required")
   endif()
+  get_property(_final GLOBAL PROPERTY GS_SHADERS_FINALIZED)
+  if(_final)
+    message(FATAL_ERROR "gs_embed_shaders(${S_TARGET}) after gs_shaders_finalize(): its shaders "
+                        "would be missing from gs_shaders_sha256()")
+  endif()
   set(_out "${CMAKE_BINARY_DIR}/shaders/${S_TARGET}")
   file(MAKE_DIRECTORY "${_out}")
   set(_incflags "")
@@ -143,15 +150,15 @@ function(gs_embed_shaders)
   target_include_directories(${S_TARGET} PUBLIC "${_out}" "${CMAKE_SOURCE_DIR}/pipeline")
   target_link_libraries(${S_TARGET} PUBLIC Vulkan::Headers sw_util gs_shaders_id)
   set_property(GLOBAL APPEND PROPERTY GS_SHADER_HASH_INPUTS ${_srcs} ${_incfiles} ${_spvs})
-  get_property(_deferred GLOBAL PROPERTY GS_SHADERS_DEFERRED)
-  if(NOT _deferred)
-    set_property(GLOBAL PROPERTY GS_SHADERS_DEFERRED 1)
-    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _gs_shaders_finalize)
-  endif()
 endfunction()
 
-# Runs once at the end of the top-level CMakeLists.txt, when every gs_embed_shaders() call is known.
-function(_gs_shaders_finalize)
+# Makes gs_shaders_id from every gs_embed_shaders() call so far; called once, from the top-level
+# CMakeLists.txt (the Makefile generator wants the hash rule in the directory of its library).
+function(gs_shaders_finalize)
+  if(NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)
+    message(FATAL_ERROR "gs_shaders_finalize() belongs in the top-level CMakeLists.txt")
+  endif()
+  set_property(GLOBAL PROPERTY GS_SHADERS_FINALIZED 1)
   set(GS_SHADERS_CMAKE "${CMAKE_CURRENT_FUNCTION_LIST_FILE}")
   get_property(_inputs GLOBAL PROPERTY GS_SHADER_HASH_INPUTS)
   list(REMOVE_DUPLICATES _inputs)

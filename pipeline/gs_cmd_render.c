@@ -2,7 +2,7 @@
  * split by default), writes one PNG per view and prints per-view and mean PSNR and SSIM against
  * the ground truth (gs_metrics), plus OUT/metrics.json with the same figures.
  *
- * Renderers: `gpu` is the Vulkan forward pass (gs_fwd) when this build has it; `ref` is the C
+ * Renderers: `gpu` (the default) is the Vulkan forward pass (gs_fwd); `ref` is the C
  * reference (gs_ref), exact but slow, for checking and for machines without a Vulkan device.
  * --alpha-max renders with the alpha clamp a model was trained with (the trainer's `alpha_max`). */
 #include <errno.h>
@@ -13,22 +13,16 @@
 #include <string.h>
 
 #include "gs_cmd.h"
+#include "gs_fwd.h"
 #include "gs_metrics.h"
 #include "gs_model.h"
 #include "gs_ply.h"
 #include "gs_png.h"
 #include "gs_ref.h"
 #include "gs_scene.h"
+#include "gs_vk.h"
 #include "sw_clock.h"
 #include "sw_fs.h"
-
-#if __has_include("gs_fwd.h")
-#include "gs_fwd.h"
-#include "gs_vk.h"
-#define HAVE_GPU_FWD 1
-#else
-#define HAVE_GPU_FWD 0
-#endif
 
 struct render_args {
   const char *ply, *scene, *out;
@@ -56,7 +50,6 @@ static int parse_args(int argc, char **argv, struct render_args *a) {
   a->test_split = 1;
   a->sh_degree = -1;
   a->alpha_max = GS_ALPHA_MAX;
-  a->use_ref = !HAVE_GPU_FWD;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i];
     if (!strcmp(k, "-h") || !strcmp(k, "--help")) {
@@ -80,11 +73,6 @@ static int parse_args(int argc, char **argv, struct render_args *a) {
       a->background = !strcmp(v, "white") ? GS_BG_WHITE : GS_BG_BLACK;
     else if (!strcmp(k, "--renderer") && (!strcmp(v, "gpu") || !strcmp(v, "ref"))) {
       a->use_ref = !strcmp(v, "ref");
-      if (!a->use_ref && !HAVE_GPU_FWD) {
-        fprintf(stderr, "splat-train render: this build has no GPU forward pass; use "
-                        "--renderer ref\n");
-        return -1;
-      }
     } else if (!strcmp(k, "--alpha-max")) {
       char *end = NULL;
       errno = 0;
@@ -126,12 +114,10 @@ static int parse_args(int argc, char **argv, struct render_args *a) {
 struct renderer {
   int use_ref;
   float alpha_max;
-#if HAVE_GPU_FWD
   gs_vk_t *vk;
   gs_fwd_t *fwd;
   struct gs_fwd_model model; /* the PLY's model, uploaded once */
   int uploaded;
-#endif
 };
 
 /* Opens the device (GPU) and uploads the model once for all views. */
@@ -140,7 +126,6 @@ static int renderer_open(struct renderer *r, int use_ref, float alpha_max, const
   memset(r, 0, sizeof *r);
   r->use_ref = use_ref;
   r->alpha_max = alpha_max;
-#if HAVE_GPU_FWD
   if (!use_ref) {
     int rc = gs_vk_open(&r->vk, NULL, err);
     struct gs_fwd_opts fo = {.alpha_max = alpha_max};
@@ -150,24 +135,18 @@ static int renderer_open(struct renderer *r, int use_ref, float alpha_max, const
     if (!rc) printf("render: device %s (%s)\n", gs_vk_info(r->vk)->name, gs_vk_info(r->vk)->driver);
     return rc;
   }
-#endif
-  (void)m;
   return 0;
 }
 
 static void renderer_close(struct renderer *r) {
-#if HAVE_GPU_FWD
   if (r->uploaded) gs_fwd_model_release(&r->model);
   gs_fwd_destroy(&r->fwd);
   gs_vk_close(&r->vk);
-#endif
-  (void)r;
 }
 
 /* Renders m into rgb (3 floats per pixel of cam). */
 static int render_one(struct renderer *r, const struct gs_model *m, const struct gs_camera *cam,
                       uint32_t sh_degree, const float bg[3], float *rgb, struct sw_err *err) {
-#if HAVE_GPU_FWD
   if (!r->use_ref) {
     struct gs_fwd_input in = {.model = r->model,
                               .cam = *cam,
@@ -177,7 +156,6 @@ static int render_one(struct renderer *r, const struct gs_model *m, const struct
     if (!rc) rc = gs_fwd_read_image(r->fwd, rgb, NULL, NULL, err);
     return rc;
   }
-#endif
   struct gs_ref_opts o = {
       .sh_degree = sh_degree, .background = {bg[0], bg[1], bg[2]}, .alpha_max = r->alpha_max};
   struct gs_ref_frame *f = NULL;

@@ -30,22 +30,6 @@ const char *gs_fwd_stage_name(enum gs_fwd_stage s) {
   return (unsigned)s < GS_FWD_STAGES ? stage_names[s] : "unknown";
 }
 
-static uint32_t div_up(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a + b - 1) / b); }
-
-static int make_kernel(gs_vk_t *vk, const char *stem, uint32_t n_buffers, uint32_t push,
-                       const uint32_t *spec, uint32_t n_spec, gs_vk_kernel_t **out,
-                       struct sw_err *err) {
-  const struct gs_spirv *code = gs_shaders_spirv(stem);
-  if (!code) return sw_err_set(err, SW_ENOTFOUND, "shader '%s' is not embedded", stem);
-  struct gs_vk_kernel_desc d = {.name = stem,
-                                .spirv = code,
-                                .n_buffers = n_buffers,
-                                .push_size = push,
-                                .spec = spec,
-                                .n_spec = n_spec};
-  return gs_vk_kernel_new(vk, &d, out, err);
-}
-
 int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, struct sw_err *err) {
   *out = NULL;
   gs_fwd_t *f = calloc(1, sizeof *f);
@@ -75,25 +59,30 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   /* Specialization data are raw 32-bit words: the float clamp goes in by its bits. */
   uint32_t raster_spec[4] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
-  int rc =
-      make_kernel(vk, "project_fwd", 6, sizeof(struct gs_pc_project), NULL, 0, &f->project, err);
+  int rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "project_fwd", NULL, 6,
+                                 sizeof(struct gs_pc_project), NULL, 0, &f->project, err);
   if (!rc)
-    rc = make_kernel(vk, "tile_count", 3, sizeof(struct gs_pc_bin), NULL, 0, &f->tile_count, err);
-  if (!rc) rc = make_kernel(vk, "emit_pairs", 5, sizeof(struct gs_pc_bin), NULL, 0, &f->emit, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_count", NULL, 3,
+                               sizeof(struct gs_pc_bin), NULL, 0, &f->tile_count, err);
   if (!rc)
-    rc = make_kernel(vk, "tile_ranges", 3, sizeof(struct gs_pc_ranges), NULL, 0, &f->ranges, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "emit_pairs", NULL, 5,
+                               sizeof(struct gs_pc_bin), NULL, 0, &f->emit, err);
+  if (!rc)
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_ranges", NULL, 3,
+                               sizeof(struct gs_pc_ranges), NULL, 0, &f->ranges, err);
   if (!rc && !bucket)
-    rc = make_kernel(vk, "rasterize_fwd", 6, sizeof(struct gs_pc_raster), raster_spec, 3,
-                     &f->raster, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd", NULL, 6,
+                               sizeof(struct gs_pc_raster), raster_spec, 3, &f->raster, err);
   if (!rc && bucket)
-    rc = make_kernel(vk, "rasterize_fwd_bucket", 9, sizeof(struct gs_pc_raster), raster_spec, 4,
-                     &f->raster, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd_bucket", NULL, 9,
+                               sizeof(struct gs_pc_raster), raster_spec, 4, &f->raster, err);
   if (!rc && bucket)
-    rc = make_kernel(vk, "bucket_alloc", 4, sizeof(struct gs_pc_bucket), &raster_spec[3], 1,
-                     &f->bucket_alloc, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "bucket_alloc", NULL, 4,
+                               sizeof(struct gs_pc_bucket), &raster_spec[3], 1, &f->bucket_alloc,
+                               err);
   if (!rc && bucket)
-    rc = make_kernel(vk, "bucket_args", 1, sizeof(struct gs_pc_bucket), NULL, 0, &f->bucket_args,
-                     err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "bucket_args", NULL, 1,
+                               sizeof(struct gs_pc_bucket), NULL, 0, &f->bucket_args, err);
   if (!rc) rc = gs_scan_new(vk, &f->scan, err);
   if (!rc)
     rc = gs_sort_new(vk, f->opts.radix_ballot ? GS_SORT_SCATTER_BALLOT : GS_SORT_SCATTER_SERIAL,
@@ -140,8 +129,8 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
 }
 
 static int reserve_arena(gs_fwd_t *f, uint32_t capacity, struct sw_err *err) {
-  int rc = gs_vk_buf_ensure(f->vk, &f->keys, 8ull * capacity, "pair_keys", err);
-  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->values, 4ull * capacity, "pair_values", err);
+  int rc = gs_vk_buf_ensure(f->vk, &f->keys, 8ull * capacity, 0, "pair_keys", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->values, 4ull * capacity, 0, "pair_values", err);
   if (!rc) rc = gs_sort_reserve(f->sort, capacity, err);
   if (rc) {
     /* A failed grow may leave a buffer empty: the next prepare sizes the arena afresh. */
@@ -169,11 +158,12 @@ static int reserve_buckets(gs_fwd_t *f, uint32_t tiles, struct sw_err *err) {
                       "in one buffer, more than the device's %.1f GiB (rasterize_bwd: pixel needs "
                       "none)",
                       f->b.capacity, (double)state / 1073741824.0, (double)most / 1073741824.0);
-  int rc = gs_vk_buf_ensure(f->vk, &f->b.tile_base, 4ull * tiles, "tile_base", err);
-  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.tile_maxlast, 4ull * tiles, "tile_maxlast", err);
-  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.groups, 8 * groups, "bucket_groups", err);
-  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.state, state, "bucket_state", err);
-  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.bucket_meta, 4 * GS_BMETA_WORDS, "bucket_meta", err);
+  int rc = gs_vk_buf_ensure(f->vk, &f->b.tile_base, 4ull * tiles, 0, "tile_base", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.tile_maxlast, 4ull * tiles, 0, "tile_maxlast", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.groups, 8 * groups, 0, "bucket_groups", err);
+  if (!rc) rc = gs_vk_buf_ensure(f->vk, &f->b.state, state, 0, "bucket_state", err);
+  if (!rc)
+    rc = gs_vk_buf_ensure(f->vk, &f->b.bucket_meta, 4 * GS_BMETA_WORDS, 0, "bucket_meta", err);
   f->b.max_groups = rc ? 0 : (uint32_t)groups;
   return rc;
 }
@@ -184,17 +174,17 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
     return sw_err_set(err, SW_EINVAL, "forward pass: image size %ux%u out of range", width, height);
   gs_vk_t *vk = f->vk;
   uint32_t n = count ? count : 1;
-  uint32_t tx = div_up(width, GS_TILE), ty = div_up(height, GS_TILE);
+  uint32_t tx = gs_vk_div_up(width, GS_TILE), ty = gs_vk_div_up(height, GS_TILE);
   uint64_t px = (uint64_t)width * height;
   int rc =
-      gs_vk_buf_ensure(vk, &f->b.splats, sizeof(struct gs_splat2d) * (uint64_t)n, "splats", err);
-  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.tiles_touched, 4ull * n, "tiles_touched", err);
-  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.offsets, 4ull * n, "offsets", err);
+      gs_vk_buf_ensure(vk, &f->b.splats, sizeof(struct gs_splat2d) * (uint64_t)n, 0, "splats", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.tiles_touched, 4ull * n, 0, "tiles_touched", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.offsets, 4ull * n, 0, "offsets", err);
   if (!rc) rc = gs_scan_reserve(f->scan, n, err);
-  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.ranges, 8ull * tx * ty, "tile_ranges", err);
-  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.rgb, 12 * px, "image_rgb", err);
-  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.final_t, 4 * px, "final_t", err);
-  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.last, 4 * px, "last_contributor", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.ranges, 8ull * tx * ty, 0, "tile_ranges", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.rgb, 12 * px, 0, "image_rgb", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.final_t, 4 * px, 0, "final_t", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.last, 4 * px, 0, "last_contributor", err);
   if (!rc) {
     uint64_t cap = f->b.capacity;
     if (f->pending_growth > cap) cap = f->pending_growth;
@@ -238,7 +228,7 @@ static void record_project(gs_fwd_t *f, VkCommandBuffer cmd, const struct gs_fwd
   vkCmdFillBuffer(cmd, f->b.ranges->buf, 0, VK_WHOLE_SIZE, 0);
   const struct gs_fwd_model *m = &in->model;
   struct gs_vk_buf *b[6] = {m->means, m->log_scales, m->quats, m->opacity, m->sh, f->b.splats};
-  gs_vk_dispatch(cmd, f->project, b, &pc, div_up(f->b.count, GS_WG), 1, 1);
+  gs_vk_dispatch(cmd, f->project, b, &pc, gs_vk_div_up(f->b.count, GS_WG), 1, 1);
 }
 
 /* The per-splat backward's runs, before the rasterizer writes their state: the group list
@@ -250,7 +240,7 @@ static void record_buckets(gs_fwd_t *f, VkCommandBuffer cmd) {
   vkCmdFillBuffer(cmd, f->b.bucket_meta->buf, 0, VK_WHOLE_SIZE, 0);
   gs_vk_barrier(cmd);
   struct gs_vk_buf *b[4] = {f->b.ranges, f->b.tile_base, f->b.groups, f->b.bucket_meta};
-  gs_vk_dispatch(cmd, f->bucket_alloc, b, &pc, div_up(pc.num_tiles, GS_WG), 1, 1);
+  gs_vk_dispatch(cmd, f->bucket_alloc, b, &pc, gs_vk_div_up(pc.num_tiles, GS_WG), 1, 1);
   gs_vk_barrier(cmd);
   gs_vk_dispatch(cmd, f->bucket_args, &f->b.bucket_meta, &pc, 1, 1, 1);
   gs_vk_barrier(cmd);
@@ -276,14 +266,14 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
   case GS_FWD_PROJECT: record_project(f, cmd, in); break;
   case GS_FWD_TILE_COUNT: {
     struct gs_vk_buf *b[3] = {f->b.splats, f->b.tiles_touched, f->b.offsets};
-    gs_vk_dispatch(cmd, f->tile_count, b, &bin, div_up(n, GS_WG), 1, 1);
+    gs_vk_dispatch(cmd, f->tile_count, b, &bin, gs_vk_div_up(n, GS_WG), 1, 1);
     break;
   }
   case GS_FWD_SCAN: gs_scan_record(f->scan, cmd, f->b.offsets, n); break;
   case GS_FWD_EMIT: {
     struct gs_vk_buf *b[5] = {f->b.splats, f->b.offsets, f->keys, f->values, f->b.counters};
     /* At least one group, so that the pair count is written even without splats. */
-    gs_vk_dispatch(cmd, f->emit, b, &bin, n ? div_up(n, GS_WG) : 1, 1, 1);
+    gs_vk_dispatch(cmd, f->emit, b, &bin, n ? gs_vk_div_up(n, GS_WG) : 1, 1, 1);
     break;
   }
   case GS_FWD_SORT: {
@@ -299,11 +289,11 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
   }
   case GS_FWD_RANGES: {
     struct gs_pc_ranges pc = {.num_tiles = f->b.tiles_x * f->b.tiles_y};
-    uint32_t groups = div_up(f->b.capacity, GS_WG);
+    uint32_t groups = gs_vk_div_up(f->b.capacity, GS_WG);
     uint32_t gx = groups, maxg = gs_vk_info(f->vk)->max_workgroup_count[0];
     if (gx > maxg) gx = maxg;
     struct gs_vk_buf *b[3] = {f->b.keys, f->b.ranges, f->b.counters};
-    gs_vk_dispatch(cmd, f->ranges, b, &pc, gx, div_up(groups, gx), 1);
+    gs_vk_dispatch(cmd, f->ranges, b, &pc, gx, gs_vk_div_up(groups, gx), 1);
     break;
   }
   case GS_FWD_RASTER: {

@@ -761,15 +761,9 @@ static int write_json(const char *out_dir, const struct gs_gen_opts *o, int test
   json_t *frames = json_array();
   uint32_t n = test ? o->test_views : o->train_views;
   for (uint32_t i = 0; i < n; i++) {
-    float c2w[16];
-    gs_gen_view_c2w(o, test, i, c2w);
     char fp[64];
     snprintf(fp, sizeof fp, "./%s/r_%u", test ? "test" : "train", i);
-    json_t *m = json_array();
-    for (int r = 0; r < 4; r++)
-      json_array_append_new(m, json_pack("[ffff]", (double)c2w[4 * r], (double)c2w[4 * r + 1],
-                                         (double)c2w[4 * r + 2], (double)c2w[4 * r + 3]));
-    json_array_append_new(frames, json_pack("{s:s, s:o}", "file_path", fp, "transform_matrix", m));
+    gs_gen_frame_append(frames, o, test, i, fp);
   }
   json_object_set_new(root, "frames", frames);
   /* 9 significant digits round-trip every float exactly, so the loader sees the generator's

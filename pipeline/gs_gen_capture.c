@@ -210,6 +210,18 @@ int gs_gen_write_colmap(const char *out_dir, const struct gs_gen_opts *o,
   return rc;
 }
 
+void gs_gen_frame_append(json_t *frames, const struct gs_gen_opts *o, int test, uint32_t index,
+                         const char *file_path) {
+  float c2w[16];
+  gs_gen_view_c2w(o, test, index, c2w);
+  json_t *m = json_array();
+  for (int r = 0; r < 4; r++)
+    json_array_append_new(m, json_pack("[ffff]", (double)c2w[4 * r], (double)c2w[4 * r + 1],
+                                       (double)c2w[4 * r + 2], (double)c2w[4 * r + 3]));
+  json_array_append_new(frames,
+                        json_pack("{s:s, s:o}", "file_path", file_path, "transform_matrix", m));
+}
+
 /* transforms.json in the instant-ngp / nerfstudio form, intrinsics at the top level. */
 int gs_gen_write_transforms(const char *out_dir, const struct gs_gen_opts *o, struct sw_err *err) {
   struct gs_gen_lens l;
@@ -221,15 +233,9 @@ int gs_gen_write_transforms(const char *out_dir, const struct gs_gen_opts *o, st
                 (double)l.k2, "p1", 0.0, "p2", 0.0);
   json_t *frames = json_array();
   for (uint32_t i = 0; root && frames && i < o->train_views; i++) {
-    float c2w[16];
-    gs_gen_view_c2w(o, 0, i, c2w);
     char fp[64];
     snprintf(fp, sizeof fp, "images/" GS_GEN_IMAGE_NAME, i);
-    json_t *m = json_array();
-    for (int r = 0; r < 4; r++)
-      json_array_append_new(m, json_pack("[ffff]", (double)c2w[4 * r], (double)c2w[4 * r + 1],
-                                         (double)c2w[4 * r + 2], (double)c2w[4 * r + 3]));
-    json_array_append_new(frames, json_pack("{s:s, s:o}", "file_path", fp, "transform_matrix", m));
+    gs_gen_frame_append(frames, o, 0, i, fp);
   }
   json_object_set_new(root, "frames", frames);
   char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : NULL;

@@ -45,6 +45,16 @@ static void jerr_emit(j_common_ptr c, int level) {
   }
 }
 
+/* The error manager of a decompression: errors jump to je->jump with the message in je->msg,
+ * the first warning is kept in je->msg too. */
+static struct jpeg_error_mgr *jerr_init(struct jerr *je) {
+  memset(je, 0, sizeof *je);
+  jpeg_std_error(&je->mgr);
+  je->mgr.error_exit = jerr_exit;
+  je->mgr.emit_message = jerr_emit;
+  return &je->mgr;
+}
+
 /* The orientation held by a saved APP1 (EXIF) marker, 1 when none. */
 static int orientation_of(struct jpeg_decompress_struct *c) {
   for (jpeg_saved_marker_ptr m = c->marker_list; m; m = m->next) {
@@ -84,10 +94,7 @@ static int jpeg_decode(const char *name, const unsigned char *data, size_t len, 
                        uint32_t *w_out, uint32_t *h_out, struct sw_err *err) {
   struct jpeg_decompress_struct c;
   struct jerr je;
-  memset(&je, 0, sizeof je);
-  c.err = jpeg_std_error(&je.mgr);
-  je.mgr.error_exit = jerr_exit;
-  je.mgr.emit_message = jerr_emit;
+  c.err = jerr_init(&je);
   /* volatile: read after the longjmp */
   uint8_t *volatile raw = NULL;
   float *volatile out = NULL;
@@ -175,10 +182,7 @@ int gs_image_jpeg_orientation(const void *data, size_t len) {
   if (!is_jpeg(data, len)) return 1;
   struct jpeg_decompress_struct c;
   struct jerr je;
-  memset(&je, 0, sizeof je);
-  c.err = jpeg_std_error(&je.mgr);
-  je.mgr.error_exit = jerr_exit;
-  je.mgr.emit_message = jerr_emit;
+  c.err = jerr_init(&je);
   volatile int o = 1;
   if (setjmp(je.jump)) goto done;
   jpeg_create_decompress(&c);

@@ -1,10 +1,13 @@
 /* gs_metrics.h: image quality metrics for evaluation (`splat-train render`, the trainer's test-view
- * checkpoints and final metrics): PSNR and SSIM of a rendered RGB image against its ground truth.
+ * checkpoints and final metrics): PSNR and SSIM of a rendered RGB image against its ground truth,
+ * and the SSIM definition itself (window, constants), which the C reference's differentiable SSIM
+ * (gs_ref.h, the oracle of the GPU loss) takes from here. No GPU and no reference code: the
+ * trainer links this module alone.
  *
  * Both inputs are clamped to [0, 1] first, as the 3DGS and gsplat evaluators do (a rendered image
- * is clamped before it is saved or scored). Sums are in double. SSIM is the one defined in
- * gs_ref.h (11x11 Gaussian window, sigma 1.5, zero padding, C1 = 0.01^2, C2 = 0.03^2, mean over
- * pixels and channels), the 3DGS reference evaluator's definition; gsplat's evaluator
+ * is clamped before it is saved or scored). Sums are in double. SSIM: 11x11 Gaussian window
+ * (sigma 1.5, the outer product of the 1-D taps below), zero padding, C1 = 0.01^2, C2 = 0.03^2,
+ * mean over pixels and channels: the 3DGS reference evaluator's definition; gsplat's evaluator
  * (torchmetrics) scores only the pixels whose window lies inside the image, which reads slightly
  * differently. Images are row-major RGB floats, 3 per pixel. */
 #ifndef GS_METRICS_H
@@ -13,6 +16,14 @@
 #include <stdint.h>
 
 #include "sw_err.h"
+
+#define GS_METRICS_SSIM_WINDOW 11 /* taps of the 1-D window; the 2-D one is their outer product */
+#define GS_METRICS_SSIM_SIGMA 1.5
+#define GS_METRICS_SSIM_C1 (0.01 * 0.01)
+#define GS_METRICS_SSIM_C2 (0.03 * 0.03)
+
+/* Tap k (0 .. GS_METRICS_SSIM_WINDOW - 1) of the normalised 1-D Gaussian window, in double. */
+double gs_metrics_ssim_tap(int k);
 
 /* PSNR in dB with peak 1: 10 log10(1 / MSE) over every pixel and channel. Identical images give
  * +INFINITY. Returns 0, or SW_EINVAL for an empty image / NULL buffer / a NaN in the input. */

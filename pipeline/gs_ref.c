@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gs_metrics.h"
+
 /* Real SH basis constants of the 3DGS reference (degrees 0..3). */
 #define SH_C0 0.28209479177387814
 #define SH_C1 0.4886025119029199
@@ -24,23 +26,11 @@
 #define SH_C3_5 1.445305721320277
 #define SH_C3_6 (-0.5900435899266435)
 
-/* SSIM: window size, Gaussian sigma, and the standard stabilising constants. */
-#define SSIM_WIN 11
-#define SSIM_SIGMA 1.5
-#define SSIM_C1 (0.01 * 0.01)
-#define SSIM_C2 (0.03 * 0.03)
-
-/* Tap k of the normalised 1D Gaussian window, computed in double for both precisions. */
-static double ssim_kernel_1d(int k) {
-  double sum = 0.0, v = 0.0;
-  for (int j = 0; j < SSIM_WIN; j++) {
-    double x = j - SSIM_WIN / 2;
-    double e = exp(-x * x / (2.0 * SSIM_SIGMA * SSIM_SIGMA));
-    sum += e;
-    if (j == k) v = e;
-  }
-  return v / sum;
-}
+/* SSIM: the window and the stabilising constants are the metric's (gs_metrics.h), so that the
+ * differentiable SSIM of the loss and the evaluation score share one definition. */
+#define SSIM_WIN GS_METRICS_SSIM_WINDOW
+#define SSIM_C1 GS_METRICS_SSIM_C1
+#define SSIM_C2 GS_METRICS_SSIM_C2
 
 /* A (splat, tile) pair before sorting; seq is the emission order, the tie-breaker that makes
  * qsort stable. */

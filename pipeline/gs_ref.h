@@ -31,10 +31,11 @@
  *    passes no gradient. alpha_max is an option (struct gs_ref_opts), 0.99 by default.
  *  - Gradient of the conic is with respect to (a, b, c) in
  *    sigma = 0.5 (a dx^2 + c dy^2) + b dx dy, with d = mean2d - pixel centre.
- *  - SSIM: per channel, 11x11 Gaussian window (sigma 1.5, normalised to sum 1), zero padding
- *    ("same" size, as the 3DGS reference's conv2d with padding 5), C1 = 0.01^2, C2 = 0.03^2,
- *    mean of the SSIM map over every pixel and channel (GS_SSIM_SAME), or only over the pixels
- *    whose window lies inside the image (GS_SSIM_VALID, gs_types.h; images of at least 11x11).
+ *  - SSIM: the window and constants of gs_metrics.h (11x11 Gaussian, sigma 1.5, normalised to
+ *    sum 1; C1 = 0.01^2, C2 = 0.03^2), per channel, zero padding ("same" size, as the 3DGS
+ *    reference's conv2d with padding 5); mean of the SSIM map over every pixel and channel
+ *    (GS_SSIM_SAME), or only over the pixels whose window lies inside the image (GS_SSIM_VALID,
+ *    gs_types.h; images of at least 11x11).
  *    Loss L = (1 - lambda) L1 + lambda (1 - SSIM) with L1 the mean absolute difference over
  *    every pixel and channel (whatever the SSIM padding); d|x|/dx at 0 is 0.
  *  - Densifier 2D gradient norm (gsplat, absgrad off, one camera per step):

@@ -428,7 +428,7 @@ int FN(gs_ref_forward)(const MODEL *m, const CAMERA *cam, const struct gs_ref_op
  * backward relies on). */
 static void SFN(gauss_conv)(const REAL *in, REAL *out, REAL *tmp, uint32_t w, uint32_t h) {
   REAL kern[SSIM_WIN];
-  for (int k = 0; k < SSIM_WIN; k++) kern[k] = (REAL)ssim_kernel_1d(k);
+  for (int k = 0; k < SSIM_WIN; k++) kern[k] = (REAL)gs_metrics_ssim_tap(k);
   const long half = SSIM_WIN / 2, lw = (long)w, lh = (long)h;
   /* Both passes add the taps in ascending order for every output, each over the outputs for
    * which the tap falls inside the image (zero padding), so the inner loops are branch-free. */

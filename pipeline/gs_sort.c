@@ -29,22 +29,6 @@ struct gs_sort {
 
 void gs_sort_set_step_timer(gs_sort_t *s, gs_vk_timer_t *timer) { s->step_timer = timer; }
 
-static uint32_t div_up(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a + b - 1) / b); }
-
-static int make_kernel(gs_vk_t *vk, const char *stem, uint32_t n_buffers, uint32_t push,
-                       const uint32_t *spec, uint32_t n_spec, gs_vk_kernel_t **out,
-                       struct sw_err *err) {
-  const struct gs_spirv *code = gs_shaders_spirv(stem);
-  if (!code) return sw_err_set(err, SW_ENOTFOUND, "shader '%s' is not embedded", stem);
-  struct gs_vk_kernel_desc d = {.name = stem,
-                                .spirv = code,
-                                .n_buffers = n_buffers,
-                                .push_size = push,
-                                .spec = spec,
-                                .n_spec = n_spec};
-  return gs_vk_kernel_new(vk, &d, out, err);
-}
-
 /* ---- scan ---- */
 
 int gs_scan_new(gs_vk_t *vk, gs_scan_t **out, struct sw_err *err) {
@@ -52,8 +36,11 @@ int gs_scan_new(gs_vk_t *vk, gs_scan_t **out, struct sw_err *err) {
   gs_scan_t *s = calloc(1, sizeof *s);
   if (!s) return sw_err_set(err, SW_ENOMEM, "out of memory");
   s->vk = vk;
-  int rc = make_kernel(vk, "scan_block", 2, sizeof(struct gs_pc_scan), NULL, 0, &s->block, err);
-  if (!rc) rc = make_kernel(vk, "scan_add", 2, sizeof(struct gs_pc_scan), NULL, 0, &s->add, err);
+  int rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "scan_block", NULL, 2,
+                                 sizeof(struct gs_pc_scan), NULL, 0, &s->block, err);
+  if (!rc)
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "scan_add", NULL, 2, sizeof(struct gs_pc_scan),
+                               NULL, 0, &s->add, err);
   if (rc) {
     gs_scan_destroy(&s);
     return rc;
@@ -81,7 +68,7 @@ int gs_scan_reserve(gs_scan_t *s, uint32_t n, struct sw_err *err) {
   uint32_t max_groups = gs_vk_info(s->vk)->max_workgroup_count[0];
   uint32_t m = n;
   for (int l = 0; l < SCAN_LEVELS; l++) {
-    uint32_t nb = div_up(m ? m : 1, GS_SCAN_BLOCK);
+    uint32_t nb = gs_vk_div_up(m ? m : 1, GS_SCAN_BLOCK);
     if (nb > max_groups)
       return sw_err_set(err, SW_EINVAL,
                         "scan of %u elements needs %u workgroups; the device "
@@ -108,7 +95,7 @@ int gs_scan_reserve(gs_scan_t *s, uint32_t n, struct sw_err *err) {
 
 static void scan_level(gs_scan_t *s, VkCommandBuffer cmd, struct gs_vk_buf *data, uint32_t n,
                        int level) {
-  uint32_t nb = div_up(n, GS_SCAN_BLOCK);
+  uint32_t nb = gs_vk_div_up(n, GS_SCAN_BLOCK);
   struct gs_pc_scan pc = {.n = n};
   struct gs_vk_buf *b[2] = {data, s->sums[level]};
   gs_vk_dispatch(cmd, s->block, b, &pc, nb, 1, 1);
@@ -167,12 +154,14 @@ int gs_sort_new(gs_vk_t *vk, enum gs_sort_scatter scatter, gs_sort_t **out, stru
   const char *force = getenv("GS_SORT_TABLE_ROWS");
   if (force && atoi(force) > 0) rows = (uint32_t)atoi(force);
   uint32_t spec[2] = {scatter == GS_SORT_SCATTER_BALLOT, rows};
-  int rc = make_kernel(vk, "sort_hist", 3, sizeof(struct gs_pc_sort), NULL, 0, &s->hist, err);
+  int rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "sort_hist", NULL, 3,
+                                 sizeof(struct gs_pc_sort), NULL, 0, &s->hist, err);
   if (!rc)
-    rc = make_kernel(vk, "sort_scan", 2, sizeof(struct gs_pc_sort), NULL, 0, &s->row_scan, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "sort_scan", NULL, 2,
+                               sizeof(struct gs_pc_sort), NULL, 0, &s->row_scan, err);
   if (!rc)
-    rc = make_kernel(vk, staged ? "sort_scatter" : "sort_scatter_flat", 7,
-                     sizeof(struct gs_pc_sort), spec, 2, &s->scatter, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, staged ? "sort_scatter" : "sort_scatter_flat",
+                               NULL, 7, sizeof(struct gs_pc_sort), spec, 2, &s->scatter, err);
   if (!rc) rc = gs_vk_buf_new(vk, 16, 0, "sort_counters", &s->dummy, err);
   if (!rc) rc = gs_vk_buf_new(vk, 4 * GS_RADIX, 0, "sort_digit_totals", &s->totals, err);
   if (rc) {
@@ -206,12 +195,12 @@ void gs_sort_destroy(gs_sort_t **sp) {
 int gs_sort_reserve(gs_sort_t *s, uint32_t capacity, struct sw_err *err) {
   if (capacity < 1) capacity = 1;
   if (capacity <= s->capacity && s->keys_tmp) return 0;
-  uint32_t nb = div_up(capacity, GS_SORT_BLOCK);
+  uint32_t nb = gs_vk_div_up(capacity, GS_SORT_BLOCK);
   if ((uint64_t)nb * GS_RADIX > UINT32_MAX)
     return sw_err_set(err, SW_EINVAL, "sort capacity %u is too large", capacity);
-  int rc = gs_vk_buf_ensure(s->vk, &s->keys_tmp, 8ull * capacity, "sort_keys_tmp", err);
-  if (!rc) rc = gs_vk_buf_ensure(s->vk, &s->vals_tmp, 4ull * capacity, "sort_values_tmp", err);
-  if (!rc) rc = gs_vk_buf_ensure(s->vk, &s->hist_buf, 4ull * nb * GS_RADIX, "sort_hist", err);
+  int rc = gs_vk_buf_ensure(s->vk, &s->keys_tmp, 8ull * capacity, 0, "sort_keys_tmp", err);
+  if (!rc) rc = gs_vk_buf_ensure(s->vk, &s->vals_tmp, 4ull * capacity, 0, "sort_values_tmp", err);
+  if (!rc) rc = gs_vk_buf_ensure(s->vk, &s->hist_buf, 4ull * nb * GS_RADIX, 0, "sort_hist", err);
   if (rc) {
     s->capacity = 0; /* a failed grow may leave a buffer empty: check them all next time */
     return rc;
@@ -230,7 +219,7 @@ int gs_sort_record(gs_sort_t *s, VkCommandBuffer cmd, const struct gs_sort_io *i
   if (io->keys->size < 8ull * io->capacity || io->values->size < 4ull * io->capacity)
     return sw_err_set(err, SW_EINVAL, "sort buffers hold fewer than %u keys", io->capacity);
   if (io->capacity == 0) return 0;
-  uint32_t nb = div_up(io->capacity, GS_SORT_BLOCK);
+  uint32_t nb = gs_vk_div_up(io->capacity, GS_SORT_BLOCK);
   uint32_t groups = nb;
   uint32_t max_groups = gs_vk_info(s->vk)->max_workgroup_count[0];
   if (groups > max_groups) groups = max_groups;

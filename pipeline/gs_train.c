@@ -45,7 +45,6 @@ struct trainer {
   struct gs_vk_buf *grads[GS_P_COUNT], *grad2d, *dens;
   struct gs_vk_buf *plan_src, *plan_off; /* densification plan */
   struct gs_vk_buf **gt;                 /* one per training view */
-  struct gs_vk_buf *staging;             /* host-visible, grow-only: densification round trips */
   struct gs_tk_img im;
   float bg[3];
   double densify_ms;
@@ -57,86 +56,6 @@ static void bg_of(const struct gs_config *cfg, float bg[3]) {
 }
 
 /* ---- GPU model buffers ----------------------------------------------------------------------- */
-
-static float *host_group(struct gs_model *m, int g) {
-  switch (g) {
-  case GS_P_MEANS: return m->means;
-  case GS_P_SCALES: return m->log_scales;
-  case GS_P_QUATS: return m->quats;
-  case GS_P_OPACITY: return m->opacity;
-  default: return m->sh;
-  }
-}
-
-/* One piece of a batched transfer between host memory and a GPU buffer. */
-struct xfer {
-  struct gs_vk_buf *b;
-  VkDeviceSize off, bytes;
-  void *host;
-};
-
-/* Moves every piece in one submission through a persistent staging buffer (discrete GPUs), or
- * by memcpy where buffers are mapped (unified memory). Each gs_vk_buf_upload would allocate its
- * own staging buffer and wait on its own submission, which made densification cost ~50 ms at
- * 60k splats on an H200. zero (may be NULL) is filled with zeros after an upload. */
-static int transfer(struct trainer *t, int upload, const struct xfer *x, int n,
-                    struct gs_vk_buf *zero, struct sw_err *err) {
-  int mapped = 1;
-  VkDeviceSize total = 0;
-  for (int i = 0; i < n; i++) {
-    if (!x[i].b->map) mapped = 0;
-    total += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-  }
-  if (mapped) {
-    for (int i = 0; i < n; i++) {
-      char *dev = (char *)x[i].b->map + x[i].off;
-      if (upload)
-        memcpy(dev, x[i].host, x[i].bytes);
-      else
-        memcpy(x[i].host, dev, x[i].bytes);
-    }
-    return zero ? gs_vk_buf_fill(zero, 0, err) : 0;
-  }
-  int rc = t->staging ? gs_vk_buf_reserve(t->staging, total, NULL, err)
-                      : gs_vk_buf_new(t->vk, total, GS_VK_BUF_HOST, "staging", &t->staging, err);
-  if (rc) return rc;
-  VkDeviceSize o = 0;
-  if (upload)
-    for (int i = 0; i < n; i++) {
-      memcpy((char *)t->staging->map + o, x[i].host, x[i].bytes);
-      o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-    }
-  VkCommandBuffer cmd;
-  rc = gs_vk_cmd_begin(t->vk, &cmd, err);
-  if (rc) return rc;
-  o = 0;
-  for (int i = 0; i < n; i++) {
-    if (x[i].bytes) {
-      VkBufferCopy c = {.srcOffset = upload ? o : x[i].off,
-                        .dstOffset = upload ? x[i].off : o,
-                        .size = x[i].bytes};
-      vkCmdCopyBuffer(cmd, upload ? t->staging->buf : x[i].b->buf,
-                      upload ? x[i].b->buf : t->staging->buf, 1, &c);
-    }
-    o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-  }
-  if (zero) vkCmdFillBuffer(cmd, zero->buf, 0, VK_WHOLE_SIZE, 0);
-  rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
-  if (!rc && !upload) {
-    o = 0;
-    for (int i = 0; i < n; i++) {
-      memcpy(x[i].host, (char *)t->staging->map + o, x[i].bytes);
-      o += (x[i].bytes + 255) & ~(VkDeviceSize)255;
-    }
-  }
-  return rc;
-}
-
-static int buf(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, const char *label,
-               struct sw_err *err) {
-  if (*b) return gs_vk_buf_reserve(*b, size, NULL, err);
-  return gs_vk_buf_new(vk, size, 0, label, b, err);
-}
 
 static uint32_t grown(uint32_t cap, uint32_t n) {
   uint32_t c = cap + cap / 2;
@@ -150,8 +69,9 @@ static int reserve_set(struct trainer *t, struct gs_vk_buf **params, struct gs_v
   uint32_t c = grown(*cap, n), off[GS_P_COUNT];
   int rc = 0;
   for (int g = 0; g < GS_P_COUNT && !rc; g++)
-    rc = buf(t->vk, &params[g], 4ull * gs_pgroup_floats[g] * c, "params", err);
-  if (!rc) rc = buf(t->vk, moments, 4 * gs_tk_moment_offsets(c, off), "moments", err);
+    rc = gs_vk_buf_ensure(t->vk, &params[g], 4ull * gs_pgroup_floats[g] * c, 0, "params", err);
+  if (!rc)
+    rc = gs_vk_buf_ensure(t->vk, moments, 4 * gs_tk_moment_offsets(c, off), 0, "moments", err);
   if (!rc) *cap = c;
   return rc;
 }
@@ -164,9 +84,9 @@ static int reserve_work(struct trainer *t, uint32_t n, int *grew_out, struct sw_
   uint32_t c = grown(t->work_cap, n);
   int rc = 0;
   for (int g = 0; g < GS_P_COUNT && !rc; g++)
-    rc = buf(t->vk, &t->grads[g], 4ull * gs_pgroup_floats[g] * c, "grads", err);
-  if (!rc) rc = buf(t->vk, &t->grad2d, 4ull * GS_G2D * c, "grad2d", err);
-  if (!rc) rc = buf(t->vk, &t->dens, 12ull * c, "dens", err);
+    rc = gs_vk_buf_ensure(t->vk, &t->grads[g], 4ull * gs_pgroup_floats[g] * c, 0, "grads", err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->grad2d, 4ull * GS_G2D * c, 0, "grad2d", err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->dens, 12ull * c, 0, "dens", err);
   if (!rc) {
     t->work_cap = c;
     if (grew_out) *grew_out = 1;
@@ -181,31 +101,34 @@ static int reserve_gpu(struct trainer *t, uint32_t n, struct sw_err *err) {
 }
 
 /* Host model + moments -> GPU (the initial state); densification statistics zeroed when
- * zero_dens. One batched transfer. */
+ * zero_dens. Model moves are batched copies (gs_vk_buf_copy), one submission for all pieces: a
+ * gs_vk_buf_upload per piece (a submission and a wait each) made densification cost ~50 ms at
+ * 60k splats on an H200. */
 static int upload_state(struct trainer *t, int zero_dens, struct sw_err *err) {
   struct gs_model *m = t->model;
   int rc = reserve_gpu(t, m->count, err);
   if (rc) return rc;
   uint32_t off[GS_P_COUNT];
   gs_tk_moment_offsets(t->cap, off);
-  struct xfer x[2 * GS_P_COUNT];
+  struct gs_vk_copy x[2 * GS_P_COUNT];
   int n = 0;
   for (int g = 0; g < GS_P_COUNT && m->count; g++) {
     VkDeviceSize floats = (VkDeviceSize)gs_pgroup_floats[g] * m->count;
-    x[n++] = (struct xfer){t->params[g], 0, 4 * floats, host_group(m, g)};
-    x[n++] = (struct xfer){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
+    x[n++] = (struct gs_vk_copy){t->params[g], 0, 4 * floats, gs_pgroup_host(m, g)};
+    x[n++] = (struct gs_vk_copy){t->moments, 4ull * off[g], 8 * floats, t->mo.g[g]};
   }
-  return transfer(t, 1, x, n, zero_dens ? t->dens : NULL, err);
+  return gs_vk_buf_copy(t->vk, 1, x, n, zero_dens ? t->dens : NULL, err);
 }
 
 /* GPU -> host parameters of the current set (final.ply and the final NaN check). */
 static int download_params(struct trainer *t, struct sw_err *err) {
   struct gs_model *m = t->model;
   if (!m->count) return 0;
-  struct xfer x[GS_P_COUNT];
+  struct gs_vk_copy x[GS_P_COUNT];
   for (int g = 0; g < GS_P_COUNT; g++)
-    x[g] = (struct xfer){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count, host_group(m, g)};
-  return transfer(t, 0, x, GS_P_COUNT, NULL, err);
+    x[g] = (struct gs_vk_copy){t->params[g], 0, 4ull * gs_pgroup_floats[g] * m->count,
+                               gs_pgroup_host(m, g)};
+  return gs_vk_buf_copy(t->vk, 0, x, GS_P_COUNT, NULL, err);
 }
 
 /* OUT/checkpoint-ITER.ply: the model after `iter` steps (checkpoint_ply: 1), e.g. for the
@@ -428,7 +351,6 @@ static void trainer_free(struct trainer *t) {
   gs_vk_buf_destroy(&t->alt_moments);
   gs_vk_buf_destroy(&t->plan_src);
   gs_vk_buf_destroy(&t->plan_off);
-  gs_vk_buf_destroy(&t->staging);
   gs_vk_buf_destroy(&t->grad2d);
   gs_vk_buf_destroy(&t->dens);
   gs_tk_img_free(&t->im);
@@ -556,51 +478,33 @@ static void shuffle(uint32_t *a, uint32_t n, struct gs_rng *rng) {
   }
 }
 
-/* What iteration `iter` does after its step: grow/prune (in the window (densify_from,
- * densify_until), every densify_every) and/or reset opacities (every opacity_reset_every while
- * densifying and with opacity_reset_margin left; with white_reset also once at densify_from on
- * white backgrounds, as the Inria code does, so that floaters in front of the white do not
- * survive). The one owner of this rule: the loop and densify_step both ask it. */
-static void densify_kind(const struct gs_config *cfg, uint32_t iter, int *grow, int *reset) {
-  int32_t i = (int32_t)iter;
-  *grow =
-      i > cfg->densify_from && i < cfg->densify_until && iter % (uint32_t)cfg->densify_every == 0;
-  *reset = cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
-           iter % (uint32_t)cfg->opacity_reset_every == 0 &&
-           (int64_t)cfg->iterations - iter >= cfg->opacity_reset_margin;
-  if (cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
-      i < cfg->densify_until)
-    *reset = 1;
-}
-
 /* One densification step on the GPU: the statistics and the few parameters the decisions need
  * come to the host, the plan (gs_densify_plan) goes back, and densify_gather builds the new set
  * of parameters and moments from the current one; the sets swap. A reset-only step is the
  * identity plan with the reset flag. Timed as the `densify` kernel (its whole wallclock). */
-static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, struct sw_err *err) {
+static int densify_step(struct trainer *t, uint32_t iter, const struct gs_densify_when *when,
+                        struct gs_rng *rng, struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   int64_t t0 = sw_clock_mono_ns();
   struct gs_model *m = t->model;
   uint32_t n = m->count;
-  int in_window, reset;
-  densify_kind(cfg, iter, &in_window, &reset);
   size_t nn = n ? n : 1;
   float *h = malloc(sizeof(float) * 11 * nn);
   struct gs_densify_plan plan = {0};
   if (!h) return sw_err_set(err, SW_ENOMEM, "densify: out of memory");
   float *dens = h, *ls = h + 3 * nn, *q = h + 6 * nn, *op = h + 10 * nn;
   int rc = 0;
-  if (in_window && n) {
-    struct xfer x[4] = {{t->dens, 0, 12ull * n, dens},
-                        {t->params[GS_P_SCALES], 0, 12ull * n, ls},
-                        {t->params[GS_P_QUATS], 0, 16ull * n, q},
-                        {t->params[GS_P_OPACITY], 0, 4ull * n, op}};
-    rc = transfer(t, 0, x, 4, NULL, err);
+  if (when->grow && n) {
+    struct gs_vk_copy x[4] = {{t->dens, 0, 12ull * n, dens},
+                              {t->params[GS_P_SCALES], 0, 12ull * n, ls},
+                              {t->params[GS_P_QUATS], 0, 16ull * n, q},
+                              {t->params[GS_P_OPACITY], 0, 4ull * n, op}};
+    rc = gs_vk_buf_copy(t->vk, 0, x, 4, NULL, err);
     struct gs_densify_opts o = {.grad_threshold = (float)cfg->grad_threshold,
                                 .percent_dense = (float)cfg->percent_dense,
                                 .extent = t->sc->extent,
                                 .prune_opacity = (float)cfg->prune_opacity,
-                                .prune_big = (int32_t)iter > cfg->prune_big_after,
+                                .prune_big = when->prune_big,
                                 .prune_screen = (float)cfg->prune_screen,
                                 .prune_world = (float)cfg->prune_world,
                                 .max_splats = (uint32_t)cfg->max_splats};
@@ -620,20 +524,16 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, st
   int work_grew = 0;
   if (!rc) rc = reserve_set(t, t->alt_params, &t->alt_moments, &t->alt_cap, nn_new, err);
   if (!rc) rc = reserve_work(t, nn_new, &work_grew, err);
-  if (!rc)
-    rc = t->plan_src ? gs_vk_buf_reserve(t->plan_src, 4ull * nn_new, NULL, err)
-                     : gs_vk_buf_new(t->vk, 4ull * nn_new, 0, "plan", &t->plan_src, err);
-  if (!rc)
-    rc = t->plan_off ? gs_vk_buf_reserve(t->plan_off, 12ull * nn_new, NULL, err)
-                     : gs_vk_buf_new(t->vk, 12ull * nn_new, 0, "plan", &t->plan_off, err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->plan_src, 4ull * nn_new, 0, "plan", err);
+  if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->plan_off, 12ull * nn_new, 0, "plan", err);
   if (!rc && plan.count) {
-    struct xfer x[2] = {{t->plan_src, 0, 4ull * plan.count, plan.src},
-                        {t->plan_off, 0, 12ull * plan.count, plan.off}};
-    rc = transfer(t, 1, x, 2, NULL, err);
+    struct gs_vk_copy x[2] = {{t->plan_src, 0, 4ull * plan.count, plan.src},
+                              {t->plan_off, 0, 12ull * plan.count, plan.off}};
+    rc = gs_vk_buf_copy(t->vk, 1, x, 2, NULL, err);
   }
   if (!rc) {
     struct gs_pc_densify pc = {.n_new = plan.count,
-                               .reset = reset ? 1u : 0u,
+                               .reset = when->reset ? 1u : 0u,
                                .opacity_cap = gs_logit(0.01f),
                                .ln16 = logf(1.6f)};
     gs_tk_moment_offsets(t->cap, pc.old_off);
@@ -644,7 +544,7 @@ static int densify_step(struct trainer *t, uint32_t iter, struct gs_rng *rng, st
       gs_tk_record_densify(t->tk, cmd, &pc, t->params, t->alt_params, t->moments, t->alt_moments,
                            t->plan_src, t->plan_off);
       /* Statistics restart after each densification (a reset alone keeps them, as in 3DGS). */
-      if (in_window || work_grew) vkCmdFillBuffer(cmd, t->dens->buf, 0, VK_WHOLE_SIZE, 0);
+      if (when->grow || work_grew) vkCmdFillBuffer(cmd, t->dens->buf, 0, VK_WHOLE_SIZE, 0);
       rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
     }
   }
@@ -742,6 +642,8 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     struct iter_args a = {.view = order[pos++], .lambda = (float)cfg->lambda_dssim};
     const struct gs_camera *cam = &sc->train[a.view].cam;
     uint32_t n = t->model->count;
+    struct gs_densify_when when;
+    gs_densify_schedule(cfg, iter, &when);
     a.in = (struct gs_fwd_input){.cam = *cam, .sh_degree = deg};
     a.in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2],
                                        t->params[3], t->params[4], n};
@@ -755,7 +657,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
                                    .width = cam->width,
                                    .height = cam->height,
                                    .sh_degree = deg,
-                                   .accumulate = (int32_t)iter < cfg->densify_until,
+                                   .accumulate = when.accumulate,
                                    .count_radii = cfg->densify_visible == GS_DENSIFY_VISIBLE_RADII};
     memcpy(a.pb.viewmat, cam->viewmat, sizeof a.pb.viewmat);
     memcpy(a.pb.campos, cam->campos, sizeof a.pb.campos);
@@ -796,12 +698,8 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       next_cp++;
       seg = sw_clock_mono_ns();
     }
-    /* Nothing trains after the last iteration, so densifying or resetting opacities there would
-     * only spoil the final model (a reset at iteration 3000 of a 3000-iteration run). */
-    int grow, reset;
-    densify_kind(cfg, iter, &grow, &reset);
-    if (iter < iters && (grow || reset)) {
-      rc = densify_step(t, iter, &split_rng, err);
+    if (when.grow || when.reset) {
+      rc = densify_step(t, iter, &when, &split_rng, err);
       if (rc) break;
     }
     if (io && io->progress && (iter % (uint32_t)cfg->progress_every == 0 || iter == iters)) {
@@ -826,7 +724,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
   static const char *gname[GS_P_COUNT] = {"means", "log-scales", "quaternions", "opacity logits",
                                           "SH coefficients"};
   for (int g = 0; g < GS_P_COUNT; g++) {
-    const float *p = host_group(m, g);
+    const float *p = gs_pgroup_host(m, g);
     size_t cnt = (size_t)gs_pgroup_floats[g] * m->count;
     for (size_t k = 0; k < cnt; k++)
       if (!isfinite(p[k]))

@@ -1,20 +1,12 @@
-# gs_train: the trainer (config, GPU loss/backward/Adam/densify, the iteration loop, result.json).
-# The pipeline's other libraries (gs_vk, gs_core, gs_ref) come from fragments owned by other
-# modules; they are linked by a deferred call so that fragment order does not matter.
-file(GLOB _gs_train_srcs CONFIGURE_DEPENDS
-  ${CMAKE_CURRENT_LIST_DIR}/gs_config.c
+# gs_train: the trainer (GPU loss/backward/Adam/densify, the iteration loop, result.json) on the
+# device layer and forward pass (gs_vk), the host core (gs_core), its configuration (gs_config),
+# the evaluation metrics (gs_metrics) and the training kernels (gs_train_shaders, shaders/).
+add_library(gs_train STATIC
   ${CMAKE_CURRENT_LIST_DIR}/gs_result.c
-  ${CMAKE_CURRENT_LIST_DIR}/gs_train*.c)
-add_library(gs_train STATIC ${_gs_train_srcs})
+  ${CMAKE_CURRENT_LIST_DIR}/gs_train.c
+  ${CMAKE_CURRENT_LIST_DIR}/gs_train_densify.c
+  ${CMAKE_CURRENT_LIST_DIR}/gs_train_gpu.c)
 target_include_directories(gs_train PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/shaders)
-target_link_libraries(gs_train PUBLIC sw_util PkgConfig::FYAML PkgConfig::JANSSON m)
-
-function(_gs_train_link_pipeline)
-  foreach(_lib gs_vk gs_core gs_ref gs_shaders gs_train_shaders)
-    if(TARGET ${_lib})
-      target_link_libraries(gs_train PUBLIC ${_lib})
-    endif()
-  endforeach()
-endfunction()
-cmake_language(DEFER CALL _gs_train_link_pipeline)
+target_link_libraries(gs_train PUBLIC gs_config gs_vk gs_core gs_metrics gs_train_shaders sw_util
+  PkgConfig::JANSSON m)
 target_compile_definitions(gs_train PRIVATE GS_TRAINER_VERSION="${PROJECT_VERSION}")

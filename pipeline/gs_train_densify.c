@@ -1,11 +1,30 @@
-/* gs_train_densify.c: clone / split / prune decisions as a gather plan, its application on the
- * host, and the opacity reset on the host (see gs_train_densify.h); the GPU applies the same plan
- * with densify_gather.comp. */
+/* gs_train_densify.c: the densification schedule, clone / split / prune decisions as a gather
+ * plan, its application on the host, and the opacity reset on the host (see gs_train_densify.h);
+ * the GPU applies the same plan with densify_gather.comp. */
 #include "gs_train_densify.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gs_scene.h"
+
+void gs_densify_schedule(const struct gs_config *cfg, uint32_t iter, struct gs_densify_when *out) {
+  int64_t i = iter;
+  int last = i >= cfg->iterations;
+  out->accumulate = i < cfg->densify_until;
+  out->grow = !last && i > cfg->densify_from && i < cfg->densify_until &&
+              iter % (uint32_t)cfg->densify_every == 0;
+  out->reset = !last && cfg->opacity_reset_every > 0 && i < cfg->densify_until &&
+               iter % (uint32_t)cfg->opacity_reset_every == 0 &&
+               cfg->iterations - i >= cfg->opacity_reset_margin;
+  /* The Inria code resets at densify_from on white backgrounds too, inside its densify_until
+   * test as every reset (gsplat's strategy returns before any reset from refine_stop_iter on). */
+  if (!last && cfg->white_reset && cfg->background == GS_BG_WHITE && i == cfg->densify_from &&
+      i < cfg->densify_until)
+    out->reset = 1;
+  out->prune_big = i > cfg->prune_big_after;
+}
 
 int gs_moments_reserve(struct gs_moments *mo, uint32_t capacity, struct sw_err *err) {
   if (capacity <= mo->capacity) return 0;
@@ -25,16 +44,6 @@ int gs_moments_reserve(struct gs_moments *mo, uint32_t capacity, struct sw_err *
 void gs_moments_free(struct gs_moments *mo) {
   for (int g = 0; g < GS_P_COUNT; g++) free(mo->g[g]);
   memset(mo, 0, sizeof *mo);
-}
-
-static float *group(struct gs_model *m, int g) {
-  switch (g) {
-  case GS_P_MEANS: return m->means;
-  case GS_P_SCALES: return m->log_scales;
-  case GS_P_QUATS: return m->quats;
-  case GS_P_OPACITY: return m->opacity;
-  default: return m->sh;
-  }
 }
 
 static float max_scale3(const float *s) {
@@ -183,7 +192,8 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
     uint32_t src = plan.src[k] & 0x3fffffffu, kind = plan.src[k] >> 30;
     for (int g = 0; g < GS_P_COUNT; g++) {
       size_t per = gs_pgroup_floats[g];
-      memcpy(group(nm, g) + per * k, group(m, g) + per * src, per * sizeof(float));
+      memcpy(gs_pgroup_host(nm, g) + per * k, gs_pgroup_host(m, g) + per * src,
+             per * sizeof(float));
       if (kind == GS_DENSIFY_KEEP)
         memcpy(nmo.g[g] + 2 * per * k, mo->g[g] + 2 * per * src, 2 * per * sizeof(float));
       else
@@ -197,7 +207,7 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
   }
   for (int g = 0; g < GS_P_COUNT; g++) {
     size_t per = gs_pgroup_floats[g];
-    memcpy(group(m, g), group(nm, g), per * plan.count * sizeof(float));
+    memcpy(gs_pgroup_host(m, g), gs_pgroup_host(nm, g), per * plan.count * sizeof(float));
     memcpy(mo->g[g], nmo.g[g], 2 * per * plan.count * sizeof(float));
   }
   m->count = plan.count;

@@ -9,14 +9,32 @@
  *    prune_big_after iterations), splats whose screen radius exceeded prune_screen pixels or whose
  * largest scale exceeds prune_world * extent;
  *  - new splats start with zero moments; survivors keep theirs;
- *  - the opacity reset lowers every opacity to at most 0.01 and zeroes their moments. */
+ *  - the opacity reset lowers every opacity to at most 0.01 and zeroes their moments.
+ * When each of these happens is gs_densify_schedule's alone. */
 #ifndef GS_TRAIN_DENSIFY_H
 #define GS_TRAIN_DENSIFY_H
 
 #include <stdint.h>
 
+#include "gs_config.h"
 #include "gs_model.h"
 #include "gs_train_gpu.h"
+
+/* What densification does at iteration `iter` (1-based, as the Inria code counts) of a training
+ * configured by cfg: the one owner of the schedule, asked by the training loop, the densify step
+ * and the tests. */
+struct gs_densify_when {
+  int accumulate; /* this iteration's 2D gradients feed the statistics (iter < densify_until) */
+  int grow;       /* after the iteration: clone / split / prune (iter in (densify_from,
+                     densify_until), every densify_every) */
+  int reset;      /* after the iteration: opacity reset (every opacity_reset_every before
+                     densify_until with opacity_reset_margin iterations left; with white_reset
+                     also at densify_from on white backgrounds, the Inria code's rule) */
+  int prune_big;  /* a grow also prunes big splats (iter > prune_big_after) */
+};
+/* Neither grow nor reset at the last iteration: nothing trains after it, so either would only
+ * spoil the final model (a reset at iteration 3000 of a 3000-iteration run). */
+void gs_densify_schedule(const struct gs_config *cfg, uint32_t iter, struct gs_densify_when *out);
 
 /* Adam moments on the host, interleaved (m, v) per parameter float, capacity splats per group. */
 struct gs_moments {

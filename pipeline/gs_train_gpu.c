@@ -19,18 +19,14 @@ _Static_assert(sizeof(struct gs_pc_resolve) == 16, "gs_pc_resolve layout");
 
 const uint32_t gs_pgroup_floats[GS_P_COUNT] = {3, 3, 4, 1, 48};
 
-static int kernel(gs_vk_t *vk, const char *stem, const char *label, uint32_t n_buffers,
-                  uint32_t push_size, const uint32_t *spec, uint32_t n_spec, gs_vk_kernel_t **out,
-                  struct sw_err *err) {
-  const struct gs_spirv *sp = gs_train_shaders_spirv(stem);
-  if (!sp) return sw_err_set(err, SW_EDEVICE, "training kernel '%s' is not embedded", stem);
-  struct gs_vk_kernel_desc d = {.name = label,
-                                .spirv = sp,
-                                .n_buffers = n_buffers,
-                                .push_size = push_size,
-                                .spec = spec,
-                                .n_spec = n_spec};
-  return gs_vk_kernel_new(vk, &d, out, err);
+float *gs_pgroup_host(struct gs_model *m, int g) {
+  switch (g) {
+  case GS_P_MEANS: return m->means;
+  case GS_P_SCALES: return m->log_scales;
+  case GS_P_QUATS: return m->quats;
+  case GS_P_OPACITY: return m->opacity;
+  default: return m->sh;
+  }
 }
 
 const struct gs_tk_runs *gs_tk_runs_of(const struct gs_fwd_bufs *fb, struct gs_tk_runs *r) {
@@ -100,11 +96,20 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   memcpy(&rb[GS_SPEC_BWD_ALPHA_MAX], &alpha_max, sizeof alpha_max); /* a float by its bits */
   uint32_t av = tk->opts.adam_visible ? 1u : 0u;
   uint32_t ls = sizeof(struct gs_pc_loss);
-  int rc = kernel(vk, "loss_l1", "loss_l1", 4, ls, NULL, 0, &tk->loss_l1, err);
-  if (!rc) rc = kernel(vk, "ssim_h", "ssim_h", 3, ls, &walk, 1, &tk->ssim_h, err);
-  if (!rc) rc = kernel(vk, "loss_ssim", "loss_ssim", 5, ls, lss, 2, &tk->loss_ssim, err);
-  if (!rc) rc = kernel(vk, "ssim_bwd_h", "ssim_bwd_h", 2, ls, &walk, 1, &tk->ssim_bwd_h, err);
-  if (!rc) rc = kernel(vk, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk, 1, &tk->ssim_bwd_v, err);
+  int rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "loss_l1", "loss_l1", 4, ls, NULL, 0,
+                                 &tk->loss_l1, err);
+  if (!rc)
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_h", "ssim_h", 3, ls, &walk, 1,
+                               &tk->ssim_h, err);
+  if (!rc)
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "loss_ssim", "loss_ssim", 5, ls, lss, 2,
+                               &tk->loss_ssim, err);
+  if (!rc)
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_bwd_h", "ssim_bwd_h", 2, ls, &walk,
+                               1, &tk->ssim_bwd_h, err);
+  if (!rc)
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk,
+                               1, &tk->ssim_bwd_v, err);
   const char *rb_stem = tk->opts.deterministic ? "rasterize_bwd_det"
                         : tk->cas              ? "rasterize_bwd_cas"
                                                : "rasterize_bwd";
@@ -116,21 +121,23 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   uint32_t rs[7] = {
       rb[0], 0u, 0u, 0u, rb[GS_SPEC_BWD_ALPHA_MAX], tk->bucket, tk->bucket * GS_BUCKET_GROUP};
   if (!rc && !tk->opts.splat_bwd)
-    rc = kernel(vk, rb_stem, "rasterize_bwd", 7, sizeof(struct gs_pc_raster), rb, 5,
-                &tk->raster_bwd, err);
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rb_stem, "rasterize_bwd", 7,
+                               sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);
   if (!rc && tk->opts.splat_bwd)
-    rc = kernel(vk, rs_stem, "rasterize_bwd", 11, sizeof(struct gs_pc_raster_splat), rs, 7,
-                &tk->raster_bwd, err);
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rs_stem, "rasterize_bwd", 11,
+                               sizeof(struct gs_pc_raster_splat), rs, 7, &tk->raster_bwd, err);
   if (!rc && tk->opts.deterministic)
-    rc = kernel(vk, "grad2d_resolve", "grad2d_resolve", 3, sizeof(struct gs_pc_resolve), NULL, 0,
-                &tk->resolve, err);
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "grad2d_resolve", "grad2d_resolve", 3,
+                               sizeof(struct gs_pc_resolve), NULL, 0, &tk->resolve, err);
   if (!rc)
-    rc = kernel(vk, "project_bwd", "project_bwd", 13, sizeof(struct gs_pc_project_bwd), NULL, 0,
-                &tk->project_bwd, err);
-  if (!rc) rc = kernel(vk, "adam", "adam", 13, sizeof(struct gs_pc_adam), &av, 1, &tk->adam, err);
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "project_bwd", "project_bwd", 13,
+                               sizeof(struct gs_pc_project_bwd), NULL, 0, &tk->project_bwd, err);
   if (!rc)
-    rc = kernel(vk, "densify_gather", "densify", 14, sizeof(struct gs_pc_densify), NULL, 0,
-                &tk->densify, err);
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "adam", "adam", 13,
+                               sizeof(struct gs_pc_adam), &av, 1, &tk->adam, err);
+  if (!rc)
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "densify_gather", "densify", 14,
+                               sizeof(struct gs_pc_densify), NULL, 0, &tk->densify, err);
   if (rc) {
     gs_tk_destroy(&tk);
     return rc;
@@ -160,14 +167,7 @@ void gs_tk_destroy(struct gs_tk **tkp) {
 int gs_tk_reserve(struct gs_tk *tk, uint32_t n, struct sw_err *err) {
   if (!tk->opts.deterministic) return 0;
   VkDeviceSize bytes = 8ull * GS_G2D * (n ? n : 1);
-  if (tk->grad2d_fx) return gs_vk_buf_reserve(tk->grad2d_fx, bytes, NULL, err);
-  return gs_vk_buf_new(tk->vk, bytes, 0, "grad2d_fx", &tk->grad2d_fx, err);
-}
-
-static int reserve(gs_vk_t *vk, struct gs_vk_buf **b, VkDeviceSize size, unsigned flags,
-                   const char *label, struct sw_err *err) {
-  if (*b) return gs_vk_buf_reserve(*b, size, NULL, err);
-  return gs_vk_buf_new(vk, size, flags, label, b, err);
+  return gs_vk_buf_ensure(tk->vk, &tk->grad2d_fx, bytes, 0, "grad2d_fx", err);
 }
 
 int gs_tk_img_reserve(gs_vk_t *vk, struct gs_tk_img *im, uint32_t w, uint32_t h,
@@ -175,14 +175,14 @@ int gs_tk_img_reserve(gs_vk_t *vk, struct gs_tk_img *im, uint32_t w, uint32_t h,
   VkDeviceSize px = (VkDeviceSize)w * h;
   im->w = w;
   im->h = h;
-  im->groups_x = (w + GS_IMG_WG - 1) / GS_IMG_WG;
-  im->groups_y = (h + GS_IMG_WG - 1) / GS_IMG_WG;
+  im->groups_x = gs_vk_div_up(w, GS_IMG_WG);
+  im->groups_y = gs_vk_div_up(h, GS_IMG_WG);
   VkDeviceSize groups = (VkDeviceSize)im->groups_x * im->groups_y;
-  int rc = reserve(vk, &im->dl, 12 * px, 0, "dl_drgb", err);
-  if (!rc) rc = reserve(vk, &im->ssim_h, 60 * px, 0, "ssim_h", err);
-  if (!rc) rc = reserve(vk, &im->ssim_p, 36 * px, 0, "ssim_p", err);
-  if (!rc) rc = reserve(vk, &im->ssim_q, 36 * px, 0, "ssim_q", err);
-  if (!rc) rc = reserve(vk, &im->loss_part, 8 * groups, GS_VK_BUF_HOST, "loss_part", err);
+  int rc = gs_vk_buf_ensure(vk, &im->dl, 12 * px, 0, "dl_drgb", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &im->ssim_h, 60 * px, 0, "ssim_h", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &im->ssim_p, 36 * px, 0, "ssim_p", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &im->ssim_q, 36 * px, 0, "ssim_q", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &im->loss_part, 8 * groups, GS_VK_BUF_HOST, "loss_part", err);
   return rc;
 }
 
@@ -316,10 +316,9 @@ void gs_tk_record_raster_bwd(struct gs_tk *tk, VkCommandBuffer cmd, const struct
   gs_vk_barrier(cmd);
   struct gs_pc_resolve rp = {.n = n, .fx_scale = p.fx_scale};
   struct gs_vk_buf *r[3] = {tk->grad2d_fx, splats, grad2d};
-  uint64_t groups = ((uint64_t)GS_G2D * n + GS_WG - 1) / GS_WG;
-  if (!groups) return;
-  uint32_t gx = groups > 65535 ? 65535 : (uint32_t)groups;
-  gs_vk_dispatch(cmd, tk->resolve, r, &rp, gx, (uint32_t)((groups + gx - 1) / gx), 1);
+  uint32_t gx, gy;
+  gs_vk_grid(gs_vk_div_up((uint64_t)GS_G2D * n, GS_WG), &gx, &gy);
+  if (gx) gs_vk_dispatch(cmd, tk->resolve, r, &rp, gx, gy, 1);
 }
 
 void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
@@ -340,10 +339,9 @@ void gs_tk_record_project_bwd(struct gs_tk *tk, VkCommandBuffer cmd,
                              grads[GS_P_SH],
                              dens,
                              counters};
-  uint32_t groups = (pc->n + GS_PB_WG - 1) / GS_PB_WG;
-  if (!groups) return;
-  uint32_t gx = groups > 65535 ? 65535 : groups;
-  gs_vk_dispatch(cmd, tk->project_bwd, b, pc, gx, (groups + gx - 1) / gx, 1);
+  uint32_t gx, gy;
+  gs_vk_grid(gs_vk_div_up(pc->n, GS_PB_WG), &gx, &gy);
+  if (gx) gs_vk_dispatch(cmd, tk->project_bwd, b, pc, gx, gy, 1);
 }
 
 void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_adam *pc,
@@ -358,13 +356,9 @@ void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc
   b[10] = moments;
   b[11] = tiles_touched;
   b[12] = counters;
-  uint64_t floats = 59ull * pc->n;
-  uint64_t groups = (floats + GS_WG - 1) / GS_WG;
-  if (!groups) return;
-  /* A 2-D grid: one dimension is limited to 65535 workgroups on common devices. */
-  uint32_t gx = groups > 65535 ? 65535 : (uint32_t)groups;
-  uint32_t gy = (uint32_t)((groups + gx - 1) / gx);
-  gs_vk_dispatch(cmd, tk->adam, b, pc, gx, gy, 1);
+  uint32_t gx, gy;
+  gs_vk_grid(gs_vk_div_up(59ull * pc->n, GS_WG), &gx, &gy); /* one thread per float */
+  if (gx) gs_vk_dispatch(cmd, tk->adam, b, pc, gx, gy, 1);
 }
 
 void gs_tk_record_densify(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_densify *pc,
@@ -381,10 +375,9 @@ void gs_tk_record_densify(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs
   b[11] = new_moments;
   b[12] = src;
   b[13] = off;
-  uint32_t groups = (pc->n_new + GS_WG - 1) / GS_WG;
-  if (!groups) return;
-  uint32_t gx = groups > 65535 ? 65535 : groups;
-  gs_vk_dispatch(cmd, tk->densify, b, pc, gx, (groups + gx - 1) / gx, 1);
+  uint32_t gx, gy;
+  gs_vk_grid(gs_vk_div_up(pc->n_new, GS_WG), &gx, &gy);
+  if (gx) gs_vk_dispatch(cmd, tk->densify, b, pc, gx, gy, 1);
 }
 
 uint64_t gs_tk_moment_offsets(uint32_t capacity, uint32_t off[GS_P_COUNT]) {

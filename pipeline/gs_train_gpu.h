@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "gs_fwd.h"
+#include "gs_model.h"
 #include "gs_shared.h"
 #include "gs_train_shared.h"
 #include "gs_vk.h"
@@ -23,6 +24,8 @@
 enum gs_pgroup { GS_P_MEANS = 0, GS_P_SCALES, GS_P_QUATS, GS_P_OPACITY, GS_P_SH, GS_P_COUNT };
 /* Floats per splat of each group (3, 3, 4, 1, 48: 59 in all). */
 extern const uint32_t gs_pgroup_floats[GS_P_COUNT];
+/* The host array of group g (enum gs_pgroup) of m: m->means ... m->sh. */
+float *gs_pgroup_host(struct gs_model *m, int g);
 
 struct gs_tk_opts {
   int ssim_walk;      /* 0 scalar, 1 float4, 2 float4 + shared reciprocal */

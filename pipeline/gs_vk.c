@@ -38,9 +38,10 @@ struct gs_vk {
   char cache_path[1024];
   VkPhysicalDeviceMemoryProperties mem_props;
   struct gs_vk_device_info info;
-  int staging;       /* device-local buffers need staging copies */
-  int force_staging; /* opts->force_staging or GS_VK_FORCE_STAGING=1 */
-  int poison;        /* GS_VK_POISON set: new buffers are filled with poison_word */
+  int staging;             /* device-local buffers need staging copies */
+  int force_staging;       /* opts->force_staging or GS_VK_FORCE_STAGING=1 */
+  int poison;              /* GS_VK_POISON set: new buffers are filled with poison_word */
+  struct gs_vk_buf *stage; /* host-visible, grow-only: every staged copy (gs_vk_buf_copy) */
   uint32_t poison_word;
   PFN_vkCmdPushDescriptorSetKHR push_descriptor;
   uint64_t allocs;     /* buffer allocations so far (fault injection) */
@@ -535,6 +536,7 @@ void gs_vk_close(gs_vk_t **vkp) {
   gs_vk_t *vk = *vkp;
   if (vk->device) {
     vkDeviceWaitIdle(vk->device);
+    gs_vk_buf_destroy(&vk->stage);
     cache_save(vk);
     if (vk->cache) vkDestroyPipelineCache(vk->device, vk->cache, NULL);
     if (vk->fence) vkDestroyFence(vk->device, vk->fence, NULL);
@@ -677,9 +679,9 @@ int gs_vk_buf_reserve(struct gs_vk_buf *b, VkDeviceSize size, int *grown, struct
   return 0;
 }
 
-int gs_vk_buf_ensure(gs_vk_t *vk, struct gs_vk_buf **buf, VkDeviceSize size, const char *label,
-                     struct sw_err *err) {
-  if (!*buf) return gs_vk_buf_new(vk, size, 0, label, buf, err);
+int gs_vk_buf_ensure(gs_vk_t *vk, struct gs_vk_buf **buf, VkDeviceSize size, unsigned flags,
+                     const char *label, struct sw_err *err) {
+  if (!*buf) return gs_vk_buf_new(vk, size, flags, label, buf, err);
   return gs_vk_buf_reserve(*buf, size, NULL, err);
 }
 
@@ -747,26 +749,6 @@ void gs_vk_barrier(VkCommandBuffer cmd) {
                        0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* Copies through a temporary host-visible staging buffer (discrete GPUs). */
-static int staged_copy(struct gs_vk_buf *b, VkDeviceSize offset, void *host, VkDeviceSize size,
-                       int upload, struct sw_err *err) {
-  struct gs_vk_buf *st;
-  int rc = gs_vk_buf_new(b->vk, size, GS_VK_BUF_HOST, "staging", &st, err);
-  if (rc) return rc;
-  if (upload) memcpy(st->map, host, size);
-  VkCommandBuffer cmd;
-  rc = gs_vk_cmd_begin(b->vk, &cmd, err);
-  if (!rc) {
-    VkBufferCopy c = {
-        .srcOffset = upload ? 0 : offset, .dstOffset = upload ? offset : 0, .size = size};
-    vkCmdCopyBuffer(cmd, upload ? st->buf : b->buf, upload ? b->buf : st->buf, 1, &c);
-    rc = gs_vk_cmd_submit_wait(b->vk, &cmd, err);
-  }
-  if (!rc && !upload) memcpy(host, st->map, size);
-  gs_vk_buf_destroy(&st);
-  return rc;
-}
-
 static int check_range(const struct gs_vk_buf *b, VkDeviceSize off, VkDeviceSize size,
                        struct sw_err *err) {
   if (off > b->size || size > b->size - off)
@@ -776,26 +758,66 @@ static int check_range(const struct gs_vk_buf *b, VkDeviceSize off, VkDeviceSize
   return 0;
 }
 
+/* Pieces sit in the staging buffer at 256-byte boundaries (any device's copy alignment). */
+static VkDeviceSize stage_span(VkDeviceSize size) { return (size + 255) & ~(VkDeviceSize)255; }
+
+int gs_vk_buf_copy(gs_vk_t *vk, int upload, const struct gs_vk_copy *x, uint32_t n,
+                   struct gs_vk_buf *zero, struct sw_err *err) {
+  int mapped = 1;
+  VkDeviceSize total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int rc = check_range(x[i].buf, x[i].offset, x[i].size, err);
+    if (rc) return rc;
+    if (x[i].size && !x[i].buf->map) mapped = 0;
+    total += stage_span(x[i].size);
+  }
+  if (mapped) {
+    for (uint32_t i = 0; i < n; i++) {
+      if (!x[i].size) continue;
+      char *dev = (char *)x[i].buf->map + x[i].offset;
+      if (upload)
+        memcpy(dev, x[i].host, x[i].size);
+      else
+        memcpy(x[i].host, dev, x[i].size);
+    }
+    return zero ? gs_vk_buf_fill(zero, 0, err) : 0;
+  }
+  int rc = gs_vk_buf_ensure(vk, &vk->stage, total, GS_VK_BUF_HOST, "staging", err);
+  if (rc) return rc;
+  char *st = vk->stage->map;
+  VkDeviceSize o = 0;
+  for (uint32_t i = 0; i < n && upload; o += stage_span(x[i].size), i++)
+    if (x[i].size) memcpy(st + o, x[i].host, x[i].size);
+  VkCommandBuffer cmd;
+  rc = gs_vk_cmd_begin(vk, &cmd, err);
+  if (rc) return rc;
+  o = 0;
+  for (uint32_t i = 0; i < n; o += stage_span(x[i].size), i++) {
+    if (!x[i].size) continue;
+    VkBufferCopy c = {.srcOffset = upload ? o : x[i].offset,
+                      .dstOffset = upload ? x[i].offset : o,
+                      .size = x[i].size};
+    vkCmdCopyBuffer(cmd, upload ? vk->stage->buf : x[i].buf->buf,
+                    upload ? x[i].buf->buf : vk->stage->buf, 1, &c);
+  }
+  if (zero) vkCmdFillBuffer(cmd, zero->buf, 0, VK_WHOLE_SIZE, 0);
+  rc = gs_vk_cmd_submit_wait(vk, &cmd, err);
+  o = 0;
+  for (uint32_t i = 0; i < n && !rc && !upload; o += stage_span(x[i].size), i++)
+    if (x[i].size) memcpy(x[i].host, st + o, x[i].size);
+  return rc;
+}
+
 int gs_vk_buf_upload(struct gs_vk_buf *b, VkDeviceSize offset, const void *data, VkDeviceSize size,
                      struct sw_err *err) {
-  int rc = check_range(b, offset, size, err);
-  if (rc || !size) return rc;
-  if (b->map) {
-    memcpy((char *)b->map + offset, data, size);
-    return 0;
-  }
-  return staged_copy(b, offset, (void *)data, size, 1, err);
+  struct gs_vk_copy x = {b, offset, size, (void *)data};
+  return gs_vk_buf_copy(b->vk, 1, &x, 1, NULL, err);
 }
 
 int gs_vk_buf_download(struct gs_vk_buf *b, VkDeviceSize offset, void *data, VkDeviceSize size,
                        struct sw_err *err) {
-  int rc = check_range(b, offset, size, err);
-  if (rc || !size) return rc;
-  if (b->map) {
-    memcpy(data, (const char *)b->map + offset, size);
-    return 0;
-  }
-  return staged_copy(b, offset, data, size, 0, err);
+  struct gs_vk_copy x = {b, offset, size, data};
+  return gs_vk_buf_copy(b->vk, 0, &x, 1, NULL, err);
 }
 
 int gs_vk_buf_fill(struct gs_vk_buf *b, uint32_t value, struct sw_err *err) {
@@ -890,6 +912,27 @@ void gs_vk_kernel_destroy(gs_vk_kernel_t **kp) {
 }
 
 const char *gs_vk_kernel_name(const gs_vk_kernel_t *k) { return k->name; }
+
+int gs_vk_kernel_embedded(gs_vk_t *vk, const struct gs_spirv *(*lookup)(const char *stem),
+                          const char *stem, const char *label, uint32_t n_buffers,
+                          uint32_t push_size, const uint32_t *spec, uint32_t n_spec,
+                          gs_vk_kernel_t **out, struct sw_err *err) {
+  *out = NULL;
+  const struct gs_spirv *code = lookup(stem);
+  if (!code) return sw_err_set(err, SW_ENOTFOUND, "shader '%s' is not embedded", stem);
+  struct gs_vk_kernel_desc d = {.name = label ? label : stem,
+                                .spirv = code,
+                                .n_buffers = n_buffers,
+                                .push_size = push_size,
+                                .spec = spec,
+                                .n_spec = n_spec};
+  return gs_vk_kernel_new(vk, &d, out, err);
+}
+
+void gs_vk_grid(uint64_t groups, uint32_t *gx, uint32_t *gy) {
+  *gx = groups > 65535 ? 65535u : (uint32_t)groups;
+  *gy = *gx ? (uint32_t)((groups + *gx - 1) / *gx) : 0;
+}
 
 static void bind(VkCommandBuffer cmd, const gs_vk_kernel_t *k, struct gs_vk_buf *const *bufs,
                  const void *push) {

@@ -11,8 +11,10 @@
  *  - Vulkan handles are exposed (vulkan.h is included) so callers may record their own barriers,
  *    copies and fills; gs_vk_barrier() is the one barrier the pipeline needs between stages.
  *  - Buffers are host-visible (mapped, `map` non-NULL) on unified-memory devices (lavapipe,
- *    Apple, integrated GPUs) and device-local on discrete GPUs, where upload/download go through a
- *    staging buffer. gs_vk_buf_reserve() is the grow-only arena primitive.
+ *    Apple, integrated GPUs) and device-local on discrete GPUs, where every copy to or from the
+ *    host (gs_vk_buf_upload/download, gs_vk_buf_copy) goes through the context's one staging
+ *    buffer (host-visible, grow-only, kept until gs_vk_close). gs_vk_buf_reserve() is the
+ *    grow-only arena primitive, gs_vk_buf_ensure() the arena slot built on it.
  *
  * Device choice: GS_DEVICE (env) or opts->device: a decimal index into the enumeration order, or
  * a case-insensitive substring of the device name; otherwise discrete > integrated > virtual >
@@ -137,12 +139,26 @@ void gs_vk_buf_destroy(struct gs_vk_buf **buf);
  * bytes (contents lost; *grown set to 1); otherwise does nothing. grown may be NULL. The caller
  * must make sure no submitted work still uses the buffer. */
 int gs_vk_buf_reserve(struct gs_vk_buf *buf, VkDeviceSize size, int *grown, struct sw_err *err);
-/* Arena slot: creates *buf (default flags) when NULL, otherwise gs_vk_buf_reserve()s it to size. */
-int gs_vk_buf_ensure(gs_vk_t *vk, struct gs_vk_buf **buf, VkDeviceSize size, const char *label,
-                     struct sw_err *err);
-/* Synchronous copies between host memory and the buffer (staging on device-local memory; the
- * queue is used and waited on, so do not call these while recording into a pending submission
- * that writes the same buffer). */
+/* Arena slot: creates *buf (with flags and label) when NULL, otherwise gs_vk_buf_reserve()s it to
+ * size (contents lost when it grows; flags and label stay those it was created with). */
+int gs_vk_buf_ensure(gs_vk_t *vk, struct gs_vk_buf **buf, VkDeviceSize size, unsigned flags,
+                     const char *label, struct sw_err *err);
+
+/* One piece of a batched copy between host memory and a buffer. */
+struct gs_vk_copy {
+  struct gs_vk_buf *buf; /* borrowed */
+  VkDeviceSize offset, size;
+  void *host; /* the source of an upload, the destination of a download */
+};
+/* Synchronous copies of n pieces, all uploads (upload != 0) or all downloads: by memcpy when every
+ * buffer is mapped, otherwise in one submission through the context's staging buffer (grown when
+ * the pieces need more). zero (may be NULL) is filled with zeros after the copies, in the same
+ * submission. The queue is used and waited on, so do not call this while recording into a pending
+ * submission that touches the same buffers. Returns 0, SW_EINVAL (a piece outside its buffer;
+ * nothing is copied) or SW_EDEVICE. */
+int gs_vk_buf_copy(gs_vk_t *vk, int upload, const struct gs_vk_copy *pieces, uint32_t n,
+                   struct gs_vk_buf *zero, struct sw_err *err);
+/* One-piece gs_vk_buf_copy()s. */
 int gs_vk_buf_upload(struct gs_vk_buf *buf, VkDeviceSize offset, const void *data,
                      VkDeviceSize size, struct sw_err *err);
 int gs_vk_buf_download(struct gs_vk_buf *buf, VkDeviceSize offset, void *data, VkDeviceSize size,
@@ -181,8 +197,24 @@ struct gs_vk_kernel_desc {
 /* Builds a compute pipeline through the context's pipeline cache. */
 int gs_vk_kernel_new(gs_vk_t *vk, const struct gs_vk_kernel_desc *desc, gs_vk_kernel_t **out,
                      struct sw_err *err);
+/* The same for module `stem` of an embedded shader library, found with that library's lookup
+ * function (<name>_spirv of cmake/shaders.cmake); label names the kernel in errors and timings
+ * (NULL: stem). Fails with SW_ENOTFOUND when the library has no such module. */
+int gs_vk_kernel_embedded(gs_vk_t *vk, const struct gs_spirv *(*lookup)(const char *stem),
+                          const char *stem, const char *label, uint32_t n_buffers,
+                          uint32_t push_size, const uint32_t *spec, uint32_t n_spec,
+                          gs_vk_kernel_t **out, struct sw_err *err);
 void gs_vk_kernel_destroy(gs_vk_kernel_t **k);
 const char *gs_vk_kernel_name(const gs_vk_kernel_t *k);
+
+/* Workgroups for n items at `per` items a group: ceil(n / per). */
+static inline uint32_t gs_vk_div_up(uint64_t n, uint32_t per) {
+  return (uint32_t)((n + per - 1) / per);
+}
+/* A 1-D count of workgroups laid out as a 2-D grid gx x gy >= groups: one dimension is limited to
+ * 65535 workgroups on common devices, so kernels over many items rebuild their flat index from
+ * gl_WorkGroupID.xy (and skip the surplus of the last row). */
+void gs_vk_grid(uint64_t groups, uint32_t *gx, uint32_t *gy);
 
 /* Records a dispatch: binds the pipeline, pushes the n_buffers descriptors (whole buffers) and
  * the push constants (push may be NULL when push_size is 0). */

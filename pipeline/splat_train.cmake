@@ -8,4 +8,4 @@ add_executable(splat-train
   ${CMAKE_CURRENT_LIST_DIR}/gs_cmd_render.c
   ${CMAKE_CURRENT_LIST_DIR}/gs_cmd_devices.c)
 target_include_directories(splat-train PRIVATE ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(splat-train PRIVATE gs_train gs_vk gs_core gs_ref sw_util)
+target_link_libraries(splat-train PRIVATE gs_train gs_config gs_vk gs_core gs_metrics gs_ref sw_util)

@@ -4,12 +4,10 @@ sw_add_check_test(test_spec SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_spec.c L
 target_compile_definitions(test_spec PRIVATE
   SW_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
   SW_FIXTURES_DIR="${CMAKE_CURRENT_LIST_DIR}/fixtures/specs")
-# The shipped sweeps against the builtin trainer's own key table (pipeline/gs_config.c, compiled
-# in directly so that the test does not need the GPU pipeline libraries).
-if(SW_BUILD_PIPELINE AND EXISTS ${CMAKE_SOURCE_DIR}/pipeline/gs_config.c)
+# The shipped sweeps against the builtin trainer's own key table (library gs_config, which needs
+# none of the GPU pipeline's libraries).
+if(SW_BUILD_PIPELINE)
   sw_add_check_test(test_sweep_configs
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_sweep_configs.c ${CMAKE_SOURCE_DIR}/pipeline/gs_config.c
-    LIBS sw_wire PkgConfig::FYAML)
-  target_include_directories(test_sweep_configs PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_sweep_configs.c LIBS sw_wire gs_config)
   target_compile_definitions(test_sweep_configs PRIVATE SW_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 endif()

@@ -1,7 +1,8 @@
 /* test_gpu_sort.c: Check suite for the GPU radix sort and scan (gs_sort) against a CPU stable sort
  * on the default Vulkan device (lavapipe in CI): sizes 0, 1, 255, 256, 257, 1234, 100000 and keys
  * with many duplicates, for both scatter variants and both pass modes; plus device errors
- * (no matching device, an injected allocation failure) that must come back as clear errors. */
+ * (no matching device, an injected allocation failure) that must come back as clear errors, and
+ * gs_vk's batched host copies (gs_vk_buf_copy), mapped and through staging. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,44 @@ START_TEST(allocation_failure_is_a_clear_error) {
 }
 END_TEST
 
+/* gs_vk_buf_copy: pieces at offsets of several buffers go up and come back in one batch, the zero
+ * buffer is cleared, and a piece outside its buffer is refused before anything is copied; on a
+ * mapped context and through staging. */
+START_TEST(batched_copies_mapped_and_staged) {
+  for (int staged = 0; staged < 2; staged++) {
+    struct sw_err err = {0};
+    gs_vk_t *v2 = NULL;
+    struct gs_vk_opts opts = {.pipeline_cache = "", .force_staging = staged};
+    ck_assert_msg(gs_vk_open(&v2, &opts, &err) == 0, "%s", err.msg);
+    struct gs_vk_buf *a = NULL, *b = NULL, *z = NULL;
+    ck_assert_int_eq(gs_vk_buf_ensure(v2, &a, 4000, 0, "a", &err), 0);
+    ck_assert_int_eq(gs_vk_buf_ensure(v2, &b, 300, 0, "b", &err), 0);
+    ck_assert_int_eq(gs_vk_buf_ensure(v2, &z, 64, 0, "z", &err), 0);
+    if (staged) ck_assert(!a->map); /* the discrete GPUs' path */
+    ck_assert_int_eq(gs_vk_buf_fill(z, 0xdeadbeefu, &err), 0);
+    uint32_t in_a[1000], in_b[75], out_a[1000] = {0}, out_b[75] = {0}, out_z[16];
+    for (uint32_t i = 0; i < 1000; i++) in_a[i] = 7 * i + 1;
+    for (uint32_t i = 0; i < 75; i++) in_b[i] = 0xb0000000u + i;
+    struct gs_vk_copy up[3] = {{a, 0, 1200, in_a}, {b, 4, 296, in_b}, {a, 1200, 2800, in_a + 300}};
+    ck_assert_msg(gs_vk_buf_copy(v2, 1, up, 3, z, &err) == 0, "%s", err.msg);
+    struct gs_vk_copy down[3] = {{b, 4, 296, out_b}, {a, 0, 4000, out_a}, {z, 0, 64, out_z}};
+    ck_assert_msg(gs_vk_buf_copy(v2, 0, down, 3, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_mem_eq(out_a, in_a, 4000);
+    ck_assert_mem_eq(out_b, in_b, 296);
+    for (int i = 0; i < 16; i++) ck_assert_uint_eq(out_z[i], 0);
+    struct gs_vk_copy bad[2] = {{a, 0, 4, in_b}, {b, 200, 101, in_b}};
+    ck_assert_int_eq(gs_vk_buf_copy(v2, 1, bad, 2, NULL, &err), SW_EINVAL);
+    ck_assert_msg(strstr(err.msg, "buffer 'b'") != NULL, "%s", err.msg);
+    ck_assert_int_eq(gs_vk_buf_download(a, 0, out_a, 4, &err), 0);
+    ck_assert_uint_eq(out_a[0], in_a[0]); /* the refused batch copied nothing */
+    gs_vk_buf_destroy(&a);
+    gs_vk_buf_destroy(&b);
+    gs_vk_buf_destroy(&z);
+    gs_vk_close(&v2);
+  }
+}
+END_TEST
+
 START_TEST(staging_path_sorts_too) {
   struct sw_err err = {0};
   gs_vk_t *v2 = NULL;
@@ -315,6 +354,7 @@ int main(void) {
   tcase_add_test(tc, no_matching_device_is_a_clear_error);
   tcase_add_test(tc, allocation_failure_is_a_clear_error);
   tcase_add_test(tc, staging_path_sorts_too);
+  tcase_add_test(tc, batched_copies_mapped_and_staged);
   tcase_add_test(tc, pipeline_cache_round_trip);
   tcase_add_test(tc, shader_hash_is_exposed);
   suite_add_tcase(s, tc);

@@ -509,6 +509,35 @@ START_TEST(psnr_known_values) {
 }
 END_TEST
 
+/* The evaluation SSIM (gs_metrics, what result.json reports) and the reference's differentiable
+ * SSIM (gs_ref, the oracle of the GPU loss) are one definition: on inputs already in [0, 1] they
+ * give the same bits in double, from a 1-pixel-wide image up. */
+START_TEST(metrics_ssim_is_the_reference_ssim) {
+  static const uint32_t size[3][2] = {{23, 17}, {11, 11}, {1, 5}};
+  struct tr_rng r = {12};
+  for (int c = 0; c < 3; c++) {
+    uint32_t w = size[c][0], h = size[c][1];
+    size_t n = (size_t)w * h * 3;
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    double *ad = malloc(n * sizeof *ad), *bd = malloc(n * sizeof *bd);
+    for (size_t k = 0; k < n; k++) {
+      b[k] = (float)tr_uniform(&r);
+      a[k] = 0.5f * b[k] + 0.5f * (float)tr_uniform(&r);
+      ad[k] = a[k];
+      bd[k] = b[k];
+    }
+    double sm, sr;
+    ck_assert_int_eq(gs_metrics_ssim(a, b, w, h, &sm, NULL), 0);
+    ck_assert_int_eq(gs_ref_ssim_d(ad, bd, w, h, &sr, NULL, NULL), 0);
+    ck_assert_msg(sm == sr, "%ux%u: metric %.17g, reference %.17g", w, h, sm, sr);
+    free(a);
+    free(b);
+    free(ad);
+    free(bd);
+  }
+}
+END_TEST
+
 /* ---- Adam and the learning-rate schedule -------------------------------------------------- */
 
 START_TEST(adam_matches_double_and_group_rates) {
@@ -587,6 +616,7 @@ int main(void) {
   tcase_add_test(tc, ssim_matches_direct_window);
   tcase_add_test(tc, ssim_valid_matches_direct_window);
   tcase_add_test(tc, psnr_known_values);
+  tcase_add_test(tc, metrics_ssim_is_the_reference_ssim);
   tcase_add_test(tc, adam_matches_double_and_group_rates);
   tcase_add_test(tc, position_lr_schedule);
   suite_add_tcase(s, tc);

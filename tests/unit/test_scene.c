@@ -13,15 +13,13 @@
 #include <unistd.h>
 
 #include "gs_gen.h"
+#include "gs_metrics.h"
 #include "gs_model.h"
 #include "gs_ply.h"
 #include "gs_png.h"
+#include "gs_ref.h"
 #include "gs_scene.h"
 #include "sw_fs.h"
-#ifdef GS_HAVE_REF
-#include "gs_metrics.h"
-#include "gs_ref.h"
-#endif
 
 static char tmpdir[64];
 
@@ -410,9 +408,6 @@ END_TEST
 
 START_TEST(lego_renders_a_ply_against_its_views) {
   if (!have_lego()) return;
-#ifndef GS_HAVE_REF
-  printf("NOTICE: gs_ref not in this build; skipping the Lego render check\n");
-#else
   /* Every image decoded, downscaled 8x (100x100) to keep the C reference fast. */
   struct gs_scene_opts o = {.resolution_scale = 8};
   struct gs_scene *sc = NULL;
@@ -454,7 +449,6 @@ START_TEST(lego_renders_a_ply_against_its_views) {
   gs_model_destroy(&m);
   gs_model_destroy(&r);
   gs_scene_destroy(&sc);
-#endif
 }
 END_TEST
 

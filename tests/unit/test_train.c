@@ -17,6 +17,7 @@
 #include "gs_gen.h"
 #include "gs_model.h"
 #include "gs_result.h"
+#include "gs_scene.h"
 #include "gs_train.h"
 #include "gs_train_densify.h"
 #include "gs_vk.h"
@@ -302,6 +303,58 @@ static void one_splat(struct gs_model *m, uint32_t i, float x, float log_s, floa
   m->opacity[i] = gs_logit(opacity);
   for (int k = 0; k < 48; k++) m->sh[48 * i + k] = (float)i;
 }
+
+/* The densify / reset schedule has one owner (gs_densify_schedule): the window, the period, the
+ * last iteration, the reset period with its margin, the white-background reset at densify_from
+ * (only inside the window, as every reset) and the big-splat pruning. */
+START_TEST(densify_schedule_follows_the_recipe) {
+  struct gs_config c;
+  gs_config_defaults(&c);
+  struct gs_densify_when w;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(w.accumulate && !w.grow && !w.reset && !w.prune_big); /* (from, until) is open */
+  gs_densify_schedule(&c, 600, &w);
+  ck_assert(w.grow && !w.reset);
+  gs_densify_schedule(&c, 650, &w);
+  ck_assert(w.accumulate && !w.grow);
+  gs_densify_schedule(&c, 3000, &w);
+  ck_assert(w.grow && !w.reset && !w.prune_big); /* gsplat: no reset by default */
+  gs_densify_schedule(&c, 3100, &w);
+  ck_assert(w.grow && w.prune_big);
+  gs_densify_schedule(&c, 14999, &w);
+  ck_assert(w.accumulate && !w.grow);
+  gs_densify_schedule(&c, 15000, &w);
+  ck_assert(!w.accumulate && !w.grow && !w.reset);
+  /* Nothing grows or resets after the last iteration. */
+  c.iterations = 600;
+  gs_densify_schedule(&c, 600, &w);
+  ck_assert(w.accumulate && !w.grow && !w.reset);
+  /* Resets every opacity_reset_every inside the window, with the margin left. */
+  gs_config_defaults(&c);
+  c.opacity_reset_every = 3000;
+  c.iterations = 7000;
+  c.opacity_reset_margin = 1500;
+  gs_densify_schedule(&c, 3000, &w);
+  ck_assert(w.reset && w.grow);
+  gs_densify_schedule(&c, 6000, &w);
+  ck_assert(!w.reset && w.grow); /* 1000 iterations left, fewer than the margin */
+  c.iterations = 30000;
+  gs_densify_schedule(&c, 15000, &w);
+  ck_assert(!w.reset); /* densify_until ends resets too */
+  /* white_reset: once at densify_from on white, never on black, never outside the window. */
+  gs_config_defaults(&c);
+  c.white_reset = 1;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(w.reset && !w.grow);
+  c.background = GS_BG_BLACK;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(!w.reset);
+  c.background = GS_BG_WHITE;
+  c.densify_until = 500;
+  gs_densify_schedule(&c, 500, &w);
+  ck_assert(!w.reset && !w.accumulate);
+}
+END_TEST
 
 START_TEST(densify_clones_splits_and_prunes) {
   struct gs_model *m = NULL;
@@ -598,20 +651,29 @@ static void det_run(const char *dir, int checkpoints, int raster_bwd, char hex[S
   ck_assert_msg(sw_sha256_file(path, hex, &err) == 0, "%s", err.msg);
 }
 
-/* deterministic: on: a run repeats bit for bit, with or without checkpoint evaluations. */
+/* deterministic: on: a run repeats bit for bit, with or without checkpoint evaluations, and with
+ * every host <-> GPU copy going through staging as on a discrete GPU (GS_VK_FORCE_STAGING: the
+ * batched model copies of densification, the checkpoint downloads). */
 START_TEST(deterministic_runs_are_bit_identical) {
   make_scene();
-  char a[160], b[160], ha[SW_SHA256_HEX_LEN], hb[SW_SHA256_HEX_LEN];
-  uint32_t na, nb;
-  double pa, pb;
+  char a[160], b[160], c[160], ha[SW_SHA256_HEX_LEN], hb[SW_SHA256_HEX_LEN], hc[SW_SHA256_HEX_LEN];
+  uint32_t na, nb, nc;
+  double pa, pb, pc;
   snprintf(a, sizeof a, "%s/det_a", work_dir);
   snprintf(b, sizeof b, "%s/det_b", work_dir);
+  snprintf(c, sizeof c, "%s/det_c", work_dir);
   det_run(a, 0, GS_RASTER_BWD_PIXEL, ha, &na, &pa);
   det_run(b, 1, GS_RASTER_BWD_PIXEL, hb, &nb, &pb);
-  fprintf(stderr, "deterministic: %u / %u splats, final.ply %.16s / %.16s\n", na, nb, ha, hb);
+  setenv("GS_VK_FORCE_STAGING", "1", 1);
+  det_run(c, 1, GS_RASTER_BWD_PIXEL, hc, &nc, &pc);
+  unsetenv("GS_VK_FORCE_STAGING");
+  fprintf(stderr, "deterministic: %u / %u / %u (staged) splats, final.ply %.16s / %.16s / %.16s\n",
+          na, nb, nc, ha, hb, hc);
   ck_assert_uint_ne(na, 500); /* densification ran */
   ck_assert_uint_eq(na, nb);
   ck_assert_str_eq(ha, hb);
+  ck_assert_uint_eq(na, nc);
+  ck_assert_str_eq(ha, hc);
 }
 END_TEST
 
@@ -655,6 +717,7 @@ int main(void) {
   tcase_add_test(tc, config_json_round_trips_through_set);
   tcase_add_test(tc, result_validates_against_schema);
   tcase_add_test(tc, result_written_atomically);
+  tcase_add_test(tc, densify_schedule_follows_the_recipe);
   tcase_add_test(tc, densify_clones_splits_and_prunes);
   tcase_add_test(tc, densify_respects_max_splats);
   suite_add_tcase(s, tc);
