@@ -18,11 +18,10 @@ add_executable(splatsweep
   ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_spec.c)
 target_link_libraries(splatsweep PRIVATE sw_cli sw_coord sw_worker sw_read sw_artifact sw_watch
                       sw_coordcore sw_gate sw_wire sw_keys sw_util PkgConfig::ZMQ)
-# The builtin trainer's key table, compiled in so that `check`, `submit` and `local` refuse a
-# spec whose arms or grid points the trainer would refuse (LAB-PRACTICE rule 7), before the series.
-if(SW_BUILD_PIPELINE AND EXISTS ${CMAKE_SOURCE_DIR}/pipeline/gs_config.c)
-  target_sources(splatsweep PRIVATE ${CMAKE_SOURCE_DIR}/pipeline/gs_config.c)
-  target_include_directories(splatsweep PRIVATE ${CMAKE_SOURCE_DIR}/pipeline)
+# The builtin trainer's key table (library gs_config), linked so that `check`, `submit` and
+# `local` refuse a spec whose arms or grid points the trainer would refuse (LAB-PRACTICE rule 7),
+# before the series.
+if(SW_BUILD_PIPELINE)
+  target_link_libraries(splatsweep PRIVATE gs_config)
   target_compile_definitions(splatsweep PRIVATE SW_HAVE_TRAINER_KEYS=1)
-  target_link_libraries(splatsweep PRIVATE PkgConfig::FYAML PkgConfig::JANSSON)
 endif()
