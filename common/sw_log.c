@@ -23,6 +23,11 @@ static int level_from_env(void) {
 
 void sw_log_set_level(enum sw_log_level level) { log_level = (int)level; }
 
+int sw_log_enabled(enum sw_log_level level) {
+  if (log_level < 0) log_level = level_from_env();
+  return (int)level <= log_level;
+}
+
 void sw_log_set_component(const char *name) {
   snprintf(log_component, sizeof log_component, "%s", name ? name : "");
 }

@@ -6,6 +6,8 @@
 enum sw_log_level { SW_LOG_ERROR = 0, SW_LOG_WARN = 1, SW_LOG_INFO = 2, SW_LOG_DEBUG = 3 };
 
 void sw_log_set_level(enum sw_log_level level);
+/* Whether a message of this level would be printed (for work done only to log it). */
+int sw_log_enabled(enum sw_log_level level);
 /* Component name printed in every line (e.g. "coordinator", "worker w1"); borrowed, copied. */
 void sw_log_set_component(const char *name);
 void sw_log(enum sw_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -114,6 +114,9 @@ static const struct key keys[] = {
      "and the opacity-aware box meets the image) or any view where the splat touches a tile"},
     {"white_reset", K_INT, OFF(white_reset), "0", NULL, 0, 1,
      "1: also reset opacities at densify_from on white backgrounds (the Inria code; gsplat: 0)"},
+    {"clone_opacity", K_ENUM, OFF(clone_opacity), "copy", "copy|share", 0, 0,
+     "a clone and its parent: copy = two exact copies (gsplat, the Inria code), the front one "
+     "hiding the other; share = each takes 1 - sqrt(1 - opacity), compositing to the parent's"},
     {"max_splats", K_INT, OFF(max_splats), "0", NULL, 0, 1e9,
      "cap on the splat count during densification (0 = no cap)"},
     {"test_every", K_INT, OFF(test_every), "8", NULL, 2, 1e6,

@@ -36,6 +36,7 @@ enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
 enum gs_missing_frames { GS_MISSING_SKIP = 0, GS_MISSING_ERROR = 1 };
 enum gs_densify_visible { GS_DENSIFY_VISIBLE_RADII = 0, GS_DENSIFY_VISIBLE_TILES = 1 };
+enum gs_clone_opacity { GS_CLONE_OPACITY_COPY = 0, GS_CLONE_OPACITY_SHARE = 1 };
 
 /* The fully resolved configuration. Plain data: copy it freely. */
 struct gs_config {
@@ -85,6 +86,7 @@ struct gs_config {
   int32_t densify_visible;      /* enum gs_densify_visible: which views count in the statistics */
   int32_t white_reset;          /* 1: reset at densify_from on white backgrounds (Inria) */
   int32_t max_splats;           /* densification stops growing beyond this (0 = no limit) */
+  int32_t clone_opacity;        /* enum gs_clone_opacity: a clone copies or shares the opacity */
   /* evaluation */
   int32_t test_every; /* hold out every Nth view when a scene has no test split */
   int32_t checkpoints[GS_CONFIG_MAX_CHECKPOINTS];

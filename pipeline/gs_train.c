@@ -13,6 +13,7 @@
 #include "gs_ply.h"
 #include "gs_scene.h"
 #include "gs_train_densify.h"
+#include "gs_train_diag.h"
 #include "gs_train_gpu.h"
 #include "sw_clock.h"
 #include "sw_log.h"
@@ -49,6 +50,10 @@ struct trainer {
   float bg[3];
   double densify_ms;
   uint64_t densify_calls;
+  /* SW_LOG=debug: every splat's lineage and a description of each grow step (gs_train_diag.h). */
+  int diag;
+  struct gs_lineage lineage;
+  uint32_t prev_grow;
 };
 
 static void bg_of(const struct gs_config *cfg, float bg[3]) {
@@ -359,6 +364,7 @@ static void trainer_free(struct trainer *t) {
   gs_fwd_destroy(&t->fwd);
   gs_vk_close(&t->vk);
   gs_moments_free(&t->mo);
+  gs_lineage_free(&t->lineage);
   gs_model_destroy(&t->model);
   gs_scene_destroy(&t->sc);
 }
@@ -453,6 +459,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
     rc = gs_model_init_random(t->model, &iopt, err);
   if (!rc) rc = gs_moments_reserve(&t->mo, t->model->capacity, err);
   if (!rc) rc = upload_state(t, 1, err);
+  t->diag = sw_log_enabled(SW_LOG_DEBUG);
+  if (!rc && t->diag) rc = gs_lineage_init(&t->lineage, t->model->count, err);
   return rc;
 }
 
@@ -489,7 +497,7 @@ static int densify_step(struct trainer *t, uint32_t iter, const struct gs_densif
   struct gs_model *m = t->model;
   uint32_t n = m->count;
   size_t nn = n ? n : 1;
-  float *h = malloc(sizeof(float) * 11 * nn);
+  float *h = malloc(sizeof(float) * (t->diag ? 14 : 11) * nn);
   struct gs_densify_plan plan = {0};
   if (!h) return sw_err_set(err, SW_ENOMEM, "densify: out of memory");
   float *dens = h, *ls = h + 3 * nn, *q = h + 6 * nn, *op = h + 10 * nn;
@@ -500,6 +508,11 @@ static int densify_step(struct trainer *t, uint32_t iter, const struct gs_densif
                               {t->params[GS_P_QUATS], 0, 16ull * n, q},
                               {t->params[GS_P_OPACITY], 0, 4ull * n, op}};
     rc = gs_vk_buf_copy(t->vk, 0, x, 4, NULL, err);
+    float *means = h + 11 * nn;
+    if (!rc && t->diag) {
+      struct gs_vk_copy xm = {t->params[GS_P_MEANS], 0, 12ull * n, means};
+      rc = gs_vk_buf_copy(t->vk, 0, &xm, 1, NULL, err);
+    }
     struct gs_densify_opts o = {.grad_threshold = (float)cfg->grad_threshold,
                                 .percent_dense = (float)cfg->percent_dense,
                                 .extent = t->sc->extent,
@@ -507,12 +520,26 @@ static int densify_step(struct trainer *t, uint32_t iter, const struct gs_densif
                                 .prune_big = when->prune_big,
                                 .prune_screen = (float)cfg->prune_screen,
                                 .prune_world = (float)cfg->prune_world,
-                                .max_splats = (uint32_t)cfg->max_splats};
+                                .max_splats = (uint32_t)cfg->max_splats,
+                                .share_opacity = cfg->clone_opacity == GS_CLONE_OPACITY_SHARE};
     struct gs_densify_report rep;
     if (!rc) rc = gs_densify_plan(n, dens, ls, q, op, &o, rng, &plan, &rep, err);
     if (!rc)
       sw_log_debug("densify at %u: %u -> %u (cloned %u, split %u, pruned %u)", iter, rep.before,
                    rep.after, rep.cloned, rep.split, rep.pruned);
+    if (!rc && t->diag) {
+      struct gs_densify_view v = {.n = n,
+                                  .iter = iter,
+                                  .dens = dens,
+                                  .log_scales = ls,
+                                  .opacity = op,
+                                  .means = means,
+                                  .opts = &o,
+                                  .center = t->sc->center};
+      gs_densify_describe(&v, &plan, &t->lineage, t->prev_grow);
+      rc = gs_lineage_apply(&t->lineage, &plan, iter, err);
+      t->prev_grow = iter;
+    }
   } else {
     plan.src = malloc(sizeof(uint32_t) * nn);
     plan.off = calloc(3 * nn, sizeof(float));

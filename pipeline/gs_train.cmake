@@ -5,6 +5,7 @@ add_library(gs_train STATIC
   ${CMAKE_CURRENT_LIST_DIR}/gs_result.c
   ${CMAKE_CURRENT_LIST_DIR}/gs_train.c
   ${CMAKE_CURRENT_LIST_DIR}/gs_train_densify.c
+  ${CMAKE_CURRENT_LIST_DIR}/gs_train_diag.c
   ${CMAKE_CURRENT_LIST_DIR}/gs_train_gpu.c)
 target_include_directories(gs_train PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_SOURCE_DIR}/shaders)
 target_link_libraries(gs_train PUBLIC gs_config gs_vk gs_core gs_metrics gs_train_shaders sw_util

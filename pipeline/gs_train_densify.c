@@ -77,7 +77,17 @@ void gs_densify_plan_free(struct gs_densify_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-static int plan_push(struct gs_densify_plan *p, uint32_t src, int kind, const float off[3]) {
+/* The opacity logit of each of two overlapping copies that together composite to the opacity
+ * of logit l: a' = 1 - sqrt(1 - a), written a / (1 + sqrt(1 - a)) for small a. */
+static float gs_shared_opacity(float l) {
+  double a = 1.0 / (1.0 + exp(-(double)l));
+  double s = a / (1.0 + sqrt(1.0 - a));
+  if (!(s > 1e-12)) s = 1e-12;
+  if (s > 1.0 - 1e-7) s = 1.0 - 1e-7;
+  return (float)log(s / (1.0 - s));
+}
+
+static int plan_push(struct gs_densify_plan *p, uint32_t src, uint32_t kind, const float off[3]) {
   if (p->count == p->capacity) {
     uint32_t cap = p->capacity ? p->capacity * 2 : 1024;
     uint32_t *s2 = realloc(p->src, sizeof *s2 * cap);
@@ -88,7 +98,7 @@ static int plan_push(struct gs_densify_plan *p, uint32_t src, int kind, const fl
     p->off = o2;
     p->capacity = cap;
   }
-  p->src[p->count] = src | (uint32_t)kind << 30;
+  p->src[p->count] = src | kind << GS_PLAN_KIND_SHIFT;
   for (int a = 0; a < 3; a++) p->off[3 * (size_t)p->count + a] = off ? off[a] : 0.0f;
   p->count++;
   return 0;
@@ -100,7 +110,8 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
                     struct sw_err *err) {
   struct gs_densify_report r = {.before = n0};
   plan->count = 0;
-  if (n0 >= (1u << 30)) return sw_err_set(err, SW_EINVAL, "densify: %u splats is too many", n0);
+  if (n0 > GS_PLAN_INDEX_MASK)
+    return sw_err_set(err, SW_EINVAL, "densify: %u splats is too many", n0);
   uint8_t *act = calloc(n0 ? n0 : 1, 1); /* 0 keep, 1 clone, 2 split */
   if (!act) return sw_err_set(err, SW_ENOMEM, "densify: out of memory for %u splats", n0);
   uint64_t budget = o->max_splats ? (o->max_splats > n0 ? o->max_splats - n0 : 0) : UINT64_MAX;
@@ -129,17 +140,28 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
   int rc = 0;
   for (uint32_t i = 0; i < n0 && !rc; i++) {
     if (act[i] == 2) continue;
-    if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), dens[3 * (size_t)i + 2]))
+    if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), dens[3 * (size_t)i + 2])) {
       r.pruned++;
-    else if (plan_push(plan, i, GS_DENSIFY_KEEP, NULL))
+      if (act[i] == 1) act[i] = 3; /* a pruned parent: its clone keeps the whole opacity */
+    } else if (plan_push(plan, i, GS_DENSIFY_KEEP, NULL)) {
       rc = -1;
+    } else if (act[i] == 1 && o->share_opacity) {
+      plan->src[plan->count - 1] |= GS_PLAN_OPACITY;
+      plan->off[3 * (size_t)(plan->count - 1)] = gs_shared_opacity(opacity[i]);
+    }
   }
+  /* Clones after the survivors, in their parents' order; a clone shares the opacity only with
+   * a parent that survived (act 1), else it keeps it whole (act 3). */
   for (uint32_t i = 0; i < n0 && !rc; i++) {
-    if (act[i] == 1) {
-      if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), 0.0f))
+    if (act[i] == 1 || act[i] == 3) {
+      if (PRUNED(opacity[i], max_scale3(log_scales + 3 * (size_t)i), 0.0f)) {
         r.pruned++;
-      else if (plan_push(plan, i, GS_DENSIFY_CLONE, NULL))
+      } else if (plan_push(plan, i, GS_DENSIFY_CLONE, NULL)) {
         rc = -1;
+      } else if (act[i] == 1 && o->share_opacity) {
+        plan->src[plan->count - 1] |= GS_PLAN_OPACITY;
+        plan->off[3 * (size_t)(plan->count - 1)] = gs_shared_opacity(opacity[i]);
+      }
     } else if (act[i] == 2) {
       float rot[3][3], sc[3], ls[3];
       quat_rot(quats + 4 * (size_t)i, rot);
@@ -189,7 +211,7 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
   }
   const float ln16 = logf(1.6f);
   for (uint32_t k = 0; k < plan.count; k++) {
-    uint32_t src = plan.src[k] & 0x3fffffffu, kind = plan.src[k] >> 30;
+    uint32_t src = gs_plan_index(plan.src[k]), kind = gs_plan_kind(plan.src[k]);
     for (int g = 0; g < GS_P_COUNT; g++) {
       size_t per = gs_pgroup_floats[g];
       memcpy(gs_pgroup_host(nm, g) + per * k, gs_pgroup_host(m, g) + per * src,
@@ -199,6 +221,7 @@ int gs_densify(struct gs_model *m, struct gs_moments *mo, const float *dens,
       else
         memset(nmo.g[g] + 2 * per * k, 0, 2 * per * sizeof(float));
     }
+    if (plan.src[k] & GS_PLAN_OPACITY) nm->opacity[k] = plan.off[3 * (size_t)k];
     if (kind == GS_DENSIFY_CHILD)
       for (int a = 0; a < 3; a++) {
         nm->means[3 * (size_t)k + a] += plan.off[3 * (size_t)k + a];

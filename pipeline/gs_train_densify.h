@@ -9,6 +9,9 @@
  *    prune_big_after iterations), splats whose screen radius exceeded prune_screen pixels or whose
  * largest scale exceeds prune_world * extent;
  *  - new splats start with zero moments; survivors keep theirs;
+ *  - a clone is an exact copy of its parent (clone_opacity = copy, gsplat and the Inria code), or
+ *    the two share the parent's opacity a as 1 - sqrt(1 - a) each (clone_opacity = share: the
+ *    pair composites to a where they overlap, so neither hides the other);
  *  - the opacity reset lowers every opacity to at most 0.01 and zeroes their moments.
  * When each of these happens is gs_densify_schedule's alone. */
 #ifndef GS_TRAIN_DENSIFY_H
@@ -53,6 +56,7 @@ struct gs_densify_opts {
   float prune_screen;  /* pixels; 0 = off */
   float prune_world;   /* fraction of extent; 0 = off */
   uint32_t max_splats; /* 0 = no limit */
+  int share_opacity;   /* clone_opacity = share: a clone and its parent take 1 - sqrt(1 - a) */
 };
 
 struct gs_densify_report {
@@ -62,15 +66,20 @@ struct gs_densify_report {
 /* The outcome of one densification step as a gather: new splat k comes from old splat src[k],
  * as kind[k]: GS_DENSIFY_KEEP (parameters and moments), GS_DENSIFY_CLONE (parameters, zero
  * moments) or GS_DENSIFY_CHILD (parameters with the mean moved by off[3k..3k+2] and the scales
- * divided by 1.6, zero moments). Survivors come first in their order, then clones and children in
+ * divided by 1.6, zero moments); an entry flagged GS_PLAN_OPACITY takes the opacity logit off[3k]
+ * (with share_opacity: a clone and its parent). Survivors come first in their order, then clones
+ * and children in
  * the order of their parents. Both the host (gs_densify) and the GPU (densify_gather.comp) apply
  * it, so the decisions are made once, in one place. */
 enum gs_densify_kind { GS_DENSIFY_KEEP = 0, GS_DENSIFY_CLONE = 1, GS_DENSIFY_CHILD = 2 };
+static inline uint32_t gs_plan_index(uint32_t e) { return e & GS_PLAN_INDEX_MASK; }
+static inline uint32_t gs_plan_kind(uint32_t e) { return e >> GS_PLAN_KIND_SHIFT; }
 
 struct gs_densify_plan {
   uint32_t count, capacity;
-  uint32_t *src; /* count: old index | kind << 30 */
-  float *off;    /* 3 * count: mean offsets of children (0 otherwise) */
+  uint32_t *src; /* count: old index | GS_PLAN_OPACITY | kind << GS_PLAN_KIND_SHIFT */
+  float *off;    /* 3 * count: mean offsets of children, the opacity logit of a GS_PLAN_OPACITY
+                    entry at [3k], 0 otherwise */
 };
 void gs_densify_plan_free(struct gs_densify_plan *p);
 

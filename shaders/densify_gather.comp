@@ -1,7 +1,9 @@
 // densify_gather.comp: applies a densification plan (pipeline/gs_train_densify.h) on the GPU:
 // new splat k is a copy of old splat src[k] (parameters, and moments for survivors; zero moments
 // for clones and split children), children moved by their sampled offset with scales / 1.6, and,
-// with the reset flag, opacities capped at logit(0.01) with zero opacity moments. The old and new
+// entries flagged GS_PLAN_OPACITY taking their opacity logit from off[3 k] (a clone sharing its
+// parent's opacity), and with the reset flag, opacities capped at logit(0.01) with zero opacity
+// moments. The old and new
 // parameter sets are different buffers (one splat may feed several new ones). One thread per new
 // splat; it runs every densify_every iterations, so it favours simplicity over coalescing.
 #version 450
@@ -38,14 +40,14 @@ void main() {
            gl_LocalInvocationID.x;
   if (k >= pc.n_new) return;
   uint e = src[k];
-  uint s = e & 0x3fffffffu, kind = e >> 30;
+  uint s = e & GS_PLAN_INDEX_MASK, kind = e >> GS_PLAN_KIND_SHIFT;
   bool child = kind == 2u, keep = kind == 0u;
   for (uint a = 0u; a < 3u; a++) {
     n_means[3u * k + a] = o_means[3u * s + a] + (child ? off[3u * k + a] : 0.0);
     n_scales[3u * k + a] = o_scales[3u * s + a] - (child ? pc.ln16 : 0.0);
   }
   for (uint a = 0u; a < 4u; a++) n_quats[4u * k + a] = o_quats[4u * s + a];
-  float op = o_opacity[s];
+  float op = (e & GS_PLAN_OPACITY) != 0u ? off[3u * k] : o_opacity[s];
   n_opacity[k] = pc.reset != 0u ? min(op, pc.opacity_cap) : op;
   for (uint a = 0u; a < 48u; a++) n_sh[48u * k + a] = o_sh[48u * s + a];
   moments(0u, 3u, k, s, keep);

@@ -19,7 +19,8 @@
  *   moments: one buffer, Adam (m, v) interleaved per parameter float, group g from mom_off[g]
  *   counters: the forward's (gs_shared.h): a frame whose pairs overflowed the arena is recorded
  *            again, so project_bwd and adam do nothing when counters[PAIRS] > counters[CAPACITY]
- *   plan:    uint[new n] (old index | kind << 30) and float[3 * new n] offsets: densify_gather
+ *   plan:    uint[new n] (old index | GS_PLAN_OPACITY | kind << 30) and float[3 * new n]
+ *            offsets (children) or the new opacity logit at [3 k] (GS_PLAN_OPACITY): densify_gather
  *   dens:    float[3 * n]                 densification statistics per splat: sum of the 2D
  *                                        gradient norm, visible count, max screen radius */
 #ifndef GS_TRAIN_SHARED_H
@@ -28,6 +29,13 @@
 #include "gs_shared.h"
 
 #define GS_G2D 9
+
+/* A densification plan entry (pipeline/gs_train_densify.h): the old index in the low 29 bits,
+ * GS_PLAN_OPACITY when the new splat's opacity logit is the plan's off[3 k] (a clone and the
+ * parent it shares its opacity with, clone_opacity = share), the kind in the top two bits. */
+#define GS_PLAN_INDEX_MASK 0x1fffffffu
+#define GS_PLAN_OPACITY 0x20000000u
+#define GS_PLAN_KIND_SHIFT 30
 #define GS_G2D_MEAN 0
 #define GS_G2D_CONIC 2
 #define GS_G2D_RGB 5

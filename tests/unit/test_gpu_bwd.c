@@ -718,8 +718,9 @@ START_TEST(adam_matches_reference) {
 END_TEST
 
 /* The GPU gather of a densification plan equals the host application (gs_densify), bit for bit:
- * both only copy, add the same offsets and subtract the same log(1.6). With _i = 1 the opacity
- * reset is folded in (host: gs_densify_reset_opacity afterwards). */
+ * both only copy, add the same offsets and subtract the same log(1.6). With _i & 1 the opacity
+ * reset is folded in (host: gs_densify_reset_opacity afterwards); with _i & 2 clones share their
+ * parents' opacity (clone_opacity = share: the logits come from the plan). */
 START_TEST(densify_gather_matches_host) {
   uint32_t n = 300;
   struct sw_err err = {0};
@@ -744,7 +745,8 @@ START_TEST(densify_gather_matches_host) {
                               .prune_opacity = 0.005f,
                               .prune_big = 1,
                               .prune_screen = 30,
-                              .prune_world = 0.25f};
+                              .prune_world = 0.25f,
+                              .share_opacity = (_i & 2) != 0};
   /* GPU: plan from the original arrays, then gather. */
   struct gs_rng rng;
   gs_rng_seed(&rng, 5);
@@ -774,7 +776,7 @@ START_TEST(densify_gather_matches_host) {
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, NULL, &tk, &err) == 0, "%s", err.msg);
   struct gs_pc_densify pc = {.n_new = plan.count,
-                             .reset = (uint32_t)_i,
+                             .reset = (uint32_t)(_i & 1),
                              .opacity_cap = gs_logit(0.01f),
                              .ln16 = logf(1.6f)};
   memcpy(pc.old_off, off_old, sizeof off_old);
@@ -787,7 +789,7 @@ START_TEST(densify_gather_matches_host) {
   ck_assert_int_eq(gs_model_clone(m, &h, &err), 0);
   gs_rng_seed(&rng, 5);
   ck_assert_int_eq(gs_densify(h, &mo, dens, &o, &rng, NULL, &err), 0);
-  if (_i) gs_densify_reset_opacity(h, &mo);
+  if (_i & 1) gs_densify_reset_opacity(h, &mo);
   ck_assert_uint_eq(h->count, plan.count);
   const float *hp[GS_P_COUNT] = {h->means, h->log_scales, h->quats, h->opacity, h->sh};
   float *mg = malloc(4 * mf_new);
@@ -842,7 +844,7 @@ int main(void) {
   tcase_add_test(tc, project_bwd_off_centre_matches_reference);
   tcase_add_loop_test(tc, project_bwd_masks_sh_degree, 0, 3);
   tcase_add_loop_test(tc, adam_matches_reference, 0, 2);
-  tcase_add_loop_test(tc, densify_gather_matches_host, 0, 2);
+  tcase_add_loop_test(tc, densify_gather_matches_host, 0, 4);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -20,6 +20,7 @@
 #include "gs_scene.h"
 #include "gs_train.h"
 #include "gs_train_densify.h"
+#include "gs_train_diag.h"
 #include "gs_vk.h"
 #include "sw_fs.h"
 #include "sw_result.h"
@@ -411,6 +412,118 @@ START_TEST(densify_clones_splits_and_prunes) {
 }
 END_TEST
 
+/* clone_opacity = share: the same decisions as copy; a clone and its surviving parent each hold
+ * 1 - sqrt(1 - a), so the pair composites to the parent's a; a clone whose parent is pruned
+ * keeps a whole. */
+START_TEST(densify_clone_shares_opacity) {
+  struct sw_err err = {0};
+  struct gs_model *m[2] = {NULL, NULL};
+  struct gs_densify_report rep[2];
+  const float a0 = 0.9f, a1 = 0.02f;
+  for (int share = 0; share < 2; share++) {
+    ck_assert_int_eq(gs_model_new(3, &m[share], &err), 0);
+    m[share]->count = 3;
+    one_splat(m[share], 0, 0.0f, logf(0.001f), a0); /* small, high gradient: cloned */
+    one_splat(m[share], 1, 1.0f, logf(0.001f), a1); /* cloned too */
+    one_splat(m[share], 2, 2.0f, logf(0.001f), 0.5f);
+    struct gs_moments mo = {0};
+    ck_assert_int_eq(gs_moments_reserve(&mo, 3, &err), 0);
+    float dens[9] = {0.01f, 10, 3, 0.01f, 10, 3, 0.0001f, 10, 3};
+    struct gs_densify_opts o = {.grad_threshold = 2e-4f,
+                                .percent_dense = 0.01f,
+                                .extent = 4.0f,
+                                .prune_opacity = 0.005f,
+                                .share_opacity = share};
+    struct gs_rng rng;
+    gs_rng_seed(&rng, 1);
+    ck_assert_int_eq(gs_densify(m[share], &mo, dens, &o, &rng, &rep[share], &err), 0);
+    gs_moments_free(&mo);
+  }
+  ck_assert_uint_eq(rep[1].cloned, rep[0].cloned);
+  ck_assert_uint_eq(rep[1].pruned, rep[0].pruned);
+  ck_assert_uint_eq(m[1]->count, m[0]->count);
+  ck_assert_uint_eq(m[1]->count, 5); /* 0, 1, 2, clone of 0, clone of 1 */
+  /* Copy: exact copies. Share: 1 - (1 - a')^2 = a for both pairs; the third splat untouched. */
+  ck_assert_float_eq(m[0]->opacity[3], m[0]->opacity[0]);
+  const float a[2] = {a0, a1};
+  for (int p = 0; p < 2; p++) {
+    float ap = gs_sigmoid(m[1]->opacity[p]), ac = gs_sigmoid(m[1]->opacity[3 + p]);
+    ck_assert_float_eq(m[1]->opacity[p], m[1]->opacity[3 + p]);
+    ck_assert_float_eq_tol(1.0f - (1.0f - ap) * (1.0f - ac), a[p], 1e-5f);
+    ck_assert(ap < a[p]);
+  }
+  ck_assert_float_eq(m[1]->opacity[2], m[0]->opacity[2]);
+  for (int p = 0; p < 3; p++) ck_assert_float_eq(m[1]->means[3 * p], m[0]->means[3 * p]);
+  gs_model_destroy(&m[0]);
+  gs_model_destroy(&m[1]);
+}
+END_TEST
+
+/* A parent pruned for its screen radius leaves its clone the whole opacity. */
+START_TEST(densify_clone_of_pruned_parent_keeps_opacity) {
+  struct sw_err err = {0};
+  struct gs_model *m = NULL;
+  ck_assert_int_eq(gs_model_new(1, &m, &err), 0);
+  m->count = 1;
+  one_splat(m, 0, 0.0f, logf(0.001f), 0.9f);
+  struct gs_moments mo = {0};
+  ck_assert_int_eq(gs_moments_reserve(&mo, 1, &err), 0);
+  float dens[3] = {0.01f, 10, 100}; /* 100 px on screen */
+  struct gs_densify_opts o = {.grad_threshold = 2e-4f,
+                              .percent_dense = 0.01f,
+                              .extent = 4.0f,
+                              .prune_opacity = 0.005f,
+                              .prune_big = 1,
+                              .prune_screen = 20,
+                              .share_opacity = 1};
+  struct gs_rng rng;
+  gs_rng_seed(&rng, 1);
+  struct gs_densify_report rep;
+  ck_assert_int_eq(gs_densify(m, &mo, dens, &o, &rng, &rep, &err), 0);
+  ck_assert_uint_eq(rep.cloned, 1);
+  ck_assert_uint_eq(rep.pruned, 1);
+  ck_assert_uint_eq(m->count, 1);
+  ck_assert_float_eq_tol(gs_sigmoid(m->opacity[0]), 0.9f, 1e-6f);
+  gs_moments_free(&mo);
+  gs_model_destroy(&m);
+}
+END_TEST
+
+/* The runaway instrument (gs_train_diag.h): a lineage follows each splat through a plan; a clone
+ * source counts a pick, a clone starts a new line, children inherit their parent's picks + 1. */
+START_TEST(lineage_follows_the_plan) {
+  struct sw_err err = {0};
+  struct gs_lineage l;
+  ck_assert_int_eq(gs_lineage_init(&l, 3, &err), 0);
+  /* Step at 600: 0 kept, 1 cloned, 2 split (two children). */
+  uint32_t src1[5] = {0, 1, 1u | GS_DENSIFY_CLONE << GS_PLAN_KIND_SHIFT,
+                      2u | GS_DENSIFY_CHILD << GS_PLAN_KIND_SHIFT,
+                      2u | GS_DENSIFY_CHILD << GS_PLAN_KIND_SHIFT};
+  struct gs_densify_plan p1 = {.count = 5, .capacity = 5, .src = src1};
+  ck_assert_int_eq(gs_lineage_apply(&l, &p1, 600, &err), 0);
+  ck_assert_uint_eq(l.n, 5);
+  ck_assert_uint_eq(l.born[0], 0);
+  ck_assert_uint_eq(l.picked[0], 0);
+  ck_assert_uint_eq(l.born[1], 0);
+  ck_assert_uint_eq(l.picked[1], 1);
+  ck_assert_uint_eq(l.last[1], 600);
+  ck_assert_uint_eq(l.born[2], 600); /* the clone */
+  ck_assert_uint_eq(l.picked[2], 0);
+  ck_assert_uint_eq(l.born[3], 600); /* a child */
+  ck_assert_uint_eq(l.picked[3], 1);
+  /* Step at 700: the same parent cloned again (an offender), its earlier clone pruned. */
+  uint32_t src2[4] = {0, 1, 3, 1u | GS_DENSIFY_CLONE << GS_PLAN_KIND_SHIFT | GS_PLAN_OPACITY};
+  struct gs_densify_plan p2 = {.count = 4, .capacity = 4, .src = src2};
+  ck_assert_int_eq(gs_lineage_apply(&l, &p2, 700, &err), 0);
+  ck_assert_uint_eq(l.n, 4);
+  ck_assert_uint_eq(l.picked[1], 2);
+  ck_assert_uint_eq(l.last[1], 700);
+  ck_assert_uint_eq(l.born[2], 600);
+  ck_assert_uint_eq(l.born[3], 700);
+  gs_lineage_free(&l);
+}
+END_TEST
+
 START_TEST(densify_respects_max_splats) {
   struct gs_model *m = NULL;
   ck_assert_int_eq(gs_model_new(8, &m, NULL), 0);
@@ -720,6 +833,9 @@ int main(void) {
   tcase_add_test(tc, densify_schedule_follows_the_recipe);
   tcase_add_test(tc, densify_clones_splits_and_prunes);
   tcase_add_test(tc, densify_respects_max_splats);
+  tcase_add_test(tc, densify_clone_shares_opacity);
+  tcase_add_test(tc, lineage_follows_the_plan);
+  tcase_add_test(tc, densify_clone_of_pruned_parent_keeps_opacity);
   suite_add_tcase(s, tc);
   TCase *gpu = tcase_create("training");
   tcase_set_timeout(gpu, 300);
