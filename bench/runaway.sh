@@ -7,7 +7,9 @@
 # first densification step at which the run's count leaves the median of all runs by more than
 # DEV percent, with the clone/split/prune counts of that step next to the median's, so that a
 # runaway shows where and how it starts (a jump at one step: a state leak; a slow drift: the
-# densification's own dynamics).
+# densification's own dynamics). Under SW_LOG=debug the trainer also describes each step's clone
+# sources (gs_train_diag.h): the summary gives, at 3,000, 6,000 and the last step, how many there
+# were and how many had been picked at the previous step too and three times or more.
 #
 # usage: SW_DATASETS=DIR bench/runaway.sh SPLAT_TRAIN OUT SPEC...
 #   SPEC: NAME:KEY=V,KEY=V (extra --set keys of that run), e.g. f1:rasterize_bwd=splat
@@ -58,10 +60,16 @@ for s in specs:
         r = json.load(open(f"{out}/{name}/result.json"))
     except (OSError, ValueError):
         r = {}
-    runs[name] = (s, steps, r)
+    # The sources of each grow step (SW_LOG=debug: gs_train_diag.h's densify-diag lines).
+    diag = {}
+    for line in open(f"{out}/{name}.log", errors="replace"):
+        m = re.search(r"densify-diag at (\d+): cloned (\d+),.*again ([0-9.]+)%, picked>=3 ([0-9.]+)%", line)
+        if m:
+            diag[int(m[1])] = (int(m[2]), float(m[3]), float(m[4]))
+    runs[name] = (s, steps, r, diag)
 iters = sorted(set().union(*[set(v[1]) for v in runs.values()]))
 med = {i: statistics.median([v[1][i][1] for v in runs.values() if i in v[1]]) for i in iters}
-for name, (s, steps, r) in runs.items():
+for name, (s, steps, r, diag) in runs.items():
     cps = " ".join(f"{c['iter']}:{c['splats']}" for c in r.get("checkpoints", []))
     m = r.get("metrics", {})
     first = next((i for i in iters if i in steps and abs(steps[i][1] / med[i] - 1) * 100 > dev), None)
@@ -70,4 +78,10 @@ for name, (s, steps, r) in runs.items():
         f"{steps[first][3]}, pruned {steps[first][4]}) vs median {med[first]:.0f}")
     print(f"{s}: {r.get('status', 'no result')} splats {m.get('splats_final')} psnr {m.get('psnr_db')} "
           f"train_s {m.get('train_s')} checkpoints {cps}; leaves the median by >{dev:g}%: {where}")
+    if diag:
+        # Clone sources at a few steps: how many, how many were picked at the previous step too,
+        # how many three times or more (a standing population of sources grows the model).
+        marks = sorted({max((i for i in diag if i <= t), default=None) for t in (3000, 6000, 10**9)} - {None})
+        print("    clone sources: " + "; ".join(
+            f"{i}: {diag[i][0]}, again {diag[i][1]:.1f}%, picked>=3 {diag[i][2]:.1f}%" for i in marks))
 PY

@@ -56,7 +56,7 @@ int gs_lineage_apply(struct gs_lineage *l, const struct gs_densify_plan *plan, u
       last[k] = l->last[src];
     } else {
       born[k] = iter;
-      picked[k] = kind == GS_DENSIFY_CHILD ? l->picked[src] + 1 : 0;
+      picked[k] = 0;
       last[k] = 0;
     }
   }

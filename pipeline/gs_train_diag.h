@@ -15,12 +15,12 @@
 struct gs_lineage {
   uint32_t n, cap;
   uint32_t *born;   /* iteration the splat appeared (0: initial model) */
-  uint32_t *picked; /* times the splat (or, for a clone or child, its own line) was a source */
+  uint32_t *picked; /* times the splat itself was a clone source (a new splat starts at 0) */
   uint32_t *last;   /* the last grow step that picked it (0: never) */
 };
 int gs_lineage_init(struct gs_lineage *l, uint32_t n, struct sw_err *err);
 /* Carries the lineage through one plan applied at iteration iter: survivors keep theirs (a
- * clone source counts one more pick), clones and children start a line born at iter. */
+ * clone source counts one more pick), clones and children start a new line born at iter. */
 int gs_lineage_apply(struct gs_lineage *l, const struct gs_densify_plan *plan, uint32_t iter,
                      struct sw_err *err);
 void gs_lineage_free(struct gs_lineage *l);

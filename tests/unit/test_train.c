@@ -490,7 +490,7 @@ START_TEST(densify_clone_of_pruned_parent_keeps_opacity) {
 END_TEST
 
 /* The runaway instrument (gs_train_diag.h): a lineage follows each splat through a plan; a clone
- * source counts a pick, a clone starts a new line, children inherit their parent's picks + 1. */
+ * source counts a pick, clones and split children start new lines. */
 START_TEST(lineage_follows_the_plan) {
   struct sw_err err = {0};
   struct gs_lineage l;
@@ -510,7 +510,7 @@ START_TEST(lineage_follows_the_plan) {
   ck_assert_uint_eq(l.born[2], 600); /* the clone */
   ck_assert_uint_eq(l.picked[2], 0);
   ck_assert_uint_eq(l.born[3], 600); /* a child */
-  ck_assert_uint_eq(l.picked[3], 1);
+  ck_assert_uint_eq(l.picked[3], 0);
   /* Step at 700: the same parent cloned again (an offender), its earlier clone pruned. */
   uint32_t src2[4] = {0, 1, 3, 1u | GS_DENSIFY_CLONE << GS_PLAN_KIND_SHIFT | GS_PLAN_OPACITY};
   struct gs_densify_plan p2 = {.count = 4, .capacity = 4, .src = src2};
