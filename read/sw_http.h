@@ -18,7 +18,9 @@
  *   /sweep/ID         the sweep's HTML report (sw_report)
  *   /pareto/ID        the sweep's Pareto page (sw_pareto, HTML)
  *   /api/dashboard    JSON the dashboard page polls (sw_dash_json; docs/dashboard.md)
- *   /api/status       JSON: sweeps (status, pair counts, gates), workers, active leases
+ *   /api/status       the coordinator's status JSON as it last published it (sw_http_publish:
+ *                     the document `splatsweep status --format json` prints, one builder);
+ *                     503 until a coordinator has published one
  *   /api/report/ID    the report JSON of DESIGN.md section 10
  *   /api/pareto/ID    the Pareto JSON
  *   /api/audit/ID     the audit JSON (sw_audit)

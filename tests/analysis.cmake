@@ -4,7 +4,7 @@ sw_add_check_test(test_pareto SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_pareto
 sw_add_check_test(test_audit SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_audit.c
                   LIBS sw_cli sw_read sw_coordcore)
 sw_add_check_test(test_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_http.c
-                  LIBS sw_cli sw_read sw_coordcore PkgConfig::CURL)
+                  LIBS sw_cli sw_coord sw_read sw_coordcore PkgConfig::CURL)
 
 # The `splatsweep` front end of the same code: pareto and audit are dispatched (exit 2 on a
 # missing database, usage names --reference), and --http is taken out of the arguments of
