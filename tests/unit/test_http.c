@@ -4,7 +4,7 @@
  * writes, 503 while the database does not exist, a sweep written by another connection after
  * the server started shows up (WAL readers), the dashboard JSON with and without the
  * coordinator's snapshot, /api/status as the coordinator's own status document (the one status
- * builder), the token off loopback, and the --http argument handling of the CLI. */
+ * builder), the token off loopback, and the dashboard the CLI's --http starts. */
 #include <check.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -493,47 +493,40 @@ START_TEST(status_is_the_coordinators_document) {
 }
 END_TEST
 
-START_TEST(command_line_option) {
-  char *argv[] = {"coordinator", "--db", g_db, "--http", "0", "--insecure", NULL};
-  int argc = 6;
-  sw_http_t *h = NULL;
+/* The dashboard `coordinator --http` starts: the command line's options arrive as the parsed
+ * option struct (sw_cmd.h), and the dashboard serves the --db database, or the default one. */
+START_TEST(serve_options_start_the_dashboard) {
+  struct sw_cmd_args a = {.db = g_db, .http_port = 0, .artifacts_port = -1};
+  sw_artifact_t *art = NULL;
   struct sw_err err = {0};
-  ck_assert_msg(sw_cmd_http_from_args(&argc, argv, SW_STORE_DEFAULT_PATH, &h, &err) == 0, "%s",
-                err.msg);
-  ck_assert_int_eq(argc, 4); /* --http 0 removed, the rest left for the daemon's parser */
-  ck_assert_str_eq(argv[3], "--insecure");
-  ck_assert_ptr_null(argv[4]);
-  ck_assert_ptr_nonnull(h);
-  struct fetched f = fetch(sw_http_port(h), "/api/report/1", NULL);
+  ck_assert_msg(sw_cmd_serve_start(&a, SW_STORE_DEFAULT_PATH, &art, &err) == 0, "%s", err.msg);
+  ck_assert_ptr_nonnull(a.http);
+  ck_assert_ptr_null(art); /* no --artifacts */
+  struct fetched f = fetch(sw_http_port(a.http), "/api/report/1", NULL);
   ck_assert_int_eq(f.status, 200); /* it serves the --db database */
   free(f.body);
-  sw_http_stop(&h);
+  sw_cmd_serve_stop(&a, &art);
+  ck_assert_ptr_null(a.http);
 
-  char *plain[] = {"local", "spec.yaml", NULL};
-  argc = 2;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, plain, "x.db", &h, &err), 0);
-  ck_assert_ptr_null(h);
-  ck_assert_int_eq(argc, 2);
-  char *badport[] = {"local", "--http", "web", NULL};
-  argc = 3;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, badport, "x.db", &h, &err), SW_EINVAL);
-  char *noval[] = {"local", "--http", NULL};
-  argc = 2;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, noval, "x.db", &h, &err), SW_EINVAL);
-  char *bindonly[] = {"local", "--http-bind=127.0.0.1", NULL};
-  argc = 2;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, bindonly, "x.db", &h, &err), SW_EINVAL);
-  char dbarg[200];
-  snprintf(dbarg, sizeof dbarg, "--db=%s", g_db);
-  char *eq[] = {"coordinator", "--http=0", "--http-bind=127.0.0.1", dbarg, NULL};
-  argc = 4;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, eq, "x.db", &h, &err), 0);
-  ck_assert_int_eq(argc, 2);
-  ck_assert_str_eq(eq[1], dbarg);
-  f = fetch(sw_http_port(h), "/api/report/1", NULL);
-  ck_assert_int_eq(f.status, 200);
-  free(f.body);
-  sw_http_stop(&h);
+  /* Neither option: nothing runs. */
+  struct sw_cmd_args none = {.http_port = -1, .artifacts_port = -1};
+  ck_assert_int_eq(sw_cmd_serve_asked(&none), 0);
+  ck_assert_int_eq(sw_cmd_serve_start(&none, "x.db", &art, &err), 0);
+  ck_assert_ptr_null(none.http);
+  /* A bind address without its port is a usage error, and leaves nothing running. */
+  struct sw_cmd_args bind_only = {.http_port = -1, .artifacts_port = -1, .http_bind = "127.0.0.1"};
+  ck_assert_int_eq(sw_cmd_serve_asked(&bind_only), 1);
+  ck_assert_int_eq(sw_cmd_serve_start(&bind_only, "x.db", &art, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "--http-bind 127.0.0.1 needs --http PORT"));
+  ck_assert_ptr_null(bind_only.http);
+  /* The dashboard started, then the artifact store refused: the dashboard is stopped again. */
+  err = (struct sw_err){0}; /* the first error wins: a new one for a new call */
+  struct sw_cmd_args url_only = {
+      .db = g_db, .http_port = 0, .artifacts_port = -1, .artifacts_url = "http://x:1"};
+  ck_assert_int_eq(sw_cmd_serve_start(&url_only, "x.db", &art, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "--artifacts-url needs --artifacts PORT"));
+  ck_assert_ptr_null(url_only.http);
+  ck_assert_ptr_null(art);
 }
 END_TEST
 
@@ -548,7 +541,7 @@ int main(void) {
   tcase_add_test(tc, token_required_off_loopback);
   tcase_add_test(tc, reads_while_the_coordinator_writes);
   tcase_add_test(tc, status_is_the_coordinators_document);
-  tcase_add_test(tc, command_line_option);
+  tcase_add_test(tc, serve_options_start_the_dashboard);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
