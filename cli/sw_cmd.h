@@ -90,6 +90,12 @@ int sw_cmd_request(const char *ep, const char *keys_dir, struct sw_msg *req, str
  * NULL) is set to 1 when the spec runs the builtin trainer. 0, or -1 after printing. */
 int sw_cmd_read_checked_spec(const char *cmd, const char *path, char **yaml_out, int *builtin);
 
+/* sw_cmd_daemon.c: the coordinator's options as the command line gives them (binds, keys,
+ * tuning, the dashboard's status hook, the artifact URL), for `coordinator` and for `local`,
+ * which then names its own private endpoints. Borrows from a: o is valid while a is. */
+struct sw_coord_opts;
+void sw_cmd_coord_opts(const struct sw_cmd_args *a, struct sw_coord_opts *o);
+
 /* The commands; each returns the exit code. */
 int sw_cmd_check(struct sw_cmd_args *a);
 int sw_cmd_check_result(int n, char **files);
