@@ -85,6 +85,18 @@ static void reply_error(struct reply *r, const struct sw_err *err) {
   reply_text(r, status, "%s\n", err->msg[0] ? err->msg : sw_strerror(err->code));
 }
 
+/* A rendered page (a report or a Pareto page, HTML or JSON): the text it rendered (taken over),
+ * or the error of its renderer (rc non-zero). */
+static void reply_page(struct reply *r, int rc, char *text, int html, const struct sw_err *err) {
+  if (rc) {
+    reply_error(r, err);
+    return;
+  }
+  r->body = text;
+  r->status = MHD_HTTP_OK;
+  r->type = html ? "text/html; charset=utf-8" : "application/json";
+}
+
 static int store_ready(struct sw_http *h, struct reply *r) {
   if (h->store) return 0;
   struct sw_err err = {0};
@@ -184,25 +196,15 @@ static void route(struct sw_http *h, const char *url, struct reply *r) {
       reply_json(r, d);
   } else if (route_id(url, "/sweep/", &id) || route_id(url, "/api/report/", &id)) {
     int html = url[1] == 's';
-    if (sw_report_render_string(h->store, id, html ? SW_REPORT_HTML : SW_REPORT_JSON, &text,
-                                &err)) {
-      reply_error(r, &err);
-    } else {
-      r->body = text;
-      r->status = MHD_HTTP_OK;
-      r->type = html ? "text/html; charset=utf-8" : "application/json";
-    }
+    int rc =
+        sw_report_render_string(h->store, id, html ? SW_REPORT_HTML : SW_REPORT_JSON, &text, &err);
+    reply_page(r, rc, text, html, &err);
   } else if (route_id(url, "/pareto/", &id) || route_id(url, "/api/pareto/", &id)) {
     int html = url[1] == 'p';
     struct sw_pareto_opts po = {.sweep_id = id};
-    if (sw_pareto_render_string(h->store, &po, html ? SW_PARETO_HTML : SW_PARETO_JSON, &text,
-                                &err)) {
-      reply_error(r, &err);
-    } else {
-      r->body = text;
-      r->status = MHD_HTTP_OK;
-      r->type = html ? "text/html; charset=utf-8" : "application/json";
-    }
+    int rc =
+        sw_pareto_render_string(h->store, &po, html ? SW_PARETO_HTML : SW_PARETO_JSON, &text, &err);
+    reply_page(r, rc, text, html, &err);
   } else {
     struct sw_audit_opts ao = {.sweep_id = id};
     json_t *a = sw_audit_json(h->store, &ao, NULL, &err);
@@ -363,27 +365,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   return ret;
 }
 
-static void on_mhd_error(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
+void sw_http_mhd_log(void *cls, const char *fmt, va_list ap) {
   char line[400];
   vsnprintf(line, sizeof line, fmt, ap);
   size_t n = strlen(line);
   while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-  sw_log_warn("http: %s", line);
+  sw_log_warn("%s: %s", (const char *)cls, line);
+}
+
+int sw_http_listen_addr(const char *who, const char *bind, int port, struct sockaddr_in *out,
+                        struct sw_err *err) {
+  if (port < 0 || port > 65535)
+    return sw_err_set(err, SW_EINVAL, "%s: port %d outside 0-65535", who, port);
+  memset(out, 0, sizeof *out);
+  out->sin_family = AF_INET;
+  out->sin_port = htons((uint16_t)port);
+  if (inet_pton(AF_INET, bind, &out->sin_addr) != 1)
+    return sw_err_set(err, SW_EINVAL, "%s: '%s' is not an IPv4 address", who, bind);
+  return 0;
 }
 
 int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_err *err) {
   *out = NULL;
   if (!opts || !opts->db_path) return sw_err_set(err, SW_EINVAL, "http: no database path");
-  if (opts->port < 0 || opts->port > 65535)
-    return sw_err_set(err, SW_EINVAL, "http: port %d outside 0-65535", opts->port);
   struct sockaddr_in addr;
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons((uint16_t)opts->port);
   const char *bind = opts->bind ? opts->bind : "127.0.0.1";
-  if (inet_pton(AF_INET, bind, &addr.sin_addr) != 1)
-    return sw_err_set(err, SW_EINVAL, "http: '%s' is not an IPv4 address", bind);
+  int arc = sw_http_listen_addr("http", bind, opts->port, &addr, err);
+  if (arc) return arc;
   struct sw_http *h = calloc(1, sizeof *h);
   if (!h || !(h->db_path = strdup(opts->db_path))) {
     free(h);
@@ -403,7 +411,7 @@ int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_er
    * descriptors is not limited by select()'s FD_SETSIZE. */
   h->daemon = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, (uint16_t)opts->port,
-      NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL,
+      NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, sw_http_mhd_log, (void *)"http",
       MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
   if (!h->daemon) {

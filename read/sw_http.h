@@ -30,6 +30,9 @@
 #ifndef SW_HTTP_H
 #define SW_HTTP_H
 
+#include <netinet/in.h>
+#include <stdarg.h>
+
 #include "sw_err.h"
 
 #define SW_HTTP_DEFAULT_PORT 7780
@@ -59,5 +62,15 @@ int sw_http_token_required(const sw_http_t *self);
  * The signature is sw_coord_opts.on_status's: called on the coordinator's thread, it only
  * swaps a pointer under a mutex. NULL-safe. */
 void sw_http_publish(void *self, const char *status_json);
+
+/* What the tree's two libmicrohttpd servers (this dashboard and the artifact store, sw_artifact.h)
+ * share. sw_http_listen_addr: the IPv4 address to listen on, from bind (dotted quad) and port
+ * (0-65535; 0 = an ephemeral port). Returns 0, or SW_EINVAL with who ("http", "artifacts")
+ * opening the message. sw_http_mhd_log: libmicrohttpd's error logger
+ * (MHD_OPTION_EXTERNAL_LOGGER) for them, one warning line each; cls is the server's name, a
+ * string that outlives it. */
+int sw_http_listen_addr(const char *who, const char *bind, int port, struct sockaddr_in *out,
+                        struct sw_err *err);
+void sw_http_mhd_log(void *cls, const char *fmt, va_list ap);
 
 #endif

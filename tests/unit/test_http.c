@@ -346,11 +346,27 @@ START_TEST(errors_and_unknown_paths) {
   sw_store_close(&st);
   sw_http_stop(&h);
 
+  /* The listening address, one rule for the dashboard and the artifact store: IPv4, 0-65535. */
   struct sw_http_opts bad = {.db_path = g_db, .bind = "localhost", .port = 0};
+  err = (struct sw_err){0};
   ck_assert_int_eq(sw_http_start(&bad, &h, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "http: 'localhost' is not an IPv4 address");
   bad.bind = NULL;
   bad.port = 70000;
+  err = (struct sw_err){0};
   ck_assert_int_eq(sw_http_start(&bad, &h, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "http: port 70000 outside 0-65535");
+  struct sw_artifact_opts abad = {.db_path = g_db, .bind = "localhost", .port = 0};
+  sw_artifact_t *art = NULL;
+  err = (struct sw_err){0};
+  ck_assert_int_eq(sw_artifact_start(&abad, &art, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "artifacts: 'localhost' is not an IPv4 address");
+  abad.bind = NULL;
+  abad.port = -1;
+  err = (struct sw_err){0};
+  ck_assert_int_eq(sw_artifact_start(&abad, &art, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "artifacts: port -1 outside 0-65535");
+  ck_assert_ptr_null(art);
 }
 END_TEST
 
