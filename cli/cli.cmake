@@ -1,8 +1,8 @@
 # cli/cli.cmake: the `splatsweep` executable: splatsweep.c dispatches, one file per command
 # family (sw_cmd.h). The libraries below it take option structs, never argv.
 
-# The commands the unit tests call as functions (pareto, audit, and the --http / --artifacts
-# options of the daemons), in a library of their own.
+# The commands the unit tests call as functions (pareto, audit, and the servers --http and
+# --artifacts start beside the daemons), in a library of their own.
 add_library(sw_cli STATIC ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_read.c
             ${CMAKE_CURRENT_LIST_DIR}/sw_cmd_serve.c)
 target_include_directories(sw_cli PUBLIC ${CMAKE_CURRENT_LIST_DIR})

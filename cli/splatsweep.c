@@ -64,38 +64,34 @@ int main(int argc, char **argv) {
   /* pareto and audit parse their own options (sw_cmd_read.c). */
   if (!strcmp(cmd, "pareto")) return sw_cmd_pareto(argc - 1, argv + 1);
   if (!strcmp(cmd, "audit")) return sw_cmd_audit(argc - 1, argv + 1);
-  sw_http_t *http = NULL;
-  sw_artifact_t *store_srv = NULL;
-  const char *artifact_url = NULL;
-  if (!strcmp(cmd, "coordinator") || !strcmp(cmd, "local")) {
-    struct sw_err herr = {0};
-    if (sw_cmd_http_from_args(&argc, argv, SW_STORE_DEFAULT_PATH, &http, &herr) ||
-        sw_cmd_artifacts_from_args(&argc, argv, SW_STORE_DEFAULT_PATH, &store_srv, &artifact_url,
-                                   &herr)) {
-      fprintf(stderr, "splatsweep %s: %s\n", cmd, herr.msg);
-      sw_http_stop(&http);
-      return herr.code == SW_EINVAL ? SW_CMD_EXIT_USAGE : 1;
-    }
-  }
   struct sw_cmd_args a;
   if (sw_cmd_parse_args(argc - 1, argv + 1, &a)) {
-    sw_artifact_stop(&store_srv);
-    sw_http_stop(&http);
     free(a.labels);
     return SW_CMD_EXIT_USAGE;
   }
-  a.artifact_url = artifact_url;
+  /* The dashboard and the artifact store run beside the daemon of coordinator and local. */
+  sw_artifact_t *artifacts = NULL;
+  if (sw_cmd_serve_asked(&a) && strcmp(cmd, "coordinator") && strcmp(cmd, "local")) {
+    fprintf(stderr, "splatsweep %s: --http and --artifacts belong to coordinator and local\n", cmd);
+    free(a.labels);
+    return SW_CMD_EXIT_USAGE;
+  }
+  struct sw_err serr = {0};
+  if (sw_cmd_serve_start(&a, SW_STORE_DEFAULT_PATH, &artifacts, &serr)) {
+    fprintf(stderr, "splatsweep %s: %s\n", cmd, serr.msg);
+    free(a.labels);
+    return serr.code == SW_EINVAL ? SW_CMD_EXIT_USAGE : 1;
+  }
   /* Webhooks link to the dashboard: by default this host's name and the --http port. */
   char dash[320];
-  if (http && !a.dashboard_url) {
+  if (a.http && !a.dashboard_url) {
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
-    snprintf(dash, sizeof dash, "http://%s:%d", host, sw_http_port(http));
+    snprintf(dash, sizeof dash, "http://%s:%d", host, sw_http_port(a.http));
     a.dashboard_url = dash;
   }
   int rc;
-  a.http = http;
   if (!strcmp(cmd, "check"))
     rc = sw_cmd_check(&a);
   else if (!strcmp(cmd, "gate"))
@@ -123,8 +119,7 @@ int main(int argc, char **argv) {
     sw_cmd_usage(stderr);
     rc = SW_CMD_EXIT_USAGE;
   }
-  sw_artifact_stop(&store_srv);
-  sw_http_stop(&http);
+  sw_cmd_serve_stop(&a, &artifacts);
   free(a.labels);
   return rc;
 }

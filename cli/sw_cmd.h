@@ -8,7 +8,8 @@
  *   sw_cmd_daemon.c   the daemons: coordinator, worker
  *   sw_cmd_local.c    local: the coordinator's loop in this process and N worker processes
  *   sw_cmd_read.c     the read side straight from a database: pareto, audit (library sw_cli)
- *   sw_cmd_serve.c    --http and --artifacts of coordinator and local (library sw_cli)
+ *   sw_cmd_serve.c    the servers --http and --artifacts start beside coordinator and local
+ *                     (library sw_cli)
  * Each command returns the process exit code: 0 ok, 1 failure, 2 bad usage or bad spec (watch
  * and audit add their own, named in docs/cli.md). Libraries below never see argv: the commands
  * turn options into the libraries' option structs. */
@@ -42,7 +43,12 @@ struct sw_cmd_args {
   size_t n_labels;
   char *pos[4];
   int n_pos;
-  sw_http_t *http; /* coordinator, local: the dashboard started by --http (NULL without) */
+  /* coordinator, local: the servers beside the daemon (sw_cmd_serve_start); a port of -1 means
+   * the option was not given. artifacts_url is the URL asked for (--artifacts-url); artifact_url
+   * (above) is the one workers are told, set once the artifact store runs. */
+  int64_t http_port, artifacts_port;
+  const char *http_bind, *artifacts_bind, *artifacts_url;
+  sw_http_t *http; /* the dashboard started by --http (NULL without) */
 };
 
 /* Parses argv (argv[0] is the command's name) into *a. Returns 0, or -1 after printing the
@@ -84,6 +90,12 @@ int sw_cmd_request(const char *ep, const char *keys_dir, struct sw_msg *req, str
  * NULL) is set to 1 when the spec runs the builtin trainer. 0, or -1 after printing. */
 int sw_cmd_read_checked_spec(const char *cmd, const char *path, char **yaml_out, int *builtin);
 
+/* sw_cmd_daemon.c: the coordinator's options as the command line gives them (binds, keys,
+ * tuning, the dashboard's status hook, the artifact URL), for `coordinator` and for `local`,
+ * which then names its own private endpoints. Borrows from a: o is valid while a is. */
+struct sw_coord_opts;
+void sw_cmd_coord_opts(const struct sw_cmd_args *a, struct sw_coord_opts *o);
+
 /* The commands; each returns the exit code. */
 int sw_cmd_check(struct sw_cmd_args *a);
 int sw_cmd_check_result(int n, char **files);
@@ -103,15 +115,17 @@ int sw_cmd_local(struct sw_cmd_args *a);
 int sw_cmd_pareto(int argc, char **argv);
 int sw_cmd_audit(int argc, char **argv);
 
-/* sw_cmd_serve.c: for `coordinator` and `local`, removes `--http PORT` / `--http-bind ADDR`
- * from argv (updating *argc) and, with --http, starts the dashboard on the database named by
- * --db (left in argv) or default_db; *out stays NULL without --http. Returns 0, or a negative
- * code with the reason in err (bad port, bind failure). */
-int sw_cmd_http_from_args(int *argc, char **argv, const char *default_db, sw_http_t **out,
-                          struct sw_err *err);
-/* The same for `--artifacts PORT`, `--artifacts-bind ADDR` and `--artifacts-url URL`: starts the
- * artifact store; *url_out receives the URL workers are told (owned by the server). */
-int sw_cmd_artifacts_from_args(int *argc, char **argv, const char *default_db, sw_artifact_t **out,
-                               const char **url_out, struct sw_err *err);
+/* sw_cmd_serve.c: starts the servers `coordinator` and `local` run beside the daemon, from the
+ * parsed options: with --http the dashboard on a->db (or default_db) into a->http, with
+ * --artifacts the artifact store into *artifacts and the URL workers are told into
+ * a->artifact_url (owned by the store). A bind address or URL without its port is SW_EINVAL; on
+ * any failure nothing is left running and a->http, *artifacts are NULL. Stop them with
+ * sw_cmd_serve_stop. */
+int sw_cmd_serve_start(struct sw_cmd_args *a, const char *default_db, sw_artifact_t **artifacts,
+                       struct sw_err *err);
+/* Stops both (NULL-safe). */
+void sw_cmd_serve_stop(struct sw_cmd_args *a, sw_artifact_t **artifacts);
+/* 1 when any --http or --artifacts option was given (they belong to coordinator and local). */
+int sw_cmd_serve_asked(const struct sw_cmd_args *a);
 
 #endif

@@ -67,6 +67,11 @@ int sw_cmd_parse_format(const char *s, enum sw_msg_format *out) {
 
 /* ---- the option table -------------------------------------------------------------------- */
 
+/* The addresses given to people and workers (--dashboard-url, --artifacts-url) are web URLs. */
+static int is_web_url(const char *s) {
+  return strncmp(s, "http://", 7) == 0 || strncmp(s, "https://", 8) == 0;
+}
+
 enum {
   OPT_WORKERS = 1000,
   OPT_DB,
@@ -93,7 +98,12 @@ enum {
   OPT_WORKERS_FROM,
   OPT_WORKERS_SHOWN,
   OPT_INTERVAL,
-  OPT_DASHBOARD_URL
+  OPT_DASHBOARD_URL,
+  OPT_HTTP,
+  OPT_HTTP_BIND,
+  OPT_ARTIFACTS,
+  OPT_ARTIFACTS_BIND,
+  OPT_ARTIFACTS_URL
 };
 
 static const struct option long_opts[] = {
@@ -123,6 +133,11 @@ static const struct option long_opts[] = {
     {"workers-shown", required_argument, 0, OPT_WORKERS_SHOWN},
     {"interval-ms", required_argument, 0, OPT_INTERVAL},
     {"dashboard-url", required_argument, 0, OPT_DASHBOARD_URL},
+    {"http", required_argument, 0, OPT_HTTP},
+    {"http-bind", required_argument, 0, OPT_HTTP_BIND},
+    {"artifacts", required_argument, 0, OPT_ARTIFACTS},
+    {"artifacts-bind", required_argument, 0, OPT_ARTIFACTS_BIND},
+    {"artifacts-url", required_argument, 0, OPT_ARTIFACTS_URL},
     {"output", required_argument, 0, 'o'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
@@ -130,6 +145,7 @@ static const struct option long_opts[] = {
 int sw_cmd_parse_args(int argc, char **argv, struct sw_cmd_args *a) {
   memset(a, 0, sizeof *a);
   a->timeout_ms = 10000;
+  a->http_port = a->artifacts_port = -1;
   optind = 1;
   opterr = 1;
   int c;
@@ -172,12 +188,36 @@ int sw_cmd_parse_args(int argc, char **argv, struct sw_cmd_args *a) {
       break;
     case OPT_DB: a->db = optarg; break;
     case OPT_DASHBOARD_URL:
-      if (strncmp(optarg, "http://", 7) && strncmp(optarg, "https://", 8)) {
+      if (!is_web_url(optarg)) {
         fprintf(stderr, "splatsweep: --dashboard-url %s: expected an http:// or https:// URL\n",
                 optarg);
         return -1;
       }
       a->dashboard_url = optarg;
+      break;
+    case OPT_HTTP:
+    case OPT_ARTIFACTS:
+      if (sw_cmd_parse_i64(optarg, &v) || v > 65535) {
+        fprintf(stderr, "splatsweep: --%s %s: expected a port number (default %d)\n",
+                c == OPT_HTTP ? "http" : "artifacts", optarg,
+                c == OPT_HTTP ? SW_HTTP_DEFAULT_PORT : SW_ARTIFACT_DEFAULT_PORT);
+        return -1;
+      }
+      *(c == OPT_HTTP ? &a->http_port : &a->artifacts_port) = v;
+      break;
+    case OPT_HTTP_BIND: a->http_bind = optarg; break;
+    case OPT_ARTIFACTS_BIND: a->artifacts_bind = optarg; break;
+    case OPT_ARTIFACTS_URL:
+      if (!is_web_url(optarg)) {
+        fprintf(stderr, "splatsweep: --artifacts-url %s: expected an http:// or https:// URL\n",
+                optarg);
+        return -1;
+      }
+      if (strlen(optarg) > SW_MSG_URL_MAX) {
+        fprintf(stderr, "splatsweep: --artifacts-url: longer than %d bytes\n", SW_MSG_URL_MAX);
+        return -1;
+      }
+      a->artifacts_url = optarg;
       break;
     case OPT_BIND_WORK: a->bind_work = optarg; break;
     case OPT_BIND_CONTROL: a->bind_control = optarg; break;

@@ -54,36 +54,40 @@ static int check_insecure(const struct sw_cmd_args *a, const char *cmd, const ch
   return SW_CMD_EXIT_USAGE;
 }
 
+void sw_cmd_coord_opts(const struct sw_cmd_args *a, struct sw_coord_opts *o) {
+  *o = (struct sw_coord_opts){.bind_work = a->bind_work,
+                              .bind_control = a->bind_control,
+                              .db_path = a->db,
+                              .keys_dir = a->keys,
+                              .insecure = a->insecure,
+                              .heartbeat_ms = (int)a->heartbeat_ms,
+                              .liveness = (int)a->liveness,
+                              .lease_ttl_ms = a->lease_ttl_ms,
+                              .max_attempts = (int)a->max_attempts,
+                              .stop = &sw_cmd_stop,
+                              .on_status = a->http ? sw_http_publish : NULL,
+                              .on_status_arg = a->http,
+                              .dashboard_url = a->dashboard_url,
+                              .artifact_url = a->artifact_url};
+}
+
 int sw_cmd_coordinator(struct sw_cmd_args *a) {
-  const char *work = a->bind_work ? a->bind_work : "tcp://*:7710";
-  const char *control = a->bind_control ? a->bind_control : "tcp://*:7711";
+  const char *work = a->bind_work ? a->bind_work : SW_COORD_BIND_WORK;
+  const char *control = a->bind_control ? a->bind_control : SW_COORD_BIND_CONTROL;
   int bad = check_insecure(a, "coordinator", work);
   if (!bad) bad = check_insecure(a, "coordinator", control);
   if (bad) return bad;
   sw_cmd_install_signals();
   sw_log_set_component("coordinator");
-  struct sw_coord_opts o = {.bind_work = a->bind_work,
-                            .bind_control = a->bind_control,
-                            .db_path = a->db,
-                            .keys_dir = a->keys,
-                            .insecure = a->insecure,
-                            .heartbeat_ms = (int)a->heartbeat_ms,
-                            .liveness = (int)a->liveness,
-                            .lease_ttl_ms = a->lease_ttl_ms,
-                            .max_attempts = (int)a->max_attempts,
-                            .stop = &sw_cmd_stop,
-                            .on_status = a->http ? sw_http_publish : NULL,
-                            .on_status_arg = a->http,
-                            .dashboard_url = a->dashboard_url,
-                            .artifact_url = a->artifact_url};
+  struct sw_coord_opts o;
+  sw_cmd_coord_opts(a, &o);
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   struct sw_err err = {0};
   int rc = sw_coord_new(ctx, &o, &c, &err);
   if (!rc) {
-    sw_log_info(
-        "serving workers on %s, control on %s%s", a->bind_work ? a->bind_work : "tcp://*:7710",
-        a->bind_control ? a->bind_control : "tcp://*:7711", a->insecure ? " (insecure)" : "");
+    sw_log_info("serving workers on %s, control on %s%s", work, control,
+                a->insecure ? " (insecure)" : "");
     rc = sw_coord_run(c, &err);
   }
   sw_coord_destroy(&c);

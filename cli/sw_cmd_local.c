@@ -125,19 +125,14 @@ int sw_cmd_local(struct sw_cmd_args *a) {
     char *slash = strrchr(dbdir, '/');
     snprintf(work_root, sizeof work_root, "%s/local-workers", slash ? (*slash = '\0', dbdir) : ".");
   }
-  struct sw_coord_opts o = {.bind_work = work_ep,
-                            .bind_control = ctl_ep,
-                            .db_path = a->db,
-                            .insecure = 1,
-                            .heartbeat_ms = (int)a->heartbeat_ms,
-                            .liveness = (int)a->liveness,
-                            .lease_ttl_ms = a->lease_ttl_ms,
-                            .max_attempts = (int)a->max_attempts,
-                            .stop = &sw_cmd_stop,
-                            .on_status = a->http ? sw_http_publish : NULL,
-                            .on_status_arg = a->http,
-                            .dashboard_url = a->dashboard_url,
-                            .artifact_url = a->artifact_url};
+  /* The coordinator's options as `coordinator` takes them, on endpoints private to this
+   * process, in plain text (they never leave the machine). */
+  struct sw_coord_opts o;
+  sw_cmd_coord_opts(a, &o);
+  o.bind_work = work_ep;
+  o.bind_control = ctl_ep;
+  o.keys_dir = NULL;
+  o.insecure = 1;
   void *ctx = zmq_ctx_new();
   sw_coord_t *c = NULL;
   int64_t sweep = 0;

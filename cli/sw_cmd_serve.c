@@ -1,108 +1,71 @@
 /* sw_cmd_serve.c: the HTTP servers `coordinator` and `local` may start beside the daemon
  * (sw_cmd.h): the read-only dashboard (--http, sw_http.h) and the artifact store (--artifacts,
- * sw_artifact.h). Their options are taken out of argv before the daemon's own parser runs. */
+ * sw_artifact.h). Their options are parsed with every other option (sw_cmd_args.c); this file
+ * only turns them into the servers' option structs. */
 #include "sw_cmd.h"
-
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "sw_log.h"
 
-/* ---- --http -------------------------------------------------------------------------------- */
+int sw_cmd_serve_asked(const struct sw_cmd_args *a) {
+  return a->http_port >= 0 || a->http_bind || a->artifacts_port >= 0 || a->artifacts_bind ||
+         a->artifacts_url;
+}
 
-int sw_cmd_http_from_args(int *argc, char **argv, const char *default_db, sw_http_t **out,
-                          struct sw_err *err) {
-  *out = NULL;
-  const char *port_arg = NULL, *bind = NULL, *db = default_db;
-  int w = 0;
-  for (int i = 0; i < *argc; i++) {
-    const char *a = argv[i];
-    const char **slot = !strcmp(a, "--http") ? &port_arg : !strcmp(a, "--http-bind") ? &bind : NULL;
-    if (slot) {
-      if (i + 1 >= *argc) return sw_err_set(err, SW_EINVAL, "%s needs a value", a);
-      *slot = argv[++i];
-      continue;
-    }
-    if (!strncmp(a, "--http=", 7) || !strncmp(a, "--http-bind=", 12)) {
-      *(a[6] == '=' ? &port_arg : &bind) = strchr(a, '=') + 1;
-      continue;
-    }
-    if (!strcmp(a, "--db") && i + 1 < *argc) db = argv[i + 1];
-    if (!strncmp(a, "--db=", 5)) db = a + 5;
-    argv[w++] = argv[i];
-  }
-  for (int i = w; i < *argc; i++) argv[i] = NULL;
-  *argc = w;
-  if (!port_arg) {
-    if (bind) return sw_err_set(err, SW_EINVAL, "--http-bind %s needs --http PORT", bind);
-    return 0;
-  }
-  char *end;
-  errno = 0;
-  long port = strtol(port_arg, &end, 10);
-  if (errno || end == port_arg || *end || port < 0 || port > 65535)
-    return sw_err_set(err, SW_EINVAL, "--http %s: expected a port number (default %d)", port_arg,
-                      SW_HTTP_DEFAULT_PORT);
-  struct sw_http_opts o = {.db_path = db, .bind = bind, .port = (int)port};
-  int rc = sw_http_start(&o, out, err);
-  if (!rc && sw_http_token_required(*out))
+/* The dashboard, with the address it is reached at and its token in the log. */
+static int start_http(struct sw_cmd_args *a, const char *db, struct sw_err *err) {
+  if (a->http_port < 0)
+    return a->http_bind
+               ? sw_err_set(err, SW_EINVAL, "--http-bind %s needs --http PORT", a->http_bind)
+               : 0;
+  struct sw_http_opts o = {.db_path = db, .bind = a->http_bind, .port = (int)a->http_port};
+  int rc = sw_http_start(&o, &a->http, err);
+  if (rc) return rc;
+  if (sw_http_token_required(a->http))
     sw_log_info("dashboard on http://%s:%d/?token=%s (the token is required off loopback; it "
                 "is kept in %s.http-token)",
-                bind, sw_http_port(*out), sw_http_token(*out), db);
-  else if (!rc)
+                a->http_bind, sw_http_port(a->http), sw_http_token(a->http), db);
+  else
     sw_log_info("dashboard on http://%s:%d/ (token %s, needed only off loopback)",
-                bind ? bind : "127.0.0.1", sw_http_port(*out), sw_http_token(*out));
+                a->http_bind ? a->http_bind : "127.0.0.1", sw_http_port(a->http),
+                sw_http_token(a->http));
+  return 0;
+}
+
+/* The artifact store; a->artifact_url becomes the URL workers are told. */
+static int start_artifacts(struct sw_cmd_args *a, const char *db, sw_artifact_t **out,
+                           struct sw_err *err) {
+  if (a->artifacts_port < 0) {
+    if (a->artifacts_bind || a->artifacts_url)
+      return sw_err_set(err, SW_EINVAL, "%s needs --artifacts PORT",
+                        a->artifacts_bind ? "--artifacts-bind" : "--artifacts-url");
+    return 0;
+  }
+  struct sw_artifact_opts o = {.db_path = db,
+                               .bind = a->artifacts_bind,
+                               .port = (int)a->artifacts_port,
+                               .url = a->artifacts_url};
+  int rc = sw_artifact_start(&o, out, err);
+  if (rc) return rc;
+  a->artifact_url = sw_artifact_url(*out);
+  sw_log_info("artifact store on %s:%d (workers told %s), files under the database's artifacts/",
+              a->artifacts_bind ? a->artifacts_bind : "0.0.0.0", sw_artifact_port(*out),
+              a->artifact_url);
+  return 0;
+}
+
+int sw_cmd_serve_start(struct sw_cmd_args *a, const char *default_db, sw_artifact_t **artifacts,
+                       struct sw_err *err) {
+  *artifacts = NULL;
+  a->http = NULL;
+  const char *db = a->db ? a->db : default_db;
+  int rc = start_http(a, db, err);
+  if (!rc) rc = start_artifacts(a, db, artifacts, err);
+  if (rc) sw_cmd_serve_stop(a, artifacts);
   return rc;
 }
 
-/* ---- --artifacts --------------------------------------------------------------------------- */
-
-int sw_cmd_artifacts_from_args(int *argc, char **argv, const char *default_db, sw_artifact_t **out,
-                               const char **url_out, struct sw_err *err) {
-  *out = NULL;
-  *url_out = NULL;
-  const char *port_arg = NULL, *bind = NULL, *url = NULL, *db = default_db;
-  int w = 0;
-  for (int i = 0; i < *argc; i++) {
-    const char *a = argv[i];
-    const char **slot = !strcmp(a, "--artifacts")        ? &port_arg
-                        : !strcmp(a, "--artifacts-bind") ? &bind
-                        : !strcmp(a, "--artifacts-url")  ? &url
-                                                         : NULL;
-    if (slot) {
-      if (i + 1 >= *argc) return sw_err_set(err, SW_EINVAL, "%s needs a value", a);
-      *slot = argv[++i];
-      continue;
-    }
-    if (!strcmp(a, "--db") && i + 1 < *argc) db = argv[i + 1];
-    if (!strncmp(a, "--db=", 5)) db = a + 5;
-    argv[w++] = argv[i];
-  }
-  for (int i = w; i < *argc; i++) argv[i] = NULL;
-  *argc = w;
-  if (!port_arg) {
-    if (bind || url)
-      return sw_err_set(err, SW_EINVAL, "%s needs --artifacts PORT",
-                        bind ? "--artifacts-bind" : "--artifacts-url");
-    return 0;
-  }
-  if (url && strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
-    return sw_err_set(err, SW_EINVAL, "--artifacts-url %s: expected an http:// or https:// URL",
-                      url);
-  if (url && strlen(url) > SW_MSG_URL_MAX)
-    return sw_err_set(err, SW_EINVAL, "--artifacts-url: longer than %d bytes", SW_MSG_URL_MAX);
-  char *end;
-  errno = 0;
-  long port = strtol(port_arg, &end, 10);
-  if (errno || end == port_arg || *end || port < 0 || port > 65535)
-    return sw_err_set(err, SW_EINVAL, "--artifacts %s: expected a port number (default %d)",
-                      port_arg, SW_ARTIFACT_DEFAULT_PORT);
-  struct sw_artifact_opts o = {.db_path = db, .bind = bind, .port = (int)port, .url = url};
-  int rc = sw_artifact_start(&o, out, err);
-  if (rc) return rc;
-  *url_out = sw_artifact_url(*out);
-  sw_log_info("artifact store on %s:%d (workers told %s), files under the database's artifacts/",
-              bind ? bind : "0.0.0.0", sw_artifact_port(*out), *url_out);
-  return 0;
+void sw_cmd_serve_stop(struct sw_cmd_args *a, sw_artifact_t **artifacts) {
+  sw_artifact_stop(artifacts);
+  sw_http_stop(&a->http);
+  a->artifact_url = NULL;
 }

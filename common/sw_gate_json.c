@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_json.h"
+
 /* ---- output ----------------------------------------------------------------------------- */
 
-/* Non-finite numbers have no JSON form: they mean "not computed" and become null. */
-static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
-
+/* Non-finite numbers have no JSON form: they mean "not computed" and become null, alone
+ * (sw_json_real_or_null) or as an interval with either end missing. */
 static json_t *pair_of(double a, double b) {
   if (!isfinite(a) || !isfinite(b)) return json_null();
   return json_pack("[o o]", json_real(a), json_real(b));
@@ -24,80 +25,86 @@ static json_t *analysis_json(const struct sw_gate_analysis *a, const struct sw_g
   json_object_set_new(o, "verdict", json_string(sw_gate_verdict_name(a->verdict)));
   json_object_set_new(o, "machines", json_integer(a->n_machines));
   json_t *lab = json_object();
-  json_object_set_new(lab, "mean_off", num(a->mean_off));
-  json_object_set_new(lab, "mean_on", num(a->mean_on));
-  json_object_set_new(lab, "cv_off", num(a->cv_off));
-  json_object_set_new(lab, "cv_on", num(a->cv_on));
-  json_object_set_new(lab, "delta", num(a->delta));
-  json_object_set_new(lab, "threshold", num(a->threshold));
+  json_object_set_new(lab, "mean_off", sw_json_real_or_null(a->mean_off));
+  json_object_set_new(lab, "mean_on", sw_json_real_or_null(a->mean_on));
+  json_object_set_new(lab, "cv_off", sw_json_real_or_null(a->cv_off));
+  json_object_set_new(lab, "cv_on", sw_json_real_or_null(a->cv_on));
+  json_object_set_new(lab, "delta", sw_json_real_or_null(a->delta));
+  json_object_set_new(lab, "threshold", sw_json_real_or_null(a->threshold));
   json_object_set_new(lab, "k", json_real(cfg->k));
   json_object_set_new(lab, "floor", json_real(cfg->floor));
   json_object_set_new(lab, "significant", json_boolean(a->lab_significant));
-  json_object_set_new(lab, "sigma_ratio", num(a->sigma_ratio));
+  json_object_set_new(lab, "sigma_ratio", sw_json_real_or_null(a->sigma_ratio));
   json_object_set_new(lab, "sigma_asymmetry", json_boolean(a->sigma_asymmetry));
   json_object_set_new(o, "lab", lab);
   json_t *pr = json_object();
-  json_object_set_new(pr, "log_ratio_mean", num(a->lr_mean));
-  json_object_set_new(pr, "log_ratio_sd", num(a->lr_sd));
-  json_object_set_new(pr, "log_ratio_se", num(a->lr_se));
-  json_object_set_new(pr, "effect_pct", num(a->effect_pct));
-  json_object_set_new(pr, "t", num(a->t_stat));
-  json_object_set_new(pr, "df", num(a->t_df));
-  json_object_set_new(pr, "p", num(a->t_p));
+  json_object_set_new(pr, "log_ratio_mean", sw_json_real_or_null(a->lr_mean));
+  json_object_set_new(pr, "log_ratio_sd", sw_json_real_or_null(a->lr_sd));
+  json_object_set_new(pr, "log_ratio_se", sw_json_real_or_null(a->lr_se));
+  json_object_set_new(pr, "effect_pct", sw_json_real_or_null(a->effect_pct));
+  json_object_set_new(pr, "t", sw_json_real_or_null(a->t_stat));
+  json_object_set_new(pr, "df", sw_json_real_or_null(a->t_df));
+  json_object_set_new(pr, "p", sw_json_real_or_null(a->t_p));
   json_object_set_new(pr, "t_interval_log", pair_of(a->t_lo, a->t_hi));
   json_object_set_new(pr, "t_interval_pct", pair_of(a->effect_lo_pct, a->effect_hi_pct));
   json_object_set_new(pr, "wilcoxon",
-                      json_pack("{s:o s:o s:b}", "v", num(a->wilcox_v), "p", num(a->wilcox_p),
-                                "exact", a->wilcox_exact));
+                      json_pack("{s:o s:o s:b}", "v", sw_json_real_or_null(a->wilcox_v), "p",
+                                sw_json_real_or_null(a->wilcox_p), "exact", a->wilcox_exact));
   json_object_set_new(pr, "bootstrap_pct", pair_of(a->boot_lo_pct, a->boot_hi_pct));
   json_object_set_new(pr, "robust",
-                      json_pack("{s:o s:o s:o s:o s:o s:b}", "median_pct", num(a->median_pct),
-                                "hodges_lehmann_pct", num(a->hl_pct), "signed_rank_interval_pct",
+                      json_pack("{s:o s:o s:o s:o s:o s:b}", "median_pct",
+                                sw_json_real_or_null(a->median_pct), "hodges_lehmann_pct",
+                                sw_json_real_or_null(a->hl_pct), "signed_rank_interval_pct",
                                 pair_of(a->hl_lo_pct, a->hl_hi_pct), "interval_level",
-                                num(a->hl_conf), "clipped_mean_pct", num(a->clipped_pct), "holds",
-                                a->robust_holds));
+                                sw_json_real_or_null(a->hl_conf), "clipped_mean_pct",
+                                sw_json_real_or_null(a->clipped_pct), "holds", a->robust_holds));
   json_object_set_new(pr, "significant", json_boolean(a->paired_significant));
   json_object_set_new(pr, "order",
                       json_pack("{s:i s:i s:o s:o}", "off_on", a->n_off_on, "on_off", a->n_on_off,
-                                "second_run_pct", num(a->order_pct), "welch_p", num(a->order_p)));
+                                "second_run_pct", sw_json_real_or_null(a->order_pct), "welch_p",
+                                sw_json_real_or_null(a->order_p)));
   json_object_set_new(o, "paired", pr);
   json_t *ms = json_array();
   for (int m = 0; m < a->n_machines; m++) {
     const struct sw_gate_machine *mc = &a->machines[m];
-    json_array_append_new(ms, json_pack("{s:s s:i s:o s:o s:o s:o}", "id", mc->id, "n", mc->n,
-                                        "effect_pct", num(mc->pct), "log_effect", num(mc->effect),
-                                        "variance", num(mc->var), "weight", json_real(mc->weight)));
+    json_array_append_new(
+        ms, json_pack("{s:s s:i s:o s:o s:o s:o}", "id", mc->id, "n", mc->n, "effect_pct",
+                      sw_json_real_or_null(mc->pct), "log_effect", sw_json_real_or_null(mc->effect),
+                      "variance", sw_json_real_or_null(mc->var), "weight", json_real(mc->weight)));
   }
   json_object_set_new(o, "per_machine", ms);
   if (a->re_k >= 2)
-    json_object_set_new(o, "random_effects",
-                        json_pack("{s:s s:i s:o s:o s:o s:o s:o s:o s:o}", "method",
-                                  "DerSimonian-Laird", "k", a->re_k, "log_effect", num(a->re_mu),
-                                  "se", num(a->re_se), "effect_pct", num(a->re_pct), "interval_pct",
-                                  pair_of(a->re_lo_pct, a->re_hi_pct), "q", num(a->re_q), "tau2",
-                                  num(a->re_tau2), "i2", num(a->re_i2)));
+    json_object_set_new(
+        o, "random_effects",
+        json_pack("{s:s s:i s:o s:o s:o s:o s:o s:o s:o}", "method", "DerSimonian-Laird", "k",
+                  a->re_k, "log_effect", sw_json_real_or_null(a->re_mu), "se",
+                  sw_json_real_or_null(a->re_se), "effect_pct", sw_json_real_or_null(a->re_pct),
+                  "interval_pct", pair_of(a->re_lo_pct, a->re_hi_pct), "q",
+                  sw_json_real_or_null(a->re_q), "tau2", sw_json_real_or_null(a->re_tau2), "i2",
+                  sw_json_real_or_null(a->re_i2)));
   else
     json_object_set_new(o, "random_effects", json_null());
   json_object_set_new(o, "sign_disagree", json_boolean(a->sign_disagree));
   json_t *g = json_object();
   json_object_set_new(g, "evaluated", json_boolean(a->guard_evaluated));
   json_object_set_new(g, "pass", json_boolean(a->guard_pass));
-  json_object_set_new(g, "off_mean", num(a->guard_off));
-  json_object_set_new(g, "on_mean", num(a->guard_on));
-  json_object_set_new(g, "diff", num(a->guard_diff));
+  json_object_set_new(g, "off_mean", sw_json_real_or_null(a->guard_off));
+  json_object_set_new(g, "on_mean", sw_json_real_or_null(a->guard_on));
+  json_object_set_new(g, "diff", sw_json_real_or_null(a->guard_diff));
   json_object_set_new(g, "max_drop", json_real(cfg->max_drop));
   json_object_set_new(g, "band", cfg->has_band ? pair_of(cfg->band_lo, cfg->band_hi) : json_null());
   json_object_set_new(g, "band_pass", json_boolean(a->band_pass));
   /* The guard's resolution (docs/gate-rules.md, "The guard's resolution"). */
   json_object_set_new(g, "n", json_integer(a->guard_n));
-  json_object_set_new(g, "sd", num(a->guard_sd));
-  json_object_set_new(g, "se", num(a->guard_se));
+  json_object_set_new(g, "sd", sw_json_real_or_null(a->guard_sd));
+  json_object_set_new(g, "se", sw_json_real_or_null(a->guard_se));
   json_object_set_new(g, "ci", pair_of(a->guard_lo, a->guard_hi));
-  json_object_set_new(g, "resolution", num(a->guard_mde));
+  json_object_set_new(g, "resolution", sw_json_real_or_null(a->guard_mde));
   json_object_set_new(g, "uncertain", json_boolean(a->guard_uncertain));
   json_object_set_new(o, "guard", g);
   json_object_set_new(o, "resolution",
-                      json_pack("{s:o s:o}", "mde_pct", num(a->mde_pct), "pairs_needed",
+                      json_pack("{s:o s:o}", "mde_pct", sw_json_real_or_null(a->mde_pct),
+                                "pairs_needed",
                                 a->pairs_needed > 0 ? json_integer(a->pairs_needed) : json_null()));
   return o;
 }
@@ -118,8 +125,8 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
   json_object_set_new(o, "verdict", json_string(sw_gate_verdict_name(res->verdict)));
   json_object_set_new(o, "reasons", strings(res->reasons, res->n_reasons));
   json_object_set_new(o, "warnings", strings(res->warnings, res->n_warnings));
-  json_object_set_new(o, "delta", num(a->delta));
-  json_object_set_new(o, "threshold", num(a->threshold));
+  json_object_set_new(o, "delta", sw_json_real_or_null(a->delta));
+  json_object_set_new(o, "threshold", sw_json_real_or_null(a->threshold));
   json_t *primary = analysis_json(a, cfg);
   /* The section-10 keys at top level; the full primary analysis beside them. */
   json_object_set(o, "guard", json_object_get(primary, "guard"));
@@ -152,13 +159,13 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
     json_object_set_new(seq, "look", json_integer(sq->look));
     json_object_set_new(seq, "min_pairs", json_integer(cfg->min_pairs));
     json_object_set_new(seq, "max_pairs", json_integer(cfg->max_pairs));
-    json_object_set_new(seq, "info_frac", num(sq->info_frac));
-    json_object_set_new(seq, "alpha_spent", num(sq->alpha_spent));
-    json_object_set_new(seq, "z_bound", num(sq->z_bound));
-    json_object_set_new(seq, "nominal_p", num(sq->nominal_p));
-    json_object_set_new(seq, "z", num(sq->z_stat));
-    json_object_set_new(seq, "conditional_power", num(sq->cond_power));
-    json_object_set_new(seq, "lab_conditional_power", num(sq->lab_cond_power));
+    json_object_set_new(seq, "info_frac", sw_json_real_or_null(sq->info_frac));
+    json_object_set_new(seq, "alpha_spent", sw_json_real_or_null(sq->alpha_spent));
+    json_object_set_new(seq, "z_bound", sw_json_real_or_null(sq->z_bound));
+    json_object_set_new(seq, "nominal_p", sw_json_real_or_null(sq->nominal_p));
+    json_object_set_new(seq, "z", sw_json_real_or_null(sq->z_stat));
+    json_object_set_new(seq, "conditional_power", sw_json_real_or_null(sq->cond_power));
+    json_object_set_new(seq, "lab_conditional_power", sw_json_real_or_null(sq->lab_cond_power));
     json_object_set_new(seq, "alpha", json_real(cfg->seq_alpha));
     json_object_set_new(seq, "pairs_more", json_integer(sq->pairs_more));
     json_object_set_new(seq, "guard_extended", json_boolean(sq->guard_extended));
@@ -266,7 +273,7 @@ static int parse_pair(const json_t *p, size_t i, int baseline, struct sw_gate_pa
   }
   json_t *o = json_object_get(p, "order");
   if (o && !json_is_null(o)) {
-    const char *s = json_is_string(o) ? json_string_value(o) : "";
+    const char *s = sw_json_str(o, "");
     if (strcmp(s, "off-on") == 0)
       out->order = SW_GATE_OFF_ON;
     else if (strcmp(s, "on-off") == 0)
@@ -310,7 +317,7 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
   }
   v = json_object_get(root, "metric_direction");
   if (v && !json_is_null(v)) {
-    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    const char *s = sw_json_str(v, "");
     if (strcmp(s, "lower") == 0)
       cfg->direction = SW_GATE_LOWER;
     else if (strcmp(s, "higher") == 0)
@@ -327,7 +334,7 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
     return rc;
   v = json_object_get(root, "sensitivity");
   if (v && !json_is_null(v)) {
-    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    const char *s = sw_json_str(v, "");
     if (strcmp(s, "robust") == 0)
       cfg->sens = SW_GATE_SENS_ROBUST;
     else if (strcmp(s, "mean") == 0)

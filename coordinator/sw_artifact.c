@@ -2,13 +2,11 @@
  * retention (sw_artifact.h). */
 #include "sw_artifact.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +21,7 @@
 #include "sw_fs.h"
 #include "sw_log.h"
 #include "sw_artifact_files.h"
+#include "sw_http.h"
 #include "sw_sha256.h"
 
 #define RETAIN_EVERY_MS 60000
@@ -502,15 +501,6 @@ static enum MHD_Result on_upload(void *cls, struct MHD_Connection *conn, const c
                                     : sw_artifact_answer(conn, status, "%s\n", u->why);
 }
 
-static void on_mhd_error(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  char line[400];
-  vsnprintf(line, sizeof line, fmt, ap);
-  size_t n = strlen(line);
-  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-  sw_log_warn("artifacts: %s", line);
-}
-
 /* The retention thread: the rule at start and then every minute, on its own connection. */
 static void *retain_loop(void *arg) {
   struct sw_artifact *s = arg;
@@ -540,15 +530,10 @@ int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out,
                       struct sw_err *err) {
   *out = NULL;
   if (!opts || !opts->db_path) return sw_err_set(err, SW_EINVAL, "artifacts: no database path");
-  if (opts->port < 0 || opts->port > 65535)
-    return sw_err_set(err, SW_EINVAL, "artifacts: port %d outside 0-65535", opts->port);
   struct sockaddr_in addr;
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons((uint16_t)opts->port);
   const char *bind = opts->bind ? opts->bind : "0.0.0.0";
-  if (inet_pton(AF_INET, bind, &addr.sin_addr) != 1)
-    return sw_err_set(err, SW_EINVAL, "artifacts: '%s' is not an IPv4 address", bind);
+  int arc = sw_http_listen_addr("artifacts", bind, opts->port, &addr, err);
+  if (arc) return arc;
   struct sw_artifact *s = calloc(1, sizeof *s);
   if (!s || !(s->db_path = strdup(opts->db_path))) {
     free(s);
@@ -563,12 +548,12 @@ int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out,
   }
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
-  s->daemon =
-      MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG,
-                       (uint16_t)opts->port, NULL, NULL, on_upload, s, MHD_OPTION_EXTERNAL_LOGGER,
-                       on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT,
-                       (unsigned)64, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_END);
+  s->daemon = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, (uint16_t)opts->port,
+      NULL, NULL, on_upload, s, MHD_OPTION_EXTERNAL_LOGGER, sw_http_mhd_log, (void *)"artifacts",
+      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+      MHD_OPTION_END);
   if (!s->daemon) {
     rc = sw_err_set(err, SW_ENET, "artifacts: cannot listen on %s:%d (%s)", bind, opts->port,
                     strerror(errno));

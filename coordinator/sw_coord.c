@@ -1171,15 +1171,15 @@ int sw_coord_new(void *zmq_ctx, const struct sw_coord_opts *o, sw_coord_t **out,
     goto fail;
   char mon[96];
   snprintf(mon, sizeof mon, "inproc://sw-mon-work-%p", (void *)c);
-  c->work = router(c, o->bind_work ? o->bind_work : "tcp://*:7710", SW_ZAP_DOMAIN_WORK, mon,
+  c->work = router(c, o->bind_work ? o->bind_work : SW_COORD_BIND_WORK, SW_ZAP_DOMAIN_WORK, mon,
                    &c->mon_work, err);
   if (!c->work) {
     rc = SW_ENET;
     goto fail;
   }
   snprintf(mon, sizeof mon, "inproc://sw-mon-control-%p", (void *)c);
-  c->control = router(c, o->bind_control ? o->bind_control : "tcp://*:7711", SW_ZAP_DOMAIN_CONTROL,
-                      mon, &c->mon_control, err);
+  c->control = router(c, o->bind_control ? o->bind_control : SW_COORD_BIND_CONTROL,
+                      SW_ZAP_DOMAIN_CONTROL, mon, &c->mon_control, err);
   if (!c->control) {
     rc = SW_ENET;
     goto fail;

@@ -36,10 +36,13 @@ typedef struct sw_coord sw_coord_t;
 
 /* How long one statement of the daemon waits on a locked database before failing (retried). */
 #define SW_COORD_BUSY_MS 200
+/* The endpoints bound when sw_coord_opts names none: every interface. */
+#define SW_COORD_BIND_WORK "tcp://*:7710"
+#define SW_COORD_BIND_CONTROL "tcp://*:7711"
 
 struct sw_coord_opts {
-  const char *bind_work;             /* default tcp://0.0.0.0:7710 (all interfaces) */
-  const char *bind_control;          /* default tcp://0.0.0.0:7711 */
+  const char *bind_work;             /* NULL: SW_COORD_BIND_WORK */
+  const char *bind_control;          /* NULL: SW_COORD_BIND_CONTROL */
   const char *db_path;               /* NULL: SW_STORE_DEFAULT_PATH (its folder is made on
                                       * first use); else its folder must exist */
   const char *keys_dir;              /* public.key, secret.key, authorized/; NULL = none */

@@ -366,6 +366,19 @@ static unsigned hash_ptr(const char *p) {
   return (unsigned)(v ^ (v >> 13));
 }
 
+const char *sw_store_col_text(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? (const char *)t : "";
+}
+
+json_t *sw_store_col_num(sqlite3_stmt *st, int i) {
+  switch (sqlite3_column_type(st, i)) {
+  case SQLITE_NULL: return json_null();
+  case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, i));
+  default: return json_real(sqlite3_column_double(st, i));
+  }
+}
+
 int sw_store_stmt(sw_store_t *store, const char *sql, sqlite3_stmt **stmt, struct sw_err *err) {
   unsigned h = hash_ptr(sql) & (STMT_CACHE_SIZE - 1);
   for (unsigned i = 0; i < STMT_CACHE_SIZE; i++) {

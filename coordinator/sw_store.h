@@ -77,6 +77,12 @@ const char *sw_store_path(sw_store_t *store);
  * statement stays owned by the store: never finalize it. Returns 0 or SW_EDB. */
 int sw_store_stmt(sw_store_t *store, const char *sql, sqlite3_stmt **stmt, struct sw_err *err);
 
+/* Readers of a stepped row, for every reader of the store: column i's text, "" when NULL
+ * (borrowed until the next step or reset); column i as a JSON number, null when NULL, an integer
+ * column staying an integer (a new reference). */
+const char *sw_store_col_text(sqlite3_stmt *st, int i);
+json_t *sw_store_col_num(sqlite3_stmt *st, int i);
+
 /* Converts a failed SQLite call into SW_EDB with "what: errmsg" in err; returns SW_EDB. */
 int sw_store_fail(sw_store_t *store, struct sw_err *err, const char *what);
 

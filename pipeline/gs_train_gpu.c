@@ -13,7 +13,7 @@
 _Static_assert(sizeof(struct gs_pc_loss) == 32, "gs_pc_loss layout");
 _Static_assert(sizeof(struct gs_pc_adam) == 72, "gs_pc_adam layout");
 _Static_assert(sizeof(struct gs_pc_project_bwd) == 112, "gs_pc_project_bwd layout");
-_Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
+_Static_assert(sizeof(struct gs_pc_raster_splat) == 48, "gs_pc_raster_splat layout");
 _Static_assert(sizeof(struct gs_pc_densify) == 56, "gs_pc_densify layout");
 _Static_assert(sizeof(struct gs_pc_resolve) == 16, "gs_pc_resolve layout");
 

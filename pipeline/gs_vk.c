@@ -19,6 +19,7 @@ _Static_assert(sizeof(struct gs_pc_project) == 100, "gs_pc_project layout");
 _Static_assert(sizeof(struct gs_pc_bin) == 16, "gs_pc_bin layout");
 _Static_assert(sizeof(struct gs_pc_scan) == 16, "gs_pc_scan layout");
 _Static_assert(sizeof(struct gs_pc_ranges) == 16, "gs_pc_ranges layout");
+_Static_assert(sizeof(struct gs_pc_bucket) == 16, "gs_pc_bucket layout");
 _Static_assert(sizeof(struct gs_pc_sort) == 32, "gs_pc_sort layout");
 _Static_assert(sizeof(struct gs_pc_raster) == 32, "gs_pc_raster layout");
 

@@ -15,19 +15,6 @@ extern const size_t sw_asset_dashboard_len;
 
 #define DASH_SWEEPS 50 /* the newest sweeps listed */
 
-static const char *col_text(sqlite3_stmt *st, int i) {
-  const unsigned char *t = sqlite3_column_text(st, i);
-  return t ? (const char *)t : "";
-}
-
-static json_t *col_num(sqlite3_stmt *st, int i) {
-  switch (sqlite3_column_type(st, i)) {
-  case SQLITE_NULL: return json_null();
-  case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, i));
-  default: return json_real(sqlite3_column_double(st, i));
-  }
-}
-
 /* One row of numbers from sql bound to id (?1); 0 or SW_EDB. */
 static int row_of(sw_store_t *s, const char *sql, int64_t id, sqlite3_stmt **out,
                   struct sw_err *err) {
@@ -79,11 +66,12 @@ static int sweep_gates(sw_store_t *s, json_t *sw, int64_t id, struct sw_err *err
   json_t *gates = json_array();
   json_object_set_new(sw, "gates", gates);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    json_t *v =
-        sqlite3_column_type(st, 3) == SQLITE_NULL ? NULL : json_loads(col_text(st, 3), 0, NULL);
+    json_t *v = sqlite3_column_type(st, 3) == SQLITE_NULL
+                    ? NULL
+                    : json_loads(sw_store_col_text(st, 3), 0, NULL);
     json_t *g = json_object();
-    json_object_set_new(g, "name", json_string(col_text(st, 0)));
-    json_object_set_new(g, "status", json_string(col_text(st, 1)));
+    json_object_set_new(g, "name", json_string(sw_store_col_text(st, 0)));
+    json_object_set_new(g, "status", json_string(sw_store_col_text(st, 1)));
     json_object_set_new(g, "final", json_boolean(sqlite3_column_type(st, 2) != SQLITE_NULL));
     const json_t *verdict = json_object_get(v, "verdict");
     json_object_set_new(g, "verdict",
@@ -132,8 +120,8 @@ static int current_run(sw_store_t *s, json_t *w, int64_t run_id, struct sw_err *
   rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
     json_object_set_new(w, "sweep", json_integer(sqlite3_column_int64(st, 0)));
-    json_object_set_new(w, "arm", json_string(col_text(st, 2)));
-    json_t *cfg = json_loads(col_text(st, 1), 0, NULL);
+    json_object_set_new(w, "arm", json_string(sw_store_col_text(st, 2)));
+    json_t *cfg = json_loads(sw_store_col_text(st, 1), 0, NULL);
     const json_t *it = json_object_get(cfg, "iterations");
     if (json_is_integer(it) && json_integer_value(it) > 0) {
       json_object_set(w, "iterations", (json_t *)it);
@@ -163,10 +151,12 @@ static int last_window(sw_store_t *s, json_t *w, const char *worker, struct sw_e
   rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) {
     json_t *lw = json_pack(
-        "{s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "status", col_text(st, 1), "flag_reason",
-        sqlite3_column_type(st, 2) == SQLITE_NULL ? json_null() : json_string(col_text(st, 2)),
-        "finished_ms", col_num(st, 3), "cpu_other_max", col_num(st, 4), "cpu_other_mean",
-        col_num(st, 5), "load1_pre_max", col_num(st, 6), "gpu_util_max", col_num(st, 7));
+        "{s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "status", sw_store_col_text(st, 1), "flag_reason",
+        sqlite3_column_type(st, 2) == SQLITE_NULL ? json_null()
+                                                  : json_string(sw_store_col_text(st, 2)),
+        "finished_ms", sw_store_col_num(st, 3), "cpu_other_max", sw_store_col_num(st, 4),
+        "cpu_other_mean", sw_store_col_num(st, 5), "load1_pre_max", sw_store_col_num(st, 6),
+        "gpu_util_max", sw_store_col_num(st, 7));
     json_object_set_new(w, "last_window", lw);
   } else {
     json_object_set_new(w, "last_window", json_null());
@@ -189,13 +179,13 @@ static int workers_of(sw_store_t *s, const json_t *live, json_t *root, struct sw
   int rc = sw_store_stmt(s, SQL, &st, err);
   if (rc) return rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *id = col_text(st, 0);
+    const char *id = sw_store_col_text(st, 0);
     const json_t *wl = find_by_id(lw, id), *ss = find_by_id(sessions, id);
     const char *state = json_string_value(json_object_get(wl, "state"));
     json_t *w = json_object();
     json_object_set_new(w, "id", json_string(id));
     /* Live: busy, idle or offline from the scheduler; without a snapshot the store's. */
-    json_object_set_new(w, "state", json_string(state ? state : col_text(st, 1)));
+    json_object_set_new(w, "state", json_string(state ? state : sw_store_col_text(st, 1)));
     json_object_set_new(w, "last_seen_ms", json_integer(sqlite3_column_int64(st, 2)));
     json_object_set_new(w, "pairs_done", json_integer(sqlite3_column_int(st, 3)));
     json_object_set_new(w, "lease", json_incref(json_object_get(wl, "lease")));
@@ -260,10 +250,11 @@ json_t *sw_dash_json(sw_store_t *s, const json_t *live, int64_t live_age_ms, str
   sqlite3_bind_int(st, 1, DASH_SWEEPS);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
     json_array_append_new(
-        sweeps, json_pack("{s:I,s:s,s:s,s:s,s:I,s:o}", "id",
-                          (json_int_t)sqlite3_column_int64(st, 0), "name", col_text(st, 1), "kind",
-                          col_text(st, 2), "status", col_text(st, 3), "created_ms",
-                          (json_int_t)sqlite3_column_int64(st, 4), "finished_ms", col_num(st, 5)));
+        sweeps,
+        json_pack("{s:I,s:s,s:s,s:s,s:I,s:o}", "id", (json_int_t)sqlite3_column_int64(st, 0),
+                  "name", sw_store_col_text(st, 1), "kind", sw_store_col_text(st, 2), "status",
+                  sw_store_col_text(st, 3), "created_ms", (json_int_t)sqlite3_column_int64(st, 4),
+                  "finished_ms", sw_store_col_num(st, 5)));
   sqlite3_reset(st);
   if (rc != SQLITE_DONE) {
     sw_store_fail(s, err, "reading sweeps");

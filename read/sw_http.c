@@ -85,6 +85,18 @@ static void reply_error(struct reply *r, const struct sw_err *err) {
   reply_text(r, status, "%s\n", err->msg[0] ? err->msg : sw_strerror(err->code));
 }
 
+/* A rendered page (a report or a Pareto page, HTML or JSON): the text it rendered (taken over),
+ * or the error of its renderer (rc non-zero). */
+static void reply_page(struct reply *r, int rc, char *text, int html, const struct sw_err *err) {
+  if (rc) {
+    reply_error(r, err);
+    return;
+  }
+  r->body = text;
+  r->status = MHD_HTTP_OK;
+  r->type = html ? "text/html; charset=utf-8" : "application/json";
+}
+
 static int store_ready(struct sw_http *h, struct reply *r) {
   if (h->store) return 0;
   struct sw_err err = {0};
@@ -101,107 +113,6 @@ static int store_ready(struct sw_http *h, struct reply *r) {
     return -1;
   }
   return 0;
-}
-
-/* ---- /api/status ---------------------------------------------------------------------------- */
-
-static json_t *status_json(sw_store_t *s, struct sw_err *err) {
-  static const char *const SQL_SWEEPS =
-      "SELECT id, name, kind, status, priority, created_ms, finished_ms FROM sweeps ORDER BY id";
-  static const char *const SQL_PAIRS =
-      "SELECT status, COUNT(*) FROM pairs WHERE sweep_id = ?1 GROUP BY status";
-  static const char *const SQL_GATES =
-      "SELECT name, status, verdict FROM gates WHERE sweep_id = ?1 ORDER BY id";
-  static const char *const SQL_WORKERS =
-      "SELECT w.id, w.state, w.last_seen_ms, (SELECT l.id FROM leases l WHERE l.worker_id = w.id "
-      "AND l.state = 'active' ORDER BY l.id DESC LIMIT 1), (SELECT COUNT(*) FROM pairs p WHERE "
-      "p.worker_id = w.id AND p.status = 'done') FROM workers w ORDER BY w.id";
-  static const char *const SQL_LEASES = "SELECT COUNT(*) FROM leases WHERE state = 'active'";
-  json_t *root = json_object(), *sweeps = json_array(), *workers = json_array();
-  json_object_set_new(root, "sweeps", sweeps);
-  json_object_set_new(root, "workers", workers);
-  sqlite3_stmt *st, *st2;
-  int rc;
-  if (sw_store_stmt(s, SQL_SWEEPS, &st, err)) goto fail;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    json_t *o = json_pack(
-        "{s:I,s:s,s:s,s:s,s:i,s:I}", "id", (json_int_t)sqlite3_column_int64(st, 0), "name",
-        (const char *)sqlite3_column_text(st, 1), "kind", (const char *)sqlite3_column_text(st, 2),
-        "status", (const char *)sqlite3_column_text(st, 3), "priority", sqlite3_column_int(st, 4),
-        "created_ms", (json_int_t)sqlite3_column_int64(st, 5));
-    json_object_set_new(o, "finished_ms",
-                        sqlite3_column_type(st, 6) == SQLITE_NULL
-                            ? json_null()
-                            : json_integer(sqlite3_column_int64(st, 6)));
-    json_array_append_new(sweeps, o);
-  }
-  sqlite3_reset(st);
-  if (rc != SQLITE_DONE) {
-    sw_store_fail(s, err, "reading sweeps");
-    goto fail;
-  }
-  size_t i;
-  json_t *o;
-  json_array_foreach(sweeps, i, o) {
-    int64_t id = json_integer_value(json_object_get(o, "id"));
-    json_t *pairs = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "pending", 0, "leased", 0, "done", 0,
-                              "failed", 0, "abandoned", 0, "total", 0);
-    json_object_set_new(o, "pairs", pairs);
-    if (sw_store_stmt(s, SQL_PAIRS, &st2, err)) goto fail;
-    sqlite3_bind_int64(st2, 1, id);
-    int total = 0;
-    while ((rc = sqlite3_step(st2)) == SQLITE_ROW) {
-      total += sqlite3_column_int(st2, 1);
-      json_object_set_new(pairs, (const char *)sqlite3_column_text(st2, 0),
-                          json_integer(sqlite3_column_int(st2, 1)));
-    }
-    sqlite3_reset(st2);
-    json_object_set_new(pairs, "total", json_integer(total));
-    if (rc != SQLITE_DONE) {
-      sw_store_fail(s, err, "counting pairs");
-      goto fail;
-    }
-    json_t *gates = json_array();
-    json_object_set_new(o, "gates", gates);
-    if (sw_store_stmt(s, SQL_GATES, &st2, err)) goto fail;
-    sqlite3_bind_int64(st2, 1, id);
-    while ((rc = sqlite3_step(st2)) == SQLITE_ROW)
-      json_array_append_new(gates, json_pack("{s:s,s:s,s:s?}", "name",
-                                             (const char *)sqlite3_column_text(st2, 0), "status",
-                                             (const char *)sqlite3_column_text(st2, 1), "verdict",
-                                             (const char *)sqlite3_column_text(st2, 2)));
-    sqlite3_reset(st2);
-    if (rc != SQLITE_DONE) {
-      sw_store_fail(s, err, "reading gates");
-      goto fail;
-    }
-  }
-  if (sw_store_stmt(s, SQL_WORKERS, &st, err)) goto fail;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    json_t *w =
-        json_pack("{s:s,s:s,s:I,s:i}", "id", (const char *)sqlite3_column_text(st, 0), "state",
-                  (const char *)sqlite3_column_text(st, 1), "last_seen_ms",
-                  (json_int_t)sqlite3_column_int64(st, 2), "pairs_done", sqlite3_column_int(st, 4));
-    json_object_set_new(w, "lease",
-                        sqlite3_column_type(st, 3) == SQLITE_NULL
-                            ? json_null()
-                            : json_integer(sqlite3_column_int64(st, 3)));
-    json_array_append_new(workers, w);
-  }
-  sqlite3_reset(st);
-  if (rc != SQLITE_DONE) {
-    sw_store_fail(s, err, "reading workers");
-    goto fail;
-  }
-  if (sw_store_stmt(s, SQL_LEASES, &st, err)) goto fail;
-  rc = sqlite3_step(st);
-  json_object_set_new(root, "leases_active",
-                      json_integer(rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0));
-  sqlite3_reset(st);
-  return root;
-fail:
-  json_decref(root);
-  return NULL;
 }
 
 /* ---- routing --------------------------------------------------------------------------------- */
@@ -229,6 +140,27 @@ static json_t *live_snapshot(struct sw_http *h, int64_t *age_ms) {
   return j;
 }
 
+/* /api/status: the coordinator's status document exactly as it published it (the one builder,
+ * sw_coord_status_json over sw_sched_status_json, which `splatsweep status --format json` prints
+ * too). Without a snapshot there is no status view to serve: the read side does not build one of
+ * its own from the store. */
+static void reply_status(struct sw_http *h, struct reply *r) {
+  pthread_mutex_lock(&h->live_mu);
+  char *text = h->live ? strdup(h->live) : NULL;
+  int published = h->live != NULL;
+  pthread_mutex_unlock(&h->live_mu);
+  if (!published) {
+    reply_text(r, MHD_HTTP_SERVICE_UNAVAILABLE, "%s",
+               "no coordinator status yet: /api/status is the status the coordinator publishes "
+               "from its loop (a dashboard started by `coordinator` or `local` --http); "
+               "/api/dashboard reads the store alone\n");
+    return;
+  }
+  r->body = text; /* NULL when out of memory: on_request answers 500 */
+  r->status = MHD_HTTP_OK;
+  r->type = "application/json";
+}
+
 static void route(struct sw_http *h, const char *url, struct reply *r) {
   struct sw_err err = {0};
   int64_t id = 0;
@@ -248,6 +180,10 @@ static void route(struct sw_http *h, const char *url, struct reply *r) {
     reply_text(r, MHD_HTTP_NOT_FOUND, "no such page: %s\n", url);
     return;
   }
+  if (strcmp(url, "/api/status") == 0) {
+    reply_status(h, r); /* the coordinator's document: no store needed */
+    return;
+  }
   if (store_ready(h, r)) return;
   if (strcmp(url, "/api/dashboard") == 0) {
     int64_t age = 0;
@@ -258,33 +194,17 @@ static void route(struct sw_http *h, const char *url, struct reply *r) {
       reply_error(r, &err);
     else
       reply_json(r, d);
-  } else if (strcmp(url, "/api/status") == 0) {
-    json_t *st = status_json(h->store, &err);
-    if (!st)
-      reply_error(r, &err);
-    else
-      reply_json(r, st);
   } else if (route_id(url, "/sweep/", &id) || route_id(url, "/api/report/", &id)) {
     int html = url[1] == 's';
-    if (sw_report_render_string(h->store, id, html ? SW_REPORT_HTML : SW_REPORT_JSON, &text,
-                                &err)) {
-      reply_error(r, &err);
-    } else {
-      r->body = text;
-      r->status = MHD_HTTP_OK;
-      r->type = html ? "text/html; charset=utf-8" : "application/json";
-    }
+    int rc =
+        sw_report_render_string(h->store, id, html ? SW_REPORT_HTML : SW_REPORT_JSON, &text, &err);
+    reply_page(r, rc, text, html, &err);
   } else if (route_id(url, "/pareto/", &id) || route_id(url, "/api/pareto/", &id)) {
     int html = url[1] == 'p';
     struct sw_pareto_opts po = {.sweep_id = id};
-    if (sw_pareto_render_string(h->store, &po, html ? SW_PARETO_HTML : SW_PARETO_JSON, &text,
-                                &err)) {
-      reply_error(r, &err);
-    } else {
-      r->body = text;
-      r->status = MHD_HTTP_OK;
-      r->type = html ? "text/html; charset=utf-8" : "application/json";
-    }
+    int rc =
+        sw_pareto_render_string(h->store, &po, html ? SW_PARETO_HTML : SW_PARETO_JSON, &text, &err);
+    reply_page(r, rc, text, html, &err);
   } else {
     struct sw_audit_opts ao = {.sweep_id = id};
     json_t *a = sw_audit_json(h->store, &ao, NULL, &err);
@@ -445,27 +365,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   return ret;
 }
 
-static void on_mhd_error(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
+void sw_http_mhd_log(void *cls, const char *fmt, va_list ap) {
   char line[400];
   vsnprintf(line, sizeof line, fmt, ap);
   size_t n = strlen(line);
   while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-  sw_log_warn("http: %s", line);
+  sw_log_warn("%s: %s", (const char *)cls, line);
+}
+
+int sw_http_listen_addr(const char *who, const char *bind, int port, struct sockaddr_in *out,
+                        struct sw_err *err) {
+  if (port < 0 || port > 65535)
+    return sw_err_set(err, SW_EINVAL, "%s: port %d outside 0-65535", who, port);
+  memset(out, 0, sizeof *out);
+  out->sin_family = AF_INET;
+  out->sin_port = htons((uint16_t)port);
+  if (inet_pton(AF_INET, bind, &out->sin_addr) != 1)
+    return sw_err_set(err, SW_EINVAL, "%s: '%s' is not an IPv4 address", who, bind);
+  return 0;
 }
 
 int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_err *err) {
   *out = NULL;
   if (!opts || !opts->db_path) return sw_err_set(err, SW_EINVAL, "http: no database path");
-  if (opts->port < 0 || opts->port > 65535)
-    return sw_err_set(err, SW_EINVAL, "http: port %d outside 0-65535", opts->port);
   struct sockaddr_in addr;
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons((uint16_t)opts->port);
   const char *bind = opts->bind ? opts->bind : "127.0.0.1";
-  if (inet_pton(AF_INET, bind, &addr.sin_addr) != 1)
-    return sw_err_set(err, SW_EINVAL, "http: '%s' is not an IPv4 address", bind);
+  int arc = sw_http_listen_addr("http", bind, opts->port, &addr, err);
+  if (arc) return arc;
   struct sw_http *h = calloc(1, sizeof *h);
   if (!h || !(h->db_path = strdup(opts->db_path))) {
     free(h);
@@ -485,7 +411,7 @@ int sw_http_start(const struct sw_http_opts *opts, sw_http_t **out, struct sw_er
    * descriptors is not limited by select()'s FD_SETSIZE. */
   h->daemon = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, (uint16_t)opts->port,
-      NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, NULL,
+      NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, sw_http_mhd_log, (void *)"http",
       MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
   if (!h->daemon) {

@@ -18,7 +18,9 @@
  *   /sweep/ID         the sweep's HTML report (sw_report)
  *   /pareto/ID        the sweep's Pareto page (sw_pareto, HTML)
  *   /api/dashboard    JSON the dashboard page polls (sw_dash_json; docs/dashboard.md)
- *   /api/status       JSON: sweeps (status, pair counts, gates), workers, active leases
+ *   /api/status       the coordinator's status JSON as it last published it (sw_http_publish:
+ *                     the document `splatsweep status --format json` prints, one builder);
+ *                     503 until a coordinator has published one
  *   /api/report/ID    the report JSON of DESIGN.md section 10
  *   /api/pareto/ID    the Pareto JSON
  *   /api/audit/ID     the audit JSON (sw_audit)
@@ -27,6 +29,9 @@
  * A store that cannot be opened gives 503; an unknown sweep 404. */
 #ifndef SW_HTTP_H
 #define SW_HTTP_H
+
+#include <netinet/in.h>
+#include <stdarg.h>
 
 #include "sw_err.h"
 
@@ -57,5 +62,15 @@ int sw_http_token_required(const sw_http_t *self);
  * The signature is sw_coord_opts.on_status's: called on the coordinator's thread, it only
  * swaps a pointer under a mutex. NULL-safe. */
 void sw_http_publish(void *self, const char *status_json);
+
+/* What the tree's two libmicrohttpd servers (this dashboard and the artifact store, sw_artifact.h)
+ * share. sw_http_listen_addr: the IPv4 address to listen on, from bind (dotted quad) and port
+ * (0-65535; 0 = an ephemeral port). Returns 0, or SW_EINVAL with who ("http", "artifacts")
+ * opening the message. sw_http_mhd_log: libmicrohttpd's error logger
+ * (MHD_OPTION_EXTERNAL_LOGGER) for them, one warning line each; cls is the server's name, a
+ * string that outlives it. */
+int sw_http_listen_addr(const char *who, const char *bind, int port, struct sockaddr_in *out,
+                        struct sw_err *err);
+void sw_http_mhd_log(void *cls, const char *fmt, va_list ap);
 
 #endif

@@ -127,11 +127,6 @@ static int grow(void **arr, int *cap, int n, size_t elem) {
   return 0;
 }
 
-static const char *col_text(sqlite3_stmt *st, int i) {
-  const unsigned char *t = sqlite3_column_text(st, i);
-  return t ? (const char *)t : "";
-}
-
 /* Finds or adds the configuration of a run; returns its index or -1 (out of memory). */
 static int config_of(struct collect *c, int64_t sweep_id, const char *sweep, const char *kind,
                      const char *gate, const char *arm, const json_t *params, const char *trainer) {
@@ -218,12 +213,13 @@ static int collect_samples(sw_store_t *store, int64_t sweep_id, struct collect *
   sqlite3_bind_int64(st, 1, sweep_id);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int is_gate = sqlite3_column_type(st, 3) != SQLITE_NULL;
-    json_t *params = is_gate ? NULL : json_loads(col_text(st, 5), 0, NULL);
-    json_t *result = json_loads(col_text(st, 11), 0, NULL);
+    json_t *params = is_gate ? NULL : json_loads(sw_store_col_text(st, 5), 0, NULL);
+    json_t *result = json_loads(sw_store_col_text(st, 11), 0, NULL);
     const char *trainer =
         json_string_value(json_object_get(json_object_get(result, "trainer"), "name"));
-    int cfg = config_of(c, sqlite3_column_int64(st, 0), col_text(st, 1), col_text(st, 2),
-                        is_gate ? col_text(st, 3) : NULL, col_text(st, 4), params, trainer);
+    int cfg = config_of(c, sqlite3_column_int64(st, 0), sw_store_col_text(st, 1),
+                        sw_store_col_text(st, 2), is_gate ? sw_store_col_text(st, 3) : NULL,
+                        sw_store_col_text(st, 4), params, trainer);
     json_decref(params);
     json_decref(result);
     if (cfg < 0) {
@@ -235,7 +231,7 @@ static int collect_samples(sw_store_t *store, int64_t sweep_id, struct collect *
     if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
       iters = sqlite3_column_int64(st, 9);
     } else {
-      json_t *conf = json_loads(col_text(st, 10), 0, NULL);
+      json_t *conf = json_loads(sw_store_col_text(st, 10), 0, NULL);
       json_t *it = json_object_get(conf, "iterations");
       if (json_is_integer(it)) iters = json_integer_value(it);
       json_decref(conf);

@@ -32,21 +32,9 @@ int sw_report_format_parse(const char *name, enum sw_report_format *out, struct 
 
 /* ---- building the JSON ---------------------------------------------------------------------- */
 
-static const char *col_text(sqlite3_stmt *st, int i) {
-  const unsigned char *t = sqlite3_column_text(st, i);
-  return t ? (const char *)t : "";
-}
-
-static json_t *col_json_num(sqlite3_stmt *st, int i) {
-  switch (sqlite3_column_type(st, i)) {
-  case SQLITE_NULL: return json_null();
-  case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, i));
-  default: return json_real(sqlite3_column_double(st, i));
-  }
-}
-
 static json_t *col_json_str(sqlite3_stmt *st, int i) {
-  return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() : json_string(col_text(st, i));
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
+                                                   : json_string(sw_store_col_text(st, i));
 }
 
 /* Summary of an attempt's load windows: sample counts and the numbers the contamination rule
@@ -65,16 +53,16 @@ static int window_summary(sw_store_t *s, int64_t attempt_id, json_t *run, struct
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     json_t *o = json_object();
     json_object_set_new(o, "n", json_integer(sqlite3_column_int(st, 1)));
-    json_object_set_new(o, "load1_mean", col_json_num(st, 2));
-    json_object_set_new(o, "load1_max", col_json_num(st, 3));
-    json_object_set_new(o, "cpu_other_mean", col_json_num(st, 4));
-    json_object_set_new(o, "cpu_other_max", col_json_num(st, 5));
+    json_object_set_new(o, "load1_mean", sw_store_col_num(st, 2));
+    json_object_set_new(o, "load1_max", sw_store_col_num(st, 3));
+    json_object_set_new(o, "cpu_other_mean", sw_store_col_num(st, 4));
+    json_object_set_new(o, "cpu_other_max", sw_store_col_num(st, 5));
     /* GPU utilisation only where the worker sampled a GPU (NVML); absent otherwise. */
     if (sqlite3_column_int(st, 6) > 0) {
-      json_object_set_new(o, "gpu_util_mean", col_json_num(st, 7));
-      json_object_set_new(o, "gpu_util_max", col_json_num(st, 8));
+      json_object_set_new(o, "gpu_util_mean", sw_store_col_num(st, 7));
+      json_object_set_new(o, "gpu_util_max", sw_store_col_num(st, 8));
     }
-    json_object_set_new(w, col_text(st, 0), o);
+    json_object_set_new(w, sw_store_col_text(st, 0), o);
   }
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading windows");
@@ -91,10 +79,10 @@ static int kernels_of(sw_store_t *s, int64_t attempt_id, json_t *run, struct sw_
   sqlite3_bind_int64(st, 1, attempt_id);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(col_text(st, 0)));
-    json_object_set_new(o, "calls", col_json_num(st, 1));
-    json_object_set_new(o, "gpu_ms", col_json_num(st, 2));
-    json_object_set_new(o, "share", col_json_num(st, 3));
+    json_object_set_new(o, "name", json_string(sw_store_col_text(st, 0)));
+    json_object_set_new(o, "calls", sw_store_col_num(st, 1));
+    json_object_set_new(o, "gpu_ms", sw_store_col_num(st, 2));
+    json_object_set_new(o, "share", sw_store_col_num(st, 3));
     json_array_append_new(k, o);
   }
   sqlite3_reset(st);
@@ -113,9 +101,9 @@ static int checkpoints_of(sw_store_t *s, int64_t attempt_id, json_t *run, struct
   if (rc) return rc;
   sqlite3_bind_int64(st, 1, attempt_id);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    json_array_append_new(k, json_pack("{s:o,s:o,s:o,s:o}", "iter", col_json_num(st, 0), "train_s",
-                                       col_json_num(st, 1), "psnr_db", col_json_num(st, 2),
-                                       "splats", col_json_num(st, 3)));
+    json_array_append_new(k, json_pack("{s:o,s:o,s:o,s:o}", "iter", sw_store_col_num(st, 0),
+                                       "train_s", sw_store_col_num(st, 1), "psnr_db",
+                                       sw_store_col_num(st, 2), "splats", sw_store_col_num(st, 3)));
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading checkpoints");
 }
@@ -140,13 +128,13 @@ static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, j
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     json_t *run = json_object();
     json_object_set_new(run, "run_id", json_integer(sqlite3_column_int64(st, 0)));
-    json_object_set_new(run, "arm", json_string(col_text(st, 1)));
+    json_object_set_new(run, "arm", json_string(sw_store_col_text(st, 1)));
     json_object_set_new(run, "attempt", json_integer(attempt));
-    json_object_set_new(run, "config_sha256", json_string(col_text(st, 2)));
-    json_t *cfg = json_loads(col_text(st, 12), 0, NULL);
+    json_object_set_new(run, "config_sha256", json_string(sw_store_col_text(st, 2)));
+    json_t *cfg = json_loads(sw_store_col_text(st, 12), 0, NULL);
     json_object_set_new(run, "config", cfg ? cfg : json_object());
     int has = sqlite3_column_type(st, 3) != SQLITE_NULL;
-    const char *status = has ? col_text(st, 4) : "pending";
+    const char *status = has ? sw_store_col_text(st, 4) : "pending";
     json_object_set_new(run, "status", json_string(status));
     json_object_set_new(
         run, "contaminated",
@@ -156,18 +144,19 @@ static int pair_runs(sw_store_t *s, int64_t pair_id, int attempt, int is_grid, j
       json_object_set_new(run, "attempt_id", json_integer(sqlite3_column_int64(st, 3)));
       json_object_set_new(run, "exit_status", json_integer(sqlite3_column_int(st, 5)));
       json_object_set_new(run, "worker", col_json_str(st, 6));
-      json_t *res =
-          sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : json_loads(col_text(st, 7), 0, NULL);
+      json_t *res = sqlite3_column_type(st, 7) == SQLITE_NULL
+                        ? NULL
+                        : json_loads(sw_store_col_text(st, 7), 0, NULL);
       json_t *m = json_object_get(res, "metrics");
       if (json_is_object(m)) metrics = json_incref(m);
       json_decref(res);
       if (sqlite3_column_type(st, 8) != SQLITE_NULL)
-        json_object_set_new(run, "error", json_string(col_text(st, 8)));
+        json_object_set_new(run, "error", json_string(sw_store_col_text(st, 8)));
       json_object_set_new(run, "trainer_sha256", col_json_str(st, 9));
       json_object_set_new(run, "shaders_sha256", col_json_str(st, 10));
       json_object_set_new(run, "scene_sha256", col_json_str(st, 11));
       json_object_set_new(run, "flag_reason", col_json_str(st, 13));
-      json_object_set_new(run, "gpu_busy_frac", col_json_num(st, 14));
+      json_object_set_new(run, "gpu_busy_frac", sw_store_col_num(st, 14));
     }
     json_object_set_new(run, "metrics", metrics ? metrics : json_object());
     json_array_append_new(runs, run);
@@ -208,10 +197,10 @@ static int earlier_attempts(sw_store_t *s, int64_t pair_id, int attempt, json_t 
   sqlite3_bind_int(st, 2, attempt);
   json_t *arr = json_array();
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    json_array_append_new(arr,
-                          json_pack("{s:i,s:s,s:s,s:o,s:i}", "attempt", sqlite3_column_int(st, 0),
-                                    "arm", col_text(st, 1), "status", col_text(st, 2), "worker",
-                                    col_json_str(st, 3), "exit_status", sqlite3_column_int(st, 4)));
+    json_array_append_new(
+        arr, json_pack("{s:i,s:s,s:s,s:o,s:i}", "attempt", sqlite3_column_int(st, 0), "arm",
+                       sw_store_col_text(st, 1), "status", sw_store_col_text(st, 2), "worker",
+                       col_json_str(st, 3), "exit_status", sqlite3_column_int(st, 4)));
   sqlite3_reset(st);
   json_object_set_new(pair, "earlier_attempts", arr);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading earlier attempts");
@@ -237,14 +226,14 @@ static int pairs_of(sw_store_t *s, int64_t gate_id, int64_t sweep_id, json_t *ar
     json_object_set_new(p, "pair_id", json_integer(sqlite3_column_int64(st, 0)));
     json_object_set_new(p, "index", json_integer(sqlite3_column_int(st, 1)));
     json_object_set_new(p, "worker", col_json_str(st, 2));
-    json_object_set_new(p, "order", json_string(col_text(st, 3)));
-    json_object_set_new(p, "status", json_string(col_text(st, 4)));
+    json_object_set_new(p, "order", json_string(sw_store_col_text(st, 3)));
+    json_object_set_new(p, "status", json_string(sw_store_col_text(st, 4)));
     json_object_set_new(p, "attempt", json_integer(sqlite3_column_int(st, 5)));
     json_object_set_new(p, "is_replacement", json_boolean(sqlite3_column_int(st, 6)));
-    json_object_set_new(p, "replaces", col_json_num(st, 7));
+    json_object_set_new(p, "replaces", sw_store_col_num(st, 7));
     if (is_grid) {
-      json_object_set_new(p, "label", json_string(col_text(st, 8)));
-      json_t *params = json_loads(col_text(st, 9), 0, NULL);
+      json_object_set_new(p, "label", json_string(sw_store_col_text(st, 8)));
+      json_t *params = json_loads(sw_store_col_text(st, 9), 0, NULL);
       json_object_set_new(p, "params", params ? params : json_object());
       json_object_set_new(p, "repeat", json_integer(sqlite3_column_int(st, 10)));
     }
@@ -308,18 +297,20 @@ static int gates_of(sw_store_t *s, int64_t sweep_id, const json_t *spec, json_t 
   const json_t *gm = json_object_get(guard, "metric");
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     /* The gate object is the gate engine's own JSON; the store adds the pairs. */
-    json_t *g =
-        sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : json_loads(col_text(st, 5), 0, NULL);
+    json_t *g = sqlite3_column_type(st, 5) == SQLITE_NULL
+                    ? NULL
+                    : json_loads(sw_store_col_text(st, 5), 0, NULL);
     if (!json_is_object(g)) {
       json_decref(g);
-      g = json_pack("{s:s,s:s,s:[s],s:n,s:n,s:n}", "name", col_text(st, 1), "verdict",
+      g = json_pack("{s:s,s:s,s:[s],s:n,s:n,s:n}", "name", sw_store_col_text(st, 1), "verdict",
                     "inconclusive", "reasons", "not judged yet: the gate is still running", "delta",
                     "threshold", "guard");
     }
-    if (!json_object_get(g, "name")) json_object_set_new(g, "name", json_string(col_text(st, 1)));
-    json_object_set_new(g, "status", json_string(col_text(st, 3)));
+    if (!json_object_get(g, "name"))
+      json_object_set_new(g, "name", json_string(sw_store_col_text(st, 1)));
+    json_object_set_new(g, "status", json_string(sw_store_col_text(st, 3)));
     json_object_set_new(g, "final", json_boolean(sqlite3_column_type(st, 4) != SQLITE_NULL));
-    json_object_set_new(g, "metric", json_string(col_text(st, 2)));
+    json_object_set_new(g, "metric", json_string(sw_store_col_text(st, 2)));
     json_object_set_new(g, "guard_metric",
                         json_string(json_is_string(gm) ? json_string_value(gm) : "psnr_db"));
     json_object_set_new(g, "n", json_integer(sqlite3_column_int(st, 6)));
@@ -355,9 +346,9 @@ static int events_of(sw_store_t *s, int64_t sweep_id, json_t *sweep, struct sw_e
   json_t *arr = json_array();
   json_object_set_new(sweep, "events", arr);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    json_array_append_new(arr, json_pack("{s:I,s:s,s:s}", "t_ms",
-                                         (json_int_t)sqlite3_column_int64(st, 0), "kind",
-                                         col_text(st, 1), "text", col_text(st, 2)));
+    json_array_append_new(
+        arr, json_pack("{s:I,s:s,s:s}", "t_ms", (json_int_t)sqlite3_column_int64(st, 0), "kind",
+                       sw_store_col_text(st, 1), "text", sw_store_col_text(st, 2)));
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? 0 : sw_store_fail(s, err, "reading events");
 }
@@ -375,14 +366,14 @@ json_t *sw_report_json(sw_store_t *s, int64_t sweep_id, struct sw_err *err) {
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(sqlite3_column_int64(st, 0)));
-    json_object_set_new(o, "name", json_string(col_text(st, 1)));
-    json_object_set_new(o, "kind", json_string(col_text(st, 2)));
-    json_object_set_new(o, "status", json_string(col_text(st, 3)));
+    json_object_set_new(o, "name", json_string(sw_store_col_text(st, 1)));
+    json_object_set_new(o, "kind", json_string(sw_store_col_text(st, 2)));
+    json_object_set_new(o, "status", json_string(sw_store_col_text(st, 3)));
     json_object_set_new(o, "priority", json_integer(sqlite3_column_int(st, 4)));
     json_object_set_new(o, "created_ms", json_integer(sqlite3_column_int64(st, 5)));
-    json_object_set_new(o, "finished_ms", col_json_num(st, 6));
-    json_object_set_new(o, "spec_sha256", json_string(col_text(st, 7)));
-    json_t *spec = json_loads(col_text(st, 8), 0, NULL);
+    json_object_set_new(o, "finished_ms", sw_store_col_num(st, 6));
+    json_object_set_new(o, "spec_sha256", json_string(sw_store_col_text(st, 7)));
+    json_t *spec = json_loads(sw_store_col_text(st, 8), 0, NULL);
     json_array_append_new(specs, spec ? spec : json_object());
     json_array_append_new(sweeps, o);
   }

@@ -3,7 +3,8 @@
  * route's status code, content type and content, 404 for unknown paths and sweeps, 405 for
  * writes, 503 while the database does not exist, a sweep written by another connection after
  * the server started shows up (WAL readers), the dashboard JSON with and without the
- * coordinator's snapshot, the token off loopback, and the --http argument handling of the CLI. */
+ * coordinator's snapshot, /api/status as the coordinator's own status document (the one status
+ * builder), the token off loopback, and the dashboard the CLI's --http starts. */
 #include <check.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -12,7 +13,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zmq.h>
 
+#include "sw_coord.h"
 #include "sw_fs.h"
 #include "sw_http.h"
 #include "fixture_result.h"
@@ -219,11 +222,18 @@ START_TEST(routes_serve_the_store) {
   ck_assert(json_real_value(json_object_get(lw, "cpu_other_max")) == 0.10);
   json_decref(d);
   free(f.body);
+  /* No coordinator has published its status: the read side has no status view of its own. */
+  f = fetch(port, "/api/status", NULL);
+  ck_assert_int_eq(f.status, 503);
+  ck_assert_ptr_nonnull(strstr(f.body, "no coordinator status yet"));
+  free(f.body);
 
   /* The coordinator's snapshot: w1 busy in run 1 (100 iterations) at iteration 25. */
-  sw_http_publish(h, "{\"workers\":[{\"id\":\"w1\",\"state\":\"busy\",\"lease\":7}],"
-                     "\"coordinator\":{\"sessions\":[{\"id\":\"w1\",\"lease\":7,\"run\":1,"
-                     "\"iter\":25,\"train_s\":1.5,\"silent_ms\":3,\"runs_finished\":2}]}}");
+  static const char *const SNAPSHOT =
+      "{\"workers\":[{\"id\":\"w1\",\"state\":\"busy\",\"lease\":7}],"
+      "\"coordinator\":{\"sessions\":[{\"id\":\"w1\",\"lease\":7,\"run\":1,"
+      "\"iter\":25,\"train_s\":1.5,\"silent_ms\":3,\"runs_finished\":2}]}}";
+  sw_http_publish(h, SNAPSHOT);
   f = fetch(port, "/api/dashboard", NULL);
   d = json_loads(f.body, 0, NULL);
   ck_assert(json_is_object(json_object_get(d, "live")));
@@ -240,19 +250,13 @@ START_TEST(routes_serve_the_store) {
   free(f.body);
   sw_http_publish(NULL, "{}"); /* NULL-safe */
 
+  /* /api/status is the published document itself, byte for byte. */
   f = fetch(port, "/api/status", NULL);
   ck_assert_int_eq(f.status, 200);
   ck_assert_str_eq(f.type, "application/json");
-  json_t *j = json_loads(f.body, 0, NULL);
-  ck_assert_ptr_nonnull(j);
-  json_t *sw = json_array_get(json_object_get(j, "sweeps"), 0);
-  ck_assert_str_eq(json_string_value(json_object_get(sw, "status")), "done");
-  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(sw, "pairs"), "done")), 2);
-  ck_assert_str_eq(
-      json_string_value(json_object_get(json_array_get(json_object_get(j, "workers"), 0), "id")),
-      "w1");
-  json_decref(j);
+  ck_assert_str_eq(f.body, SNAPSHOT);
   free(f.body);
+  json_t *j;
 
   f = fetch(port, "/api/report/1", NULL);
   ck_assert_int_eq(f.status, 200);
@@ -328,7 +332,7 @@ START_TEST(errors_and_unknown_paths) {
   char later[160];
   snprintf(later, sizeof later, "%s/later.db", g_dir);
   h = start(later);
-  f = fetch(sw_http_port(h), "/api/status", NULL);
+  f = fetch(sw_http_port(h), "/api/dashboard", NULL);
   ck_assert_int_eq(f.status, 503);
   free(f.body);
   struct sw_store_opts so;
@@ -336,17 +340,33 @@ START_TEST(errors_and_unknown_paths) {
   sw_store_t *st = NULL;
   struct sw_err err = {0};
   ck_assert_int_eq(sw_store_open(later, &so, &st, &err), 0);
-  f = fetch(sw_http_port(h), "/api/status", NULL);
+  f = fetch(sw_http_port(h), "/api/dashboard", NULL);
   ck_assert_int_eq(f.status, 200);
   free(f.body);
   sw_store_close(&st);
   sw_http_stop(&h);
 
+  /* The listening address, one rule for the dashboard and the artifact store: IPv4, 0-65535. */
   struct sw_http_opts bad = {.db_path = g_db, .bind = "localhost", .port = 0};
+  err = (struct sw_err){0};
   ck_assert_int_eq(sw_http_start(&bad, &h, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "http: 'localhost' is not an IPv4 address");
   bad.bind = NULL;
   bad.port = 70000;
+  err = (struct sw_err){0};
   ck_assert_int_eq(sw_http_start(&bad, &h, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "http: port 70000 outside 0-65535");
+  struct sw_artifact_opts abad = {.db_path = g_db, .bind = "localhost", .port = 0};
+  sw_artifact_t *art = NULL;
+  err = (struct sw_err){0};
+  ck_assert_int_eq(sw_artifact_start(&abad, &art, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "artifacts: 'localhost' is not an IPv4 address");
+  abad.bind = NULL;
+  abad.port = -1;
+  err = (struct sw_err){0};
+  ck_assert_int_eq(sw_artifact_start(&abad, &art, &err), SW_EINVAL);
+  ck_assert_str_eq(err.msg, "artifacts: port -1 outside 0-65535");
+  ck_assert_ptr_null(art);
 }
 END_TEST
 
@@ -420,14 +440,14 @@ START_TEST(reads_while_the_coordinator_writes) {
    * dashboard started reading: the dashboard's own connection sees it. */
   sw_store_t *writer = open_rw();
   sw_http_t *h = start(g_db);
-  struct fetched f = fetch(sw_http_port(h), "/api/status", NULL);
+  struct fetched f = fetch(sw_http_port(h), "/api/dashboard", NULL);
   ck_assert_int_eq(f.status, 200);
   json_t *j = json_loads(f.body, 0, NULL);
   ck_assert_int_eq(json_array_size(json_object_get(j, "sweeps")), 1);
   json_decref(j);
   free(f.body);
   run_grid(writer, "second");
-  f = fetch(sw_http_port(h), "/api/status", NULL);
+  f = fetch(sw_http_port(h), "/api/dashboard", NULL);
   j = json_loads(f.body, 0, NULL);
   ck_assert_int_eq(json_array_size(json_object_get(j, "sweeps")), 2);
   json_decref(j);
@@ -440,47 +460,89 @@ START_TEST(reads_while_the_coordinator_writes) {
 }
 END_TEST
 
-START_TEST(command_line_option) {
-  char *argv[] = {"coordinator", "--db", g_db, "--http", "0", "--insecure", NULL};
-  int argc = 6;
-  sw_http_t *h = NULL;
+/* A coordinator on the fixture's store publishes to the dashboard as `coordinator --http` wires
+ * it (sw_coord_opts.on_status = sw_http_publish): /api/status is the document the one status
+ * builder makes for that store (sw_coord_status_json, the scheduler's sw_sched_status_json
+ * inside it), the same that `splatsweep status --format json` prints. Only the moment differs:
+ * the snapshot's t_ms and the coordinator's resident memory at that moment. */
+START_TEST(status_is_the_coordinators_document) {
+  sw_http_t *h = start(g_db);
+  void *zctx = zmq_ctx_new();
+  ck_assert_ptr_nonnull(zctx);
+  struct sw_coord_opts co = {.bind_work = "tcp://127.0.0.1:*",
+                             .bind_control = "tcp://127.0.0.1:*",
+                             .db_path = g_db,
+                             .insecure = 1,
+                             .on_status = sw_http_publish,
+                             .on_status_arg = h};
+  sw_coord_t *c = NULL;
   struct sw_err err = {0};
-  ck_assert_msg(sw_cmd_http_from_args(&argc, argv, SW_STORE_DEFAULT_PATH, &h, &err) == 0, "%s",
-                err.msg);
-  ck_assert_int_eq(argc, 4); /* --http 0 removed, the rest left for the daemon's parser */
-  ck_assert_str_eq(argv[3], "--insecure");
-  ck_assert_ptr_null(argv[4]);
-  ck_assert_ptr_nonnull(h);
-  struct fetched f = fetch(sw_http_port(h), "/api/report/1", NULL);
+  ck_assert_msg(sw_coord_new(zctx, &co, &c, &err) == 0, "%s", err.msg);
+  struct fetched f = fetch(sw_http_port(h), "/api/status", NULL);
+  ck_assert_int_eq(f.status, 200);
+  ck_assert_str_eq(f.type, "application/json");
+  json_t *got = json_loads(f.body, 0, NULL);
+  ck_assert_ptr_nonnull(got);
+  free(f.body);
+  json_t *want = sw_coord_status_json(c, 0, 0, SW_SCHED_STATUS_WORKERS_MAX, &err);
+  ck_assert_msg(want != NULL, "%s", err.msg);
+  ck_assert(json_is_integer(json_object_get(got, "t_ms")));
+  json_object_del(got, "t_ms");
+  json_t *gc = json_object_get(got, "coordinator"), *wc = json_object_get(want, "coordinator");
+  ck_assert(json_is_integer(json_object_get(gc, "rss_kb")));
+  json_object_del(gc, "rss_kb");
+  json_object_del(wc, "rss_kb");
+  char *g = json_dumps(got, JSON_SORT_KEYS), *w = json_dumps(want, JSON_SORT_KEYS);
+  ck_assert_msg(json_equal(got, want), "/api/status %s\nbuilder     %s", g, w);
+  /* The fixture's finished sweep, as the scheduler counts it. */
+  json_t *sw = json_array_get(json_object_get(got, "sweeps"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(sw, "status")), "done");
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(sw, "pairs"), "done")), 2);
+  ck_assert(json_is_object(json_object_get(got, "workers_page")));
+  free(g);
+  free(w);
+  json_decref(got);
+  json_decref(want);
+  sw_coord_destroy(&c);
+  zmq_ctx_term(zctx);
+  sw_http_stop(&h);
+}
+END_TEST
+
+/* The dashboard `coordinator --http` starts: the command line's options arrive as the parsed
+ * option struct (sw_cmd.h), and the dashboard serves the --db database, or the default one. */
+START_TEST(serve_options_start_the_dashboard) {
+  struct sw_cmd_args a = {.db = g_db, .http_port = 0, .artifacts_port = -1};
+  sw_artifact_t *art = NULL;
+  struct sw_err err = {0};
+  ck_assert_msg(sw_cmd_serve_start(&a, SW_STORE_DEFAULT_PATH, &art, &err) == 0, "%s", err.msg);
+  ck_assert_ptr_nonnull(a.http);
+  ck_assert_ptr_null(art); /* no --artifacts */
+  struct fetched f = fetch(sw_http_port(a.http), "/api/report/1", NULL);
   ck_assert_int_eq(f.status, 200); /* it serves the --db database */
   free(f.body);
-  sw_http_stop(&h);
+  sw_cmd_serve_stop(&a, &art);
+  ck_assert_ptr_null(a.http);
 
-  char *plain[] = {"local", "spec.yaml", NULL};
-  argc = 2;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, plain, "x.db", &h, &err), 0);
-  ck_assert_ptr_null(h);
-  ck_assert_int_eq(argc, 2);
-  char *badport[] = {"local", "--http", "web", NULL};
-  argc = 3;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, badport, "x.db", &h, &err), SW_EINVAL);
-  char *noval[] = {"local", "--http", NULL};
-  argc = 2;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, noval, "x.db", &h, &err), SW_EINVAL);
-  char *bindonly[] = {"local", "--http-bind=127.0.0.1", NULL};
-  argc = 2;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, bindonly, "x.db", &h, &err), SW_EINVAL);
-  char dbarg[200];
-  snprintf(dbarg, sizeof dbarg, "--db=%s", g_db);
-  char *eq[] = {"coordinator", "--http=0", "--http-bind=127.0.0.1", dbarg, NULL};
-  argc = 4;
-  ck_assert_int_eq(sw_cmd_http_from_args(&argc, eq, "x.db", &h, &err), 0);
-  ck_assert_int_eq(argc, 2);
-  ck_assert_str_eq(eq[1], dbarg);
-  f = fetch(sw_http_port(h), "/api/report/1", NULL);
-  ck_assert_int_eq(f.status, 200);
-  free(f.body);
-  sw_http_stop(&h);
+  /* Neither option: nothing runs. */
+  struct sw_cmd_args none = {.http_port = -1, .artifacts_port = -1};
+  ck_assert_int_eq(sw_cmd_serve_asked(&none), 0);
+  ck_assert_int_eq(sw_cmd_serve_start(&none, "x.db", &art, &err), 0);
+  ck_assert_ptr_null(none.http);
+  /* A bind address without its port is a usage error, and leaves nothing running. */
+  struct sw_cmd_args bind_only = {.http_port = -1, .artifacts_port = -1, .http_bind = "127.0.0.1"};
+  ck_assert_int_eq(sw_cmd_serve_asked(&bind_only), 1);
+  ck_assert_int_eq(sw_cmd_serve_start(&bind_only, "x.db", &art, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "--http-bind 127.0.0.1 needs --http PORT"));
+  ck_assert_ptr_null(bind_only.http);
+  /* The dashboard started, then the artifact store refused: the dashboard is stopped again. */
+  err = (struct sw_err){0}; /* the first error wins: a new one for a new call */
+  struct sw_cmd_args url_only = {
+      .db = g_db, .http_port = 0, .artifacts_port = -1, .artifacts_url = "http://x:1"};
+  ck_assert_int_eq(sw_cmd_serve_start(&url_only, "x.db", &art, &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "--artifacts-url needs --artifacts PORT"));
+  ck_assert_ptr_null(url_only.http);
+  ck_assert_ptr_null(art);
 }
 END_TEST
 
@@ -494,7 +556,8 @@ int main(void) {
   tcase_add_test(tc, errors_and_unknown_paths);
   tcase_add_test(tc, token_required_off_loopback);
   tcase_add_test(tc, reads_while_the_coordinator_writes);
-  tcase_add_test(tc, command_line_option);
+  tcase_add_test(tc, status_is_the_coordinators_document);
+  tcase_add_test(tc, serve_options_start_the_dashboard);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -250,6 +250,29 @@ START_TEST(full_disk_fails_cleanly_and_rolls_back) {
 }
 END_TEST
 
+/* The readers' column helpers, the one place where a NULL column becomes "" or JSON null. */
+START_TEST(column_readers) {
+  sw_store_t *s = NULL;
+  struct sw_err err = {0};
+  ck_assert_msg(sw_store_open(g_db, NULL, &s, &err) == 0, "%s", err.msg);
+  static const char *const SQL = "SELECT NULL, 'text', 7, 2.5";
+  sqlite3_stmt *st;
+  ck_assert_int_eq(sw_store_stmt(s, SQL, &st, &err), 0);
+  ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+  ck_assert_str_eq(sw_store_col_text(st, 0), "");
+  ck_assert_str_eq(sw_store_col_text(st, 1), "text");
+  json_t *n = sw_store_col_num(st, 0), *i = sw_store_col_num(st, 2), *r = sw_store_col_num(st, 3);
+  ck_assert(json_is_null(n));
+  ck_assert(json_is_integer(i) && json_integer_value(i) == 7); /* an integer stays one */
+  ck_assert(json_is_real(r) && json_real_value(r) == 2.5);
+  json_decref(n);
+  json_decref(i);
+  json_decref(r);
+  sqlite3_reset(st);
+  sw_store_close(&s);
+}
+END_TEST
+
 START_TEST(read_only_and_bad_paths_give_clean_errors) {
   struct sw_err err = {0};
   sw_store_t *s = NULL;
@@ -291,6 +314,7 @@ int main(void) {
   tcase_add_test(tc, migrates_v1_database_forward);
   tcase_add_test(tc, attempts_are_idempotent);
   tcase_add_test(tc, full_disk_fails_cleanly_and_rolls_back);
+  tcase_add_test(tc, column_readers);
   tcase_add_test(tc, read_only_and_bad_paths_give_clean_errors);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
