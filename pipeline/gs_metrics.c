@@ -47,30 +47,39 @@ int gs_metrics_psnr(const float *img, const float *ref, uint32_t w, uint32_t h, 
   return 0;
 }
 
-/* out = the w x h plane `in` blurred by the 2-D window with zero padding: a horizontal pass into
- * tmp, then a vertical one, each adding its taps in ascending order. */
-static void blur(const double *in, double *out, double *tmp, long w, long h, const double *tap) {
-  const long half = GS_METRICS_SSIM_WINDOW / 2;
-  for (long y = 0; y < h; y++) {
-    const double *row = in + y * w;
-    double *dst = tmp + y * w;
-    for (long x = 0; x < w; x++) dst[x] = 0.0;
-    for (long k = 0; k < GS_METRICS_SSIM_WINDOW; k++) {
-      long off = k - half;
-      long x0 = off < 0 ? -off : 0, x1 = off > 0 ? w - off : w;
-      for (long x = x0; x < x1; x++) dst[x] += tap[k] * row[x + off];
-    }
+/* The SSIM window's blur, once for both precisions: out = the w x h plane `in` convolved with
+ * the 2-D window, zero-padded "same", as a horizontal pass into tmp and a vertical one, each adding
+ * its taps (gs_metrics_ssim_tap, rounded to T) in ascending order over the outputs where the tap
+ * falls inside the image, so the inner loops are branch-free. */
+#define SSIM_BLUR(NAME, T)                                                                         \
+  void NAME(const T *in, T *out, T *tmp, uint32_t w, uint32_t h) {                                 \
+    T tap[GS_METRICS_SSIM_WINDOW];                                                                 \
+    for (int k = 0; k < GS_METRICS_SSIM_WINDOW; k++) tap[k] = (T)gs_metrics_ssim_tap(k);           \
+    const long half = GS_METRICS_SSIM_WINDOW / 2, lw = (long)w, lh = (long)h;                      \
+    for (long y = 0; y < lh; y++) {                                                                \
+      const T *row = in + y * lw;                                                                  \
+      T *dst = tmp + y * lw;                                                                       \
+      for (long x = 0; x < lw; x++) dst[x] = (T)0;                                                 \
+      for (long k = 0; k < GS_METRICS_SSIM_WINDOW; k++) {                                          \
+        long off = k - half;                                                                       \
+        long x0 = off < 0 ? -off : 0, x1 = off > 0 ? lw - off : lw;                                \
+        for (long x = x0; x < x1; x++) dst[x] += tap[k] * row[x + off];                            \
+      }                                                                                            \
+    }                                                                                              \
+    for (long y = 0; y < lh; y++) {                                                                \
+      T *dst = out + y * lw;                                                                       \
+      for (long x = 0; x < lw; x++) dst[x] = (T)0;                                                 \
+      for (long k = 0; k < GS_METRICS_SSIM_WINDOW; k++) {                                          \
+        long yy = y + k - half;                                                                    \
+        if (yy < 0 || yy >= lh) continue;                                                          \
+        const T *src = tmp + yy * lw;                                                              \
+        for (long x = 0; x < lw; x++) dst[x] += tap[k] * src[x];                                   \
+      }                                                                                            \
+    }                                                                                              \
   }
-  for (long y = 0; y < h; y++) {
-    double *dst = out + y * w;
-    for (long x = 0; x < w; x++) dst[x] = 0.0;
-    for (long k = 0; k < GS_METRICS_SSIM_WINDOW; k++) {
-      long yy = y + k - half;
-      if (yy < 0 || yy >= h) continue;
-      for (long x = 0; x < w; x++) dst[x] += tap[k] * tmp[yy * w + x];
-    }
-  }
-}
+SSIM_BLUR(gs_metrics_ssim_blur, double)
+SSIM_BLUR(gs_metrics_ssim_blurf, float)
+#undef SSIM_BLUR
 
 int gs_metrics_ssim(const float *img, const float *ref, uint32_t w, uint32_t h, double *ssim,
                     struct sw_err *err) {
@@ -83,8 +92,6 @@ int gs_metrics_ssim(const float *img, const float *ref, uint32_t w, uint32_t h, 
   if (!buf) return sw_err_set(err, SW_ENOMEM, "gs_metrics_ssim: out of memory for %ux%u", w, h);
   double *pl[NPLANES];
   for (int k = 0; k < NPLANES; k++) pl[k] = buf + (size_t)k * n;
-  double tap[GS_METRICS_SSIM_WINDOW];
-  for (int k = 0; k < GS_METRICS_SSIM_WINDOW; k++) tap[k] = gs_metrics_ssim_tap(k);
   const double c1 = GS_METRICS_SSIM_C1, c2 = GS_METRICS_SSIM_C2;
   double total = 0.0;
   for (int ch = 0; ch < 3; ch++) {
@@ -92,14 +99,14 @@ int gs_metrics_ssim(const float *img, const float *ref, uint32_t w, uint32_t h, 
       pl[X][p] = clamp01(img[3 * p + ch]);
       pl[Y][p] = clamp01(ref[3 * p + ch]);
     }
-    blur(pl[X], pl[MU1], pl[TMP], w, h, tap);
-    blur(pl[Y], pl[MU2], pl[TMP], w, h, tap);
+    gs_metrics_ssim_blur(pl[X], pl[MU1], pl[TMP], w, h);
+    gs_metrics_ssim_blur(pl[Y], pl[MU2], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) pl[P][p] = pl[X][p] * pl[X][p];
-    blur(pl[P], pl[S11], pl[TMP], w, h, tap);
+    gs_metrics_ssim_blur(pl[P], pl[S11], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) pl[P][p] = pl[Y][p] * pl[Y][p];
-    blur(pl[P], pl[S22], pl[TMP], w, h, tap);
+    gs_metrics_ssim_blur(pl[P], pl[S22], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) pl[P][p] = pl[X][p] * pl[Y][p];
-    blur(pl[P], pl[S12], pl[TMP], w, h, tap);
+    gs_metrics_ssim_blur(pl[P], pl[S12], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) {
       double mu1 = pl[MU1][p], mu2 = pl[MU2][p];
       double s11 = pl[S11][p] - mu1 * mu1, s22 = pl[S22][p] - mu2 * mu2;

@@ -25,6 +25,12 @@
 /* Tap k (0 .. GS_METRICS_SSIM_WINDOW - 1) of the normalised 1-D Gaussian window, in double. */
 double gs_metrics_ssim_tap(int k);
 
+/* The SSIM window's blur of a w x h plane (zero padding, "same" size; tmp: w h scratch): the one
+ * definition, in double for the metrics and in float for the C reference the GPU's SSIM loss is
+ * checked against (gs_ref). The window is separable and symmetric, so it is its own transpose. */
+void gs_metrics_ssim_blur(const double *in, double *out, double *tmp, uint32_t w, uint32_t h);
+void gs_metrics_ssim_blurf(const float *in, float *out, float *tmp, uint32_t w, uint32_t h);
+
 /* PSNR in dB with peak 1: 10 log10(1 / MSE) over every pixel and channel. Identical images give
  * +INFINITY. Returns 0, or SW_EINVAL for an empty image / NULL buffer / a NaN in the input. */
 int gs_metrics_psnr(const float *img, const float *ref, uint32_t w, uint32_t h, double *psnr_db,

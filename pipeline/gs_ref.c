@@ -57,6 +57,7 @@ static int ref_pair_cmp(const void *pa, const void *pb) {
 #define FABS fabsf
 #define FN(name) name
 #define SFN(name) name##_f
+#define SSIM_BLUR gs_metrics_ssim_blurf
 #define MODEL struct gs_model
 #define CAMERA struct gs_camera
 #define SPLAT struct gs_ref_splat
@@ -75,6 +76,7 @@ static int ref_pair_cmp(const void *pa, const void *pb) {
 #define FABS fabs
 #define FN(name) name##_d
 #define SFN(name) name##_d
+#define SSIM_BLUR gs_metrics_ssim_blur
 #define MODEL struct gs_ref_model_d
 #define CAMERA struct gs_ref_camera_d
 #define SPLAT struct gs_ref_splat_d

@@ -423,37 +423,8 @@ int FN(gs_ref_forward)(const MODEL *m, const CAMERA *cam, const struct gs_ref_op
 /* ---- Loss: SSIM and L1 ---------------------------------------------------------------------- */
 
 /* Separable zero-padded "same" convolution of a w x h plane with the normalised 11-tap Gaussian
- * (sigma 1.5); tmp is scratch of w h. The 2D window is the outer product of the 1D one, so two
- * 1D passes are exact, and the kernel is symmetric, so this is also its own transpose (which
- * backward relies on). */
-static void SFN(gauss_conv)(const REAL *in, REAL *out, REAL *tmp, uint32_t w, uint32_t h) {
-  REAL kern[SSIM_WIN];
-  for (int k = 0; k < SSIM_WIN; k++) kern[k] = (REAL)gs_metrics_ssim_tap(k);
-  const long half = SSIM_WIN / 2, lw = (long)w, lh = (long)h;
-  /* Both passes add the taps in ascending order for every output, each over the outputs for
-   * which the tap falls inside the image (zero padding), so the inner loops are branch-free. */
-  for (long y = 0; y < lh; y++) {
-    const REAL *row = in + y * lw;
-    REAL *dst = tmp + y * lw;
-    for (long x = 0; x < lw; x++) dst[x] = K(0.0);
-    for (long k = 0; k < SSIM_WIN; k++) {
-      long off = k - half;
-      long x0 = off < 0 ? -off : 0, x1 = off > 0 ? lw - off : lw;
-      for (long x = x0; x < x1; x++) dst[x] += kern[k] * row[x + off];
-    }
-  }
-  for (long y = 0; y < lh; y++) {
-    REAL *dst = out + y * lw;
-    for (long x = 0; x < lw; x++) dst[x] = K(0.0);
-    for (long k = 0; k < SSIM_WIN; k++) {
-      long yy = y + k - half;
-      if (yy < 0 || yy >= lh) continue;
-      const REAL *src = tmp + yy * lw;
-      for (long x = 0; x < lw; x++) dst[x] += kern[k] * src[x];
-    }
-  }
-}
-
+ * (sigma 1.5): gs_metrics' blur in this precision (SSIM_BLUR). The kernel is symmetric, so this
+ * is also its own transpose (which backward relies on). */
 int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h, int padding,
                            double *ssim, REAL *dssim_da, struct sw_err *err) {
   if (!a || !b || !ssim || w == 0 || h == 0)
@@ -482,15 +453,15 @@ int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h,
       pl[X][p] = a[3 * p + ch];
       pl[Y][p] = b[3 * p + ch];
     }
-    SFN(gauss_conv)(pl[X], pl[MU1], pl[TMP], w, h);
-    SFN(gauss_conv)(pl[Y], pl[MU2], pl[TMP], w, h);
+    SSIM_BLUR(pl[X], pl[MU1], pl[TMP], w, h);
+    SSIM_BLUR(pl[Y], pl[MU2], pl[TMP], w, h);
     /* Second moments: convolve the products in place of scratch planes, then centre them. */
     for (size_t p = 0; p < n; p++) pl[GA][p] = pl[X][p] * pl[X][p];
-    SFN(gauss_conv)(pl[GA], pl[S11], pl[TMP], w, h);
+    SSIM_BLUR(pl[GA], pl[S11], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) pl[GA][p] = pl[Y][p] * pl[Y][p];
-    SFN(gauss_conv)(pl[GA], pl[S22], pl[TMP], w, h);
+    SSIM_BLUR(pl[GA], pl[S22], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) pl[GA][p] = pl[X][p] * pl[Y][p];
-    SFN(gauss_conv)(pl[GA], pl[S12], pl[TMP], w, h);
+    SSIM_BLUR(pl[GA], pl[S12], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++) {
       size_t px = p % w, py = p / w;
       if (px < border || px >= w - border || py < border || py >= h - border) {
@@ -516,9 +487,9 @@ int FN(gs_ref_ssim_padded)(const REAL *a, const REAL *b, uint32_t w, uint32_t h,
      * no longer needed (S11, S22, S12) hold the results. */
     for (size_t p = 0; p < n; p++)
       pl[S22][p] = pl[GA][p] - K(2.0) * pl[GB][p] * pl[MU1][p] - pl[GC][p] * pl[MU2][p];
-    SFN(gauss_conv)(pl[S22], pl[S11], pl[TMP], w, h);
-    SFN(gauss_conv)(pl[GB], pl[S22], pl[TMP], w, h);
-    SFN(gauss_conv)(pl[GC], pl[S12], pl[TMP], w, h);
+    SSIM_BLUR(pl[S22], pl[S11], pl[TMP], w, h);
+    SSIM_BLUR(pl[GB], pl[S22], pl[TMP], w, h);
+    SSIM_BLUR(pl[GC], pl[S12], pl[TMP], w, h);
     for (size_t p = 0; p < n; p++)
       dssim_da[3 * p + ch] = pl[S11][p] + K(2.0) * pl[X][p] * pl[S22][p] + pl[Y][p] * pl[S12][p];
   }
@@ -763,3 +734,4 @@ int FN(gs_ref_project_backward)(const MODEL *m, const CAMERA *cam, const FRAME *
 #undef SPLAT
 #undef SGRAD
 #undef FRAME
+#undef SSIM_BLUR
