@@ -85,10 +85,7 @@ int main(int argc, char **argv) {
   /* Webhooks link to the dashboard: by default this host's name and the --http port. */
   char dash[320];
   if (a.http && !a.dashboard_url) {
-    char host[256] = "localhost";
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    snprintf(dash, sizeof dash, "http://%s:%d", host, sw_http_port(a.http));
+    sw_http_host_url(sw_http_port(a.http), dash, sizeof dash);
     a.dashboard_url = dash;
   }
   int rc;

@@ -572,10 +572,7 @@ int sw_artifact_start(const struct sw_artifact_opts *opts, sw_artifact_t **out,
   } else if (opts->bind && !strncmp(opts->bind, "127.", 4)) {
     snprintf(buf, sizeof buf, "http://%s:%d", opts->bind, s->port);
   } else {
-    char host[200] = "localhost";
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    snprintf(buf, sizeof buf, "http://%s:%d", host, s->port);
+    sw_http_host_url(s->port, buf, sizeof buf);
   }
   s->url = strdup(buf);
   if (!s->url || pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {

@@ -365,6 +365,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   return ret;
 }
 
+void sw_http_host_url(int port, char *out, size_t cap) {
+  char host[256] = "";
+  if (gethostname(host, sizeof host - 1) != 0 || !host[0]) snprintf(host, sizeof host, "localhost");
+  host[sizeof host - 1] = '\0';
+  snprintf(out, cap, "http://%s:%d", host, port);
+}
+
 void sw_http_mhd_log(void *cls, const char *fmt, va_list ap) {
   char line[400];
   vsnprintf(line, sizeof line, fmt, ap);

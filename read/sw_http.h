@@ -72,5 +72,8 @@ void sw_http_publish(void *self, const char *status_json);
 int sw_http_listen_addr(const char *who, const char *bind, int port, struct sockaddr_in *out,
                         struct sw_err *err);
 void sw_http_mhd_log(void *cls, const char *fmt, va_list ap);
+/* The URL others reach a server of this host on: "http://HOST:PORT" with this host's name
+ * ("localhost" when it has none), into out (truncated to cap). */
+void sw_http_host_url(int port, char *out, size_t cap);
 
 #endif
