@@ -171,3 +171,30 @@ int sw_fs_find_in(const char *list, const char *name, enum sw_fs_find kind, char
   }
   return 0;
 }
+
+int sw_fs_secret(const char *path, const void *fresh, size_t len, char **data_out, size_t *len_out,
+                 struct sw_err *err) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash && slash != dir) {
+    *slash = '\0';
+    int rc = sw_fs_mkdir_p(dir, err);
+    if (rc) return rc;
+  }
+  if (!sw_fs_exists(path)) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.new%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return sw_err_set(err, SW_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    int ok = write(fd, fresh, len) == (ssize_t)len && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    int linked = ok && link(tmp, path) == 0;
+    int why = errno;
+    unlink(tmp);
+    if (!ok) return sw_err_set(err, SW_EIO, "%s: cannot write: %s", tmp, strerror(why));
+    if (!linked && why != EEXIST)
+      return sw_err_set(err, SW_EIO, "%s: cannot create: %s", path, strerror(why));
+  }
+  return sw_fs_read_all(path, data_out, len_out, err);
+}

@@ -12,6 +12,15 @@ int sw_fs_read_all(const char *path, char **data_out, size_t *len_out, struct sw
 /* Writes len bytes to path atomically: a temporary file in the same directory, fsync, rename.
  * A full disk or any short write leaves the old file untouched and returns SW_EIO. */
 int sw_fs_write_atomic(const char *path, const void *data, size_t len, struct sw_err *err);
+/* A secret kept in a file only its owner may read (mode 0600): when path does not exist it is
+ * created holding the len bytes of fresh, atomically (written under a temporary name, then
+ * linked to path, which fails when another process made it first: every process that starts at
+ * once ends with the same secret, and none ever reads a half-written one); then the file, as it
+ * now is, is read into *data_out (NUL-terminated, freed by the caller; *len_out its size). Its
+ * folder is made when missing. Returns 0, SW_EIO or SW_ENOMEM; checking the content is the
+ * caller's. */
+int sw_fs_secret(const char *path, const void *fresh, size_t len, char **data_out, size_t *len_out,
+                 struct sw_err *err);
 /* mkdir -p with mode 0755. */
 int sw_fs_mkdir_p(const char *path, struct sw_err *err);
 /* rm -rf of a directory tree (used for scratch run directories). Missing path is not an error. */

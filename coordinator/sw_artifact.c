@@ -33,33 +33,19 @@ int sw_artifact_key_load(const char *db_path, uint8_t key[SW_ARTIFACT_KEY_LEN],
   char dir[4096], path[4200];
   sw_artifact_dir(db_path, dir, sizeof dir);
   snprintf(path, sizeof path, "%s/upload.key", dir);
-  int rc = sw_fs_mkdir_p(dir, err);
-  if (rc) return rc;
-  int fd = open(path, O_RDONLY);
-  if (fd < 0 && errno == ENOENT) {
-    /* O_EXCL: two processes starting at once agree on the one that made it. */
-    uint8_t fresh[SW_ARTIFACT_KEY_LEN];
-    randombytes_buf(fresh, sizeof fresh);
-    int wfd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (wfd >= 0) {
-      ssize_t n = write(wfd, fresh, sizeof fresh);
-      int ok = n == (ssize_t)sizeof fresh && fsync(wfd) == 0;
-      close(wfd);
-      if (!ok) {
-        unlink(path);
-        return sw_err_set(err, SW_EIO, "%s: cannot write the upload key", path);
-      }
-    } else if (errno != EEXIST) {
-      return sw_err_set(err, SW_EIO, "%s: %s", path, strerror(errno));
-    }
-    fd = open(path, O_RDONLY);
-  }
-  if (fd < 0) return sw_err_set(err, SW_EIO, "%s: %s", path, strerror(errno));
-  ssize_t n = read(fd, key, SW_ARTIFACT_KEY_LEN);
-  close(fd);
-  if (n != SW_ARTIFACT_KEY_LEN)
-    return sw_err_set(err, SW_EIO, "%s: expected %d bytes of key", path, SW_ARTIFACT_KEY_LEN);
-  return 0;
+  uint8_t fresh[SW_ARTIFACT_KEY_LEN];
+  randombytes_buf(fresh, sizeof fresh);
+  char *data = NULL;
+  size_t len = 0;
+  int rc = sw_fs_secret(path, fresh, sizeof fresh, &data, &len, err);
+  sodium_memzero(fresh, sizeof fresh);
+  if (!rc && len != SW_ARTIFACT_KEY_LEN)
+    rc = sw_err_set(err, SW_EIO, "%s: expected %d bytes of key (delete the file for a new key)",
+                    path, SW_ARTIFACT_KEY_LEN);
+  if (!rc) memcpy(key, data, SW_ARTIFACT_KEY_LEN);
+  if (data) sodium_memzero(data, len);
+  free(data);
+  return rc;
 }
 
 void sw_artifact_token(const uint8_t key[SW_ARTIFACT_KEY_LEN], uint64_t run_id, uint32_t attempt,

@@ -238,61 +238,32 @@ static int token_ok(struct sw_http *h, struct MHD_Connection *conn, int *set_coo
   return token_equal(h, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "sw_token"));
 }
 
-/* Writes text to path through a temporary file created with mode 0600 (never readable by
- * others, not even for a moment) and renamed over it. */
-static int write_private(const char *path, const char *text, struct sw_err *err) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return sw_err_set(err, SW_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-  size_t len = strlen(text);
-  int ok = write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (!ok || rename(tmp, path) != 0) {
-    int rc = sw_err_set(err, SW_EIO, "%s: cannot write: %s", path, strerror(errno));
-    unlink(tmp);
-    return rc;
-  }
-  return 0;
-}
-
 /* The token beside the database (DB.http-token): read when it exists, else made from 32 random
- * bytes and written with mode 0600, so it survives restarts and only the database's owner can
- * read it. */
+ * bytes as 64 hex digits (sw_fs_secret: mode 0600, created once even when two processes start
+ * at once), so it survives restarts and only the database's owner can read it. */
 static int load_token(struct sw_http *h, struct sw_err *err) {
   size_t n = strlen(h->db_path) + sizeof ".http-token";
   char *path = malloc(n);
   if (!path) return sw_err_set(err, SW_ENOMEM, "http: out of memory");
   snprintf(path, n, "%s.http-token", h->db_path);
-  int rc = 0;
+  if (sodium_init() < 0) {
+    free(path);
+    return sw_err_set(err, SW_EIO, "http: libsodium cannot start (no random source)");
+  }
+  unsigned char raw[SW_HTTP_TOKEN_LEN / 2];
+  randombytes_buf(raw, sizeof raw);
+  char line[SW_HTTP_TOKEN_LEN + 2];
+  sodium_bin2hex(line, SW_HTTP_TOKEN_LEN + 1, raw, sizeof raw);
+  strcat(line, "\n");
   char *text = NULL;
   size_t len = 0;
-  if (sw_fs_exists(path)) {
-    rc = sw_fs_read_all(path, &text, &len, err);
-    while (!rc && len && (text[len - 1] == '\n' || text[len - 1] == '\r')) text[--len] = '\0';
-    if (!rc && (len != SW_HTTP_TOKEN_LEN || strspn(text, "0123456789abcdef") != len))
-      rc = sw_err_set(err, SW_EINVAL,
-                      "%s:1:1: expected %d lower-case hex digits (delete the "
-                      "file for a new token)",
-                      path, SW_HTTP_TOKEN_LEN);
-    if (!rc) memcpy(h->token, text, SW_HTTP_TOKEN_LEN + 1);
-  } else if (sodium_init() < 0) {
-    rc = sw_err_set(err, SW_EIO, "http: libsodium cannot start (no random source)");
-  } else {
-    unsigned char raw[SW_HTTP_TOKEN_LEN / 2];
-    randombytes_buf(raw, sizeof raw);
-    sodium_bin2hex(h->token, sizeof h->token, raw, sizeof raw);
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-      *slash = '\0';
-      rc = sw_fs_mkdir_p(dir, err);
-    }
-    char line[SW_HTTP_TOKEN_LEN + 2];
-    snprintf(line, sizeof line, "%s\n", h->token);
-    if (!rc) rc = write_private(path, line, err);
-  }
+  int rc = sw_fs_secret(path, line, strlen(line), &text, &len, err);
+  while (!rc && len && (text[len - 1] == '\n' || text[len - 1] == '\r')) text[--len] = '\0';
+  if (!rc && (len != SW_HTTP_TOKEN_LEN || strspn(text, "0123456789abcdef") != len))
+    rc = sw_err_set(err, SW_EINVAL,
+                    "%s:1:1: expected %d lower-case hex digits (delete the file for a new token)",
+                    path, SW_HTTP_TOKEN_LEN);
+  if (!rc) memcpy(h->token, text, SW_HTTP_TOKEN_LEN + 1);
   free(text);
   free(path);
   return rc;

@@ -72,6 +72,38 @@ END_TEST
 
 /* A colon-separated search list: the first folder holding the right kind of entry wins; an
  * executable must be a regular file with the x bit, a data set a directory. */
+/* A secret file is made once, mode 0600, in a folder made for it; a second caller gets the first
+ * secret, not its own; no temporary file stays behind. */
+START_TEST(secret_made_once_and_private) {
+  char dir[] = "/tmp/sw_secret_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char path[128];
+  snprintf(path, sizeof path, "%s/sub/key", dir);
+  struct sw_err err = {0};
+  char *a = NULL, *b = NULL;
+  size_t la = 0, lb = 0;
+  ck_assert_int_eq(sw_fs_secret(path, "first", 5, &a, &la, &err), 0);
+  ck_assert_int_eq(sw_fs_secret(path, "second", 6, &b, &lb, &err), 0);
+  ck_assert_uint_eq(la, 5);
+  ck_assert_uint_eq(lb, 5);
+  ck_assert_str_eq(a, "first");
+  ck_assert_str_eq(b, "first");
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0600);
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  ck_assert_int_eq(sw_fs_rm_rf(path, &err), 0);
+  ck_assert_int_eq(rmdir(sub), 0); /* empty: no temporary file left */
+  free(a);
+  free(b);
+  /* An unwritable place is an error that names it. */
+  ck_assert_int_ne(sw_fs_secret("/proc/sw-no/key", "x", 1, &a, &la, &err), 0);
+  ck_assert_ptr_nonnull(strstr(err.msg, "/proc/sw-no"));
+  ck_assert_int_eq(sw_fs_rm_rf(dir, &err), 0);
+}
+END_TEST
+
 START_TEST(find_in_search_lists) {
   char dir[] = "/tmp/sw_test_findXXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -106,6 +138,7 @@ int main(void) {
   tcase_add_test(tc, atomic_write_and_read_back);
   tcase_add_test(tc, self_exe_path);
   tcase_add_test(tc, find_in_search_lists);
+  tcase_add_test(tc, secret_made_once_and_private);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
