@@ -51,21 +51,19 @@ out, dev, specs = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
 runs = {}
 for s in specs:
     name = s.split(":")[0]
-    steps = {}
+    # Each grow step's counts, and its clone sources (the densify-diag lines of gs_train_diag.h).
+    steps, diag = {}, {}
     for line in open(f"{out}/{name}.log", errors="replace"):
         m = re.search(r"densify at (\d+): (\d+) -> (\d+) \(cloned (\d+), split (\d+), pruned (\d+)\)", line)
         if m:
             steps[int(m[1])] = tuple(int(x) for x in m.groups()[1:])
+        m = re.search(r"densify-diag at (\d+): cloned (\d+),.*again ([0-9.]+)%, picked>=3 ([0-9.]+)%", line)
+        if m:
+            diag[int(m[1])] = (int(m[2]), float(m[3]), float(m[4]))
     try:
         r = json.load(open(f"{out}/{name}/result.json"))
     except (OSError, ValueError):
         r = {}
-    # The sources of each grow step (SW_LOG=debug: gs_train_diag.h's densify-diag lines).
-    diag = {}
-    for line in open(f"{out}/{name}.log", errors="replace"):
-        m = re.search(r"densify-diag at (\d+): cloned (\d+),.*again ([0-9.]+)%, picked>=3 ([0-9.]+)%", line)
-        if m:
-            diag[int(m[1])] = (int(m[2]), float(m[3]), float(m[4]))
     runs[name] = (s, steps, r, diag)
 iters = sorted(set().union(*[set(v[1]) for v in runs.values()]))
 med = {i: statistics.median([v[1][i][1] for v in runs.values() if i in v[1]]) for i in iters}

@@ -6,14 +6,9 @@
  * read side on a database: pareto, audit. Offline tools: check, check-result, gate eval, keygen.
  * This file only dispatches; the commands live in sw_cmd_*.c (sw_cmd.h). Exit codes: 0 ok,
  * 1 failure, 2 bad usage or bad spec. */
-#ifdef __APPLE__
-/* The build defines _POSIX_C_SOURCE, which hides gethostname's friends. */
-#define _DARWIN_C_SOURCE 1
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sw_cmd.h"
 #include "sw_store.h"

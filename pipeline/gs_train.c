@@ -503,16 +503,14 @@ static int densify_step(struct trainer *t, uint32_t iter, const struct gs_densif
   float *dens = h, *ls = h + 3 * nn, *q = h + 6 * nn, *op = h + 10 * nn;
   int rc = 0;
   if (when->grow && n) {
-    struct gs_vk_copy x[4] = {{t->dens, 0, 12ull * n, dens},
+    /* The diagnostics also want the means: one more piece of the same batched copy. */
+    float *means = h + 11 * nn;
+    struct gs_vk_copy x[5] = {{t->dens, 0, 12ull * n, dens},
                               {t->params[GS_P_SCALES], 0, 12ull * n, ls},
                               {t->params[GS_P_QUATS], 0, 16ull * n, q},
-                              {t->params[GS_P_OPACITY], 0, 4ull * n, op}};
-    rc = gs_vk_buf_copy(t->vk, 0, x, 4, NULL, err);
-    float *means = h + 11 * nn;
-    if (!rc && t->diag) {
-      struct gs_vk_copy xm = {t->params[GS_P_MEANS], 0, 12ull * n, means};
-      rc = gs_vk_buf_copy(t->vk, 0, &xm, 1, NULL, err);
-    }
+                              {t->params[GS_P_OPACITY], 0, 4ull * n, op},
+                              {t->params[GS_P_MEANS], 0, 12ull * n, means}};
+    rc = gs_vk_buf_copy(t->vk, 0, x, t->diag ? 5 : 4, NULL, err);
     struct gs_densify_opts o = {.grad_threshold = (float)cfg->grad_threshold,
                                 .percent_dense = (float)cfg->percent_dense,
                                 .extent = t->sc->extent,

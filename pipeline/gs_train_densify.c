@@ -87,6 +87,12 @@ static float gs_shared_opacity(float l) {
   return (float)log(s / (1.0 - s));
 }
 
+/* Flags the plan's last entry as taking the opacity a clone and its parent share. */
+static void plan_share_last(struct gs_densify_plan *p, float opacity_logit) {
+  p->src[p->count - 1] |= GS_PLAN_OPACITY;
+  p->off[3 * (size_t)(p->count - 1)] = gs_shared_opacity(opacity_logit);
+}
+
 static int plan_push(struct gs_densify_plan *p, uint32_t src, uint32_t kind, const float off[3]) {
   if (p->count == p->capacity) {
     uint32_t cap = p->capacity ? p->capacity * 2 : 1024;
@@ -146,8 +152,7 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
     } else if (plan_push(plan, i, GS_DENSIFY_KEEP, NULL)) {
       rc = -1;
     } else if (act[i] == 1 && o->share_opacity) {
-      plan->src[plan->count - 1] |= GS_PLAN_OPACITY;
-      plan->off[3 * (size_t)(plan->count - 1)] = gs_shared_opacity(opacity[i]);
+      plan_share_last(plan, opacity[i]);
     }
   }
   /* Clones after the survivors, in their parents' order; a clone shares the opacity only with
@@ -159,8 +164,7 @@ int gs_densify_plan(uint32_t n0, const float *dens, const float *log_scales, con
       } else if (plan_push(plan, i, GS_DENSIFY_CLONE, NULL)) {
         rc = -1;
       } else if (act[i] == 1 && o->share_opacity) {
-        plan->src[plan->count - 1] |= GS_PLAN_OPACITY;
-        plan->off[3 * (size_t)(plan->count - 1)] = gs_shared_opacity(opacity[i]);
+        plan_share_last(plan, opacity[i]);
       }
     } else if (act[i] == 2) {
       float rot[3][3], sc[3], ls[3];
