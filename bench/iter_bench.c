@@ -18,7 +18,7 @@
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
- *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd]
+ *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd] [--tile-cull-ellipse]
  *                   [--ply FILE --scene DIR]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
@@ -46,6 +46,7 @@ struct args {
   int json;
   const char *ply, *scene; /* the replayed workload (both or neither) */
   struct gs_tk_opts tk;    /* backward variants */
+  int tile_cull;           /* --tile-cull-ellipse: tile_cull: ellipse */
 };
 
 static int parse(int argc, char **argv, struct args *a) {
@@ -64,6 +65,10 @@ static int parse(int argc, char **argv, struct args *a) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
       a->json = 1;
+      continue;
+    }
+    if (!strcmp(k, "--tile-cull-ellipse")) {
+      a->tile_cull = 1;
       continue;
     }
     /* Backward variants (defaults: the trainer's defaults). */
@@ -227,6 +232,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   double busy_ms = 0;
   int64_t t0 = 0;
   uint32_t retries = 0;
+  double pairs = 0; /* (splat, tile) pairs over the measured iterations */
   gs_vk_timer_clear(b->timer);
   for (uint32_t it = 0; it < a->warmup + a->iters && !rc; it++) {
     if (it == a->warmup) {
@@ -315,6 +321,8 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
       }
       if (!rc) rc = gs_fwd_finish(b->fwd, &retry, NULL, err);
       if (retry && it >= a->warmup) retries++;
+      if (!rc && !retry && it >= a->warmup)
+        pairs += ((const uint32_t *)gs_fwd_bufs(b->fwd)->counters->map)[GS_CTR_PAIRS];
     } while (!rc && retry);
   }
   double wall_ms = (double)(sw_clock_mono_ns() - t0) / 1e6;
@@ -327,19 +335,19 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     if (a->json) {
       printf(
           "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
-          "\"retries\":%u,\"kernels\":[",
+          "\"retries\":%u,\"pairs_per_iter\":%.0f,\"kernels\":[",
           n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters,
-          retries);
+          retries, pairs / a->iters);
       for (uint32_t i = 0; i < ns; i++)
         printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
                st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
       printf("]}\n");
     } else {
       printf("N = %u, %ux%u, %u iterations after %u warm-up (%s): %.3f ms/iteration "
-             "(GPU busy %.3f ms/iteration)%s\n",
+             "(GPU busy %.3f ms/iteration, %.0f pairs/iteration)%s\n",
              n, b->sc ? b->sc->width : a->size, b->sc ? b->sc->height : a->size, a->iters,
              a->warmup, a->per_kernel ? "per_kernel" : "production", wall_ms / a->iters,
-             busy_ms / a->iters, retries ? " [arena regrew]" : "");
+             busy_ms / a->iters, pairs / a->iters, retries ? " [arena regrew]" : "");
       for (uint32_t i = 0; i < ns; i++)
         printf("  %-14s %8.3f ms/iter  %5.1f%%\n", st[i].name, st[i].gpu_ms / a->iters,
                total > 0 ? 100.0 * st[i].gpu_ms / total : 0.0);
@@ -361,7 +369,7 @@ int main(int argc, char **argv) {
   struct bench b = {0};
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
-  struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1};
+  struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1, .tile_cull = a.tile_cull};
   if (!rc && a.tk.splat_bwd && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err))) rc = SW_EDEVICE;
   if (!rc) rc = gs_fwd_new(b.vk, &fo, &b.fwd, &err);
   if (!rc) rc = gs_tk_new(b.vk, &a.tk, &b.tk, &err);
@@ -380,9 +388,10 @@ int main(int argc, char **argv) {
   if (!rc && a.ply) rc = load_replay(&b, &a, &err);
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
-    printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s\n", di->name,
-           di->driver, gs_vk_kind_name(di->kind), di->subgroup_size, b.tk->cas ? "no (CAS)" : "yes",
-           a.tk.splat_bwd ? "splat" : "pixel");
+    printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s\n",
+           di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
+           b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
+           a.tile_cull ? "ellipse" : "box");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

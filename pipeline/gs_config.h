@@ -31,6 +31,7 @@ enum gs_ssim_walk {
 enum gs_atomic_spread { GS_ATOMIC_SPREAD_LANE0 = 0, GS_ATOMIC_SPREAD_LANES = 1 };
 enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
 enum gs_raster_bwd { GS_RASTER_BWD_PIXEL = 0, GS_RASTER_BWD_SPLAT = 1 };
+enum gs_tile_cull { GS_TILE_CULL_BOX = 0, GS_TILE_CULL_ELLIPSE = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
@@ -109,6 +110,7 @@ struct gs_config {
   int32_t adam;
   int32_t deterministic; /* 1: bit-identical runs (fixed-point rasterize backward) */
   int32_t rasterize_bwd; /* enum gs_raster_bwd */
+  int32_t tile_cull;     /* enum gs_tile_cull */
 };
 
 /* Fills cfg with every default. */

@@ -59,14 +59,15 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   /* Specialization data are raw 32-bit words: the float clamp goes in by its bits. */
   uint32_t raster_spec[4] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
+  uint32_t cull_spec[1] = {f->opts.tile_cull ? 1u : 0u}; /* GS_SPEC_TILE_CULL */
   int rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "project_fwd", NULL, 6,
                                  sizeof(struct gs_pc_project), NULL, 0, &f->project, err);
   if (!rc)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_count", NULL, 3,
-                               sizeof(struct gs_pc_bin), NULL, 0, &f->tile_count, err);
+                               sizeof(struct gs_pc_bin), cull_spec, 1, &f->tile_count, err);
   if (!rc)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "emit_pairs", NULL, 5,
-                               sizeof(struct gs_pc_bin), NULL, 0, &f->emit, err);
+                               sizeof(struct gs_pc_bin), cull_spec, 1, &f->emit, err);
   if (!rc)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_ranges", NULL, 3,
                                sizeof(struct gs_pc_ranges), NULL, 0, &f->ranges, err);

@@ -35,6 +35,8 @@ struct gs_fwd_opts {
   int radix_ballot; /* radix_scatter: ballot (else serial) */
   int radix_full;   /* radix_passes: full (all 64 bits; else skip to the tile-id bits) */
   int transient;    /* binning: transient (else resident grow-only arena) */
+  int tile_cull;    /* tile_cull: ellipse -> pairs only for the tiles the ellipse meets, not the
+                       whole box (tile_cull.glsl; bit-exact images and gradients) */
   uint32_t initial_pairs_per_splat; /* first arena guess (0: 8 pairs per splat) */
   float alpha_max;                  /* alpha_max: the alpha clamp (0: GS_ALPHA_MAX; else within
                                        [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */

@@ -394,6 +394,7 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .radix_ballot = cfg->radix_scatter == GS_RADIX_SCATTER_BALLOT,
                            .radix_full = cfg->radix_passes == GS_RADIX_PASSES_FULL,
                            .transient = cfg->binning == GS_BINNING_TRANSIENT,
+                           .tile_cull = cfg->tile_cull == GS_TILE_CULL_ELLIPSE,
                            .alpha_max = (float)cfg->alpha_max};
   if (cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT) {
     fo.bucket = gs_tk_splat_bucket(t->vk, err);

@@ -61,6 +61,8 @@
 #define GS_SPEC_ALPHA_MAX 2      /* rasterize_fwd: the alpha clamp (float; GS_K_ALPHA_MAX) */
 #define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
 #define GS_SPEC_SUBGROUPS 1      /* sort_scatter: most subgroups per workgroup for the table path */
+/* tile_count, emit_pairs: 1 = only the tiles the ellipse meets (tile_cull.glsl) */
+#define GS_SPEC_TILE_CULL 0
 /* Shared memory of the two scatter modules (sort_scatter.glsl), bytes. */
 #define GS_SCATTER_STAGED_SHARED (4 * (3 * GS_RADIX + 8 * (GS_RADIX / 2) + 3 * GS_SORT_BLOCK))
 #define GS_SCATTER_FLAT_SHARED (4 * (3 * GS_RADIX + 32 * (GS_RADIX / 2)))

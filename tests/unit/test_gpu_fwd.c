@@ -447,6 +447,89 @@ START_TEST(variants_are_bit_exact) {
 }
 END_TEST
 
+/* tile_cull: ellipse (tile_cull.glsl) leaves out the tiles of a splat's box its ellipse does not
+ * reach and nothing else: on a scene with needles (a quarter of the splats 200 times longer than
+ * wide) and the usual anisotropic splats, from four cameras, with and without the per-splat
+ * backward's runs, the image and final T are bit-equal to `box`, every pixel's last contributor is
+ * the same splat, every pair is one of box's, fewer pairs in all, and no pixel centre of a tile
+ * left out reaches alpha 1/255 from that splat (computed here in double). */
+START_TEST(tile_cull_ellipse_is_bit_exact) {
+  struct scene s;
+  make_scene(&s, 600, 17 + (uint64_t)_i);
+  for (uint32_t i = 0; i < s.m.count; i += 4) {
+    s.m.log_scales[3 * i] = logf(0.4f);
+    s.m.log_scales[3 * i + 1] = s.m.log_scales[3 * i + 2] = logf(0.002f);
+    s.m.opacity[i] = 3.0f;
+  }
+  struct gs_camera cams[4];
+  cameras(cams);
+  const struct gs_camera *cam = &cams[_i];
+  float bg[3] = {1, 1, 1};
+  struct gs_fwd_opts box = {.sigma_skip = 1}, ell = {.sigma_skip = 1, .tile_cull = 1},
+                     ell_runs = {.tile_cull = 1, .bucket = 8};
+  struct gpu_frame b, e, er;
+  render(&box, &s.m, cam, 3, bg, 0, &b);
+  render(&ell, &s.m, cam, 3, bg, 0, &e);
+  render(&ell_runs, &s.m, cam, 3, bg, 1, &er);
+  size_t px = (size_t)b.w * b.h;
+  uint32_t tiles_x = (b.w + GS_TILE - 1) / GS_TILE;
+  const struct gpu_frame *fs[2] = {&e, &er};
+  for (int v = 0; v < 2; v++) {
+    const struct gpu_frame *g = fs[v];
+    ck_assert_msg(!memcmp(b.rgb, g->rgb, 12 * px), "colours differ (%d)", v);
+    ck_assert_msg(!memcmp(b.t, g->t, 4 * px), "final T differs (%d)", v);
+    ck_assert_msg(g->pairs < b.pairs, "ellipse %u pairs, box %u", g->pairs, b.pairs);
+    for (size_t p = 0; p < px; p++) {
+      uint32_t tile = (uint32_t)((p / b.w) / GS_TILE * tiles_x + (p % b.w) / GS_TILE);
+      ck_assert_uint_eq(b.last[p] > 0, g->last[p] > 0);
+      if (!b.last[p]) continue;
+      uint32_t ib = b.vals[b.ranges[2 * tile] + b.last[p] - 1];
+      uint32_t ig = g->vals[g->ranges[2 * tile] + g->last[p] - 1];
+      ck_assert_msg(ib == ig, "pixel %zu: last contributor %u (box) vs %u (ellipse)", p, ib, ig);
+    }
+  }
+  /* Pairs as (splat, tile) flags. */
+  uint8_t *in_b = calloc((size_t)b.n * b.tiles, 1), *in_e = calloc((size_t)b.n * b.tiles, 1);
+  ck_assert_ptr_nonnull(in_b);
+  ck_assert_ptr_nonnull(in_e);
+  for (uint32_t k = 0; k < b.pairs; k++) in_b[(size_t)b.vals[k] * b.tiles + b.keys[2 * k + 1]] = 1;
+  for (uint32_t k = 0; k < e.pairs; k++) {
+    size_t at = (size_t)e.vals[k] * b.tiles + e.keys[2 * k + 1];
+    ck_assert_msg(in_b[at], "pair (splat %u, tile %u) is not one of box's", e.vals[k],
+                  e.keys[2 * k + 1]);
+    in_e[at] = 1;
+  }
+  uint32_t dropped = 0;
+  for (uint32_t i = 0; i < b.n; i++) {
+    ck_assert_uint_le(e.touched[i], b.touched[i]);
+    const struct gs_splat2d *q = &e.splats[i];
+    for (uint32_t t = 0; t < b.tiles; t++) {
+      if (!in_b[(size_t)i * b.tiles + t] || in_e[(size_t)i * b.tiles + t]) continue;
+      dropped++;
+      uint32_t tx = t % tiles_x, ty = t / tiles_x;
+      for (uint32_t y = ty * GS_TILE; y < (ty + 1) * GS_TILE && y < b.h; y++)
+        for (uint32_t x = tx * GS_TILE; x < (tx + 1) * GS_TILE && x < b.w; x++) {
+          double dx = q->mean2d[0] - (x + 0.5), dy = q->mean2d[1] - (y + 0.5);
+          double sig =
+              0.5 * (q->conic[0] * dx * dx + q->conic[2] * dy * dy) + q->conic[1] * dx * dy;
+          double alpha = q->opacity * exp(-sig);
+          ck_assert_msg(alpha < 0.999 / 255.0,
+                        "splat %u, tile %u left out, but pixel (%u, %u) has alpha %.6g", i, t, x, y,
+                        alpha);
+        }
+    }
+  }
+  ck_assert_uint_eq(dropped, b.pairs - e.pairs);
+  printf("tile_cull camera %d: %u pairs (box) -> %u (ellipse)\n", _i, b.pairs, e.pairs);
+  free(in_b);
+  free(in_e);
+  gpu_frame_free(&b);
+  gpu_frame_free(&e);
+  gpu_frame_free(&er);
+  free(s.store);
+}
+END_TEST
+
 /* The per-splat backward's runs (rasterize_bwd: splat): the GPU forward's group list, each
  * tile's largest last contributor and every run's compositing state a pixel still uses equal the
  * host's (runs_ref.h) from the reference frame, for runs of 1, 8 and 32 splats (the forward takes
@@ -674,6 +757,7 @@ int main(void) {
   tcase_add_test(tc, constants_match_the_contract);
   tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
   tcase_add_test(tc, variants_are_bit_exact);
+  tcase_add_loop_test(tc, tile_cull_ellipse_is_bit_exact, 0, 4);
   tcase_add_loop_test(tc, runs_match_reference, 0, 3);
   tcase_add_test(tc, runs_of_other_lengths_are_refused);
   tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);
