@@ -225,6 +225,9 @@ def main():
                     help="override the scene scale (0: 1.1 x the largest camera distance from their mean)")
     ap.add_argument("--report-every", type=int, default=500)
     ap.add_argument("--ext", help="prebuilt gsplat_cuda*.so to load instead of compiling")
+    ap.add_argument("--checkpoints", default="",
+                    help="iterations (comma separated) at which the held-out PSNR is measured "
+                         "with the clock stopped, as splat-train's checkpoints")
     args = ap.parse_args()
 
     if args.ext:
@@ -280,6 +283,17 @@ def main():
 
     print(json.dumps({"trainer": "gsplat", "scene_scale": scale, "train_views": ntrain,
                       "test_views": int(sc["test_views"].shape[0]), "init": args.init}), flush=True)
+    def evaluate(iters):
+        psnrs = []
+        with torch.no_grad():
+            for i in range(sc["test_views"].shape[0]):
+                img, _ = render(sc["test_views"][i], min((iters - 1) // 1000, 3))
+                mse = ((img[0].clamp(0, 1) - sc["test_imgs"][i]) ** 2).mean()
+                psnrs.append((-10 * torch.log10(mse)).item())
+        return round(sum(psnrs) / len(psnrs), 3)
+
+    checkpoints = sorted({int(c) for c in args.checkpoints.split(",") if c.strip()})
+    paused = 0.0  # seconds spent in checkpoint evaluations, off the training clock
     order = torch.randperm(ntrain).tolist()
     splat_sum = 0
     torch.cuda.synchronize()
@@ -302,20 +316,22 @@ def main():
         sched.step()
         strategy.step_post_backward(params, opts, state, step, info, packed=False)
         splat_sum += params["means"].shape[0]
+        if step + 1 in checkpoints and step + 1 < args.iterations:
+            torch.cuda.synchronize()
+            t_stop = time.time()
+            print(json.dumps({"checkpoint": step + 1, "train_s": round(t_stop - t0 - paused, 2),
+                              "psnr_db": evaluate(step + 1),
+                              "splats": params["means"].shape[0]}), flush=True)
+            paused += time.time() - t_stop
         if (step + 1) % args.report_every == 0:
             print(json.dumps({"iter": step + 1, "splats": params["means"].shape[0],
-                              "loss": round(loss.item(), 5), "t": round(time.time() - t0, 2)}), flush=True)
+                              "loss": round(loss.item(), 5), "t": round(time.time() - t0 - paused, 2)}), flush=True)
     torch.cuda.synchronize()
-    train_s = time.time() - t0
+    train_s = time.time() - t0 - paused
 
-    psnrs = []
-    with torch.no_grad():
-        for i in range(sc["test_views"].shape[0]):
-            img, _ = render(sc["test_views"][i], min((args.iterations - 1) // 1000, 3))
-            mse = ((img[0].clamp(0, 1) - sc["test_imgs"][i]) ** 2).mean()
-            psnrs.append((-10 * torch.log10(mse)).item())
+    psnr_db = evaluate(args.iterations)
     print(json.dumps({"trainer": "gsplat", "iterations": args.iterations, "train_s": round(train_s, 2),
-                      "psnr_db": round(sum(psnrs) / len(psnrs), 3),
+                      "psnr_db": psnr_db,
                       "splats_final": params["means"].shape[0],
                       "splats_mean": round(splat_sum / args.iterations), "init": args.init}), flush=True)
 

@@ -18,7 +18,8 @@
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
- *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd] [--tile-cull-ellipse]
+ *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd] [--tile-cull
+ * box|ellipse]
  *                   [--ply FILE --scene DIR]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
@@ -46,7 +47,7 @@ struct args {
   int json;
   const char *ply, *scene; /* the replayed workload (both or neither) */
   struct gs_tk_opts tk;    /* backward variants */
-  int tile_cull;           /* --tile-cull-ellipse: tile_cull: ellipse */
+  int tile_cull;           /* --tile-cull box|ellipse (default ellipse, the trainer's) */
 };
 
 static int parse(int argc, char **argv, struct args *a) {
@@ -57,6 +58,7 @@ static int parse(int argc, char **argv, struct args *a) {
                      .warmup = 30,
                      .iters = 200,
                      .seed = 42,
+                     .tile_cull = 1,
                      .tk = {.sigma_skip = 1,
                             .warp_skip = 1,
                             .ssim_walk = 1,
@@ -67,10 +69,7 @@ static int parse(int argc, char **argv, struct args *a) {
       a->json = 1;
       continue;
     }
-    if (!strcmp(k, "--tile-cull-ellipse")) {
-      a->tile_cull = 1;
-      continue;
-    }
+
     /* Backward variants (defaults: the trainer's defaults). */
     if (!strcmp(k, "--no-warp-skip") || !strcmp(k, "--lane0-atomics") ||
         !strcmp(k, "--direct-atomics") || !strcmp(k, "--cas") || !strcmp(k, "--adam-visible") ||
@@ -113,7 +112,13 @@ static int parse(int argc, char **argv, struct args *a) {
       a->ply = v;
     else if (!strcmp(k, "--scene"))
       a->scene = v;
-    else {
+    else if (!strcmp(k, "--tile-cull")) {
+      if (strcmp(v, "box") && strcmp(v, "ellipse")) {
+        fprintf(stderr, "iter_bench: --tile-cull takes box or ellipse, not '%s'\n", v);
+        return -1;
+      }
+      a->tile_cull = !strcmp(v, "ellipse");
+    } else {
       fprintf(stderr, "iter_bench: unknown option %s\n", k);
       return -1;
     }

@@ -156,7 +156,7 @@ static const struct key keys[] = {
     {"rasterize_bwd", K_ENUM, OFF(rasterize_bwd), "pixel", "pixel|splat", 0, 0,
      "rasterize backward: one thread per pixel with a subgroup sum per splat, or one lane per "
      "splat over runs of a tile's splats that the forward left the compositing state of"},
-    {"tile_cull", K_ENUM, OFF(tile_cull), "box", "box|ellipse", 0, 0,
+    {"tile_cull", K_ENUM, OFF(tile_cull), "ellipse", "box|ellipse", 0, 0,
      "(splat, tile) pairs for every tile of the splat's box, or only for the tiles its ellipse "
      "meets (the same image and gradients, fewer pairs to sort and rasterize)"},
 };
