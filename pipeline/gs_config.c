@@ -153,9 +153,10 @@ static const struct key keys[] = {
     {"deterministic", K_ENUM, OFF(deterministic), "off", "off|on", 0, 0,
      "on: a run is bit-identical to the next with the same config on the same device (the "
      "rasterize backward sums in 64-bit fixed point instead of float atomics)"},
-    {"rasterize_bwd", K_ENUM, OFF(rasterize_bwd), "pixel", "pixel|splat", 0, 0,
+    {"rasterize_bwd", K_ENUM, OFF(rasterize_bwd), "auto", "pixel|splat|auto", 0, 0,
      "rasterize backward: one thread per pixel with a subgroup sum per splat, or one lane per "
-     "splat over runs of a tile's splats that the forward left the compositing state of"},
+     "splat over runs of a tile's splats that the forward left the compositing state of; auto: "
+     "splat where the device has fixed-size subgroups with relative shuffles, else pixel"},
     {"tile_cull", K_ENUM, OFF(tile_cull), "ellipse", "box|ellipse", 0, 0,
      "(splat, tile) pairs for every tile of the splat's box, or only for the tiles its ellipse "
      "meets (the same image and gradients, fewer pairs to sort and rasterize)"},

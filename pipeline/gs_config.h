@@ -30,7 +30,8 @@ enum gs_ssim_walk {
 };
 enum gs_atomic_spread { GS_ATOMIC_SPREAD_LANE0 = 0, GS_ATOMIC_SPREAD_LANES = 1 };
 enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
-enum gs_raster_bwd { GS_RASTER_BWD_PIXEL = 0, GS_RASTER_BWD_SPLAT = 1 };
+/* auto: splat where the device has what it needs (gs_tk_splat_bucket), else pixel. */
+enum gs_raster_bwd { GS_RASTER_BWD_PIXEL = 0, GS_RASTER_BWD_SPLAT = 1, GS_RASTER_BWD_AUTO = 2 };
 enum gs_tile_cull { GS_TILE_CULL_BOX = 0, GS_TILE_CULL_ELLIPSE = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };

@@ -62,6 +62,12 @@ char *gs_result_to_json(const struct gs_result *r, struct sw_err *err) {
     sw_err_set(err, SW_ENOMEM, "result: building the JSON object failed");
     return NULL;
   }
+  if (r->raster_bwd[0] && json_object_set_new(json_object_get(o, "device"), "rasterize_bwd",
+                                              json_string(r->raster_bwd))) {
+    json_decref(o);
+    sw_err_set(err, SW_ENOMEM, "result: building the JSON object failed");
+    return NULL;
+  }
   char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
   json_decref(o);
   if (!s) sw_err_set(err, SW_ENOMEM, "result: serialising JSON failed");

@@ -47,6 +47,7 @@ struct gs_result {
   char device_driver[256];
   char device_api[32];
   char device_kind[16]; /* discrete | integrated | virtual | cpu | other */
+  char raster_bwd[8];   /* the rasterize backward that ran: pixel | splat ("" = not known) */
   /* metrics */
   double train_s, wall_s;
   int64_t iterations;

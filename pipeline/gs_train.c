@@ -27,8 +27,13 @@ enum bstage { B_LOSS = 0, B_SSIM_BWD, B_RASTER_BWD, B_PROJECT_BWD, B_ADAM, B_STA
 static const char *bstage_name[B_STAGES] = {"loss", "ssim_bwd", "rasterize_bwd", "project_bwd",
                                             "adam"};
 
+/* rasterize_bwd: auto takes the per-splat backward only on devices whose largest storage buffer
+ * is at least this (bytes). */
+#define GS_AUTO_SPLAT_MIN_RANGE (1ull << 30)
+
 struct trainer {
   const struct gs_config *cfg;
+  int splat_bwd; /* the rasterize backward in use: per splat (1) or per pixel (0), auto resolved */
   struct gs_scene *sc;
   gs_vk_t *vk;
   gs_fwd_t *fwd;
@@ -396,10 +401,26 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .transient = cfg->binning == GS_BINNING_TRANSIENT,
                            .tile_cull = cfg->tile_cull == GS_TILE_CULL_ELLIPSE,
                            .alpha_max = (float)cfg->alpha_max};
-  if (cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT) {
+  if (cfg->rasterize_bwd == GS_RASTER_BWD_AUTO) {
+    /* The per-splat backward keeps 4 KiB of state per run of a tile's splats in one buffer:
+     * auto takes it only where that buffer can hold the runs of ~8 million pairs. */
+    struct sw_err why = {0};
+    uint64_t range = gs_vk_info(t->vk)->max_storage_buffer_range;
+    if (range < GS_AUTO_SPLAT_MIN_RANGE)
+      sw_err_set(&why, SW_EDEVICE,
+                 "its largest storage buffer (%.2f GiB) is under the %.0f GiB the per-splat "
+                 "backward's state takes at ~8 million pairs",
+                 (double)range / (1 << 30), (double)GS_AUTO_SPLAT_MIN_RANGE / (1 << 30));
+    else
+      fo.bucket = gs_tk_splat_bucket(t->vk, &why);
+    if (!fo.bucket && io && io->warn)
+      fprintf(io->warn, "note: rasterize_bwd auto takes pixel on %s: %s\n", gs_vk_info(t->vk)->name,
+              why.msg);
+  } else if (cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT) {
     fo.bucket = gs_tk_splat_bucket(t->vk, err);
     if (!fo.bucket) return SW_EDEVICE;
   }
+  t->splat_bwd = fo.bucket != 0;
   rc = gs_fwd_new(t->vk, &fo, &t->fwd, err);
   struct gs_tk_opts to = {.ssim_walk = cfg->ssim_walk,
                           .sigma_skip = cfg->sigma_skip == GS_ON,
@@ -409,7 +430,7 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                           .alpha_max = (float)cfg->alpha_max,
                           .ssim_padding = cfg->ssim_padding,
                           .deterministic = cfg->deterministic == GS_ON,
-                          .splat_bwd = cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT};
+                          .splat_bwd = t->splat_bwd};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
   if (!rc && cfg->lambda_dssim > 0 && !gs_tk_ssim_pixels(t->tk, t->sc->width, t->sc->height))
     rc = sw_err_set(err, SW_EINVAL,
@@ -790,6 +811,7 @@ int gs_train_run(const struct gs_config *cfg, const char *scene_path, const stru
     snprintf(res->device_driver, sizeof res->device_driver, "%s", di->driver);
     snprintf(res->device_api, sizeof res->device_api, "%s", di->api);
     snprintf(res->device_kind, sizeof res->device_kind, "%s", gs_vk_kind_name(di->kind));
+    snprintf(res->raster_bwd, sizeof res->raster_bwd, "%s", t.splat_bwd ? "splat" : "pixel");
     rc = train_loop(&t, io, res, err);
   }
   if (t.timer) {

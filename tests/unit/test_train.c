@@ -757,6 +757,8 @@ static void det_run_cull(const char *dir, int checkpoints, int raster_bwd, int t
   struct gs_train_io io = {.out_dir = dir};
   int rc = gs_train_run(&c, scene_dir, &io, r, &err);
   ck_assert_msg(rc == 0, "training failed: %s", err.msg);
+  /* The backward that ran is on record (result.json device.rasterize_bwd). */
+  ck_assert_str_eq(r->raster_bwd, raster_bwd == GS_RASTER_BWD_SPLAT ? "splat" : "pixel");
   *splats = (uint32_t)r->splats_final;
   *psnr = r->psnr_db;
   free(r);
