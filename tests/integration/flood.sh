@@ -40,19 +40,24 @@ for round in 1 2 3; do
   echo "round $round: $(jq -c '.workers_page' "$T/st2.json"), resident $((rss[round])) KiB"
 done
 # 10,000 plain TCP connections to the worker endpoint and 2,000 to the control endpoint, none
-# speaking ZMTP (random bytes, a greeting cut short, nothing), each closed at once: status still
-# answers and the coordinator's resident memory stays flat (a leak of 512 bytes a connection
-# would add 6 MiB; the bound is 4 MiB).
+# speaking ZMTP (random bytes, a greeting cut short, nothing), each closed at once, twice: status
+# still answers and the coordinator's resident memory stays flat over the second 12,000 (a leak of
+# 512 bytes a connection would add 6 MiB in each; the bound is 4 MiB). The first 12,000 bring
+# malloc's arenas and libzmq's per-connection pools to their high-water mark, which is not a leak
+# and varies from run to run (1-8 MiB on the 2-core CI machine), so only the second is bounded.
 status_json >"$T/st3.json" || fail "status before the raw connections"
 rss_before=$(jq '.coordinator.rss_kb' "$T/st3.json")
-"$BIN/frame_poke" "$WORK" rawconns 10000 >"$T/raw.out" 2>&1 || fail "rawconns: $(cat "$T/raw.out")"
-cat "$T/raw.out"
-"$BIN/frame_poke" "$CTL" rawconns 2000 >"$T/raw2.out" 2>&1 || fail "rawconns: $(cat "$T/raw2.out")"
-cat "$T/raw2.out"
-status_json >"$T/st4.json" || fail "no status after 12,000 raw connections"
-rss_after=$(jq '.coordinator.rss_kb' "$T/st4.json")
-echo "resident before the raw connections $rss_before KiB, after $rss_after KiB"
-[ $((rss_after - rss_before)) -lt 4096 ] || fail "resident memory grew from $rss_before to $rss_after KiB"
+for pass in 1 2; do
+  "$BIN/frame_poke" "$WORK" rawconns 10000 >"$T/raw.out" 2>&1 || fail "rawconns: $(cat "$T/raw.out")"
+  cat "$T/raw.out"
+  "$BIN/frame_poke" "$CTL" rawconns 2000 >"$T/raw2.out" 2>&1 || fail "rawconns: $(cat "$T/raw2.out")"
+  cat "$T/raw2.out"
+  status_json >"$T/st4.json" || fail "no status after $((12000 * pass)) raw connections"
+  rss_raw[pass]=$(jq '.coordinator.rss_kb' "$T/st4.json")
+done
+echo "resident before the raw connections $rss_before KiB, after 12,000 ${rss_raw[1]} KiB, after 24,000 ${rss_raw[2]} KiB"
+[ $((rss_raw[2] - rss_raw[1])) -lt 4096 ] ||
+  fail "resident memory grew from ${rss_raw[1]} to ${rss_raw[2]} KiB over the second 12,000 raw connections"
 stored=$(sqlite3 "$T/sw.db" "SELECT COUNT(*) FROM workers")
 [ "$stored" -eq 6030 ] || fail "the store holds $stored workers, not 6030"
 kept=$((4000 * 25))
