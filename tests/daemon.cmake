@@ -24,6 +24,8 @@ sw_it_add(it_two_sweeps two_sweeps.sh 17760)
 sw_it_add(it_curve curve.sh 17770)
 # Hello floods and worker churn against a coordinator with its defaults.
 sw_it_add(it_flood flood.sh 17880)
+# Two rounds of 12,000 raw connections (the second bounded): about 3 minutes on 2 cores.
+set_tests_properties(it_flood PROPERTIES TIMEOUT 360)
 # A report of a large store rendered off the loop; a store locked by another process.
 sw_it_add(it_store_faults store_faults.sh 17890)
 # 30 coordinator SIGKILLs while results arrive (SW_SOAK_TRIALS for more).
