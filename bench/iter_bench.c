@@ -18,9 +18,8 @@
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
- *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd] [--tile-cull
- * box|ellipse]
- *                   [--ply FILE --scene DIR]
+ *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd]
+ *                   [--tile-cull box|ellipse] [--ply FILE --scene DIR]
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
 #include <stdio.h>
@@ -69,7 +68,6 @@ static int parse(int argc, char **argv, struct args *a) {
       a->json = 1;
       continue;
     }
-
     /* Backward variants (defaults: the trainer's defaults). */
     if (!strcmp(k, "--no-warp-skip") || !strcmp(k, "--lane0-atomics") ||
         !strcmp(k, "--direct-atomics") || !strcmp(k, "--cas") || !strcmp(k, "--adam-visible") ||

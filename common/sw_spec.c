@@ -13,7 +13,6 @@
 #include <libfyaml.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1239,24 +1238,24 @@ static size_t utf8_bad_at(const unsigned char *s, size_t n) {
   return n;
 }
 
-/* Where a single-quoted scalar holds two or more escaped quotes ('') in a row (offset into the
- * text), or SIZE_MAX. libfyaml 0.7.12 unescapes such a run wrongly when text follows it ('a''''b'
- * reads as a''' instead of a''b) and loses the buffer it unescapes into at five or more (2 KiB per
- * scalar, found by fuzzing: "x: ''''''''''''"; a coordinator loads specs for as long as it runs).
- * The event pass never asks for a scalar's text, so the scalar can be refused here, from the raw
- * text between the event's marks, before the builder formats it. */
-static size_t quote_run_at(const char *yaml, size_t len, struct fy_event *ev) {
+/* Whether a single-quoted scalar holds two or more escaped quotes ('') in a row. libfyaml 0.7.12
+ * unescapes such a run wrongly when text follows it ('a''''b' reads as a''' instead of a''b) and
+ * loses the buffer it unescapes into at five or more (2 KiB per scalar, found by fuzzing:
+ * "x: ''''''''''''"; a coordinator loads specs for as long as it runs). The event pass never asks
+ * for a scalar's text, so the scalar can be refused here, from the raw text between the event's
+ * marks, before the builder formats it. */
+static int has_quote_run(const char *yaml, size_t len, struct fy_event *ev) {
   struct fy_token *tok = fy_event_get_token(ev);
-  if (!tok || fy_token_scalar_style(tok) != FYSS_SINGLE_QUOTED) return SIZE_MAX;
+  if (!tok || fy_token_scalar_style(tok) != FYSS_SINGLE_QUOTED) return 0;
   /* The marks hold the text between the quotes. */
   const struct fy_mark *s = fy_event_start_mark(ev), *e = fy_event_end_mark(ev);
-  if (!s || !e) return SIZE_MAX;
+  if (!s || !e) return 0;
   size_t end = e->input_pos < len ? e->input_pos : len, run = 0;
   for (size_t i = s->input_pos; i < end; i++) {
     run = yaml[i] == '\'' ? run + 1 : 0;
-    if (run >= 4) return i - 3;
+    if (run >= 4) return 1;
   }
-  return SIZE_MAX;
+  return 0;
 }
 
 /* The first pass: libfyaml's parser reads the whole text as events, nothing is built. It stops at
@@ -1301,7 +1300,7 @@ static int scan_events(struct loader *L, const char *yaml, size_t len, struct fy
         snprintf(what, sizeof what, "nested deeper than %d levels (the limit)", SPEC_DEPTH_MAX);
       else if (t != FYET_ALIAS && fy_event_get_anchor_token(ev) && ++anchors > SPEC_ANCHORS_MAX)
         snprintf(what, sizeof what, "more than %d anchors (the limit)", SPEC_ANCHORS_MAX);
-      else if (t == FYET_SCALAR && quote_run_at(yaml, len, ev) != SIZE_MAX) {
+      else if (t == FYET_SCALAR && has_quote_run(yaml, len, ev)) {
         if (col > 1) col--; /* the event starts after the opening quote */
         snprintf(what, sizeof what,
                  "a single-quoted scalar with 2 or more escaped quotes ('') in a row (write it "
