@@ -12,6 +12,9 @@
 
 #ifdef __APPLE__
 #include <mach/mach.h>
+#include <malloc/malloc.h>
+#elif defined(__GLIBC__)
+#include <malloc.h>
 #endif
 
 #include "sw_artifact.h"
@@ -927,6 +930,22 @@ static long rss_kb(void) {
 #endif
 }
 
+/* Bytes of the heap in use (handed out by malloc and not yet freed) in KiB, -1 when unknown:
+ * the default zone's size in use on macOS, mallinfo2's arena and mmap blocks on glibc. Unlike the
+ * resident size it does not count freed memory the allocator keeps, so it is what a leak grows. */
+static long heap_kb(void) {
+#ifdef __APPLE__
+  malloc_statistics_t ms;
+  malloc_zone_statistics(NULL, &ms);
+  return (long)(ms.size_in_use / 1024);
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  struct mallinfo2 mi = mallinfo2();
+  return (long)((mi.uordblks + mi.hblkhd) / 1024);
+#else
+  return -1;
+#endif
+}
+
 /* {n, p50_ms, p99_ms, max_ms} of a latency ring (only n when empty). */
 static json_t *lat_json(const struct lat_ring *r) {
   json_t *o = json_object();
@@ -986,15 +1005,15 @@ json_t *sw_coord_status_json(sw_coord_t *c, int64_t sweep_id, int64_t workers_of
   }
   json_t *lat = lat_json(&c->lat_all), *lat_now = lat_json(&c->lat_now);
   json_t *co = json_pack(
-      "{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
+      "{s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:I}", "work",
       stats_json(&c->st_work), "control", stats_json(&c->st_control), "sessions", sessions,
       "ready_to_assign", lat, "ready_to_assign_immediate", lat_now, "assigns",
       (json_int_t)c->assigns, "results", (json_int_t)c->results, "acks", (json_int_t)c->acks,
       "stale", (json_int_t)c->stale, "zap_denied", (json_int_t)sw_zap_denied(c->zap), "zap_allowed",
       (json_int_t)sw_zap_allowed(c->zap), "refused_identity", (json_int_t)c->refused_identity,
       "dropped_identity", (json_int_t)c->dropped_identity, "rss_kb", (json_int_t)rss_kb(),
-      "heartbeat_ms", c->hb_ms, "liveness", c->liveness, "lease_ttl_ms",
-      (json_int_t)c->lease_ttl_ms);
+      "heap_kb", (json_int_t)heap_kb(), "heartbeat_ms", c->hb_ms, "liveness", c->liveness,
+      "lease_ttl_ms", (json_int_t)c->lease_ttl_ms);
   struct sw_notify_counts nc;
   sw_notify_get_counts(c->notify, &nc);
   json_object_set_new(co, "webhooks",
