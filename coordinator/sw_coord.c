@@ -10,6 +10,20 @@
 #include <time.h>
 #include <zmq.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SW_HAS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SW_HAS_SANITIZER 1
+#endif
+#endif
+#ifndef SW_HAS_SANITIZER
+#define SW_HAS_SANITIZER 0
+#endif
+#if SW_HAS_SANITIZER
+#include <sanitizer/allocator_interface.h>
+#endif
+
 #ifdef __APPLE__
 #include <mach/mach.h>
 #include <malloc/malloc.h>
@@ -931,10 +945,13 @@ static long rss_kb(void) {
 }
 
 /* Bytes of the heap in use (handed out by malloc and not yet freed) in KiB, -1 when unknown:
- * the default zone's size in use on macOS, mallinfo2's arena and mmap blocks on glibc. Unlike the
- * resident size it does not count freed memory the allocator keeps, so it is what a leak grows. */
+ * the sanitizer's allocator when built with one (it replaces malloc), else the malloc zones' size
+ * in use on macOS, mallinfo2's arena and mmap blocks on glibc. Unlike the resident size it does
+ * not count freed memory the allocator keeps, so it is what a leak grows. */
 static long heap_kb(void) {
-#ifdef __APPLE__
+#if SW_HAS_SANITIZER
+  return (long)(__sanitizer_get_current_allocated_bytes() / 1024);
+#elif defined(__APPLE__)
   malloc_statistics_t ms;
   malloc_zone_statistics(NULL, &ms);
   return (long)(ms.size_in_use / 1024);
