@@ -61,6 +61,7 @@ static int parse(int argc, char **argv, struct args *a) {
                      .tk = {.sigma_skip = 1,
                             .warp_skip = 1,
                             .ssim_walk = 1,
+                            .ssim_planar = 1,
                             .atomic_spread = 1}}; /* the trainer's defaults */
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

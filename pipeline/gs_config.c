@@ -160,6 +160,9 @@ static const struct key keys[] = {
     {"tile_cull", K_ENUM, OFF(tile_cull), "ellipse", "box|ellipse", 0, 0,
      "(splat, tile) pairs for every tile of the splat's box, or only for the tiles its ellipse "
      "meets (the same image and gradients, fewer pairs to sort and rasterize)"},
+    {"ssim_layout", K_ENUM, OFF(ssim_layout), "planar", "interleaved|planar", 0, 0,
+     "the SSIM passes' moment and derivative maps: a pixel's quantities side by side, or one "
+     "plane per quantity (coalesced loads; the same values)"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

@@ -33,6 +33,7 @@ enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
 /* auto: splat where the device has what it needs (gs_tk_splat_bucket), else pixel. */
 enum gs_raster_bwd { GS_RASTER_BWD_PIXEL = 0, GS_RASTER_BWD_SPLAT = 1, GS_RASTER_BWD_AUTO = 2 };
 enum gs_tile_cull { GS_TILE_CULL_BOX = 0, GS_TILE_CULL_ELLIPSE = 1 };
+enum gs_ssim_layout { GS_SSIM_LAYOUT_INTERLEAVED = 0, GS_SSIM_LAYOUT_PLANAR = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
@@ -112,6 +113,7 @@ struct gs_config {
   int32_t deterministic; /* 1: bit-identical runs (fixed-point rasterize backward) */
   int32_t rasterize_bwd; /* enum gs_raster_bwd */
   int32_t tile_cull;     /* enum gs_tile_cull */
+  int32_t ssim_layout;   /* enum gs_ssim_layout */
 };
 
 /* Fills cfg with every default. */

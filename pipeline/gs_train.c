@@ -423,6 +423,7 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
   t->splat_bwd = fo.bucket != 0;
   rc = gs_fwd_new(t->vk, &fo, &t->fwd, err);
   struct gs_tk_opts to = {.ssim_walk = cfg->ssim_walk,
+                          .ssim_planar = cfg->ssim_layout == GS_SSIM_LAYOUT_PLANAR,
                           .sigma_skip = cfg->sigma_skip == GS_ON,
                           .warp_skip = cfg->bwd_warp_skip == GS_ON,
                           .atomic_spread = cfg->atomic_spread == GS_ATOMIC_SPREAD_LANES,

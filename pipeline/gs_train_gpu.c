@@ -89,8 +89,9 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
       return err ? err->code : SW_EDEVICE;
     }
   }
-  uint32_t walk = (uint32_t)tk->opts.ssim_walk;
-  uint32_t lss[2] = {walk, tk->opts.ssim_padding == GS_SSIM_VALID ? 1u : 0u}; /* loss_ssim */
+  /* The SSIM kernels' constants, by id: walk, padding valid (loss_ssim's), planar maps. */
+  uint32_t lss[3] = {(uint32_t)tk->opts.ssim_walk, tk->opts.ssim_padding == GS_SSIM_VALID ? 1u : 0u,
+                     tk->opts.ssim_planar ? 1u : 0u};
   uint32_t rb[5] = {tk->opts.sigma_skip ? 1u : 0u, tk->opts.warp_skip ? 1u : 0u,
                     tk->opts.atomic_spread ? 1u : 0u, tk->opts.direct_atomics ? 0u : 1u, 0u};
   memcpy(&rb[GS_SPEC_BWD_ALPHA_MAX], &alpha_max, sizeof alpha_max); /* a float by its bits */
@@ -99,17 +100,17 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   int rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "loss_l1", "loss_l1", 4, ls, NULL, 0,
                                  &tk->loss_l1, err);
   if (!rc)
-    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_h", "ssim_h", 3, ls, &walk, 1,
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_h", "ssim_h", 3, ls, lss, 3,
                                &tk->ssim_h, err);
   if (!rc)
-    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "loss_ssim", "loss_ssim", 5, ls, lss, 2,
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "loss_ssim", "loss_ssim", 5, ls, lss, 3,
                                &tk->loss_ssim, err);
   if (!rc)
-    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_bwd_h", "ssim_bwd_h", 2, ls, &walk,
-                               1, &tk->ssim_bwd_h, err);
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_bwd_h", "ssim_bwd_h", 2, ls, lss,
+                               3, &tk->ssim_bwd_h, err);
   if (!rc)
-    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_bwd_v", "ssim_bwd_v", 4, ls, &walk,
-                               1, &tk->ssim_bwd_v, err);
+    rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "ssim_bwd_v", "ssim_bwd_v", 4, ls, lss,
+                               3, &tk->ssim_bwd_v, err);
   const char *rb_stem = tk->opts.deterministic ? "rasterize_bwd_det"
                         : tk->cas              ? "rasterize_bwd_cas"
                                                : "rasterize_bwd";

@@ -29,6 +29,8 @@ float *gs_pgroup_host(struct gs_model *m, int g);
 
 struct gs_tk_opts {
   int ssim_walk;      /* 0 scalar, 1 float4, 2 float4 + shared reciprocal */
+  int ssim_planar;    /* the SSIM maps one plane per quantity (ssim_common.glsl), else
+                         interleaved per pixel */
   int sigma_skip;     /* rasterize backward skips sigma >= 5.55 before exp */
   int warp_skip;      /* rasterize backward skips subgroups with no contributing lane */
   int atomic_spread;  /* atomics from several lanes instead of one */

@@ -59,6 +59,9 @@
 #define GS_SPEC_SSIM_VALID                                                                         \
   1 /* loss_ssim: 1 = the SSIM map only where the window is inside the                             \
        image (padding valid), 0 = every pixel (zero padding) */
+#define GS_SPEC_SSIM_PLANAR                                                                        \
+  2 /* ssim/loss kernels: 1 = the moment and derivative maps one plane per                         \
+       quantity (coalesced), 0 = interleaved per pixel */
 #define GS_SPEC_BWD_SIGMA_SKIP 0 /* rasterize_bwd */
 #define GS_SPEC_BWD_WARP_SKIP 1  /* rasterize_bwd: skip a subgroup when no lane contributes */
 #define GS_SPEC_BWD_SPREAD 2     /* rasterize_bwd: atomics from several lanes */

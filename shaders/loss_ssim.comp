@@ -32,7 +32,7 @@ void main() {
   vec2 acc = vec2(0.0);
   if (p.x < pc.width && p.y < pc.height) {
     int H_ = int(pc.height);
-    uint pix = p.y * pc.width + p.x;
+    uint pix = p.y * pc.width + p.x, np = pc.width * pc.height;
     float kd = -pc.lambda * pc.ssim_inv_count;  // dL/dS for each map entry
     // Window inside the image (padding valid): 5 pixels from every edge.
     bool in_map = SSIM_VALID == 0u || (p.x >= 5u && p.x + 5u < pc.width && p.y >= 5u &&
@@ -40,19 +40,21 @@ void main() {
     for (uint c = 0u; c < 3u; c++) {
       acc.x += abs(img[3u * pix + c] - gt[3u * pix + c]);
       if (!in_map) {
-        pb[9u * pix + 3u * c] = 0.0;
-        pb[9u * pix + 3u * c + 1u] = 0.0;
-        pb[9u * pix + 3u * c + 2u] = 0.0;
+        pb[ssim_at(9u, np, pix, 3u * c)] = 0.0;
+        pb[ssim_at(9u, np, pix, 3u * c + 1u)] = 0.0;
+        pb[ssim_at(9u, np, pix, 3u * c + 2u)] = 0.0;
         continue;
       }
       float mx = 0.0, my = 0.0, xx = 0.0, yy = 0.0, xy = 0.0;
       for (int k = 0; k < 11; k++) {
         int y = int(p.y) + k - 5;
         if (y < 0 || y >= H_) continue;
-        uint i = 15u * (uint(y) * pc.width + p.x) + 5u * c;
+        uint q = uint(y) * pc.width + p.x;
         float w = SSIM_W[k];
-        mx += w * hb[i]; my += w * hb[i + 1u]; xx += w * hb[i + 2u];
-        yy += w * hb[i + 3u]; xy += w * hb[i + 4u];
+        mx += w * hb[ssim_at(15u, np, q, 5u * c)]; my += w * hb[ssim_at(15u, np, q, 5u * c + 1u)];
+        xx += w * hb[ssim_at(15u, np, q, 5u * c + 2u)];
+        yy += w * hb[ssim_at(15u, np, q, 5u * c + 3u)];
+        xy += w * hb[ssim_at(15u, np, q, 5u * c + 4u)];
       }
       float a1 = 2.0 * mx * my + SSIM_C1;
       float a2 = 2.0 * (xy - mx * my) + SSIM_C2;
@@ -74,9 +76,9 @@ void main() {
         dxy = (2.0 * a1) / den;
       }
       acc.y += s;
-      pb[9u * pix + 3u * c] = kd * dmu;
-      pb[9u * pix + 3u * c + 1u] = kd * dxx;
-      pb[9u * pix + 3u * c + 2u] = kd * dxy;
+      pb[ssim_at(9u, np, pix, 3u * c)] = kd * dmu;
+      pb[ssim_at(9u, np, pix, 3u * c + 1u)] = kd * dxx;
+      pb[ssim_at(9u, np, pix, 3u * c + 2u)] = kd * dxy;
     }
   }
   red[gl_LocalInvocationIndex] = acc;

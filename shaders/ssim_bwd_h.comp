@@ -15,15 +15,14 @@ void main() {
   uvec2 p = gl_GlobalInvocationID.xy;
   if (p.x >= pc.width || p.y >= pc.height) return;
   int W = int(pc.width);
-  uint row = p.y * pc.width;
+  uint row = p.y * pc.width, np = pc.width * pc.height;
   float acc[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   for (int k = 0; k < 11; k++) {
     int x = int(p.x) + k - 5;
     if (x < 0 || x >= W) continue;
-    uint i = 9u * (row + uint(x));
+    uint i = row + uint(x);
     float w = SSIM_W[k];
-    for (uint q = 0u; q < 9u; q++) acc[q] += w * pb[i + q];
+    for (uint q = 0u; q < 9u; q++) acc[q] += w * pb[ssim_at(9u, np, i, q)];
   }
-  uint o = 9u * (row + p.x);
-  for (uint q = 0u; q < 9u; q++) qb[o + q] = acc[q];
+  for (uint q = 0u; q < 9u; q++) qb[ssim_at(9u, np, row + p.x, q)] = acc[q];
 }

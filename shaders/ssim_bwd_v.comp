@@ -16,13 +16,14 @@ void main() {
   uvec2 p = gl_GlobalInvocationID.xy;
   if (p.x >= pc.width || p.y >= pc.height) return;
   int H_ = int(pc.height);
+  uint np = pc.width * pc.height;
   float acc[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   for (int k = 0; k < 11; k++) {
     int y = int(p.y) + k - 5;
     if (y < 0 || y >= H_) continue;
-    uint i = 9u * (uint(y) * pc.width + p.x);
+    uint i = uint(y) * pc.width + p.x;
     float w = SSIM_W[k];
-    for (uint q = 0u; q < 9u; q++) acc[q] += w * qb[i + q];
+    for (uint q = 0u; q < 9u; q++) acc[q] += w * qb[ssim_at(9u, np, i, q)];
   }
   uint pix = p.y * pc.width + p.x;
   float l1w = (1.0 - pc.lambda) * pc.inv_count;

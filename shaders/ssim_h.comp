@@ -1,5 +1,6 @@
 // ssim_h.comp: first pass of the SSIM forward: horizontal blur of the five moments x, y, x^2,
-// y^2, x y of every channel (x the render, y the ground truth) into ssim_h[15 p + 5 c + q].
+// y^2, x y of every channel (x the render, y the ground truth) into ssim_h (quantity 5 c + q of
+// pixel p, at ssim_at(15, ...)).
 #version 450
 #define GS_GLSL 1
 #include "gs_train_shared.h"
@@ -16,7 +17,7 @@ void main() {
   if (p.x >= pc.width || p.y >= pc.height) return;
   int W = int(pc.width);
   uint row = p.y * pc.width;
-  uint o = 15u * (row + p.x);
+  uint px = row + p.x, np = pc.width * pc.height;
   if (SSIM_WALK == 0u) {
     // One window walk per channel.
     for (uint c = 0u; c < 3u; c++) {
@@ -28,8 +29,9 @@ void main() {
         float a = img[i], b = gt[i], w = SSIM_W[k];
         mx += w * a; my += w * b; xx += w * (a * a); yy += w * (b * b); xy += w * (a * b);
       }
-      hb[o + 5u * c] = mx; hb[o + 5u * c + 1u] = my; hb[o + 5u * c + 2u] = xx;
-      hb[o + 5u * c + 3u] = yy; hb[o + 5u * c + 4u] = xy;
+      hb[ssim_at(15u, np, px, 5u * c)] = mx; hb[ssim_at(15u, np, px, 5u * c + 1u)] = my;
+      hb[ssim_at(15u, np, px, 5u * c + 2u)] = xx; hb[ssim_at(15u, np, px, 5u * c + 3u)] = yy;
+      hb[ssim_at(15u, np, px, 5u * c + 4u)] = xy;
     }
   } else {
     // All three channels in one walk (same operations per channel, so the same bits).
@@ -44,8 +46,9 @@ void main() {
       mx += w * a; my += w * b; xx += w * (a * a); yy += w * (b * b); xy += w * (a * b);
     }
     for (uint c = 0u; c < 3u; c++) {
-      hb[o + 5u * c] = mx[c]; hb[o + 5u * c + 1u] = my[c]; hb[o + 5u * c + 2u] = xx[c];
-      hb[o + 5u * c + 3u] = yy[c]; hb[o + 5u * c + 4u] = xy[c];
+      hb[ssim_at(15u, np, px, 5u * c)] = mx[c]; hb[ssim_at(15u, np, px, 5u * c + 1u)] = my[c];
+      hb[ssim_at(15u, np, px, 5u * c + 2u)] = xx[c]; hb[ssim_at(15u, np, px, 5u * c + 3u)] = yy[c];
+      hb[ssim_at(15u, np, px, 5u * c + 4u)] = xy[c];
     }
   }
 }

@@ -114,12 +114,41 @@ static void free_fixture(struct fixture *fx) {
   free(fx->dl);
 }
 
-static void loss_case(float lambda, int walk, int padding, uint32_t w, uint32_t h) {
+/* Runs the loss and the SSIM backward on the GPU; dl (3 w h floats), part (2 floats per
+ * workgroup, the loss partial sums) and hmap (15 w h floats, the horizontal moments) get what
+ * they wrote. */
+static void loss_gpu(const struct gs_tk_opts *o, const float *img_rgb, const float *target,
+                     uint32_t w, uint32_t h, float lambda, float *dl, float *part, float *hmap) {
+  size_t px = (size_t)w * h;
+  struct sw_err err = {0};
+  struct gs_tk *tk = NULL;
+  ck_assert_msg(gs_tk_new(vk, o, &tk, &err) == 0, "%s", err.msg);
+  struct gs_tk_img im = {0};
+  ck_assert_int_eq(gs_tk_img_reserve(vk, &im, w, h, &err), 0);
+  struct gs_vk_buf *img = upload(img_rgb, 12 * px, "img");
+  struct gs_vk_buf *gt = upload(target, 12 * px, "gt");
+  VkCommandBuffer cmd;
+  ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
+  gs_tk_record_loss(tk, cmd, &im, img, gt, lambda);
+  gs_vk_barrier(cmd);
+  gs_tk_record_ssim_bwd(tk, cmd, &im, img, gt, lambda);
+  ck_assert_msg(gs_vk_cmd_submit_wait(vk, &cmd, &err) == 0, "%s", err.msg);
+  download(im.dl, dl, 12 * px);
+  download(im.loss_part, part, 8 * (size_t)im.groups_x * im.groups_y);
+  download(im.ssim_h, hmap, 60 * px);
+  gs_vk_buf_destroy(&img);
+  gs_vk_buf_destroy(&gt);
+  gs_tk_img_free(&im);
+  gs_tk_destroy(&tk);
+}
+
+static void loss_case_layout(float lambda, int walk, int padding, int planar, uint32_t w,
+                             uint32_t h) {
   struct fixture fx;
   make_fixture_padded(&fx, 40, w, h, 3, 11, lambda, padding);
   size_t px = (size_t)w * h;
   struct sw_err err = {0};
-  struct gs_tk_opts o = {.ssim_walk = walk, .ssim_padding = padding};
+  struct gs_tk_opts o = {.ssim_walk = walk, .ssim_padding = padding, .ssim_planar = planar};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
   struct gs_tk_img im = {0};
@@ -155,9 +184,57 @@ static void loss_case(float lambda, int walk, int padding, uint32_t w, uint32_t 
   free_fixture(&fx);
 }
 
+static void loss_case(float lambda, int walk, int padding, uint32_t w, uint32_t h) {
+  loss_case_layout(lambda, walk, padding, 1, w, h);
+}
+
 START_TEST(loss_l1_matches_reference) { loss_case(0.0f, 1, GS_SSIM_SAME, 45, 37); }
 END_TEST
-START_TEST(loss_ssim_matches_reference) { loss_case(0.2f, _i, GS_SSIM_SAME, 45, 37); }
+/* Each walk, with the maps planar (the trainer's ssim_layout) and interleaved. */
+START_TEST(loss_ssim_matches_reference) {
+  loss_case_layout(0.2f, _i % 3, GS_SSIM_SAME, _i / 3, 45, 37);
+}
+END_TEST
+/* ssim_layout: planar moves only the maps' addresses, so dL/dimage and the loss partial sums are
+ * the interleaved layout's to the bit: for each walk and padding, on an image of several
+ * workgroups whose width is not a multiple of one (so a plane does not start on a row). */
+START_TEST(ssim_planar_is_bit_exact) {
+  int walk = _i % 3, padding = _i / 3 ? GS_SSIM_VALID : GS_SSIM_SAME;
+  uint32_t w = 45, h = 37;
+  struct fixture fx;
+  make_fixture_padded(&fx, 40, w, h, 3, 11, 0.2f, padding);
+  size_t px = (size_t)w * h, groups = (size_t)((w + 15) / 16) * ((h + 15) / 16);
+  float *dl[2], *part[2], *hm[2];
+  for (int planar = 0; planar < 2; planar++) {
+    dl[planar] = malloc(12 * px);
+    part[planar] = malloc(8 * groups);
+    hm[planar] = malloc(60 * px);
+    struct gs_tk_opts o = {.ssim_walk = walk, .ssim_padding = padding, .ssim_planar = planar};
+    loss_gpu(&o, fx.f->rgb, fx.target, w, h, 0.2f, dl[planar], part[planar], hm[planar]);
+  }
+  /* The layouts differ (quantity m of pixel p at 15 p + m, or at m w h + p), their values not. */
+  ck_assert(memcmp(hm[0], hm[1], 60 * px) != 0);
+  for (size_t p = 0; p < px; p++)
+    for (size_t m = 0; m < 15; m++)
+      ck_assert_msg(memcmp(&hm[0][15 * p + m], &hm[1][m * px + p], sizeof(float)) == 0,
+                    "moment %zu of pixel %zu", m, p);
+  size_t differ = 0, nonzero = 0;
+  for (size_t i = 0; i < 3 * px; i++) {
+    differ += memcmp(&dl[0][i], &dl[1][i], sizeof(float)) != 0;
+    nonzero += dl[0][i] != 0.0f;
+  }
+  ck_assert_msg(differ == 0, "walk %d padding %d: %zu of %zu dL/dimage values differ", walk,
+                padding, differ, 3 * px);
+  ck_assert_msg(nonzero > px, "walk %d: only %zu nonzero dL/dimage values", walk, nonzero);
+  ck_assert_msg(memcmp(part[0], part[1], 8 * groups) == 0, "walk %d padding %d: loss sums differ",
+                walk, padding);
+  for (int planar = 0; planar < 2; planar++) {
+    free(dl[planar]);
+    free(part[planar]);
+    free(hm[planar]);
+  }
+  free_fixture(&fx);
+}
 END_TEST
 /* gsplat's padding valid: 24x20 (a 14x10 map, smaller than one 16x16 workgroup, whose pixels
  * straddle two) for each walk, and 45x37 (several workgroups). */
@@ -829,7 +906,9 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, loss_l1_matches_reference);
-  tcase_add_loop_test(tc, loss_ssim_matches_reference, 0, 3); /* scalar, float4, float4_recip */
+  /* scalar, float4, float4_recip; planar and interleaved */
+  tcase_add_loop_test(tc, loss_ssim_matches_reference, 0, 6);
+  tcase_add_loop_test(tc, ssim_planar_is_bit_exact, 0, 6);
   tcase_add_loop_test(tc, loss_ssim_valid_matches_reference, 0, 4);
   tcase_add_test(tc, loss_ssim_valid_needs_11x11);
   tcase_add_test(tc, raster_bwd_matches_reference);
