@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sw_fs.h"
+#include "sw_yaml.h"
 
 /* Limits on hostile input (docs/spec.md "Limits"). The text is bounded first (the control
  * endpoint refuses a longer spec_yaml too). A first pass over libfyaml's events, which builds
@@ -1178,25 +1179,7 @@ void sw_spec_destroy(struct sw_spec **spec) {
 
 /* Reports libfyaml's first collected error as FILE:LINE:COLUMN. */
 static int yaml_syntax_error(struct loader *L, struct fy_diag *diag) {
-  void *it = NULL;
-  struct fy_diag_error *e;
-  while (diag && (e = fy_diag_errors_iterate(diag, &it)) != NULL) {
-    if (e->type < FYET_ERROR) continue;
-    char msg[SW_ERR_MSG_MAX];
-    snprintf(msg, sizeof msg, "%s", e->msg ? e->msg : "YAML syntax error");
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
-    /* libfyaml's collected positions are already 1-based. */
-    return sw_err_set(L->err, SW_EINVAL, "%s:%d:%d: YAML: %s", L->file, e->line > 0 ? e->line : 1,
-                      e->column > 0 ? e->column : 1, msg);
-  }
-  /* libfyaml builds no document, without a diagnostic, from text holding no YAML node. */
-  return sw_err_set(L->err, SW_EINVAL, "%s:1:1: empty spec (no YAML document)", L->file);
-}
-
-/* libfyaml prints nothing when errors are collected; this sink only exists to be explicit. */
-static void diag_sink(struct fy_diag *diag, void *user, const char *buf, size_t len) {
-  (void)diag, (void)user, (void)buf, (void)len;
+  return sw_yaml_diag_error(L->file, diag, "empty spec (no YAML document)", L->err);
 }
 
 /* ---- limits on the parsed text --------------------------------------------------------- */
@@ -1208,54 +1191,6 @@ static void event_pos(struct fy_event *ev, int *line, int *col) {
   if (!m) return;
   *line = m->line + 1, *col = m->column + 1;
   if (ev->type == FYET_ALIAS && *col > 1) (*col)--;
-}
-
-/* Offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
- * overlong forms, no surrogates, nothing above U+10FFFF), or n when the text is UTF-8. A spec is
- * YAML, so Unicode text; and libfyaml 0.7.12 loops forever on a malformed sequence inside a
- * directive line ("%" and one byte 0xa5 is enough; found by fuzzing, fixed upstream after 0.7.12
- * by "Fix infinite loop in scan directive for bad utf8 input"), so no such text may reach it.
- * sw_msg.c checks the same rules for wire fields without a position; a spec error needs one. */
-static size_t utf8_bad_at(const unsigned char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned c = s[i];
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-    unsigned cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
-    unsigned min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
-    if (!len || n - i < len) return i;
-    for (size_t k = 1; k < len; k++) {
-      if ((s[i + k] & 0xc0) != 0x80) return i;
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-    i += len;
-  }
-  return n;
-}
-
-/* Whether a single-quoted scalar holds two or more escaped quotes ('') in a row. libfyaml 0.7.12
- * unescapes such a run wrongly when text follows it ('a''''b' reads as a''' instead of a''b) and
- * loses the buffer it unescapes into at five or more (2 KiB per scalar, found by fuzzing:
- * "x: ''''''''''''"; a coordinator loads specs for as long as it runs). The event pass never asks
- * for a scalar's text, so the scalar can be refused here, from the raw text between the event's
- * marks, before the builder formats it. */
-static int has_quote_run(const char *yaml, size_t len, struct fy_event *ev) {
-  struct fy_token *tok = fy_event_get_token(ev);
-  if (!tok || fy_token_scalar_style(tok) != FYSS_SINGLE_QUOTED) return 0;
-  /* The marks hold the text between the quotes. */
-  const struct fy_mark *s = fy_event_start_mark(ev), *e = fy_event_end_mark(ev);
-  if (!s || !e) return 0;
-  size_t end = e->input_pos < len ? e->input_pos : len, run = 0;
-  for (size_t i = s->input_pos; i < end; i++) {
-    run = yaml[i] == '\'' ? run + 1 : 0;
-    if (run >= 4) return 1;
-  }
-  return 0;
 }
 
 /* The first pass: libfyaml's parser reads the whole text as events, nothing is built. It stops at
@@ -1300,7 +1235,7 @@ static int scan_events(struct loader *L, const char *yaml, size_t len, struct fy
         snprintf(what, sizeof what, "nested deeper than %d levels (the limit)", SPEC_DEPTH_MAX);
       else if (t != FYET_ALIAS && fy_event_get_anchor_token(ev) && ++anchors > SPEC_ANCHORS_MAX)
         snprintf(what, sizeof what, "more than %d anchors (the limit)", SPEC_ANCHORS_MAX);
-      else if (t == FYET_SCALAR && has_quote_run(yaml, len, ev)) {
+      else if (t == FYET_SCALAR && sw_yaml_quote_run(yaml, len, ev)) {
         if (col > 1) col--; /* the event starts after the opening quote */
         snprintf(what, sizeof what,
                  "a single-quoted scalar with 2 or more escaped quotes ('') in a row (write it "
@@ -1469,30 +1404,17 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
     return sw_err_set(err, SW_EINVAL,
                       "%s:1:1: spec of %zu bytes is larger than %u bytes (the limit)", L.file, len,
                       SPEC_YAML_MAX);
-  struct fy_diag_cfg dcfg;
-  fy_diag_cfg_default(&dcfg);
-  dcfg.fp = NULL;
-  dcfg.output_fn = diag_sink;
-  dcfg.colorize = false;
-  struct fy_diag *diag = fy_diag_create(&dcfg);
+  struct fy_diag *diag = sw_yaml_diag_new();
   if (!diag) return oom(&L);
-  fy_diag_set_collect_errors(diag, true);
-  size_t bad = utf8_bad_at((const unsigned char *)yaml, len);
-  if (bad < len) {
-    int line = 1, col = 1;
-    for (size_t i = 0; i < bad; i++) {
-      if (yaml[i] == '\n')
-        line++, col = 1;
-      else if (((unsigned char)yaml[i] & 0xc0) != 0x80)
-        col++;
-    }
-    fy_diag_destroy(diag);
-    return sw_err_set(err, SW_EINVAL, "%s:%d:%d: not UTF-8 text (byte 0x%02x)", L.file, line, col,
-                      (unsigned char)yaml[bad]);
-  }
-  int rc = scan_events(&L, yaml, len, diag);
+  char *lf = NULL; /* the text with LF line breaks, when it had CRs (sw_yaml_lf_breaks) */
+  size_t lf_len = 0;
+  int rc = sw_yaml_utf8_check(L.file, yaml, len, err);
+  if (!rc) rc = sw_yaml_lf_breaks(yaml, len, &lf, &lf_len, err);
+  if (!rc && lf) yaml = lf, len = lf_len;
+  if (!rc) rc = scan_events(&L, yaml, len, diag);
   if (rc) {
     fy_diag_destroy(diag);
+    free(lf);
     return rc;
   }
   /* No FYPCF_RESOLVE_DOCUMENT: aliases are resolved by parse_document once their expansion is
@@ -1505,6 +1427,7 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
   if (!fyp || fy_parser_set_string(fyp, yaml, len)) {
     fy_parser_destroy(fyp);
     fy_diag_destroy(diag);
+    free(lf);
     return oom(&L);
   }
   struct fy_document *doc = NULL;
@@ -1520,6 +1443,7 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
   fy_parse_document_destroy(fyp, doc);
   fy_parser_destroy(fyp);
   fy_diag_destroy(diag);
+  free(lf);
   if (rc) {
     if (L.s) spec_free(L.s);
     return rc;

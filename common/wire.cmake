@@ -9,5 +9,5 @@ add_library(sw_wire STATIC
   $<TARGET_OBJECTS:sw_proto>)
 add_dependencies(sw_wire sw_proto)
 target_include_directories(sw_wire PUBLIC ${CMAKE_CURRENT_LIST_DIR} PRIVATE ${SW_PROTO_GEN_DIR})
-target_link_libraries(sw_wire PUBLIC sw_util PkgConfig::JANSSON
+target_link_libraries(sw_wire PUBLIC sw_util sw_yaml PkgConfig::JANSSON
                       PRIVATE PkgConfig::PROTOBUFC PkgConfig::FYAML)

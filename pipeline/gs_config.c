@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sw_yaml.h"
+
 enum ktype { K_INT, K_I64, K_FLOAT, K_ENUM, K_STR, K_LIST };
 
 struct key {
@@ -368,19 +370,83 @@ static void node_pos(struct fy_node *n, int *line, int *col) {
   *col = m ? m->column + 1 : 0;
 }
 
+/* Reads at most GS_CONFIG_FILE_MAX bytes of path (a larger file is refused: a config is a few
+ * dozen keys, and a device or FIFO that never ends must not be read for ever); *data is
+ * NUL-terminated. */
+static int read_config_file(const char *path, char **data, size_t *len, struct sw_err *err) {
+  *data = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return sw_err_set(err, errno == ENOENT ? SW_ENOTFOUND : SW_EIO, "config file '%s': %s", path,
+                      strerror(errno));
+  char *buf = malloc(GS_CONFIG_FILE_MAX + 2);
+  if (!buf) {
+    fclose(f);
+    return sw_err_set(err, SW_ENOMEM, "config file '%s': out of memory", path);
+  }
+  size_t n = fread(buf, 1, GS_CONFIG_FILE_MAX + 1, f);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad || n > GS_CONFIG_FILE_MAX) {
+    free(buf);
+    return bad ? sw_err_set(err, SW_EIO, "config file '%s': read error", path)
+               : sw_err_set(err, SW_EINVAL, "%s:1:1: config file larger than %u bytes (the limit)",
+                            path, (unsigned)GS_CONFIG_FILE_MAX);
+  }
+  buf[n] = 0;
+  *data = buf;
+  *len = n;
+  return 0;
+}
+
 int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *err) {
-  FILE *probe = fopen(path, "r");
-  if (!probe) return sw_err_set(err, SW_ENOTFOUND, "config file '%s': %s", path, strerror(errno));
-  fclose(probe);
-  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET};
-  struct fy_document *doc = fy_document_build_from_file(&pcfg, path);
-  if (!doc) return sw_err_set(err, SW_EINVAL, "config file '%s': not valid YAML", path);
-  int rc = 0;
+  char *text = NULL;
+  size_t len = 0;
+  int rc = read_config_file(path, &text, &len, err);
+  if (!rc) rc = gs_config_load_yaml_text(cfg, path, text, len, err);
+  free(text);
+  return rc;
+}
+
+int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char *text, size_t len,
+                             struct sw_err *err) {
+  if (len > GS_CONFIG_FILE_MAX)
+    return sw_err_set(err, SW_EINVAL, "%s:1:1: config file larger than %u bytes (the limit)", path,
+                      (unsigned)GS_CONFIG_FILE_MAX);
+  /* What libfyaml 0.7.12 cannot be trusted to read is refused or rewritten first (sw_yaml.h). */
+  char *lf = NULL;
+  size_t lf_len = 0;
+  int rc = sw_yaml_utf8_check(path, text, len, err);
+  if (!rc) rc = sw_yaml_lf_breaks(text, len, &lf, &lf_len, err);
+  if (!rc && lf) text = lf, len = lf_len;
+  if (!rc) rc = sw_yaml_quote_runs_check(path, text, len, err);
+  if (rc) {
+    free(lf);
+    return rc;
+  }
+  struct fy_diag *diag = sw_yaml_diag_new();
+  if (!diag) return sw_err_set(err, SW_ENOMEM, "config file '%s': out of memory", path);
+  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
+  struct fy_document *doc = fy_document_build_from_string(&pcfg, text, len);
+  if (!doc && !sw_yaml_diag_has_error(diag)) { /* no YAML node (empty, comments): nothing set */
+    fy_diag_destroy(diag);
+    free(lf);
+    return 0;
+  }
+  if (!doc || fy_diag_got_error(diag)) {
+    rc = sw_yaml_diag_error(path, diag, "not valid YAML", err);
+    fy_document_destroy(doc);
+    fy_diag_destroy(diag);
+    free(lf);
+    return rc;
+  }
   struct fy_node *root = fy_document_root(doc);
   if (!root) goto out; /* an empty file sets nothing */
   if (fy_node_get_type(root) != FYNT_MAPPING) {
-    rc = sw_err_set(err, SW_EINVAL, "config file '%s': top level must be a mapping of key: value",
-                    path);
+    int line, col;
+    node_pos(root, &line, &col);
+    rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: top level must be a mapping of key: value", path,
+                    line > 0 ? line : 1, col > 0 ? col : 1);
     goto out;
   }
   void *it = NULL;
@@ -445,6 +511,8 @@ int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *
   }
 out:
   fy_document_destroy(doc);
+  fy_diag_destroy(diag);
+  free(lf); /* after the document, which reads from it */
   return rc;
 }
 

@@ -126,9 +126,17 @@ int gs_config_set(struct gs_config *cfg, const char *key, const char *value, str
 /* Parses "key=value" and calls gs_config_set. */
 int gs_config_set_kv(struct gs_config *cfg, const char *kv, struct sw_err *err);
 
+/* Largest config file gs_config_load_yaml reads (bytes). */
+#define GS_CONFIG_FILE_MAX (256u * 1024u)
+
 /* Applies a YAML file: a mapping of key: value (checkpoints may be a sequence). Errors name the
- * file, line and column. Returns 0, SW_EINVAL or SW_ENOTFOUND. */
+ * file, line and column. Text that is not UTF-8, a single-quoted scalar with escaped quotes in a
+ * row (sw_yaml.h) and a file over GS_CONFIG_FILE_MAX are refused before libfyaml reads it.
+ * Returns 0, SW_EINVAL, SW_ENOTFOUND, SW_EIO or SW_ENOMEM. */
 int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *err);
+/* The same for text[0, len) already in memory (no NUL needed), errors naming path. */
+int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char *text, size_t len,
+                             struct sw_err *err);
 
 /* Cross-key checks (densify_from <= densify_until, sh_degree range, ...). */
 int gs_config_validate(const struct gs_config *cfg, struct sw_err *err);

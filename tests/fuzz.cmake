@@ -16,6 +16,7 @@ if(SW_FUZZ)
   endfunction()
   sw_fuzz_add(codec LIBS sw_wire)
   sw_fuzz_add(spec LIBS sw_wire)
+  sw_fuzz_add(config LIBS gs_config)
   # The result check is generated from docs/result.schema.json into sw_util.
   sw_fuzz_add(result LIBS sw_util)
   add_executable(codec_seeds ${_fz}/codec_seeds.c)

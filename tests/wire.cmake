@@ -10,4 +10,6 @@ if(SW_BUILD_PIPELINE)
   sw_add_check_test(test_sweep_configs
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_sweep_configs.c LIBS sw_wire gs_config)
   target_compile_definitions(test_sweep_configs PRIVATE SW_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  # The trainer's config file loader on hostile and odd files (no GPU).
+  sw_add_check_test(test_config SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/test_config.c LIBS gs_config)
 endif()
