@@ -18,8 +18,12 @@
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
  *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
- *                   [--cas] [--adam-visible] [--deterministic] [--splat-bwd]
+ *                   [--cas] [--adam-visible] [--deterministic]
+ *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--ply FILE --scene DIR]
+ * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
+ * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
+ * --rasterize-bwd splat.
  * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
 #include <stdio.h>
@@ -47,6 +51,7 @@ struct args {
   const char *ply, *scene; /* the replayed workload (both or neither) */
   struct gs_tk_opts tk;    /* backward variants */
   int tile_cull;           /* --tile-cull box|ellipse (default ellipse, the trainer's) */
+  int raster_bwd;          /* --rasterize-bwd: 0 pixel, 1 splat, 2 auto (default, the trainer's) */
 };
 
 static int parse(int argc, char **argv, struct args *a) {
@@ -58,6 +63,7 @@ static int parse(int argc, char **argv, struct args *a) {
                      .iters = 200,
                      .seed = 42,
                      .tile_cull = 1,
+                     .raster_bwd = 2,
                      .tk = {.sigma_skip = 1,
                             .warp_skip = 1,
                             .ssim_walk = 1,
@@ -79,7 +85,7 @@ static int parse(int argc, char **argv, struct args *a) {
       if (!strcmp(k, "--cas")) a->tk.force_cas = 1;
       if (!strcmp(k, "--adam-visible")) a->tk.adam_visible = 1;
       if (!strcmp(k, "--deterministic")) a->tk.deterministic = 1;
-      if (!strcmp(k, "--splat-bwd")) a->tk.splat_bwd = 1;
+      if (!strcmp(k, "--splat-bwd")) a->raster_bwd = 1;
       continue;
     }
     if (!v) {
@@ -117,6 +123,17 @@ static int parse(int argc, char **argv, struct args *a) {
         return -1;
       }
       a->tile_cull = !strcmp(v, "ellipse");
+    } else if (!strcmp(k, "--rasterize-bwd")) {
+      if (!strcmp(v, "pixel"))
+        a->raster_bwd = 0;
+      else if (!strcmp(v, "splat"))
+        a->raster_bwd = 1;
+      else if (!strcmp(v, "auto"))
+        a->raster_bwd = 2;
+      else {
+        fprintf(stderr, "iter_bench: --rasterize-bwd takes pixel, splat or auto, not '%s'\n", v);
+        return -1;
+      }
     } else {
       fprintf(stderr, "iter_bench: unknown option %s\n", k);
       return -1;
@@ -339,9 +356,9 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     if (a->json) {
       printf(
           "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
-          "\"retries\":%u,\"pairs_per_iter\":%.0f,\"kernels\":[",
+          "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"kernels\":[",
           n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters,
-          retries, pairs / a->iters);
+          retries, pairs / a->iters, a->tk.splat_bwd ? "splat" : "pixel");
       for (uint32_t i = 0; i < ns; i++)
         printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
                st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
@@ -374,7 +391,15 @@ int main(int argc, char **argv) {
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
   struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1, .tile_cull = a.tile_cull};
-  if (!rc && a.tk.splat_bwd && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err))) rc = SW_EDEVICE;
+  if (!rc && a.raster_bwd == 1 && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err))) rc = SW_EDEVICE;
+  if (!rc && a.raster_bwd == 2) {
+    struct sw_err why = {0};
+    fo.bucket = gs_tk_auto_bucket(b.vk, &why);
+    if (!fo.bucket)
+      fprintf(stderr, "note: rasterize_bwd auto takes pixel on %s: %s\n", gs_vk_info(b.vk)->name,
+              why.msg);
+  }
+  a.tk.splat_bwd = fo.bucket != 0;
   if (!rc) rc = gs_fwd_new(b.vk, &fo, &b.fwd, &err);
   if (!rc) rc = gs_tk_new(b.vk, &a.tk, &b.tk, &err);
   if (!rc) rc = gs_vk_timer_new(b.vk, 32, &b.timer, &err);

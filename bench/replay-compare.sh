@@ -36,9 +36,10 @@ rm -rf "$ck"
 cp "$ck/result.json" "$out/train-ck.json" 2>/dev/null
 wait
 for m in pixel splat; do
-  flag=$([ $m = splat ] && echo --splat-bwd)
-  "$bin/iter_bench" --n 400000,1000000 $flag
-  for c in 7000 30000; do "$bin/iter_bench" --ply "$ck/checkpoint-$c.ply" --scene "$scene" $flag; done
+  "$bin/iter_bench" --n 400000,1000000 --rasterize-bwd $m
+  for c in 7000 30000; do
+    "$bin/iter_bench" --ply "$ck/checkpoint-$c.ply" --scene "$scene" --rasterize-bwd $m
+  done
 done >"$out/iter-ours.txt" 2>&1
 for g in "$@"; do
   name=$(basename "$g")

@@ -4,6 +4,7 @@
 if(SW_BUILD_PIPELINE)
   add_executable(iter_bench ${CMAKE_CURRENT_LIST_DIR}/iter_bench.c)
   target_link_libraries(iter_bench PRIVATE gs_train)
+  # The default backward is the trainer's auto (lavapipe: pixel, with a note).
   add_test(NAME iter_bench_smoke
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3)
   set_tests_properties(iter_bench_smoke PROPERTIES TIMEOUT 120 LABELS vulkan)
@@ -19,7 +20,7 @@ if(SW_BUILD_PIPELINE)
       $<TARGET_FILE:splat-train> scene --kind shapes --out s --train-views 6 --test-views 2 --resolution 48
       $<TARGET_FILE:splat-train> train --scene s --out r --set iterations=20 --set init_points=400 --set checkpoints=20 --set checkpoint_ply=1 --set save_ply=0
       test -s r/checkpoint-20.ply
-      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3
-      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --splat-bwd")
+      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd pixel
+      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd splat")
   set_tests_properties(iter_bench_replay_smoke PROPERTIES TIMEOUT 300 LABELS vulkan)
 endif()

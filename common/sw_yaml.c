@@ -77,9 +77,10 @@ int sw_yaml_utf8_check(const char *file, const char *yaml, size_t len, struct sw
   if (bad >= len) return 0;
   int line = 1, col = 1;
   for (size_t i = 0; i < bad; i++) {
-    if (yaml[i] == '\n')
+    /* LF, CR LF and a lone CR each end a line, as YAML reads them. */
+    if (yaml[i] == '\n' || (yaml[i] == '\r' && (i + 1 >= bad || yaml[i + 1] != '\n')))
       line++, col = 1;
-    else if (((unsigned char)yaml[i] & 0xc0) != 0x80)
+    else if (yaml[i] != '\r' && ((unsigned char)yaml[i] & 0xc0) != 0x80)
       col++;
   }
   return sw_err_set(err, SW_EINVAL, "%s:%d:%d: not UTF-8 text (byte 0x%02x)", file, line, col,

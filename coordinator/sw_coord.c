@@ -958,6 +958,9 @@ static long heap_kb(void) {
 #elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   struct mallinfo2 mi = mallinfo2();
   return (long)((mi.uordblks + mi.hblkhd) / 1024);
+#elif defined(__GLIBC__)
+  struct mallinfo mi = mallinfo(); /* int fields: wrap past 2 GiB, enough for a leak test */
+  return (long)(((unsigned long)(unsigned)mi.uordblks + (unsigned)mi.hblkhd) / 1024);
 #else
   return -1;
 #endif

@@ -362,12 +362,20 @@ static const char *scalar(struct fy_node *n, size_t *len) {
   return fy_node_get_scalar(n, len);
 }
 
+/* Sets *line, *col (1-based) to where n starts, when it knows: only scalar nodes carry a token
+ * with a position in this libfyaml, so for a collection they keep what the caller had (the key's
+ * position, say). The first scalar of a sequence stands for the sequence. */
 static void node_pos(struct fy_node *n, int *line, int *col) {
-  /* Only scalar nodes carry a token with a position in this libfyaml; others report 0:0. */
+  if (n && fy_node_get_type(n) == FYNT_SEQUENCE) {
+    void *it = NULL;
+    struct fy_node *first = fy_node_sequence_iterate(n, &it);
+    if (first && fy_node_get_type(first) == FYNT_SCALAR) n = first;
+  }
   struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
   const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-  *line = m ? m->line + 1 : 0;
-  *col = m ? m->column + 1 : 0;
+  if (!m) return;
+  *line = m->line + 1;
+  *col = m->column + 1;
 }
 
 /* Reads at most GS_CONFIG_FILE_MAX bytes of path (a larger file is refused: a config is a few
@@ -425,7 +433,10 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
     return rc;
   }
   struct fy_diag *diag = sw_yaml_diag_new();
-  if (!diag) return sw_err_set(err, SW_ENOMEM, "config file '%s': out of memory", path);
+  if (!diag) {
+    free(lf);
+    return sw_err_set(err, SW_ENOMEM, "config file '%s': out of memory", path);
+  }
   struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
   struct fy_document *doc = fy_document_build_from_string(&pcfg, text, len);
   if (!doc && !sw_yaml_diag_has_error(diag)) { /* no YAML node (empty, comments): nothing set */
@@ -443,17 +454,17 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
   struct fy_node *root = fy_document_root(doc);
   if (!root) goto out; /* an empty file sets nothing */
   if (fy_node_get_type(root) != FYNT_MAPPING) {
-    int line, col;
+    int line = 1, col = 1;
     node_pos(root, &line, &col);
     rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: top level must be a mapping of key: value", path,
-                    line > 0 ? line : 1, col > 0 ? col : 1);
+                    line, col);
     goto out;
   }
   void *it = NULL;
   struct fy_node_pair *p;
   while ((p = fy_node_mapping_iterate(root, &it)) != NULL) {
     struct fy_node *kn = fy_node_pair_key(p), *vn = fy_node_pair_value(p);
-    int line, col;
+    int line = 1, col = 1;
     node_pos(kn, &line, &col);
     size_t kl = 0;
     const char *ks = scalar(kn, &kl);

@@ -27,10 +27,6 @@ enum bstage { B_LOSS = 0, B_SSIM_BWD, B_RASTER_BWD, B_PROJECT_BWD, B_ADAM, B_STA
 static const char *bstage_name[B_STAGES] = {"loss", "ssim_bwd", "rasterize_bwd", "project_bwd",
                                             "adam"};
 
-/* rasterize_bwd: auto takes the per-splat backward only on devices whose largest storage buffer
- * is at least this (bytes). */
-#define GS_AUTO_SPLAT_MIN_RANGE (1ull << 30)
-
 struct trainer {
   const struct gs_config *cfg;
   int splat_bwd; /* the rasterize backward in use: per splat (1) or per pixel (0), auto resolved */
@@ -402,17 +398,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .tile_cull = cfg->tile_cull == GS_TILE_CULL_ELLIPSE,
                            .alpha_max = (float)cfg->alpha_max};
   if (cfg->rasterize_bwd == GS_RASTER_BWD_AUTO) {
-    /* The per-splat backward keeps 4 KiB of state per run of a tile's splats in one buffer:
-     * auto takes it only where that buffer can hold the runs of ~8 million pairs. */
     struct sw_err why = {0};
-    uint64_t range = gs_vk_info(t->vk)->max_storage_buffer_range;
-    if (range < GS_AUTO_SPLAT_MIN_RANGE)
-      sw_err_set(&why, SW_EDEVICE,
-                 "its largest storage buffer (%.2f GiB) is under the %.0f GiB the per-splat "
-                 "backward's state takes at ~8 million pairs",
-                 (double)range / (1 << 30), (double)GS_AUTO_SPLAT_MIN_RANGE / (1 << 30));
-    else
-      fo.bucket = gs_tk_splat_bucket(t->vk, &why);
+    fo.bucket = gs_tk_auto_bucket(t->vk, &why);
     if (!fo.bucket && io && io->warn)
       fprintf(io->warn, "note: rasterize_bwd auto takes pixel on %s: %s\n", gs_vk_info(t->vk)->name,
               why.msg);

@@ -63,6 +63,14 @@ const struct gs_tk_runs *gs_tk_runs_of(const struct gs_fwd_bufs *fb, struct gs_t
  * subgroup arithmetic exist; otherwise 0 and *err says why. */
 uint32_t gs_tk_splat_bucket(const gs_vk_t *vk, struct sw_err *err);
 
+/* Smallest storage buffer range `rasterize_bwd: auto` takes the per-splat backward with. */
+#define GS_AUTO_SPLAT_MIN_RANGE (1ull << 30)
+
+/* `rasterize_bwd: auto` on this device: the per-splat backward's run length (gs_tk_splat_bucket)
+ * where the device has what it needs and a storage buffer of at least GS_AUTO_SPLAT_MIN_RANGE,
+ * else 0 and *why says why (the trainer prints it as a note). */
+uint32_t gs_tk_auto_bucket(const gs_vk_t *vk, struct sw_err *why);
+
 struct gs_tk {
   gs_vk_t *vk;
   struct gs_tk_opts opts;

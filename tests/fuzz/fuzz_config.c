@@ -43,7 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     FUZZ_CHECK(rc == SW_EINVAL || rc == SW_ENOMEM, "returned %d: %s", rc, err.msg);
     int line = 0, col = 0;
-    FUZZ_CHECK(rc != SW_EINVAL || sscanf(err.msg, "f.yaml:%d:%d: ", &line, &col) == 2,
+    FUZZ_CHECK(rc != SW_EINVAL ||
+                   (sscanf(err.msg, "f.yaml:%d:%d: ", &line, &col) == 2 && line >= 1 && col >= 1),
                "unpositioned error '%s'", err.msg);
   }
   free(yaml);

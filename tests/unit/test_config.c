@@ -76,8 +76,15 @@ START_TEST(refusals_are_positioned) {
   refused("iterations: 5\r\n\r\nbogus_key: 1\r\n", "3:1: unknown config key 'bogus_key'");
   /* A syntax error, where libfyaml saw it (the end of the text). */
   refused("iterations: [1, 2\n", "2:1: YAML: flow sequence without a closing bracket");
-  refused("- 1\n- 2\n", "1:1: top level must be a mapping");
+  refused("- 1\n- 2\n", "1:3: top level must be a mapping"); /* at its first item */
   refused("seed: x\n", "1:7: config key 'seed'");
+  /* A collection where a scalar belongs: at the key (collections have no position of their own),
+   * a bad list at its first element. */
+  refused("iterations: 5\nseed: {a: 1}\n", "2:1: config key 'seed': value must be a scalar");
+  refused("iterations: 5\ncheckpoints: [x, 2]\n", "2:15: config key 'checkpoints'");
+  /* Positions count CR LF and lone CR line ends as YAML does, also for bad UTF-8. */
+  refused("seed: 1\r%YAML \xa5\n", "2:7: not UTF-8 text (byte 0xa5)");
+  refused("seed: 1\r\n%YAML \xa5\n", "2:7: not UTF-8 text (byte 0xa5)");
   /* Escaped quotes in a row in a single-quoted scalar (libfyaml reads 'a''''b' as a''' and leaks
    * from five): refused at the opening quote; the same text double-quoted loads. */
   refused("seed: 1\ntile_cull: 'box''''x'\n", "2:12: YAML: a single-quoted scalar with 2 or more");
