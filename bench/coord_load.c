@@ -300,11 +300,13 @@ int main(int argc, char **argv) {
     json_t *co = json_object_get(st, "coordinator");
     json_t *l = json_object_get(co, "ready_to_assign_immediate");
     printf("coordinator (Readys answered at once): Ready->Assign p50 %.3f ms, p99 %.3f ms "
-           "(n=%" JSON_INTEGER_FORMAT "), VmRSS %" JSON_INTEGER_FORMAT " kB\n",
+           "(n=%" JSON_INTEGER_FORMAT "), VmRSS %" JSON_INTEGER_FORMAT
+           " kB, heap in use %" JSON_INTEGER_FORMAT " kB\n",
            json_number_value(json_object_get(l, "p50_ms")),
            json_number_value(json_object_get(l, "p99_ms")),
            json_integer_value(json_object_get(l, "n")),
-           json_integer_value(json_object_get(co, "rss_kb")));
+           json_integer_value(json_object_get(co, "rss_kb")),
+           json_integer_value(json_object_get(co, "heap_kb")));
     json_decref(st);
     sw_msg_clear(&rep);
   }
