@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gs_config.h"
 #include "gs_fwd.h"
 #include "gs_model.h"
 #include "gs_ply.h"
@@ -51,7 +52,7 @@ struct args {
   const char *ply, *scene; /* the replayed workload (both or neither) */
   struct gs_tk_opts tk;    /* backward variants */
   int tile_cull;           /* --tile-cull box|ellipse (default ellipse, the trainer's) */
-  int raster_bwd;          /* --rasterize-bwd: 0 pixel, 1 splat, 2 auto (default, the trainer's) */
+  int raster_bwd;          /* --rasterize-bwd, enum gs_raster_bwd (default auto, the trainer's) */
 };
 
 static int parse(int argc, char **argv, struct args *a) {
@@ -63,7 +64,7 @@ static int parse(int argc, char **argv, struct args *a) {
                      .iters = 200,
                      .seed = 42,
                      .tile_cull = 1,
-                     .raster_bwd = 2,
+                     .raster_bwd = GS_RASTER_BWD_AUTO,
                      .tk = {.sigma_skip = 1,
                             .warp_skip = 1,
                             .ssim_walk = 1,
@@ -85,7 +86,7 @@ static int parse(int argc, char **argv, struct args *a) {
       if (!strcmp(k, "--cas")) a->tk.force_cas = 1;
       if (!strcmp(k, "--adam-visible")) a->tk.adam_visible = 1;
       if (!strcmp(k, "--deterministic")) a->tk.deterministic = 1;
-      if (!strcmp(k, "--splat-bwd")) a->raster_bwd = 1;
+      if (!strcmp(k, "--splat-bwd")) a->raster_bwd = GS_RASTER_BWD_SPLAT;
       continue;
     }
     if (!v) {
@@ -124,16 +125,15 @@ static int parse(int argc, char **argv, struct args *a) {
       }
       a->tile_cull = !strcmp(v, "ellipse");
     } else if (!strcmp(k, "--rasterize-bwd")) {
-      if (!strcmp(v, "pixel"))
-        a->raster_bwd = 0;
-      else if (!strcmp(v, "splat"))
-        a->raster_bwd = 1;
-      else if (!strcmp(v, "auto"))
-        a->raster_bwd = 2;
-      else {
-        fprintf(stderr, "iter_bench: --rasterize-bwd takes pixel, splat or auto, not '%s'\n", v);
+      /* The trainer's key table parses it, so the values and the message are the trainer's. */
+      struct gs_config c;
+      struct sw_err e = {0};
+      gs_config_defaults(&c);
+      if (gs_config_set(&c, "rasterize_bwd", v, &e)) {
+        fprintf(stderr, "iter_bench: --rasterize-bwd: %s\n", e.msg);
         return -1;
       }
+      a->raster_bwd = c.rasterize_bwd;
     } else {
       fprintf(stderr, "iter_bench: unknown option %s\n", k);
       return -1;
@@ -391,14 +391,9 @@ int main(int argc, char **argv) {
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
   struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1, .tile_cull = a.tile_cull};
-  if (!rc && a.raster_bwd == 1 && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err))) rc = SW_EDEVICE;
-  if (!rc && a.raster_bwd == 2) {
-    struct sw_err why = {0};
-    fo.bucket = gs_tk_auto_bucket(b.vk, &why);
-    if (!fo.bucket)
-      fprintf(stderr, "note: rasterize_bwd auto takes pixel on %s: %s\n", gs_vk_info(b.vk)->name,
-              why.msg);
-  }
+  if (!rc && a.raster_bwd == GS_RASTER_BWD_SPLAT && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err)))
+    rc = SW_EDEVICE;
+  if (!rc && a.raster_bwd == GS_RASTER_BWD_AUTO) fo.bucket = gs_tk_auto_bucket(b.vk, stderr);
   a.tk.splat_bwd = fo.bucket != 0;
   if (!rc) rc = gs_fwd_new(b.vk, &fo, &b.fwd, &err);
   if (!rc) rc = gs_tk_new(b.vk, &a.tk, &b.tk, &err);

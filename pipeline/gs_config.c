@@ -378,8 +378,8 @@ static void node_pos(struct fy_node *n, int *line, int *col) {
   *col = m->column + 1;
 }
 
-/* Reads at most GS_CONFIG_FILE_MAX bytes of path (a larger file is refused: a config is a few
- * dozen keys, and a device or FIFO that never ends must not be read for ever); *data is
+/* Reads at most GS_CONFIG_FILE_MAX + 1 bytes of path, so that a device that never ends is not read
+ * for ever; gs_config_load_yaml_text refuses the text when it is longer than the limit. *data is
  * NUL-terminated. */
 static int read_config_file(const char *path, char **data, size_t *len, struct sw_err *err) {
   *data = NULL;
@@ -395,11 +395,9 @@ static int read_config_file(const char *path, char **data, size_t *len, struct s
   size_t n = fread(buf, 1, GS_CONFIG_FILE_MAX + 1, f);
   int bad = ferror(f);
   fclose(f);
-  if (bad || n > GS_CONFIG_FILE_MAX) {
+  if (bad) {
     free(buf);
-    return bad ? sw_err_set(err, SW_EIO, "config file '%s': read error", path)
-               : sw_err_set(err, SW_EINVAL, "%s:1:1: config file larger than %u bytes (the limit)",
-                            path, (unsigned)GS_CONFIG_FILE_MAX);
+    return sw_err_set(err, SW_EIO, "config file '%s': read error", path);
   }
   buf[n] = 0;
   *data = buf;
@@ -424,32 +422,25 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
   /* What libfyaml 0.7.12 cannot be trusted to read is refused or rewritten first (sw_yaml.h). */
   char *lf = NULL;
   size_t lf_len = 0;
+  struct fy_diag *diag = NULL;
+  struct fy_document *doc = NULL;
   int rc = sw_yaml_utf8_check(path, text, len, err);
   if (!rc) rc = sw_yaml_lf_breaks(text, len, &lf, &lf_len, err);
   if (!rc && lf) text = lf, len = lf_len;
   if (!rc) rc = sw_yaml_quote_runs_check(path, text, len, err);
-  if (rc) {
-    free(lf);
-    return rc;
-  }
-  struct fy_diag *diag = sw_yaml_diag_new();
+  if (rc) goto out;
+  diag = sw_yaml_diag_new();
   if (!diag) {
-    free(lf);
-    return sw_err_set(err, SW_ENOMEM, "config file '%s': out of memory", path);
+    rc = sw_err_set(err, SW_ENOMEM, "config file '%s': out of memory", path);
+    goto out;
   }
   struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
-  struct fy_document *doc = fy_document_build_from_string(&pcfg, text, len);
-  if (!doc && !sw_yaml_diag_has_error(diag)) { /* no YAML node (empty, comments): nothing set */
-    fy_diag_destroy(diag);
-    free(lf);
-    return 0;
-  }
+  doc = fy_document_build_from_string(&pcfg, text, len);
+  /* No document and no error: the text holds no YAML node (empty, comments): nothing set. */
+  if (!doc && !sw_yaml_diag_has_error(diag)) goto out;
   if (!doc || fy_diag_got_error(diag)) {
     rc = sw_yaml_diag_error(path, diag, "not valid YAML", err);
-    fy_document_destroy(doc);
-    fy_diag_destroy(diag);
-    free(lf);
-    return rc;
+    goto out;
   }
   struct fy_node *root = fy_document_root(doc);
   if (!root) goto out; /* an empty file sets nothing */
@@ -522,7 +513,7 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
   }
 out:
   fy_document_destroy(doc);
-  fy_diag_destroy(diag);
+  if (diag) fy_diag_destroy(diag);
   free(lf); /* after the document, which reads from it */
   return rc;
 }

@@ -398,11 +398,7 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .tile_cull = cfg->tile_cull == GS_TILE_CULL_ELLIPSE,
                            .alpha_max = (float)cfg->alpha_max};
   if (cfg->rasterize_bwd == GS_RASTER_BWD_AUTO) {
-    struct sw_err why = {0};
-    fo.bucket = gs_tk_auto_bucket(t->vk, &why);
-    if (!fo.bucket && io && io->warn)
-      fprintf(io->warn, "note: rasterize_bwd auto takes pixel on %s: %s\n", gs_vk_info(t->vk)->name,
-              why.msg);
+    fo.bucket = gs_tk_auto_bucket(t->vk, io ? io->warn : NULL);
   } else if (cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT) {
     fo.bucket = gs_tk_splat_bucket(t->vk, err);
     if (!fo.bucket) return SW_EDEVICE;

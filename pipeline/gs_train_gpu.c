@@ -60,18 +60,23 @@ uint32_t gs_tk_splat_bucket(const gs_vk_t *vk, struct sw_err *err) {
   return b;
 }
 
-uint32_t gs_tk_auto_bucket(const gs_vk_t *vk, struct sw_err *why) {
+uint32_t gs_tk_auto_bucket(const gs_vk_t *vk, FILE *note) {
   /* The per-splat backward keeps 4 KiB of state per run of a tile's splats in one buffer: auto
    * takes it only where that buffer can hold the runs of ~8 million pairs. */
+  struct sw_err why = {0};
+  uint32_t bucket = 0;
   uint64_t range = gs_vk_info(vk)->max_storage_buffer_range;
-  if (range < GS_AUTO_SPLAT_MIN_RANGE) {
-    sw_err_set(why, SW_EDEVICE,
+  if (range < GS_AUTO_SPLAT_MIN_RANGE)
+    sw_err_set(&why, SW_EDEVICE,
                "its largest storage buffer (%.2f GiB) is under the %.0f GiB the per-splat "
                "backward's state takes at ~8 million pairs",
                (double)range / (1 << 30), (double)GS_AUTO_SPLAT_MIN_RANGE / (1 << 30));
-    return 0;
-  }
-  return gs_tk_splat_bucket(vk, why);
+  else
+    bucket = gs_tk_splat_bucket(vk, &why);
+  if (!bucket && note)
+    fprintf(note, "note: rasterize_bwd auto takes pixel on %s: %s\n", gs_vk_info(vk)->name,
+            why.msg);
+  return bucket;
 }
 
 int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err) {

@@ -13,6 +13,7 @@
 #define GS_TRAIN_GPU_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gs_fwd.h"
 #include "gs_model.h"
@@ -68,8 +69,8 @@ uint32_t gs_tk_splat_bucket(const gs_vk_t *vk, struct sw_err *err);
 
 /* `rasterize_bwd: auto` on this device: the per-splat backward's run length (gs_tk_splat_bucket)
  * where the device has what it needs and a storage buffer of at least GS_AUTO_SPLAT_MIN_RANGE,
- * else 0 and *why says why (the trainer prints it as a note). */
-uint32_t gs_tk_auto_bucket(const gs_vk_t *vk, struct sw_err *why);
+ * else 0, with a line "note: rasterize_bwd auto takes pixel on DEVICE: why" to note (not NULL). */
+uint32_t gs_tk_auto_bucket(const gs_vk_t *vk, FILE *note);
 
 struct gs_tk {
   gs_vk_t *vk;
