@@ -20,7 +20,8 @@
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
  *                   [--cas] [--adam-visible] [--deterministic]
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
- *                   [--tile-cull box|ellipse] [--ply FILE --scene DIR]
+ *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
+ *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
  * --rasterize-bwd splat.
@@ -52,6 +53,7 @@ struct args {
   const char *ply, *scene; /* the replayed workload (both or neither) */
   struct gs_tk_opts tk;    /* backward variants */
   int tile_cull;           /* --tile-cull box|ellipse (default ellipse, the trainer's) */
+  int depth_first;         /* --sort pairs|depth_first (default the trainer's) */
   int raster_bwd;          /* --rasterize-bwd, enum gs_raster_bwd (default auto, the trainer's) */
 };
 
@@ -70,6 +72,9 @@ static int parse(int argc, char **argv, struct args *a) {
                             .ssim_walk = 1,
                             .ssim_planar = 1,
                             .atomic_spread = 1}}; /* the trainer's defaults */
+  struct gs_config defaults;
+  gs_config_defaults(&defaults);
+  a->depth_first = defaults.sort == GS_SORT_DEPTH_FIRST;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -124,6 +129,15 @@ static int parse(int argc, char **argv, struct args *a) {
         return -1;
       }
       a->tile_cull = !strcmp(v, "ellipse");
+    } else if (!strcmp(k, "--sort")) {
+      struct gs_config c;
+      struct sw_err e = {0};
+      gs_config_defaults(&c);
+      if (gs_config_set(&c, "sort", v, &e)) {
+        fprintf(stderr, "iter_bench: --sort: %s\n", e.msg);
+        return -1;
+      }
+      a->depth_first = c.sort == GS_SORT_DEPTH_FIRST;
     } else if (!strcmp(k, "--rasterize-bwd")) {
       /* The trainer's key table parses it, so the values and the message are the trainer's. */
       struct gs_config c;
@@ -356,9 +370,11 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     if (a->json) {
       printf(
           "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
-          "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"kernels\":[",
+          "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"sort\":\"%s\","
+          "\"kernels\":[",
           n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters,
-          retries, pairs / a->iters, a->tk.splat_bwd ? "splat" : "pixel");
+          retries, pairs / a->iters, a->tk.splat_bwd ? "splat" : "pixel",
+          a->depth_first ? "depth_first" : "pairs");
       for (uint32_t i = 0; i < ns; i++)
         printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
                st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
@@ -390,7 +406,8 @@ int main(int argc, char **argv) {
   struct bench b = {0};
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
-  struct gs_fwd_opts fo = {.sigma_skip = 1, .radix_ballot = 1, .tile_cull = a.tile_cull};
+  struct gs_fwd_opts fo = {
+      .sigma_skip = 1, .radix_ballot = 1, .tile_cull = a.tile_cull, .depth_first = a.depth_first};
   if (!rc && a.raster_bwd == GS_RASTER_BWD_SPLAT && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err)))
     rc = SW_EDEVICE;
   if (!rc && a.raster_bwd == GS_RASTER_BWD_AUTO) fo.bucket = gs_tk_auto_bucket(b.vk, stderr);
@@ -412,10 +429,11 @@ int main(int argc, char **argv) {
   if (!rc && a.ply) rc = load_replay(&b, &a, &err);
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
-    printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s\n",
+    printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
+           "sort %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
-           a.tile_cull ? "ellipse" : "box");
+           a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

@@ -134,6 +134,10 @@ static const struct key keys[] = {
      "Vulkan device: name substring or index (empty = first suitable)"},
     {"timing", K_ENUM, OFF(timing), "production", "production|per_kernel", 0, 0,
      "production: one submission per iteration; per_kernel: one per stage (exact kernel times)"},
+    {"in_flight", K_INT, OFF(in_flight), "2", NULL, 1, 2,
+     "iterations on the GPU at once: 1 = record, submit and wait for each in turn; 2 = record and "
+     "submit the next while the GPU runs this one (the same training bit for bit; timing: "
+     "per_kernel and binning: transient take 1)"},
     {"binning", K_ENUM, OFF(binning), "resident", "resident|transient", 0, 0,
      "binning/sort buffers: grow-only arena, or allocated per iteration"},
     {"radix_passes", K_ENUM, OFF(radix_passes), "skip", "skip|full", 0, 0,
@@ -165,6 +169,10 @@ static const struct key keys[] = {
     {"ssim_layout", K_ENUM, OFF(ssim_layout), "planar", "interleaved|planar", 0, 0,
      "the SSIM passes' moment and derivative maps: a pixel's quantities side by side, or one "
      "plane per quantity (coalesced loads; the same values)"},
+    {"sort", K_ENUM, OFF(sort), "pairs", "pairs|depth_first", 0, 0,
+     "binning's radix sort: the (tile, depth) pairs on the tile and depth bits (6 passes at "
+     "2,500 tiles), or the splats by depth first (4 passes over the splats) and their pairs, "
+     "emitted in that order, by tile alone (2 passes); the same order"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

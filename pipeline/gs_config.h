@@ -34,6 +34,7 @@ enum gs_adam_mode { GS_ADAM_ALL = 0, GS_ADAM_VISIBLE = 1 };
 enum gs_raster_bwd { GS_RASTER_BWD_PIXEL = 0, GS_RASTER_BWD_SPLAT = 1, GS_RASTER_BWD_AUTO = 2 };
 enum gs_tile_cull { GS_TILE_CULL_BOX = 0, GS_TILE_CULL_ELLIPSE = 1 };
 enum gs_ssim_layout { GS_SSIM_LAYOUT_INTERLEAVED = 0, GS_SSIM_LAYOUT_PLANAR = 1 };
+enum gs_sort_order { GS_SORT_PAIRS = 0, GS_SORT_DEPTH_FIRST = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
@@ -100,6 +101,7 @@ struct gs_config {
   /* device and timing */
   char device[GS_CONFIG_STR_MAX]; /* name substring or index; "" = first suitable */
   int32_t timing;                 /* enum gs_timing */
+  int32_t in_flight;              /* iterations submitted before the host waits (1 or 2) */
   /* variants */
   int32_t binning;
   int32_t radix_passes;
@@ -114,6 +116,7 @@ struct gs_config {
   int32_t rasterize_bwd; /* enum gs_raster_bwd */
   int32_t tile_cull;     /* enum gs_tile_cull */
   int32_t ssim_layout;   /* enum gs_ssim_layout */
+  int32_t sort;          /* enum gs_sort_order */
 };
 
 /* Fills cfg with every default. */

@@ -13,6 +13,9 @@ struct gs_fwd {
   struct gs_fwd_opts opts;
   gs_vk_kernel_t *project, *tile_count, *emit, *ranges, *raster;
   gs_vk_kernel_t *bucket_alloc, *bucket_args; /* opts.bucket only */
+  gs_vk_kernel_t *depth_gather;               /* opts.depth_first only */
+  struct gs_vk_buf *depth_keys, *depth_vals;  /* opts.depth_first: the splats' depth sort */
+  struct gs_vk_buf *order; /* where that sort left the splat indices front to back */
   gs_scan_t *scan;
   gs_sort_t *sort;
   struct gs_fwd_bufs b;
@@ -59,18 +62,23 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   /* Specialization data are raw 32-bit words: the float clamp goes in by its bits. */
   uint32_t raster_spec[4] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
-  uint32_t cull_spec[1] = {f->opts.tile_cull ? 1u : 0u}; /* GS_SPEC_TILE_CULL */
+  uint32_t depth_first = f->opts.depth_first ? 1u : 0u;
+  /* GS_SPEC_TILE_CULL, GS_SPEC_DEPTH_FIRST */
+  uint32_t bin_spec[2] = {f->opts.tile_cull ? 1u : 0u, depth_first};
   int rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "project_fwd", NULL, 6,
                                  sizeof(struct gs_pc_project), NULL, 0, &f->project, err);
   if (!rc)
-    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_count", NULL, 3,
-                               sizeof(struct gs_pc_bin), cull_spec, 1, &f->tile_count, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_count", NULL, 5,
+                               sizeof(struct gs_pc_bin), bin_spec, 2, &f->tile_count, err);
   if (!rc)
-    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "emit_pairs", NULL, 5,
-                               sizeof(struct gs_pc_bin), cull_spec, 1, &f->emit, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "emit_pairs", NULL, 6,
+                               sizeof(struct gs_pc_bin), bin_spec, 2, &f->emit, err);
   if (!rc)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_ranges", NULL, 3,
-                               sizeof(struct gs_pc_ranges), NULL, 0, &f->ranges, err);
+                               sizeof(struct gs_pc_ranges), &depth_first, 1, &f->ranges, err);
+  if (!rc && depth_first)
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "depth_gather", NULL, 3,
+                               sizeof(struct gs_pc_bin), NULL, 0, &f->depth_gather, err);
   if (!rc && !bucket)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd", NULL, 6,
                                sizeof(struct gs_pc_raster), raster_spec, 3, &f->raster, err);
@@ -113,10 +121,10 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
   if (f->sort) release_arena(f);
   gs_sort_destroy(&f->sort);
   gs_scan_destroy(&f->scan);
-  struct gs_vk_buf **bufs[] = {&f->b.splats,     &f->b.tiles_touched, &f->b.offsets, &f->b.ranges,
-                               &f->b.rgb,        &f->b.final_t,       &f->b.last,    &f->b.counters,
-                               &f->b.tile_base,  &f->b.tile_maxlast,  &f->b.groups,  &f->b.state,
-                               &f->b.bucket_meta};
+  struct gs_vk_buf **bufs[] = {
+      &f->b.splats,  &f->b.tiles_touched, &f->b.offsets,     &f->b.ranges,    &f->b.rgb,
+      &f->b.final_t, &f->b.last,          &f->b.counters,    &f->b.tile_base, &f->b.tile_maxlast,
+      &f->b.groups,  &f->b.state,         &f->b.bucket_meta, &f->depth_keys,  &f->depth_vals};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) gs_vk_buf_destroy(bufs[i]);
   gs_vk_kernel_destroy(&f->project);
   gs_vk_kernel_destroy(&f->tile_count);
@@ -125,6 +133,7 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
   gs_vk_kernel_destroy(&f->raster);
   gs_vk_kernel_destroy(&f->bucket_alloc);
   gs_vk_kernel_destroy(&f->bucket_args);
+  gs_vk_kernel_destroy(&f->depth_gather);
   free(f);
   *fp = NULL;
 }
@@ -195,6 +204,11 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
     if (!f->keys || cap > f->b.capacity) rc = reserve_arena(f, (uint32_t)cap, err);
   }
   if (!rc && f->b.bucket) rc = reserve_buckets(f, tx * ty, err);
+  if (!rc && f->opts.depth_first) {
+    rc = gs_vk_buf_ensure(vk, &f->depth_keys, 8ull * n, 0, "depth_keys", err);
+    if (!rc) rc = gs_vk_buf_ensure(vk, &f->depth_vals, 4ull * n, 0, "depth_values", err);
+    if (!rc) rc = gs_sort_reserve(f->sort, n, err); /* grow-only: the arena's or n, the larger */
+  }
   f->prepared = rc == 0;
   if (rc) {
     sw_err_prefix(err, "forward pass buffers for %u splats at %ux%u", count, width, height);
@@ -247,6 +261,40 @@ static void record_buckets(gs_fwd_t *f, VkCommandBuffer cmd) {
   gs_vk_barrier(cmd);
 }
 
+/* Bits of the pair keys to sort: (tile, depth) with the tile's bits, or with `sort: depth_first`
+ * the tile id alone; radix_passes: full sorts every bit of the words that can hold any. */
+static uint32_t sort_key_bits(const gs_fwd_t *f, uint32_t tiles) {
+  if (!f->opts.depth_first) return f->opts.radix_full ? 64 : gs_sort_key_bits(tiles - 1);
+  uint32_t bits = gs_sort_key_bits(tiles - 1) - 32;
+  return f->opts.radix_full ? 32 : (bits ? bits : 1);
+}
+
+/* `sort: depth_first`, inside stage tile_count (timed on its own as "depth_sort"): the splats
+ * sorted by depth (stable: equal depths keep index order), then the tile counts in that order
+ * for the scan. */
+static int record_depth_sort(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
+                             struct sw_err *err) {
+  uint32_t n = f->b.count;
+  gs_vk_barrier(cmd);
+  if (timer) {
+    gs_vk_timer_end(timer, cmd);
+    gs_vk_timer_begin(timer, cmd, "depth_sort");
+  }
+  struct gs_sort_io io = {.keys = f->depth_keys,
+                          .values = f->depth_vals,
+                          .count_index = UINT32_MAX,
+                          .n = n,
+                          .capacity = n,
+                          .key_bits = 32};
+  struct gs_vk_buf *keys_out;
+  int rc = gs_sort_record(f->sort, cmd, &io, &keys_out, &f->order, err);
+  if (rc || !n) return rc;
+  struct gs_pc_bin pc = {.n = n};
+  struct gs_vk_buf *b[3] = {f->order, f->b.tiles_touched, f->b.offsets};
+  gs_vk_dispatch(cmd, f->depth_gather, b, &pc, gs_vk_div_up(n, GS_WG), 1, 1);
+  return 0;
+}
+
 int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                         enum gs_fwd_stage stage, const struct gs_fwd_input *in,
                         struct sw_err *err) {
@@ -266,13 +314,18 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
   switch (stage) {
   case GS_FWD_PROJECT: record_project(f, cmd, in); break;
   case GS_FWD_TILE_COUNT: {
-    struct gs_vk_buf *b[3] = {f->b.splats, f->b.tiles_touched, f->b.offsets};
+    int df = f->opts.depth_first;
+    struct gs_vk_buf *b[5] = {f->b.splats, f->b.tiles_touched, f->b.offsets,
+                              df ? f->depth_keys : f->b.offsets, df ? f->depth_vals : f->b.offsets};
     gs_vk_dispatch(cmd, f->tile_count, b, &bin, gs_vk_div_up(n, GS_WG), 1, 1);
+    if (df) rc = record_depth_sort(f, cmd, timer, err);
     break;
   }
   case GS_FWD_SCAN: gs_scan_record(f->scan, cmd, f->b.offsets, n); break;
   case GS_FWD_EMIT: {
-    struct gs_vk_buf *b[5] = {f->b.splats, f->b.offsets, f->keys, f->values, f->b.counters};
+    struct gs_vk_buf *b[6] = {f->b.splats,   f->b.offsets,
+                              f->keys,       f->values,
+                              f->b.counters, f->opts.depth_first ? f->order : f->b.offsets};
     /* At least one group, so that the pair count is written even without splats. */
     gs_vk_dispatch(cmd, f->emit, b, &bin, n ? gs_vk_div_up(n, GS_WG) : 1, 1, 1);
     break;
@@ -284,7 +337,7 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                             .counters = f->b.counters,
                             .count_index = GS_CTR_PAIRS,
                             .capacity = f->b.capacity,
-                            .key_bits = f->opts.radix_full ? 64 : gs_sort_key_bits(tiles - 1)};
+                            .key_bits = sort_key_bits(f, tiles)};
     rc = gs_sort_record(f->sort, cmd, &io, &f->b.keys, &f->b.values, err);
     break;
   }
@@ -334,17 +387,32 @@ int gs_fwd_record(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
  * clear error at the first such frame. */
 #define GS_CPU_TILE_PAIRS_MAX 65000u
 
-static int check_cpu_tile_limit(gs_fwd_t *f, struct sw_err *err) {
+static int cpu_device(const gs_fwd_t *f) {
   const struct gs_vk_device_info *di = gs_vk_info(f->vk);
-  if (!di || di->kind != GS_VK_KIND_CPU || !f->b.ranges) return 0;
-  size_t tiles = (size_t)f->b.tiles_x * f->b.tiles_y;
-  uint32_t *r = malloc(8 * tiles);
-  if (!r) return sw_err_set(err, SW_ENOMEM, "forward pass: out of memory");
-  int rc = gs_vk_buf_download(f->b.ranges, 0, r, 8 * tiles, err);
+  return di && di->kind == GS_VK_KIND_CPU;
+}
+
+static size_t frame_tiles(const gs_fwd_t *f) { return (size_t)f->b.tiles_x * f->b.tiles_y; }
+
+/* ranges: the frame's tile ranges (2 words a tile), from a readback block, or NULL: read them
+ * from the GPU now. */
+static int check_cpu_tile_limit(gs_fwd_t *f, const uint32_t *ranges, struct sw_err *err) {
+  if (!cpu_device(f) || !f->b.ranges) return 0;
+  size_t tiles = frame_tiles(f);
+  uint32_t *own = NULL;
+  int rc = 0;
+  if (!ranges) {
+    own = malloc(8 * tiles);
+    if (!own) return sw_err_set(err, SW_ENOMEM, "forward pass: out of memory");
+    rc = gs_vk_buf_download(f->b.ranges, 0, own, 8 * tiles, err);
+    ranges = own;
+  }
   uint32_t most = 0;
-  for (size_t i = 0; !rc && i < tiles; i++)
-    if (r[2 * i + 1] > r[2 * i] && r[2 * i + 1] - r[2 * i] > most) most = r[2 * i + 1] - r[2 * i];
-  free(r);
+  for (size_t i = 0; !rc && i < tiles; i++) {
+    uint32_t lo = ranges[2 * i], hi = ranges[2 * i + 1];
+    if (hi > lo && hi - lo > most) most = hi - lo;
+  }
+  free(own);
   if (rc) return rc;
   if (most > GS_CPU_TILE_PAIRS_MAX)
     return sw_err_set(err, SW_EDEVICE,
@@ -356,12 +424,13 @@ static int check_cpu_tile_limit(gs_fwd_t *f, struct sw_err *err) {
   return 0;
 }
 
-int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *err) {
+/* The frame's pair count is known: the tile check, and growth on overflow. */
+static int finish_pairs(gs_fwd_t *f, uint32_t pairs, const uint32_t *ranges, int *retry,
+                        uint32_t *pairs_out, struct sw_err *err) {
   *retry = 0;
-  uint32_t pairs = ((const uint32_t *)f->b.counters->map)[GS_CTR_PAIRS];
   if (pairs_out) *pairs_out = pairs;
   if (pairs <= f->b.capacity && pairs > GS_CPU_TILE_PAIRS_MAX) {
-    int rc = check_cpu_tile_limit(f, err);
+    int rc = check_cpu_tile_limit(f, ranges, err);
     if (rc) return rc;
   }
   if (pairs > f->b.capacity) {
@@ -379,9 +448,43 @@ int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *e
       int rc = reserve_arena(f, (uint32_t)want, err);
       if (rc) return rc;
     }
+    /* Handled: the frames to come may touch the model again (nothing is in flight now). */
+    ((uint32_t *)f->b.counters->map)[GS_CTR_STALE] = 0;
   }
   if (f->opts.transient) release_arena(f); /* prepare allocates it again, same size or grown */
   return 0;
+}
+
+int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *err) {
+  uint32_t pairs = ((const uint32_t *)f->b.counters->map)[GS_CTR_PAIRS];
+  return finish_pairs(f, pairs, NULL, retry, pairs_out, err);
+}
+
+VkDeviceSize gs_fwd_readback_size(const gs_fwd_t *f) {
+  return 4 * GS_CTR_WORDS + (cpu_device(f) ? 8 * (VkDeviceSize)frame_tiles(f) : 0);
+}
+
+void gs_fwd_record_readback(gs_fwd_t *f, VkCommandBuffer cmd, struct gs_vk_buf *dst,
+                            VkDeviceSize offset) {
+  VkBufferCopy c[2] = {{.srcOffset = 0, .dstOffset = offset, .size = 4 * GS_CTR_WORDS},
+                       {.srcOffset = 0,
+                        .dstOffset = offset + 4 * GS_CTR_WORDS,
+                        .size = 8 * (VkDeviceSize)frame_tiles(f)}};
+  vkCmdCopyBuffer(cmd, f->b.counters->buf, dst->buf, 1, &c[0]);
+  if (cpu_device(f)) vkCmdCopyBuffer(cmd, f->b.ranges->buf, dst->buf, 1, &c[1]);
+}
+
+int gs_fwd_readback_overflowed(const gs_fwd_t *f, const void *block) {
+  (void)f;
+  const uint32_t *w = block; /* the capacity the frame was recorded with is in the block too */
+  return w[GS_CTR_PAIRS] > w[GS_CTR_CAPACITY];
+}
+
+int gs_fwd_finish_readback(gs_fwd_t *f, const void *block, int *retry, uint32_t *pairs_out,
+                           struct sw_err *err) {
+  const uint32_t *w = block;
+  return finish_pairs(f, w[GS_CTR_PAIRS], cpu_device(f) ? w + GS_CTR_WORDS : NULL, retry, pairs_out,
+                      err);
 }
 
 const struct gs_fwd_bufs *gs_fwd_bufs(const gs_fwd_t *f) { return &f->b; }

@@ -37,6 +37,9 @@ struct gs_fwd_opts {
   int transient;    /* binning: transient (else resident grow-only arena) */
   int tile_cull;    /* tile_cull: ellipse -> pairs only for the tiles the ellipse meets, not the
                        whole box (tile_cull.glsl; bit-exact images and gradients) */
+  int depth_first;  /* sort: depth_first -> the splats sorted by depth (4 passes over them), their
+                       pairs emitted in that order and sorted by tile id alone (2 passes over the
+                       pairs at 2,500 tiles, not 6); the same order (gs_shared.h) */
   uint32_t initial_pairs_per_splat; /* first arena guess (0: 8 pairs per splat) */
   float alpha_max;                  /* alpha_max: the alpha clamp (0: GS_ALPHA_MAX; else within
                                        [GS_ALPHA_MAX_LO, GS_ALPHA_MAX_HI], SW_EINVAL otherwise) */
@@ -115,6 +118,21 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
  * arena (now grown: record and submit the frame again), else 0. Frees the arena in the transient
  * regime. pairs_out (may be NULL) gets the frame's pair count. */
 int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *err);
+/* Frames in flight (the trainer submits an iteration before the previous one completed): the
+ * frame's own copy of what gs_fwd_finish reads, taken at the end of its command buffer, since the
+ * next frame overwrites the counters. gs_fwd_readback_size() bytes (the counters; on a CPU device
+ * also the tile ranges, for the loop-limit check) for the frame last prepared;
+ * gs_fwd_record_readback copies them to dst at offset, after a barrier the caller records. Once
+ * the submission completed: gs_fwd_readback_overflowed says whether the frame overflowed the
+ * arena, and gs_fwd_finish_readback is gs_fwd_finish on the block. When it overflowed, wait for
+ * every later submission first: the arena grows, and the stale flag (GS_CTR_STALE) that kept
+ * them from touching the model is lowered. */
+VkDeviceSize gs_fwd_readback_size(const gs_fwd_t *f);
+void gs_fwd_record_readback(gs_fwd_t *f, VkCommandBuffer cmd, struct gs_vk_buf *dst,
+                            VkDeviceSize offset);
+int gs_fwd_readback_overflowed(const gs_fwd_t *f, const void *block);
+int gs_fwd_finish_readback(gs_fwd_t *f, const void *block, int *retry, uint32_t *pairs_out,
+                           struct sw_err *err);
 const struct gs_fwd_bufs *gs_fwd_bufs(const gs_fwd_t *f);
 
 /* Convenience: prepare, record, submit, wait, finish, retrying on overflow. timer may be NULL;

@@ -55,6 +55,9 @@ struct gs_result {
   int64_t splats_final;
   double splats_mean;
   double gpu_busy_frac;
+  /* Iterations recorded and submitted again after a pair-arena overflow, the one submitted
+   * behind an overflowed one included (not in result.json: the training is the same without). */
+  uint64_t redone;
   /* kernels and checkpoints */
   struct gs_result_kernel kernels[GS_RESULT_MAX_KERNELS];
   uint32_t n_kernels;

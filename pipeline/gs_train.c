@@ -3,6 +3,7 @@
  * densification round trips, checkpoints, evaluation, divergence diagnosis and the result. */
 #include "gs_train.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ enum bstage { B_LOSS = 0, B_SSIM_BWD, B_RASTER_BWD, B_PROJECT_BWD, B_ADAM, B_STA
 static const char *bstage_name[B_STAGES] = {"loss", "ssim_bwd", "rasterize_bwd", "project_bwd",
                                             "adam"};
 
+struct slot;
+
 struct trainer {
   const struct gs_config *cfg;
   int splat_bwd; /* the rasterize backward in use: per splat (1) or per pixel (0), auto resolved */
@@ -34,7 +37,10 @@ struct trainer {
   gs_vk_t *vk;
   gs_fwd_t *fwd;
   struct gs_tk *tk;
-  gs_vk_timer_t *timer;
+  gs_vk_timer_t *timer;   /* one query set per slot */
+  struct slot *slots;     /* GS_TRAIN_SLOTS */
+  uint32_t in_flight;     /* iterations submitted before the host waits: 1 or 2 */
+  uint64_t redone;        /* iterations recorded again after an arena overflow */
   struct gs_model *model; /* host copy: initial upload, densification, final.ply */
   struct gs_moments mo;   /* host copy of the moments during densification */
   /* The model and its Adam moments on the GPU, in two sets: densification gathers from the
@@ -155,8 +161,26 @@ struct iter_args {
   struct gs_fwd_input in;
   struct gs_pc_project_bwd pb;
   struct gs_pc_adam adam;
+  struct gs_densify_when when;
+  uint32_t iter;
   uint32_t view;
   float lambda;
+  int sync; /* host work follows (densification, reset, checkpoint): nothing may run behind it */
+};
+
+/* An iteration on its way through the GPU. Its readback block is a host-visible copy, taken at
+ * the end of its command buffer, of what the host reads after it: the forward's counters (and
+ * tile ranges on a CPU device) and the loss partial sums, since the iteration submitted behind
+ * it overwrites the originals. */
+#define GS_TRAIN_SLOTS 2
+struct slot {
+  uint32_t index; /* the timer's query set */
+  gs_vk_job_t *job;
+  struct gs_vk_buf *rb;
+  VkDeviceSize loss_off; /* of the partial sums in rb */
+  struct iter_args a;
+  int submitted; /* recorded and submitted, not yet finished */
+  int tries;     /* submissions of this iteration (arena overflows) */
 };
 
 static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
@@ -188,10 +212,20 @@ static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
   }
 }
 
-/* Records, submits and completes one iteration; *retry when the forward's pair arena overflowed
- * (it has grown: run the iteration again). */
-static int run_iteration(struct trainer *t, const struct iter_args *a, int *retry,
-                         struct sw_err *err) {
+/* The slot's readback block: sized for this frame, and its copies recorded (after a barrier). */
+static void record_readback(struct trainer *t, VkCommandBuffer cmd, struct slot *sl) {
+  gs_vk_barrier(cmd);
+  gs_fwd_record_readback(t->fwd, cmd, sl->rb, 0);
+  gs_tk_record_loss_readback(cmd, &t->im, sl->rb, sl->loss_off);
+}
+
+/* Records and submits the slot's iteration. With in_flight 2 the iteration submitted before it
+ * may still be running: its buffers keep their sizes (the caller waits for it first when the
+ * view's size changes; the splat count changes only in densification, after a wait), and the
+ * command buffer starts with a barrier behind it. timing: per_kernel submits and waits for every
+ * stage on its own (exact per-kernel times, at the cost of the gaps between them). */
+static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *err) {
+  const struct iter_args *a = &sl->a;
   int per_kernel = t->cfg->timing == GS_TIMING_PER_KERNEL;
   const struct gs_camera *cam = &a->in.cam;
   int rc = gs_fwd_prepare(t->fwd, a->in.model.count, cam->width, cam->height, err);
@@ -199,11 +233,19 @@ static int run_iteration(struct trainer *t, const struct iter_args *a, int *retr
   /* The loss images take this view's size (buffers only grow, sized by the largest view). */
   if (!rc && (t->im.w != cam->width || t->im.h != cam->height))
     rc = gs_tk_img_reserve(t->vk, &t->im, cam->width, cam->height, err);
+  if (!rc) {
+    VkDeviceSize fb = gs_fwd_readback_size(t->fwd);
+    sl->loss_off = (fb + 15) / 16 * 16;
+    rc = gs_vk_buf_ensure(t->vk, &sl->rb, sl->loss_off + gs_tk_loss_part_size(&t->im),
+                          GS_VK_BUF_HOST, "readback", err);
+  }
   if (rc) return rc;
+  gs_vk_timer_use(t->timer, sl->index);
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   if (!per_kernel) {
     rc = gs_vk_cmd_begin(t->vk, &cmd, err);
     if (rc) return rc;
+    gs_vk_barrier(cmd); /* behind the iteration in flight, if any */
     gs_vk_timer_reset(t->timer, cmd);
     rc = gs_fwd_record(t->fwd, cmd, t->timer, &a->in, err);
     for (int s = 0; s < B_STAGES && !rc; s++) {
@@ -217,10 +259,9 @@ static int run_iteration(struct trainer *t, const struct iter_args *a, int *retr
       gs_vk_cmd_discard(t->vk, &cmd);
       return rc;
     }
-    rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
-    if (!rc) rc = gs_vk_timer_collect(t->timer, err);
+    record_readback(t, cmd, sl);
+    rc = gs_vk_job_submit(sl->job, &cmd, err);
   } else {
-    /* One submission per stage: exact per-kernel times, at the cost of the gaps between them. */
     for (int s = 0; s < GS_FWD_STAGES + B_STAGES && !rc; s++) {
       if (s == GS_FWD_STAGES + B_SSIM_BWD && a->lambda == 0.0f) continue;
       rc = gs_vk_cmd_begin(t->vk, &cmd, err);
@@ -237,12 +278,56 @@ static int run_iteration(struct trainer *t, const struct iter_args *a, int *retr
         gs_vk_cmd_discard(t->vk, &cmd);
         break;
       }
-      rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
+      if (s == GS_FWD_STAGES + B_STAGES - 1) {
+        record_readback(t, cmd, sl);
+        rc = gs_vk_job_submit(sl->job, &cmd, err);
+        if (!rc) rc = gs_vk_job_wait(sl->job, err);
+      } else {
+        rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
+      }
       if (!rc) rc = gs_vk_timer_collect(t->timer, err);
     }
   }
-  if (!rc) rc = gs_fwd_finish(t->fwd, retry, NULL, err);
+  if (!rc) {
+    sl->submitted = 1;
+    sl->tries++;
+  }
   return rc;
+}
+
+/* Waits for the slot's submission and adds its stage times (a wait that was already done, as in
+ * timing: per_kernel, returns at once). */
+static int wait_iteration(struct trainer *t, struct slot *sl, struct sw_err *err) {
+  if (!gs_vk_job_pending(sl->job)) return 0;
+  int rc = gs_vk_job_wait(sl->job, err);
+  gs_vk_timer_use(t->timer, sl->index);
+  if (!rc) rc = gs_vk_timer_collect(t->timer, err);
+  return rc;
+}
+
+/* Completes the slot's iteration; `behind` (NULL or not submitted: none) was submitted after it.
+ * When the frame overflowed the pair arena, nothing it or `behind` did touched the model
+ * (GS_CTR_STALE): both wait, the arena grows, and both are recorded and submitted again, in
+ * order, so the training is the one without the overflow. */
+static int complete_iteration(struct trainer *t, struct slot *sl, struct slot *behind,
+                              struct sw_err *err) {
+  for (;;) {
+    int rc = wait_iteration(t, sl, err);
+    if (rc) return rc;
+    int over = gs_fwd_readback_overflowed(t->fwd, sl->rb->map);
+    int redo_behind = over && behind && behind->submitted;
+    if (redo_behind) rc = wait_iteration(t, behind, err);
+    int retry = 0;
+    if (!rc) rc = gs_fwd_finish_readback(t->fwd, sl->rb->map, &retry, NULL, err);
+    if (rc || !retry) return rc;
+    if (sl->tries >= 8)
+      return sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing",
+                        sl->a.iter);
+    t->redone += 1 + (redo_behind ? 1 : 0);
+    rc = submit_iteration(t, sl, err);
+    if (!rc && redo_behind) rc = submit_iteration(t, behind, err);
+    if (rc) return rc;
+  }
 }
 
 /* ---- divergence diagnosis ----------------------------------------------------------------------
@@ -360,6 +445,12 @@ static void trainer_free(struct trainer *t) {
   gs_vk_buf_destroy(&t->grad2d);
   gs_vk_buf_destroy(&t->dens);
   gs_tk_img_free(&t->im);
+  if (t->slots)
+    for (int k = 0; k < GS_TRAIN_SLOTS; k++) {
+      gs_vk_job_destroy(&t->slots[k].job);
+      gs_vk_buf_destroy(&t->slots[k].rb);
+    }
+  free(t->slots);
   gs_vk_timer_destroy(&t->timer);
   gs_tk_destroy(&t->tk);
   gs_fwd_destroy(&t->fwd);
@@ -396,6 +487,7 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .radix_full = cfg->radix_passes == GS_RADIX_PASSES_FULL,
                            .transient = cfg->binning == GS_BINNING_TRANSIENT,
                            .tile_cull = cfg->tile_cull == GS_TILE_CULL_ELLIPSE,
+                           .depth_first = cfg->sort == GS_SORT_DEPTH_FIRST,
                            .alpha_max = (float)cfg->alpha_max};
   if (cfg->rasterize_bwd == GS_RASTER_BWD_AUTO) {
     fo.bucket = gs_tk_auto_bucket(t->vk, io ? io->warn : NULL);
@@ -421,7 +513,19 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                     "ssim_padding valid needs images of at least 11x11; scene "
                     "'%s' has %ux%u",
                     scene_path, t->sc->width, t->sc->height);
-  if (!rc) rc = gs_vk_timer_new(t->vk, 32, &t->timer, err);
+  if (!rc) rc = gs_vk_timer_new_sets(t->vk, 32, GS_TRAIN_SLOTS, &t->timer, err);
+  /* Per-kernel timing submits every stage on its own, and the transient arena is freed after
+   * every frame: either needs each iteration done before the next is recorded. */
+  t->in_flight = (uint32_t)cfg->in_flight;
+  if (cfg->timing == GS_TIMING_PER_KERNEL || cfg->binning == GS_BINNING_TRANSIENT) t->in_flight = 1;
+  if (!rc) {
+    t->slots = calloc(GS_TRAIN_SLOTS, sizeof *t->slots);
+    if (!t->slots) rc = sw_err_set(err, SW_ENOMEM, "out of memory");
+  }
+  for (uint32_t k = 0; k < GS_TRAIN_SLOTS && !rc; k++) {
+    t->slots[k].index = k;
+    rc = gs_vk_job_new(t->vk, &t->slots[k].job, err);
+  }
   if (!rc) rc = gs_tk_img_reserve(t->vk, &t->im, t->sc->width, t->sc->height, err);
   if (rc) return rc;
   /* Ground truth of every training view stays on the GPU. */
@@ -624,28 +728,152 @@ static void fill_kernels(struct trainer *t, struct gs_result *res, double *busy_
   }
 }
 
+/* The training loop's state that the host work after each iteration updates. */
+struct loop {
+  const struct gs_train_io *io;
+  struct gs_result *res;
+  struct gs_rng split_rng; /* densification's splits */
+  double splat_sum, train_ns, loss;
+  int64_t seg; /* start of the clock's current segment */
+  int next_cp;
+  uint32_t done; /* iterations completed */
+};
+
+static int is_checkpoint(const struct gs_config *cfg, uint32_t iter) {
+  for (int k = 0; k < cfg->n_checkpoints; k++)
+    if (cfg->checkpoints[k] == (int32_t)iter) return 1;
+  return 0;
+}
+
+/* The arguments of iteration `iter` on training view `view`, for the model as it is now. */
+static void build_args(struct trainer *t, uint32_t iter, uint32_t view, uint32_t deg,
+                       struct iter_args *a) {
+  const struct gs_config *cfg = t->cfg;
+  const struct gs_camera *cam = &t->sc->train[view].cam;
+  uint32_t n = t->model->count;
+  memset(a, 0, sizeof *a);
+  a->iter = iter;
+  a->view = view;
+  a->lambda = (float)cfg->lambda_dssim;
+  gs_densify_schedule(cfg, iter, &a->when);
+  a->sync = a->when.grow || a->when.reset || is_checkpoint(cfg, iter);
+  a->in = (struct gs_fwd_input){.cam = *cam, .sh_degree = deg};
+  a->in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2],
+                                      t->params[3], t->params[4], n};
+  memcpy(a->in.background, t->bg, sizeof t->bg);
+  a->pb =
+      (struct gs_pc_project_bwd){.fx = cam->fx,
+                                 .fy = cam->fy,
+                                 .cx = cam->cx,
+                                 .cy = cam->cy,
+                                 .n = n,
+                                 .width = cam->width,
+                                 .height = cam->height,
+                                 .sh_degree = deg,
+                                 .accumulate = a->when.accumulate,
+                                 .count_radii = cfg->densify_visible == GS_DENSIFY_VISIBLE_RADII};
+  memcpy(a->pb.viewmat, cam->viewmat, sizeof a->pb.viewmat);
+  memcpy(a->pb.campos, cam->campos, sizeof a->pb.campos);
+  float lr[6] = {(float)position_lr(cfg, iter, t->sc->extent),
+                 (float)cfg->lr_scales,
+                 (float)cfg->lr_quats,
+                 (float)cfg->lr_opacity,
+                 (float)cfg->lr_sh_dc,
+                 (float)cfg->lr_sh_rest};
+  gs_tk_adam_pc(&a->adam, n, t->cap, iter, lr, (float)cfg->adam_beta1, (float)cfg->adam_beta2,
+                (float)cfg->adam_eps);
+}
+
+/* The host's work after an iteration completed, in iteration order: its loss, the checkpoint
+ * evaluation, densification, the progress line. `behind` (NULL or not submitted: none) is the
+ * iteration submitted after it; sync iterations (densification, checkpoints) have none. */
+static int post_iteration(struct trainer *t, struct loop *L, struct slot *sl, struct slot *behind,
+                          struct sw_err *err) {
+  const struct gs_config *cfg = t->cfg;
+  const struct iter_args *a = &sl->a;
+  uint32_t iter = a->iter;
+  sl->submitted = 0;
+  double l1, ss;
+  const float *part = (const float *)((const char *)sl->rb->map + sl->loss_off);
+  int rc = gs_tk_loss_value_of(t->tk, &t->im, a->lambda, part, &L->loss, &l1, &ss, err);
+  if (rc) return rc;
+  if (!isfinite(L->loss)) {
+    char what[160] = "the loss is not finite";
+    if (behind && behind->submitted) {
+      /* The buffers are looked at once nothing runs; the next iteration had begun. */
+      (void)wait_iteration(t, behind, NULL);
+      behind->submitted = 0;
+      snprintf(what, sizeof what,
+               "the loss is not finite (buffers as iteration %u, in flight behind it, left them; "
+               "in_flight: 1 names the stage of iteration %u itself)",
+               behind->a.iter, iter);
+    }
+    return diverged(t, iter, a->in.model.count, what, err);
+  }
+  L->splat_sum += a->in.model.count;
+  L->done = iter;
+  if (L->next_cp < cfg->n_checkpoints && cfg->checkpoints[L->next_cp] == (int32_t)iter) {
+    /* Checkpoint evaluations are not training time: the clock stops around them. The model is
+     * evaluated after `iter` steps, before this iteration's densification or reset. */
+    L->train_ns += (double)(sw_clock_mono_ns() - L->seg);
+    double p, s;
+    rc = evaluate(t, a->in.sh_degree, &p, &s, err);
+    if (!rc && cfg->checkpoint_ply && L->io && L->io->out_dir)
+      rc = write_checkpoint(t, L->io, iter, err);
+    if (rc) return rc;
+    struct gs_result *res = L->res;
+    if (res->n_checkpoints < GS_RESULT_MAX_CHECKPOINTS)
+      res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){
+          .iter = iter, .train_s = L->train_ns / 1e9, .psnr_db = p, .splats = t->model->count};
+    L->next_cp++;
+    L->seg = sw_clock_mono_ns();
+  }
+  if (a->when.grow || a->when.reset) {
+    rc = densify_step(t, iter, &a->when, &L->split_rng, err);
+    if (rc) return rc;
+  }
+  const struct gs_train_io *io = L->io;
+  if (io && io->progress &&
+      (iter % (uint32_t)cfg->progress_every == 0 || iter == (uint32_t)cfg->iterations)) {
+    double now = L->train_ns + (double)(sw_clock_mono_ns() - L->seg);
+    fprintf(io->progress, "{\"iter\":%u,\"train_s\":%.3f,\"loss\":%.6g,\"splats\":%u}\n", iter,
+            now / 1e9, L->loss, t->model->count);
+    fflush(io->progress);
+  }
+  while (L->next_cp < cfg->n_checkpoints && cfg->checkpoints[L->next_cp] <= (int32_t)iter)
+    L->next_cp++;
+  return 0;
+}
+
+static int finish_iteration(struct trainer *t, struct loop *L, struct slot *sl, struct slot *behind,
+                            struct sw_err *err) {
+  int rc = complete_iteration(t, sl, behind, err);
+  if (!rc) rc = post_iteration(t, L, sl, behind, err);
+  sl->submitted = 0;
+  return rc;
+}
+
+/* The iterations go through the two slots in turn. With in_flight 2 the host records and submits
+ * iteration i + 1 before it waits for iteration i, so the GPU does not idle while the host
+ * records, submits, reads the loss back and wakes up; the host's work after each iteration still
+ * runs in order, and before a sync iteration's work (densification, a checkpoint) nothing else
+ * is submitted. */
 static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs_result *res,
                       struct sw_err *err) {
   const struct gs_config *cfg = t->cfg;
   const struct gs_scene *sc = t->sc;
   /* Two streams: the camera order must not depend on how many splits earlier densifications
    * drew (one split more or less, from float rounding, would reorder every later view). */
-  struct gs_rng rng, split_rng;
+  struct gs_rng rng;
+  struct loop L = {.io = io, .res = res};
   gs_rng_seed(&rng, (uint64_t)cfg->seed ^ 0x5851f42d4c957f2dull);
-  gs_rng_seed(&split_rng, (uint64_t)cfg->seed ^ 0x9e3779b97f4a7c15ull);
+  gs_rng_seed(&L.split_rng, (uint64_t)cfg->seed ^ 0x9e3779b97f4a7c15ull);
   uint32_t *order = malloc(sizeof(uint32_t) * sc->n_train);
   if (!order) return sw_err_set(err, SW_ENOMEM, "camera order: out of memory");
   uint32_t pos = sc->n_train;
-  double splat_sum = 0;
-  double train_ns = 0;
-  int next_cp = 0;
-  int rc = 0;
+  int rc = 0, stopped = 0;
   uint32_t iters = (uint32_t)cfg->iterations;
-  const float lr_rest[5] = {(float)cfg->lr_scales, (float)cfg->lr_quats, (float)cfg->lr_opacity,
-                            (float)cfg->lr_sh_dc, (float)cfg->lr_sh_rest};
-  double loss = 0;
   uint32_t deg = 0;
-  uint32_t iter = 0;
   if (cfg->n_checkpoints && cfg->checkpoints[0] == 0) { /* the initial model */
     double p, s;
     rc = evaluate(t, 0, &p, &s, err);
@@ -655,12 +883,13 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     }
     res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){
         .iter = 0, .train_s = 0, .psnr_db = p, .splats = t->model->count};
-    next_cp = 1;
+    L.next_cp = 1;
   }
-  int64_t seg = sw_clock_mono_ns();
-  for (iter = 1; iter <= iters; iter++) {
+  L.seg = sw_clock_mono_ns();
+  struct slot *prev = NULL; /* submitted, not yet finished */
+  for (uint32_t iter = 1; iter <= iters; iter++) {
     if (io && io->stop && *io->stop) {
-      rc = GS_TRAIN_STOPPED;
+      stopped = 1;
       break;
     }
     /* gsplat's schedule: degree (step / sh_every) with 0-based steps. */
@@ -670,83 +899,45 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
       shuffle(order, sc->n_train, &rng);
       pos = 0;
     }
-    struct iter_args a = {.view = order[pos++], .lambda = (float)cfg->lambda_dssim};
-    const struct gs_camera *cam = &sc->train[a.view].cam;
-    uint32_t n = t->model->count;
-    struct gs_densify_when when;
-    gs_densify_schedule(cfg, iter, &when);
-    a.in = (struct gs_fwd_input){.cam = *cam, .sh_degree = deg};
-    a.in.model = (struct gs_fwd_model){t->params[0], t->params[1], t->params[2],
-                                       t->params[3], t->params[4], n};
-    memcpy(a.in.background, t->bg, sizeof t->bg);
-    a.pb =
-        (struct gs_pc_project_bwd){.fx = cam->fx,
-                                   .fy = cam->fy,
-                                   .cx = cam->cx,
-                                   .cy = cam->cy,
-                                   .n = n,
-                                   .width = cam->width,
-                                   .height = cam->height,
-                                   .sh_degree = deg,
-                                   .accumulate = when.accumulate,
-                                   .count_radii = cfg->densify_visible == GS_DENSIFY_VISIBLE_RADII};
-    memcpy(a.pb.viewmat, cam->viewmat, sizeof a.pb.viewmat);
-    memcpy(a.pb.campos, cam->campos, sizeof a.pb.campos);
-    float lr[6] = {(float)position_lr(cfg, iter, sc->extent),
-                   lr_rest[0],
-                   lr_rest[1],
-                   lr_rest[2],
-                   lr_rest[3],
-                   lr_rest[4]};
-    gs_tk_adam_pc(&a.adam, n, t->cap, iter, lr, (float)cfg->adam_beta1, (float)cfg->adam_beta2,
-                  (float)cfg->adam_eps);
-    int retry = 0, tries = 0;
-    do {
-      rc = run_iteration(t, &a, &retry, err);
-    } while (!rc && retry && ++tries < 8);
-    if (!rc && retry)
-      rc = sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing", iter);
-    if (rc) break;
-    double l1, ss;
-    rc = gs_tk_loss_value(t->tk, &t->im, a.lambda, &loss, &l1, &ss, err);
-    if (rc) break;
-    if (!isfinite(loss)) {
-      rc = diverged(t, iter, n, "the loss is not finite", err);
-      break;
-    }
-    splat_sum += n;
-    if (next_cp < cfg->n_checkpoints && cfg->checkpoints[next_cp] == (int32_t)iter) {
-      /* Checkpoint evaluations are not training time: the clock stops around them. The model is
-       * evaluated after `iter` steps, before this iteration's densification or reset. */
-      train_ns += (double)(sw_clock_mono_ns() - seg);
-      double p, s;
-      rc = evaluate(t, deg, &p, &s, err);
-      if (!rc && cfg->checkpoint_ply && io && io->out_dir) rc = write_checkpoint(t, io, iter, err);
-      if (rc) break;
-      if (res->n_checkpoints < GS_RESULT_MAX_CHECKPOINTS)
-        res->checkpoints[res->n_checkpoints++] = (struct gs_result_checkpoint){
-            .iter = iter, .train_s = train_ns / 1e9, .psnr_db = p, .splats = t->model->count};
-      next_cp++;
-      seg = sw_clock_mono_ns();
-    }
-    if (when.grow || when.reset) {
-      rc = densify_step(t, iter, &when, &split_rng, err);
+    uint32_t view = order[pos++];
+    const struct gs_camera *cam = &sc->train[view].cam;
+    /* Host work after the previous iteration, or a view of another size (the buffers grow), come
+     * before this iteration is even built. */
+    if (prev && (prev->a.sync || prev->a.in.cam.width != cam->width ||
+                 prev->a.in.cam.height != cam->height)) {
+      rc = finish_iteration(t, &L, prev, NULL, err);
+      prev = NULL;
       if (rc) break;
     }
-    if (io && io->progress && (iter % (uint32_t)cfg->progress_every == 0 || iter == iters)) {
-      double now = train_ns + (double)(sw_clock_mono_ns() - seg);
-      fprintf(io->progress, "{\"iter\":%u,\"train_s\":%.3f,\"loss\":%.6g,\"splats\":%u}\n", iter,
-              now / 1e9, loss, t->model->count);
-      fflush(io->progress);
+    struct slot *sl = prev == &t->slots[0] ? &t->slots[1] : &t->slots[0];
+    build_args(t, iter, view, deg, &sl->a);
+    sl->tries = 0;
+    rc = submit_iteration(t, sl, err);
+    if (rc) break;
+    if (prev) {
+      rc = finish_iteration(t, &L, prev, sl, err);
+      prev = NULL;
+      if (rc) break;
     }
-    while (next_cp < cfg->n_checkpoints && cfg->checkpoints[next_cp] <= (int32_t)iter) next_cp++;
+    if (t->in_flight < 2 || sl->a.sync) {
+      rc = finish_iteration(t, &L, sl, NULL, err);
+      if (rc) break;
+    } else {
+      prev = sl;
+    }
   }
-  train_ns += (double)(sw_clock_mono_ns() - seg);
+  if (!rc && prev) rc = finish_iteration(t, &L, prev, NULL, err);
+  /* After an error, nothing may still run when the buffers go. */
+  for (int k = 0; k < GS_TRAIN_SLOTS; k++) (void)gs_vk_job_wait(t->slots[k].job, NULL);
+  if (!rc && stopped) rc = GS_TRAIN_STOPPED;
+  L.train_ns += (double)(sw_clock_mono_ns() - L.seg);
   free(order);
-  uint32_t done = iter > iters ? iters : iter - 1;
-  res->iterations = done;
-  res->train_s = train_ns / 1e9;
-  res->splats_mean = done ? splat_sum / done : t->model->count;
+  res->iterations = L.done;
+  res->redone = t->redone;
+  if (t->redone)
+    sw_log_debug("%" PRIu64 " iterations recorded again after pair-arena overflows", t->redone);
+  res->train_s = L.train_ns / 1e9;
+  res->splats_mean = L.done ? L.splat_sum / L.done : t->model->count;
   if (rc) return rc;
   /* Final parameters, checked for NaN: a diverged model must not be reported as a result. */
   rc = download_params(t, err);
@@ -762,7 +953,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
         return sw_err_set(err, SW_EDIVERGED,
                           "diverged by iteration %u: non-finite %s (splat %zu) written by stage "
                           "adam",
-                          done, gname[g], k / gs_pgroup_floats[g]);
+                          L.done, gname[g], k / gs_pgroup_floats[g]);
   }
   res->splats_final = m->count;
   rc = evaluate(t, deg, &res->psnr_db, &res->ssim, err);

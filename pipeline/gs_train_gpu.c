@@ -264,8 +264,38 @@ void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_i
   gs_vk_dispatch(cmd, tk->ssim_bwd_v, b2, &pc, im->groups_x, im->groups_y, 1);
 }
 
+VkDeviceSize gs_tk_loss_part_size(const struct gs_tk_img *im) {
+  return 8 * (VkDeviceSize)im->groups_x * im->groups_y;
+}
+
+void gs_tk_record_loss_readback(VkCommandBuffer cmd, const struct gs_tk_img *im,
+                                struct gs_vk_buf *dst, VkDeviceSize offset) {
+  VkBufferCopy c = {.srcOffset = 0, .dstOffset = offset, .size = gs_tk_loss_part_size(im)};
+  vkCmdCopyBuffer(cmd, im->loss_part->buf, dst->buf, 1, &c);
+}
+
 int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda, double *loss,
                      double *l1, double *ssim, struct sw_err *err) {
+  const float *part = im->loss_part->map;
+  float *tmp = NULL;
+  if (!part) {
+    tmp = malloc(gs_tk_loss_part_size(im));
+    if (!tmp) return sw_err_set(err, SW_ENOMEM, "loss value: out of memory");
+    int rc = gs_vk_buf_download(im->loss_part, 0, tmp, gs_tk_loss_part_size(im), err);
+    if (rc) {
+      free(tmp);
+      return rc;
+    }
+    part = tmp;
+  }
+  int rc = gs_tk_loss_value_of(tk, im, lambda, part, loss, l1, ssim, err);
+  free(tmp);
+  return rc;
+}
+
+int gs_tk_loss_value_of(const struct gs_tk *tk, const struct gs_tk_img *im, float lambda,
+                        const float *part, double *loss, double *l1, double *ssim,
+                        struct sw_err *err) {
   uint32_t groups = im->groups_x * im->groups_y;
   uint64_t map = gs_tk_ssim_pixels(tk, im->w, im->h);
   if (lambda != 0.0f && !map)
@@ -273,24 +303,11 @@ int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda,
                       "loss value: a %ux%u image has no valid SSIM window "
                       "(ssim_padding valid needs 11x11)",
                       im->w, im->h);
-  const float *part = im->loss_part->map;
-  float *tmp = NULL;
-  if (!part) {
-    tmp = malloc(8 * (size_t)groups);
-    if (!tmp) return sw_err_set(err, SW_ENOMEM, "loss value: out of memory");
-    int rc = gs_vk_buf_download(im->loss_part, 0, tmp, 8 * (VkDeviceSize)groups, err);
-    if (rc) {
-      free(tmp);
-      return rc;
-    }
-    part = tmp;
-  }
   double sl1 = 0.0, sss = 0.0;
   for (uint32_t g = 0; g < groups; g++) {
     sl1 += part[2 * g];
     sss += part[2 * g + 1];
   }
-  free(tmp);
   double n = 3.0 * (double)im->w * (double)im->h;
   double ml1 = sl1 / n, mss = map ? sss / (3.0 * (double)map) : 0.0;
   if (l1) *l1 = ml1;

@@ -112,6 +112,15 @@ void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_i
  * partial buffer is not mapped. */
 int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda, double *loss,
                      double *l1, double *ssim, struct sw_err *err);
+/* The same from a copy of the partial sums (gs_tk_loss_part_size bytes), which
+ * gs_tk_record_loss_readback records into dst at offset after the loss stage and a barrier: an
+ * iteration in flight behind this one overwrites the partial buffer itself. */
+int gs_tk_loss_value_of(const struct gs_tk *tk, const struct gs_tk_img *im, float lambda,
+                        const float *part, double *loss, double *l1, double *ssim,
+                        struct sw_err *err);
+VkDeviceSize gs_tk_loss_part_size(const struct gs_tk_img *im);
+void gs_tk_record_loss_readback(VkCommandBuffer cmd, const struct gs_tk_img *im,
+                                struct gs_vk_buf *dst, VkDeviceSize offset);
 /* Pixels of tk's SSIM map for a w x h image: w h (same), (w - 10)(h - 10) (valid), 0 when the
  * image is too small for a valid map. */
 uint64_t gs_tk_ssim_pixels(const struct gs_tk *tk, uint32_t w, uint32_t h);

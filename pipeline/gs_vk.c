@@ -711,12 +711,13 @@ void gs_vk_cmd_discard(gs_vk_t *vk, VkCommandBuffer *cmd) {
   *cmd = VK_NULL_HANDLE;
 }
 
-int gs_vk_cmd_submit_wait(gs_vk_t *vk, VkCommandBuffer *cmd, struct sw_err *err) {
-  /* The host reads what this submission wrote as soon as the fence signals (staging copies,
-   * the forward's pair count, loss partial sums), but a fence's memory dependency covers device
-   * accesses only: without a barrier into the host stage, device writes to host-visible memory
-   * are not guaranteed visible to the host (Vulkan spec, "Fences"; discrete GPUs may still hold
-   * them in their caches). */
+/* Ends cmd after a barrier into the host stage and submits it to signal fence. The host reads what
+ * a submission wrote as soon as its fence signals (staging copies, the forward's pair count, loss
+ * partial sums), but a fence's memory dependency covers device accesses only: without a barrier
+ * into the host stage, device writes to host-visible memory are not guaranteed visible to the
+ * host (Vulkan spec, "Fences"; discrete GPUs may still hold them in their caches). On failure the
+ * command buffer is freed. */
+static int end_and_submit(gs_vk_t *vk, VkCommandBuffer *cmd, VkFence fence, struct sw_err *err) {
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                         .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
@@ -729,12 +730,79 @@ int gs_vk_cmd_submit_wait(gs_vk_t *vk, VkCommandBuffer *cmd, struct sw_err *err)
   }
   VkSubmitInfo si = {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = cmd};
-  r = vkResetFences(vk->device, 1, &vk->fence);
-  if (r == VK_SUCCESS) r = vkQueueSubmit(vk->queue, 1, &si, vk->fence);
-  if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX);
-  gs_vk_cmd_discard(vk, cmd);
-  if (r != VK_SUCCESS) return vkfail(err, r, "submitting GPU work");
+  r = vkResetFences(vk->device, 1, &fence);
+  if (r == VK_SUCCESS) r = vkQueueSubmit(vk->queue, 1, &si, fence);
+  if (r != VK_SUCCESS) {
+    gs_vk_cmd_discard(vk, cmd);
+    return vkfail(err, r, "submitting GPU work");
+  }
   return 0;
+}
+
+int gs_vk_cmd_submit_wait(gs_vk_t *vk, VkCommandBuffer *cmd, struct sw_err *err) {
+  int rc = end_and_submit(vk, cmd, vk->fence, err);
+  if (rc) return rc;
+  VkResult r = vkWaitForFences(vk->device, 1, &vk->fence, VK_TRUE, UINT64_MAX);
+  gs_vk_cmd_discard(vk, cmd);
+  if (r != VK_SUCCESS) return vkfail(err, r, "waiting for GPU work");
+  return 0;
+}
+
+/* ---- jobs: submissions the host waits for later ---- */
+
+struct gs_vk_job {
+  gs_vk_t *vk;
+  VkFence fence;
+  VkCommandBuffer cmd; /* submitted and not yet waited for (VK_NULL_HANDLE: none) */
+};
+
+int gs_vk_job_new(gs_vk_t *vk, gs_vk_job_t **out, struct sw_err *err) {
+  *out = NULL;
+  gs_vk_job_t *j = calloc(1, sizeof *j);
+  if (!j) return sw_err_set(err, SW_ENOMEM, "out of memory");
+  j->vk = vk;
+  VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkResult r = vkCreateFence(vk->device, &fci, NULL, &j->fence);
+  if (r != VK_SUCCESS) {
+    free(j);
+    return vkfail(err, r, "vkCreateFence");
+  }
+  *out = j;
+  return 0;
+}
+
+int gs_vk_job_submit(gs_vk_job_t *j, VkCommandBuffer *cmd, struct sw_err *err) {
+  if (j->cmd) {
+    gs_vk_cmd_discard(j->vk, cmd);
+    return sw_err_set(err, SW_EINVAL, "GPU job submitted again before it was waited for");
+  }
+  int rc = end_and_submit(j->vk, cmd, j->fence, err);
+  if (rc) return rc;
+  j->cmd = *cmd;
+  *cmd = VK_NULL_HANDLE;
+  return 0;
+}
+
+int gs_vk_job_pending(const gs_vk_job_t *j) { return j && j->cmd != VK_NULL_HANDLE; }
+
+int gs_vk_job_wait(gs_vk_job_t *j, struct sw_err *err) {
+  if (!j || !j->cmd) return 0;
+  VkResult r = vkWaitForFences(j->vk->device, 1, &j->fence, VK_TRUE, UINT64_MAX);
+  gs_vk_cmd_discard(j->vk, &j->cmd);
+  if (r != VK_SUCCESS) return vkfail(err, r, "waiting for GPU work");
+  return 0;
+}
+
+void gs_vk_job_destroy(gs_vk_job_t **jp) {
+  if (!jp || !*jp) return;
+  gs_vk_job_t *j = *jp;
+  if (j->cmd) {
+    (void)vkWaitForFences(j->vk->device, 1, &j->fence, VK_TRUE, UINT64_MAX);
+    gs_vk_cmd_discard(j->vk, &j->cmd);
+  }
+  vkDestroyFence(j->vk->device, j->fence, NULL);
+  free(j);
+  *jp = NULL;
 }
 
 void gs_vk_barrier(VkCommandBuffer cmd) {
@@ -976,12 +1044,13 @@ struct timer_stage {
 
 struct gs_vk_timer {
   gs_vk_t *vk;
-  VkQueryPool pool;
+  VkQueryPool pool; /* sets x 2 max queries */
   uint32_t max;
-  uint32_t used; /* begin/end pairs recorded in the current command buffer */
-  int open;      /* a begin without its end */
+  uint32_t sets, cur; /* query sets (one per submission in flight), the one in use */
+  uint32_t *used;     /* per set: begin/end pairs recorded in its current command buffer */
+  int open;           /* a begin without its end */
   uint64_t dropped;
-  char (*labels)[32]; /* per recorded pair */
+  char (*labels)[32]; /* per set and recorded pair */
   uint64_t *ts;       /* 2 * max */
   struct gs_vk_stage_stats *stats;
   uint32_t n_stats, cap_stats;
@@ -989,26 +1058,30 @@ struct gs_vk_timer {
   double busy_ms;
 };
 
-int gs_vk_timer_new(gs_vk_t *vk, uint32_t max_stages, gs_vk_timer_t **out, struct sw_err *err) {
+int gs_vk_timer_new_sets(gs_vk_t *vk, uint32_t max_stages, uint32_t sets, gs_vk_timer_t **out,
+                         struct sw_err *err) {
   *out = NULL;
   if (!vk->info.timestamps)
     return sw_err_set(err, SW_EDEVICE, "device '%s' has no timestamp queries on its compute queue",
                       vk->info.name);
   if (max_stages == 0) max_stages = 1;
+  if (sets == 0) sets = 1;
   gs_vk_timer_t *t = calloc(1, sizeof *t);
   if (!t) return sw_err_set(err, SW_ENOMEM, "out of memory");
   t->vk = vk;
   t->max = max_stages;
-  t->labels = calloc(max_stages, sizeof *t->labels);
+  t->sets = sets;
+  t->used = calloc(sets, sizeof *t->used);
+  t->labels = calloc((size_t)max_stages * sets, sizeof *t->labels);
   t->ts = calloc(2 * (size_t)max_stages, sizeof *t->ts);
   t->iv = calloc(2 * (size_t)max_stages, sizeof *t->iv);
-  if (!t->labels || !t->ts || !t->iv) {
+  if (!t->used || !t->labels || !t->ts || !t->iv) {
     gs_vk_timer_destroy(&t);
     return sw_err_set(err, SW_ENOMEM, "out of memory");
   }
   VkQueryPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                               .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                              .queryCount = 2 * max_stages};
+                              .queryCount = 2 * max_stages * sets};
   VkResult r = vkCreateQueryPool(vk->device, &ci, NULL, &t->pool);
   if (r != VK_SUCCESS) {
     gs_vk_timer_destroy(&t);
@@ -1018,10 +1091,20 @@ int gs_vk_timer_new(gs_vk_t *vk, uint32_t max_stages, gs_vk_timer_t **out, struc
   return 0;
 }
 
+int gs_vk_timer_new(gs_vk_t *vk, uint32_t max_stages, gs_vk_timer_t **out, struct sw_err *err) {
+  return gs_vk_timer_new_sets(vk, max_stages, 1, out, err);
+}
+
+void gs_vk_timer_use(gs_vk_timer_t *t, uint32_t set) {
+  t->cur = set < t->sets ? set : t->sets - 1;
+  t->open = 0;
+}
+
 void gs_vk_timer_destroy(gs_vk_timer_t **tp) {
   if (!tp || !*tp) return;
   gs_vk_timer_t *t = *tp;
   if (t->pool) vkDestroyQueryPool(t->vk->device, t->pool, NULL);
+  free(t->used);
   free(t->labels);
   free(t->ts);
   free(t->iv);
@@ -1030,29 +1113,34 @@ void gs_vk_timer_destroy(gs_vk_timer_t **tp) {
   *tp = NULL;
 }
 
+/* First query of the set in use. */
+static uint32_t set_base(const gs_vk_timer_t *t) { return 2 * t->max * t->cur; }
+
 void gs_vk_timer_reset(gs_vk_timer_t *t, VkCommandBuffer cmd) {
-  vkCmdResetQueryPool(cmd, t->pool, 0, 2 * t->max);
-  t->used = 0;
+  vkCmdResetQueryPool(cmd, t->pool, set_base(t), 2 * t->max);
+  t->used[t->cur] = 0;
   t->open = 0;
 }
 
 void gs_vk_timer_begin(gs_vk_timer_t *t, VkCommandBuffer cmd, const char *label) {
-  if (t->used >= t->max) {
+  uint32_t u = t->used[t->cur];
+  if (u >= t->max) {
     t->dropped++;
     t->open = 0;
     return;
   }
-  snprintf(t->labels[t->used], sizeof t->labels[0], "%s", label);
+  snprintf(t->labels[(size_t)t->cur * t->max + u], sizeof t->labels[0], "%s", label);
   /* Bottom of pipe for the start too: the stamp waits for all earlier work, so a stage's interval
    * does not absorb the tail of the previous one (a top-of-pipe stamp may be taken early). */
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t->pool, 2 * t->used);
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t->pool, set_base(t) + 2 * u);
   t->open = 1;
 }
 
 void gs_vk_timer_end(gs_vk_timer_t *t, VkCommandBuffer cmd) {
   if (!t->open) return;
-  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t->pool, 2 * t->used + 1);
-  t->used++;
+  uint32_t u = t->used[t->cur];
+  vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t->pool, set_base(t) + 2 * u + 1);
+  t->used[t->cur] = u + 1;
   t->open = 0;
 }
 
@@ -1062,20 +1150,22 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err) {
-  if (!t->used) return 0;
-  VkResult r = vkGetQueryPoolResults(t->vk->device, t->pool, 0, 2 * t->used,
-                                     2 * t->used * sizeof(uint64_t), t->ts, sizeof(uint64_t),
+  uint32_t used = t->used[t->cur];
+  if (!used) return 0;
+  const char(*labels)[32] = t->labels + (size_t)t->cur * t->max;
+  VkResult r = vkGetQueryPoolResults(t->vk->device, t->pool, set_base(t), 2 * used,
+                                     2 * used * sizeof(uint64_t), t->ts, sizeof(uint64_t),
                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
   if (r != VK_SUCCESS) return vkfail(err, r, "vkGetQueryPoolResults");
   double ns = t->vk->info.timestamp_period;
   uint64_t t0 = t->ts[0];
-  for (uint32_t i = 0; i < 2 * t->used; i++)
+  for (uint32_t i = 0; i < 2 * used; i++)
     if (t->ts[i] < t0) t0 = t->ts[i];
-  for (uint32_t i = 0; i < t->used; i++) {
+  for (uint32_t i = 0; i < used; i++) {
     uint64_t a = t->ts[2 * i], b = t->ts[2 * i + 1];
     double ms = b > a ? (double)(b - a) * ns * 1e-6 : 0.0;
     uint32_t j = 0;
-    while (j < t->n_stats && strcmp(t->stats[j].name, t->labels[i])) j++;
+    while (j < t->n_stats && strcmp(t->stats[j].name, labels[i])) j++;
     if (j == t->n_stats) {
       if (t->n_stats == t->cap_stats) {
         uint32_t nc = t->cap_stats ? 2 * t->cap_stats : 16;
@@ -1085,7 +1175,7 @@ int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err) {
         t->cap_stats = nc;
       }
       memset(&t->stats[j], 0, sizeof t->stats[j]);
-      snprintf(t->stats[j].name, sizeof t->stats[j].name, "%s", t->labels[i]);
+      snprintf(t->stats[j].name, sizeof t->stats[j].name, "%s", labels[i]);
       t->n_stats++;
     }
     t->stats[j].calls++;
@@ -1094,12 +1184,12 @@ int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err) {
     t->iv[2 * i + 1] = t->iv[2 * i] + ms;
   }
   /* Busy time of this submission: the union of its stage intervals (sorted by start). */
-  double *pairs = malloc(t->used * 2 * sizeof *pairs);
+  double *pairs = malloc(used * 2 * sizeof *pairs);
   if (!pairs) return sw_err_set(err, SW_ENOMEM, "out of memory");
-  memcpy(pairs, t->iv, t->used * 2 * sizeof *pairs);
-  qsort(pairs, t->used, 2 * sizeof *pairs, cmp_double);
+  memcpy(pairs, t->iv, used * 2 * sizeof *pairs);
+  qsort(pairs, used, 2 * sizeof *pairs, cmp_double);
   double cur_a = pairs[0], cur_b = pairs[1];
-  for (uint32_t i = 1; i < t->used; i++) {
+  for (uint32_t i = 1; i < used; i++) {
     if (pairs[2 * i] > cur_b) {
       t->busy_ms += cur_b - cur_a;
       cur_a = pairs[2 * i];
@@ -1112,7 +1202,7 @@ int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err) {
   free(pairs);
   for (uint32_t j = 0; j < t->n_stats; j++)
     t->stats[j].share = t->busy_ms > 0 ? t->stats[j].gpu_ms / t->busy_ms : 0.0;
-  t->used = 0;
+  t->used[t->cur] = 0;
   return 0;
 }
 

@@ -41,7 +41,8 @@ void main() {
   uint idx = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * GS_WG +
              gl_LocalInvocationID.x;
   uint n = pc.n;
-  if (counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY]) return;
+  if (counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY] || counters[GS_CTR_STALE] != 0u)
+    return;
   if (idx < 3u * n) {
     if (skip(idx / 3u)) return;
     vec2 mv = mom[pc.mom_off[0] / 2u + idx];

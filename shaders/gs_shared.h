@@ -53,6 +53,11 @@
 /* counters buffer words */
 #define GS_CTR_PAIRS 0    /* total (splat, tile) pairs of the frame (may exceed the capacity) */
 #define GS_CTR_CAPACITY 1 /* capacity the frame was recorded with (written by the host) */
+/* Raised by emit_pairs when a frame overflows the arena, lowered only by the host once it has
+ * handled the overflow (gs_fwd_finish*): while it is up, project_bwd and adam leave the model and
+ * the densification statistics alone, in that frame and in any frame submitted behind it before
+ * the host saw the overflow (the trainer keeps two iterations in flight). */
+#define GS_CTR_STALE 2
 #define GS_CTR_WORDS 4
 
 /* Specialization constant ids (constant_id) of the forward and sort kernels. */
@@ -63,6 +68,14 @@
 #define GS_SPEC_SUBGROUPS 1      /* sort_scatter: most subgroups per workgroup for the table path */
 /* tile_count, emit_pairs: 1 = only the tiles the ellipse meets (tile_cull.glsl) */
 #define GS_SPEC_TILE_CULL 0
+/* tile_count, emit_pairs (id 1), tile_ranges (id 0): `sort: depth_first`. tile_count also
+ * writes every splat's depth key (depth bits, 0) and index for a sort of the splats by depth;
+ * depth_gather puts the tile counts in that order for the scan; emit_pairs walks the splats in it
+ * and writes keys (tile id, 0), which are sorted by the tile id alone: the same order as the
+ * (tile, depth) keys of `sort: pairs`, since both sorts are stable and ties of depth keep the
+ * splats' index order either way. */
+#define GS_SPEC_DEPTH_FIRST 1
+#define GS_SPEC_RANGES_DEPTH_FIRST 0
 /* Shared memory of the two scatter modules (sort_scatter.glsl), bytes. */
 #define GS_SCATTER_STAGED_SHARED (4 * (3 * GS_RADIX + 8 * (GS_RADIX / 2) + 3 * GS_SORT_BLOCK))
 #define GS_SCATTER_FLAT_SHARED (4 * (3 * GS_RADIX + 32 * (GS_RADIX / 2)))

@@ -46,9 +46,10 @@ void zero(uint i, uint l) {
 void splat_bwd(uint i, uint l);
 
 void main() {
-  // An overflowed frame is recorded again: leave everything as it is (uniform: no barrier
-  // is skipped by part of the workgroup).
-  if (counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY]) return;
+  // An overflowed frame, or one submitted behind it, is recorded again: leave everything as it
+  // is (uniform: no barrier is skipped by part of the workgroup).
+  if (counters[GS_CTR_PAIRS] > counters[GS_CTR_CAPACITY] || counters[GS_CTR_STALE] != 0u)
+    return;
   uint l = gl_LocalInvocationID.x;
   // A 2-D grid of workgroups: one dimension is limited to 65535 on common devices.
   uint base = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * GS_PB_WG;

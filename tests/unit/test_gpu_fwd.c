@@ -532,6 +532,65 @@ START_TEST(tile_cull_ellipse_is_bit_exact) {
 }
 END_TEST
 
+/* sort: depth_first sorts the splats by depth (4 passes over them) and their pairs by tile id
+ * alone (2 passes), where `pairs` sorts the (tile, depth) keys: the same sorted splat indices,
+ * tile ranges and image, bit for bit, from four cameras, with ties of depth (every fifth splat is
+ * a copy of the one before, so its depth is equal to the bit: both keep index order), with
+ * ellipse culling, the per-splat backward's runs, per-kernel submissions, the transient arena and
+ * arena growth (radix_passes: full as well). The keys hold the same tile ids, in the low word. */
+START_TEST(sort_depth_first_is_bit_exact) {
+  struct scene s;
+  make_scene(&s, 500, 29 + (uint64_t)_i);
+  for (uint32_t i = 1; i < s.m.count; i += 5) {
+    memcpy(&s.m.means[3 * i], &s.m.means[3 * (i - 1)], 12);
+    memcpy(&s.m.quats[4 * i], &s.m.quats[4 * (i - 1)], 16);
+    s.m.log_scales[3 * i] = s.m.log_scales[3 * (i - 1)] - 0.5f; /* smaller, not hidden */
+  }
+  struct gs_camera cams[4];
+  cameras(cams);
+  const struct gs_camera *cam = &cams[_i % 4];
+  float bg[3] = {0, 0, 0};
+  const struct {
+    struct gs_fwd_opts o;
+    int per_kernel;
+    const char *name;
+  } v[] = {
+      {{.sigma_skip = 1, .tile_cull = 1, .radix_ballot = 1}, 0, "defaults"},
+      {{.sigma_skip = 1, .radix_ballot = 1}, 1, "box, per_kernel"},
+      {{.tile_cull = 1, .bucket = 8}, 0, "runs of 8"},
+      {{.tile_cull = 1, .transient = 1, .initial_pairs_per_splat = 1}, 0, "transient, growth"},
+      {{.tile_cull = 1, .radix_full = 1}, 0, "radix_passes full"},
+  };
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    struct gs_fwd_opts df = v[k].o;
+    df.depth_first = 1;
+    struct gpu_frame a, b;
+    render(&v[k].o, &s.m, cam, 3, bg, v[k].per_kernel, &a);
+    render(&df, &s.m, cam, 3, bg, v[k].per_kernel, &b);
+    size_t px = (size_t)a.w * a.h;
+    ck_assert_uint_eq(a.pairs, b.pairs);
+    ck_assert_msg(a.pairs > 4 * a.tiles, "%s: only %u pairs", v[k].name, a.pairs);
+    ck_assert_msg(!memcmp(a.rgb, b.rgb, 12 * px), "%s: colours differ", v[k].name);
+    ck_assert_msg(!memcmp(a.t, b.t, 4 * px), "%s: final T differs", v[k].name);
+    ck_assert_msg(!memcmp(a.last, b.last, 4 * px), "%s: last contributor differs", v[k].name);
+    ck_assert_msg(!memcmp(a.ranges, b.ranges, 8ull * a.tiles), "%s: ranges differ", v[k].name);
+    ck_assert_msg(!memcmp(a.touched, b.touched, 4ull * a.n), "%s: tile counts differ", v[k].name);
+    if (a.vals && b.vals) {
+      for (uint32_t q = 0; q < a.pairs; q++) {
+        ck_assert_msg(a.vals[q] == b.vals[q],
+                      "%s: sorted pair %u: splat %u (pairs), %u (depth_first)", v[k].name, q,
+                      a.vals[q], b.vals[q]);
+        ck_assert_uint_eq(a.keys[2 * q + 1], b.keys[2 * q]);
+        ck_assert_uint_eq(b.keys[2 * q + 1], 0);
+      }
+    }
+    gpu_frame_free(&a);
+    gpu_frame_free(&b);
+  }
+  free(s.store);
+}
+END_TEST
+
 /* The per-splat backward's runs (rasterize_bwd: splat): the GPU forward's group list, each
  * tile's largest last contributor and every run's compositing state a pixel still uses equal the
  * host's (runs_ref.h) from the reference frame, for runs of 1, 8 and 32 splats (the forward takes
@@ -760,6 +819,7 @@ int main(void) {
   tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
   tcase_add_test(tc, variants_are_bit_exact);
   tcase_add_loop_test(tc, tile_cull_ellipse_is_bit_exact, 0, 8);
+  tcase_add_loop_test(tc, sort_depth_first_is_bit_exact, 0, 4);
   tcase_add_loop_test(tc, runs_match_reference, 0, 3);
   tcase_add_test(tc, runs_of_other_lengths_are_refused);
   tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);

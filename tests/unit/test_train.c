@@ -4,6 +4,7 @@
  * Vulkan device and the forward pass are available, a short real training on a generated 64x64
  * scene (test PSNR must rise by at least 8 dB; its result.json must validate). */
 #include <check.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
@@ -734,12 +735,24 @@ END_TEST
 /* One short deterministic training into dir (checkpoints: evaluations in the middle, which must
  * not change what is trained; raster_bwd: enum gs_raster_bwd); the sha256 of its final.ply into
  * hex, its splat count and held-out PSNR. */
-static void det_run_cull(const char *dir, int checkpoints, int raster_bwd, int tile_cull,
-                         char hex[SW_SHA256_HEX_LEN], uint32_t *splats, double *psnr) {
+/* How a det_run submits its iterations (the defaults unless a test says otherwise). */
+struct det_submit {
+  int in_flight;   /* 0: the default */
+  int timing;      /* enum gs_timing */
+  int sort;        /* enum gs_sort_order */
+  uint64_t redone; /* out: iterations recorded again after an arena overflow */
+};
+
+static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int tile_cull,
+                       struct det_submit *sub, char hex[SW_SHA256_HEX_LEN], uint32_t *splats,
+                       double *psnr) {
   struct gs_config c;
   short_config(&c);
   c.rasterize_bwd = raster_bwd;
   c.tile_cull = tile_cull;
+  if (sub && sub->in_flight) c.in_flight = sub->in_flight;
+  if (sub) c.timing = sub->timing;
+  if (sub) c.sort = sub->sort;
   c.iterations = 150;
   c.densify_from = 30;
   c.densify_every = 20;
@@ -761,10 +774,16 @@ static void det_run_cull(const char *dir, int checkpoints, int raster_bwd, int t
   ck_assert_str_eq(r->raster_bwd, raster_bwd == GS_RASTER_BWD_SPLAT ? "splat" : "pixel");
   *splats = (uint32_t)r->splats_final;
   *psnr = r->psnr_db;
+  if (sub) sub->redone = r->redone;
   free(r);
   char path[256];
   snprintf(path, sizeof path, "%s/final.ply", dir);
   ck_assert_msg(sw_sha256_file(path, hex, &err) == 0, "%s", err.msg);
+}
+
+static void det_run_cull(const char *dir, int checkpoints, int raster_bwd, int tile_cull,
+                         char hex[SW_SHA256_HEX_LEN], uint32_t *splats, double *psnr) {
+  det_run_as(dir, checkpoints, raster_bwd, tile_cull, NULL, hex, splats, psnr);
 }
 
 static void det_run(const char *dir, int checkpoints, int raster_bwd, char hex[SW_SHA256_HEX_LEN],
@@ -795,6 +814,45 @@ START_TEST(deterministic_runs_are_bit_identical) {
   ck_assert_str_eq(ha, hb);
   ck_assert_uint_eq(na, nc);
   ck_assert_str_eq(ha, hc);
+}
+END_TEST
+
+/* in_flight: 2 (the default: the host records iteration i + 1 while the GPU runs i) trains what
+ * in_flight: 1 and timing: per_kernel (each iteration, or each stage, waited for in turn) train,
+ * bit for bit, with checkpoints and densification (sync points) and with arena overflows: the
+ * splat count grows after each densification, the iteration after it overflows the pair arena
+ * with the next one already submitted, and both are recorded again (redone counts them). And
+ * sort: depth_first (the splats sorted by depth, then their pairs by tile alone) trains the same
+ * model as sort: pairs. */
+START_TEST(submission_and_sort_train_bit_identically) {
+  make_scene();
+  char a[160], b[160], c[160], d[160];
+  char ha[SW_SHA256_HEX_LEN], hb[SW_SHA256_HEX_LEN], hc[SW_SHA256_HEX_LEN], hd[SW_SHA256_HEX_LEN];
+  uint32_t na, nb, nc, nd;
+  double pa, pb, pc, pd;
+  snprintf(a, sizeof a, "%s/flight_2", work_dir);
+  snprintf(b, sizeof b, "%s/flight_1", work_dir);
+  snprintf(c, sizeof c, "%s/flight_staged", work_dir);
+  snprintf(d, sizeof d, "%s/sort_depth_first", work_dir);
+  struct det_submit two = {0}, one = {.in_flight = 1}, staged = {.timing = GS_TIMING_PER_KERNEL},
+                    depth = {.sort = GS_SORT_DEPTH_FIRST};
+  det_run_as(a, 1, GS_RASTER_BWD_PIXEL, GS_TILE_CULL_BOX, &two, ha, &na, &pa);
+  det_run_as(b, 1, GS_RASTER_BWD_PIXEL, GS_TILE_CULL_BOX, &one, hb, &nb, &pb);
+  det_run_as(c, 0, GS_RASTER_BWD_PIXEL, GS_TILE_CULL_BOX, &staged, hc, &nc, &pc);
+  det_run_as(d, 0, GS_RASTER_BWD_PIXEL, GS_TILE_CULL_BOX, &depth, hd, &nd, &pd);
+  fprintf(stderr,
+          "in flight: %u / %u / %u splats, final.ply %.16s / %.16s / %.16s, redone %" PRIu64
+          " / %" PRIu64 " / %" PRIu64 "; sort depth_first: %u splats, %.16s\n",
+          na, nb, nc, ha, hb, hc, two.redone, one.redone, staged.redone, nd, hd);
+  ck_assert_uint_ne(na, 500); /* densification ran */
+  ck_assert_str_eq(ha, hb);
+  ck_assert_str_eq(ha, hc);
+  ck_assert_str_eq(ha, hd);
+  ck_assert_uint_eq(na, nb);
+  ck_assert_uint_eq(na, nd);
+  /* Overflows happened, and with two in flight the iteration behind was recorded again too. */
+  ck_assert_uint_gt(one.redone, 0);
+  ck_assert_uint_gt(two.redone, one.redone);
 }
 END_TEST
 
@@ -882,6 +940,7 @@ int main(void) {
   tcase_add_test(gpu, cli_exit_codes);
   tcase_add_test(gpu, lavapipe_loop_limit_is_named);
   tcase_add_test(gpu, deterministic_runs_are_bit_identical);
+  tcase_add_test(gpu, submission_and_sort_train_bit_identically);
   tcase_add_test(gpu, splat_backward_trains_like_pixel_backward);
   tcase_add_test(gpu, tile_cull_trains_bit_identically);
   suite_add_tcase(s, gpu);
