@@ -169,7 +169,7 @@ static const struct key keys[] = {
     {"ssim_layout", K_ENUM, OFF(ssim_layout), "planar", "interleaved|planar", 0, 0,
      "the SSIM passes' moment and derivative maps: a pixel's quantities side by side, or one "
      "plane per quantity (coalesced loads; the same values)"},
-    {"sort", K_ENUM, OFF(sort), "pairs", "pairs|depth_first", 0, 0,
+    {"sort", K_ENUM, OFF(sort), "depth_first", "pairs|depth_first", 0, 0,
      "binning's radix sort: the (tile, depth) pairs on the tile and depth bits (6 passes at "
      "2,500 tiles), or the splats by depth first (4 passes over the splats) and their pairs, "
      "emitted in that order, by tile alone (2 passes); the same order"},

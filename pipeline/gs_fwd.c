@@ -269,16 +269,17 @@ static uint32_t sort_key_bits(const gs_fwd_t *f, uint32_t tiles) {
   return f->opts.radix_full ? 32 : (bits ? bits : 1);
 }
 
-/* `sort: depth_first`, inside stage tile_count (timed on its own as "depth_sort"): the splats
- * sorted by depth (stable: equal depths keep index order), then the tile counts in that order
- * for the scan. */
+/* `sort: depth_first`, inside stage tile_count: the splats sorted by depth (stable: equal depths
+ * keep index order), then the tile counts in that order for the scan. Timed as a second
+ * "radix_sort" interval (the stage names are the result's contract, DESIGN.md section 8), so
+ * radix_sort holds both sorts, two calls per frame. */
 static int record_depth_sort(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                              struct sw_err *err) {
   uint32_t n = f->b.count;
   gs_vk_barrier(cmd);
   if (timer) {
     gs_vk_timer_end(timer, cmd);
-    gs_vk_timer_begin(timer, cmd, "depth_sort");
+    gs_vk_timer_begin(timer, cmd, gs_fwd_stage_name(GS_FWD_SORT));
   }
   struct gs_sort_io io = {.keys = f->depth_keys,
                           .values = f->depth_vals,

@@ -737,6 +737,23 @@ START_TEST(timer_names_every_stage) {
   }
   ck_assert(busy > 0);
   ck_assert_double_eq_tol(sum, 1.0, 1e-6); /* stages are serialised by barriers */
+  gs_vk_timer_destroy(&t);
+  gs_fwd_destroy(&f);
+  /* sort: depth_first times its splat sort as a second radix_sort call: the same stage names
+   * (the result schema's list), in another order of first appearance. */
+  struct gs_fwd_opts df = {.depth_first = 1};
+  ck_assert_int_eq(gs_fwd_new(vk, &df, &f, &err), 0);
+  ck_assert_msg(gs_vk_timer_new(vk, 16, &t, &err) == 0, "%s", err.msg);
+  ck_assert_msg(gs_fwd_run(f, t, &in, 0, &err) == 0, "%s", err.msg);
+  gs_vk_timer_summary(t, &st, &n, &busy);
+  ck_assert_uint_eq(n, GS_FWD_STAGES);
+  for (uint32_t i = 0; i < n; i++) {
+    int known = 0;
+    for (int k = 0; k < GS_FWD_STAGES; k++)
+      known |= !strcmp(st[i].name, gs_fwd_stage_name((enum gs_fwd_stage)k));
+    ck_assert_msg(known, "stage '%s' is not one of the forward's", st[i].name);
+    ck_assert_uint_eq(st[i].calls, strcmp(st[i].name, "radix_sort") ? 1 : 2);
+  }
   gs_fwd_model_release(&in.model);
   gs_vk_timer_destroy(&t);
   gs_fwd_destroy(&f);
