@@ -57,6 +57,16 @@ struct args {
   int raster_bwd;          /* --rasterize-bwd, enum gs_raster_bwd (default auto, the trainer's) */
 };
 
+/* An option that is a trainer key: the trainer's key table parses it into c (the defaults
+ * otherwise), so the values and the message are the trainer's. */
+static int trainer_key(const char *option, const char *key, const char *v, struct gs_config *c) {
+  struct sw_err e = {0};
+  gs_config_defaults(c);
+  if (gs_config_set(c, key, v, &e) == 0) return 0;
+  fprintf(stderr, "iter_bench: %s: %s\n", option, e.msg);
+  return -1;
+}
+
 static int parse(int argc, char **argv, struct args *a) {
   *a = (struct args){.ns = {100000, 400000, 1000000},
                      .n_ns = 3,
@@ -131,22 +141,11 @@ static int parse(int argc, char **argv, struct args *a) {
       a->tile_cull = !strcmp(v, "ellipse");
     } else if (!strcmp(k, "--sort")) {
       struct gs_config c;
-      struct sw_err e = {0};
-      gs_config_defaults(&c);
-      if (gs_config_set(&c, "sort", v, &e)) {
-        fprintf(stderr, "iter_bench: --sort: %s\n", e.msg);
-        return -1;
-      }
+      if (trainer_key(k, "sort", v, &c)) return -1;
       a->depth_first = c.sort == GS_SORT_DEPTH_FIRST;
     } else if (!strcmp(k, "--rasterize-bwd")) {
-      /* The trainer's key table parses it, so the values and the message are the trainer's. */
       struct gs_config c;
-      struct sw_err e = {0};
-      gs_config_defaults(&c);
-      if (gs_config_set(&c, "rasterize_bwd", v, &e)) {
-        fprintf(stderr, "iter_bench: --rasterize-bwd: %s\n", e.msg);
-        return -1;
-      }
+      if (trainer_key(k, "rasterize_bwd", v, &c)) return -1;
       a->raster_bwd = c.rasterize_bwd;
     } else {
       fprintf(stderr, "iter_bench: unknown option %s\n", k);
