@@ -21,6 +21,7 @@
  *                   [--cas] [--adam-visible] [--deterministic]
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
+ *                   [--run-pixels rows|active]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
@@ -85,6 +86,7 @@ static int parse(int argc, char **argv, struct args *a) {
   struct gs_config defaults;
   gs_config_defaults(&defaults);
   a->depth_first = defaults.sort == GS_SORT_DEPTH_FIRST;
+  a->tk.run_active = defaults.bwd_run_pixels == GS_RUN_PIXELS_ACTIVE;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -143,6 +145,10 @@ static int parse(int argc, char **argv, struct args *a) {
       struct gs_config c;
       if (trainer_key(k, "sort", v, &c)) return -1;
       a->depth_first = c.sort == GS_SORT_DEPTH_FIRST;
+    } else if (!strcmp(k, "--run-pixels")) {
+      struct gs_config c;
+      if (trainer_key(k, "bwd_run_pixels", v, &c)) return -1;
+      a->tk.run_active = c.bwd_run_pixels == GS_RUN_PIXELS_ACTIVE;
     } else if (!strcmp(k, "--rasterize-bwd")) {
       struct gs_config c;
       if (trainer_key(k, "rasterize_bwd", v, &c)) return -1;
@@ -429,10 +435,11 @@ int main(int argc, char **argv) {
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
-           "sort %s\n",
+           "sort %s, run pixels %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
-           a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs");
+           a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
+           a.tk.run_active ? "active" : "rows");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

@@ -35,6 +35,7 @@ enum gs_raster_bwd { GS_RASTER_BWD_PIXEL = 0, GS_RASTER_BWD_SPLAT = 1, GS_RASTER
 enum gs_tile_cull { GS_TILE_CULL_BOX = 0, GS_TILE_CULL_ELLIPSE = 1 };
 enum gs_ssim_layout { GS_SSIM_LAYOUT_INTERLEAVED = 0, GS_SSIM_LAYOUT_PLANAR = 1 };
 enum gs_sort_order { GS_SORT_PAIRS = 0, GS_SORT_DEPTH_FIRST = 1 };
+enum gs_bwd_run_pixels { GS_RUN_PIXELS_ROWS = 0, GS_RUN_PIXELS_ACTIVE = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
@@ -112,11 +113,12 @@ struct gs_config {
   int32_t ssim_walk;
   int32_t atomic_spread;
   int32_t adam;
-  int32_t deterministic; /* 1: bit-identical runs (fixed-point rasterize backward) */
-  int32_t rasterize_bwd; /* enum gs_raster_bwd */
-  int32_t tile_cull;     /* enum gs_tile_cull */
-  int32_t ssim_layout;   /* enum gs_ssim_layout */
-  int32_t sort;          /* enum gs_sort_order */
+  int32_t deterministic;  /* 1: bit-identical runs (fixed-point rasterize backward) */
+  int32_t rasterize_bwd;  /* enum gs_raster_bwd */
+  int32_t tile_cull;      /* enum gs_tile_cull */
+  int32_t ssim_layout;    /* enum gs_ssim_layout */
+  int32_t sort;           /* enum gs_sort_order */
+  int32_t bwd_run_pixels; /* enum gs_bwd_run_pixels */
 };
 
 /* Fills cfg with every default. */

@@ -43,10 +43,10 @@ const struct gs_tk_runs *gs_tk_runs_of(const struct gs_fwd_bufs *fb, struct gs_t
 uint32_t gs_tk_splat_bucket(const gs_vk_t *vk, struct sw_err *err) {
   const struct gs_vk_device_info *d = gs_vk_info(vk);
   uint32_t b = d->subgroup_size;
-  if (!d->subgroup_shuffle_up) {
+  if (!d->subgroup_shuffle_up || !d->subgroup_ballot) {
     sw_err_set(err, SW_EDEVICE,
-               "rasterize_bwd: splat needs relative subgroup shuffles and subgroup arithmetic in "
-               "compute shaders, which %s lacks (rasterize_bwd: pixel does not)",
+               "rasterize_bwd: splat needs relative subgroup shuffles, ballots and subgroup "
+               "arithmetic in compute shaders, which %s lacks (rasterize_bwd: pixel does not)",
                d->name);
     return 0;
   }
@@ -137,15 +137,21 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
                         : tk->cas              ? "rasterize_bwd_splat_cas"
                                                : "rasterize_bwd_splat";
   /* The per-splat build's constants: sigma skip and alpha clamp at the same ids, then the run
-   * length and the workgroup size (GS_BUCKET_GROUP runs). */
-  uint32_t rs[7] = {
-      rb[0], 0u, 0u, 0u, rb[GS_SPEC_BWD_ALPHA_MAX], tk->bucket, tk->bucket * GS_BUCKET_GROUP};
+   * length, the workgroup size (GS_BUCKET_GROUP runs) and the walk over active pixels only. */
+  uint32_t rs[8] = {rb[0],
+                    0u,
+                    0u,
+                    0u,
+                    rb[GS_SPEC_BWD_ALPHA_MAX],
+                    tk->bucket,
+                    tk->bucket * GS_BUCKET_GROUP,
+                    tk->opts.run_active ? 1u : 0u};
   if (!rc && !tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rb_stem, "rasterize_bwd", 7,
                                sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);
   if (!rc && tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rs_stem, "rasterize_bwd", 11,
-                               sizeof(struct gs_pc_raster_splat), rs, 7, &tk->raster_bwd, err);
+                               sizeof(struct gs_pc_raster_splat), rs, 8, &tk->raster_bwd, err);
   if (!rc && tk->opts.deterministic)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "grad2d_resolve", "grad2d_resolve", 3,
                                sizeof(struct gs_pc_resolve), NULL, 0, &tk->resolve, err);

@@ -69,7 +69,10 @@
 #define GS_SPEC_BWD_ALPHA_MAX 4  /* rasterize_bwd: the alpha clamp (float), as the forward's */
 #define GS_SPEC_BWD_BUCKET 5     /* rasterize_bwd_splat: splats per run (the subgroup size) */
 #define GS_SPEC_BWD_SPLAT_WG 6   /* rasterize_bwd_splat: workgroup size, GS_BUCKET_GROUP runs */
-#define GS_SPEC_ADAM_VISIBLE 0   /* adam: only splats with tiles_touched > 0 */
+/* rasterize_bwd_splat: 1 = a run walks only the pixels still compositing at its first splat
+ * inside its splats' union box (`bwd_run_pixels: active`), else every pixel of its rows */
+#define GS_SPEC_BWD_COMPACT 7
+#define GS_SPEC_ADAM_VISIBLE 0 /* adam: only splats with tiles_touched > 0 */
 
 /* rasterize_bwd_splat: gs_pc_raster's fields, then the group list's length. */
 struct gs_pc_raster_splat {

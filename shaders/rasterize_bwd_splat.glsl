@@ -24,6 +24,14 @@
 // |dy| <= sqrt(2 ln(255 o) cov_yy) for alpha >= 1/255 (sigma >= dy^2 / (2 cov_yy) for any dx),
 // |dx| likewise with cov_xx, plus a pixel of margin.
 //
+// `bwd_run_pixels: active` (COMPACT): before the walk the subgroup lists, in pixel order, the
+// pixels of those rows inside the union of its lanes' boxes whose last contributor lies past the
+// run's first splat (a subgroup ballot per 32 pixels), and the pipeline walks that list instead
+// of every pixel of the rows. The pixels left out are ones every lane skips anyway (outside its
+// box, or finished before the run), so each lane sums the same terms in the same order: the
+// same gradients, bit for bit, and fewer steps where a run's splats are small or its tile's
+// pixels finish early.
+//
 // The workgroup is GS_BUCKET_GROUP subgroups of BUCKET lanes, the runs of one group entry
 // (bucket_alloc.comp); the tile's dL/dpix, last contributors and rendered colours are staged once
 // in shared memory. BUCKET must be the subgroup size the kernel runs with (the host sets it from
@@ -31,6 +39,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle_relative : require
+#extension GL_KHR_shader_subgroup_ballot : require
 
 #define GS_GLSL 1
 #include "gs_train_shared.h"
@@ -39,6 +48,7 @@ layout(local_size_x_id = GS_SPEC_BWD_SPLAT_WG) in;
 layout(constant_id = GS_SPEC_BWD_SIGMA_SKIP) const uint SIGMA_SKIP = 1u;
 layout(constant_id = GS_SPEC_BWD_ALPHA_MAX) const float ALPHA_MAX = GS_ALPHA_MAX_F;
 layout(constant_id = GS_SPEC_BWD_BUCKET) const uint BUCKET = 32u;
+layout(constant_id = GS_SPEC_BWD_COMPACT) const uint COMPACT = 0u;
 
 layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
 layout(std430, binding = 1) readonly buffer Values { uint values[]; };
@@ -57,6 +67,7 @@ layout(push_constant) uniform PC { gs_pc_raster_splat pc; };
 shared vec4 s_state[GS_BUCKET_GROUP * GS_RASTER_WG]; // per run: (C, T) per pixel
 shared vec4 s_dl[GS_RASTER_WG];                      // dL/dpix, last contributor (bits)
 shared vec3 s_out[GS_RASTER_WG];                     // rendered colour
+shared uint s_list[GS_BUCKET_GROUP * GS_RASTER_WG];  // per run (COMPACT): the pixels it walks
 
 void main() {
   uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -116,15 +127,34 @@ void main() {
   int uy0 = subgroupMin(y0), uy1 = subgroupMax(y1);
   if (uy0 > uy1) return; // no splat of the run reaches a pixel centre of this tile
   uint plo = uint(uy0) * GS_RASTER_TILE, phi = uint(uy1) * GS_RASTER_TILE + GS_RASTER_TILE - 1u;
+  // The walk: steps 0 .. cnt - 1 of the list (COMPACT) or pixels plo .. phi.
+  uint lbase = sub * uint(GS_RASTER_WG), cnt = phi - plo + 1u;
+  if (COMPACT != 0u) {
+    int ux0 = subgroupMin(x0), ux1 = subgroupMax(x1);
+    cnt = 0u;
+    for (uint c = plo; c <= phi; c += BUCKET) {
+      uint p = c + lane;
+      int px = int(p % GS_RASTER_TILE);
+      bool act = p <= phi && px >= ux0 && px <= ux1 && first < floatBitsToUint(s_dl[p].w);
+      uvec4 bal = subgroupBallot(act);
+      if (act) s_list[lbase + cnt + subgroupBallotExclusiveBitCount(bal)] = p;
+      cnt += subgroupBallotBitCount(bal);
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    if (cnt == 0u) return; // nothing to walk: every lane's sums are zero (the whole subgroup)
+  }
 
   float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
-  for (uint s = plo; s < phi + BUCKET; s++) {
+  for (uint s = 0u; s < cnt + BUCKET - 1u; s++) {
     vec4 up = subgroupShuffleUp(st, 1u);
-    st = lane == 0u ? (s <= phi ? s_state[sub * uint(GS_RASTER_WG) + s] : vec4(0.0)) : up;
-    if (!has || s < plo + lane) continue;
-    uint p = s - lane;
-    if (p > phi) continue;
+    uint p0 = COMPACT != 0u ? (s < cnt ? s_list[lbase + s] : 0u) : plo + s;
+    st = lane == 0u ? (s < cnt ? s_state[lbase + p0] : vec4(0.0)) : up;
+    if (!has || s < lane) continue;
+    uint k = s - lane; // this lane's step of the walk
+    if (k >= cnt) continue;
+    uint p = COMPACT != 0u ? s_list[lbase + k] : plo + k;
     int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
     if (px < x0 || px > x1 || py < y0 || py > y1) continue;
     vec4 pa = s_dl[p];

@@ -354,9 +354,11 @@ static void free_runs(struct gpu_runs *g) {
 /* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics,
  * 32 deterministic (fixed-point sums; also checked to repeat bit for bit), 64 the per-splat
  * backward (`rasterize_bwd: splat`, runs of the device's subgroup size; bits 2, 8 and 16 do not
- * apply to it).
- * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). */
-static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max) {
+ * apply to it), 128 with 64: a run walks only its active pixels (`bwd_run_pixels: active`).
+ * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
+ * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
+static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
+                             float **keep) {
   struct fixture fx;
   make_fixture(&fx, n, 47, 35, 3, seed, 0.2f);
   if (opac_lo > 0) { /* opaque splats: the alpha clamp and early termination are exercised */
@@ -382,6 +384,7 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
                          .direct_atomics = (variant & 16) != 0,
                          .deterministic = (variant & 32) != 0,
                          .splat_bwd = (variant & 64) != 0,
+                         .run_active = (variant & 128) != 0,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
@@ -448,7 +451,10 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
   }
   free(a);
   free(b);
-  free(gpu);
+  if (keep)
+    *keep = gpu;
+  else
+    free(gpu);
   free(rf);
   free(ref);
   gs_vk_buf_destroy(&g2d);
@@ -456,6 +462,10 @@ static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, f
   free_frame(&g);
   gs_tk_destroy(&tk);
   free_fixture(&fx);
+}
+
+static void raster_case(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max) {
+  raster_case_keep(variant, n, seed, opac_lo, alpha_max, NULL);
 }
 
 START_TEST(raster_bwd_matches_reference) { raster_case(2 | 4, 60, 3, 0, 0.0f); }
@@ -508,6 +518,27 @@ START_TEST(raster_bwd_splat_matches_reference) {
               splat_cases[_i].opac_lo, splat_cases[_i].alpha_max);
 }
 END_TEST
+/* bwd_run_pixels: active leaves out of a run's walk only pixels every lane skips (outside its
+ * splats' union box, or finished before the run), so the fixed-point sums equal those of `rows`
+ * to the bit: on the usual scene, on opaque splats (pixels finish early, so the later runs of a
+ * tile walk few pixels) and with the compare-and-swap build; each also against the reference. */
+static const struct {
+  int variant;
+  uint64_t seed;
+  float opac_lo;
+} active_cases[] = {{64 | 32 | 4, 11, 0}, {64 | 32 | 4, 9, 4.0f}, {64 | 32 | 1, 9, 10.0f}};
+START_TEST(raster_bwd_run_active_is_bit_exact) {
+  float *rows = NULL, *active = NULL;
+  int v = active_cases[_i].variant;
+  raster_case_keep(v, 160, active_cases[_i].seed, active_cases[_i].opac_lo, 0.0f, &rows);
+  raster_case_keep(v | 128, 160, active_cases[_i].seed, active_cases[_i].opac_lo, 0.0f, &active);
+  ck_assert_msg(!memcmp(rows, active, 4 * GS_G2D * 160),
+                "bwd_run_pixels active: gradients differ from rows (case %d)", _i);
+  free(rows);
+  free(active);
+}
+END_TEST
+
 START_TEST(alpha_max_out_of_range_is_refused) {
   const float bad[] = {0.5f, 1.0f, NAN};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -900,6 +931,7 @@ int main(void) {
   tcase_add_test(tc, raster_bwd_opaque_matches_reference);
   tcase_add_loop_test(tc, raster_bwd_deterministic_matches_reference, 0, 4);
   tcase_add_loop_test(tc, raster_bwd_alpha_max_matches_reference, 0, 3);
+  tcase_add_loop_test(tc, raster_bwd_run_active_is_bit_exact, 0, 3);
   tcase_add_loop_test(tc, raster_bwd_splat_matches_reference, 0,
                       (int)(sizeof splat_cases / sizeof splat_cases[0]));
   tcase_add_test(tc, alpha_max_out_of_range_is_refused);
