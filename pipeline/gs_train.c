@@ -41,6 +41,8 @@ struct trainer {
   struct slot *slots;     /* GS_TRAIN_SLOTS */
   uint32_t in_flight;     /* iterations submitted before the host waits: 1 or 2 */
   uint64_t redone;        /* iterations recorded again after an arena overflow */
+  uint32_t fault_nan_gt;  /* GS_TRAIN_FAULT_NAN_GT (tests): after this iteration the ground truth
+                             of every view is NaN, so the next loss is not finite (0 = off) */
   struct gs_model *model; /* host copy: initial upload, densification, final.ply */
   struct gs_moments mo;   /* host copy of the moments during densification */
   /* The model and its Adam moments on the GPU, in two sets: densification gathers from the
@@ -517,6 +519,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
   if (!rc) rc = gs_vk_timer_new_sets(t->vk, 32, GS_TRAIN_SLOTS, &t->timer, err);
   /* Per-kernel timing submits every stage on its own, and the transient arena is freed after
    * every frame: either needs each iteration done before the next is recorded. */
+  const char *fault = getenv("GS_TRAIN_FAULT_NAN_GT");
+  if (fault) t->fault_nan_gt = (uint32_t)strtoul(fault, NULL, 10);
   t->in_flight = (uint32_t)cfg->in_flight;
   if (cfg->timing == GS_TIMING_PER_KERNEL || cfg->binning == GS_BINNING_TRANSIENT) t->in_flight = 1;
   if (!rc) {
@@ -813,6 +817,10 @@ static int post_iteration(struct trainer *t, struct loop *L, struct slot *sl, st
   }
   L->splat_sum += a->in.model.count;
   L->done = iter;
+  if (t->fault_nan_gt && t->fault_nan_gt == iter)
+    for (uint32_t v = 0; v < t->sc->n_train && !rc; v++)
+      rc = gs_vk_buf_fill(t->gt[v], 0x7fc00000u, err); /* a quiet NaN */
+  if (rc) return rc;
   if (L->next_cp < cfg->n_checkpoints && cfg->checkpoints[L->next_cp] == (int32_t)iter) {
     /* Checkpoint evaluations are not training time: the clock stops around them. The model is
      * evaluated after `iter` steps, before this iteration's densification or reset. */
