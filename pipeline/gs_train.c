@@ -797,7 +797,6 @@ static int post_iteration(struct trainer *t, struct loop *L, struct slot *sl, st
   const struct gs_config *cfg = t->cfg;
   const struct iter_args *a = &sl->a;
   uint32_t iter = a->iter;
-  sl->submitted = 0;
   double l1, ss;
   const float *part = (const float *)((const char *)sl->rb->map + sl->loss_off);
   int rc = gs_tk_loss_value_of(t->tk, &t->im, a->lambda, part, &L->loss, &l1, &ss, err);
