@@ -475,8 +475,7 @@ void gs_fwd_record_readback(gs_fwd_t *f, VkCommandBuffer cmd, struct gs_vk_buf *
   if (cpu_device(f)) vkCmdCopyBuffer(cmd, f->b.ranges->buf, dst->buf, 1, &c[1]);
 }
 
-int gs_fwd_readback_overflowed(const gs_fwd_t *f, const void *block) {
-  (void)f;
+int gs_fwd_readback_overflowed(const void *block) {
   const uint32_t *w = block; /* the capacity the frame was recorded with is in the block too */
   return w[GS_CTR_PAIRS] > w[GS_CTR_CAPACITY];
 }

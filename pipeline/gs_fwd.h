@@ -130,7 +130,7 @@ int gs_fwd_finish(gs_fwd_t *f, int *retry, uint32_t *pairs_out, struct sw_err *e
 VkDeviceSize gs_fwd_readback_size(const gs_fwd_t *f);
 void gs_fwd_record_readback(gs_fwd_t *f, VkCommandBuffer cmd, struct gs_vk_buf *dst,
                             VkDeviceSize offset);
-int gs_fwd_readback_overflowed(const gs_fwd_t *f, const void *block);
+int gs_fwd_readback_overflowed(const void *block);
 int gs_fwd_finish_readback(gs_fwd_t *f, const void *block, int *retry, uint32_t *pairs_out,
                            struct sw_err *err);
 const struct gs_fwd_bufs *gs_fwd_bufs(const gs_fwd_t *f);

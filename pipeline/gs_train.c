@@ -316,7 +316,7 @@ static int complete_iteration(struct trainer *t, struct slot *sl, struct slot *b
   for (;;) {
     int rc = wait_iteration(t, sl, err);
     if (rc) return rc;
-    int over = gs_fwd_readback_overflowed(t->fwd, sl->rb->map);
+    int over = gs_fwd_readback_overflowed(sl->rb->map);
     int redo_behind = over && behind && behind->submitted;
     if (redo_behind) rc = wait_iteration(t, behind, err);
     int retry = 0;

@@ -282,21 +282,10 @@ void gs_tk_record_loss_readback(VkCommandBuffer cmd, const struct gs_tk_img *im,
 
 int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda, double *loss,
                      double *l1, double *ssim, struct sw_err *err) {
-  const float *part = im->loss_part->map;
-  float *tmp = NULL;
-  if (!part) {
-    tmp = malloc(gs_tk_loss_part_size(im));
-    if (!tmp) return sw_err_set(err, SW_ENOMEM, "loss value: out of memory");
-    int rc = gs_vk_buf_download(im->loss_part, 0, tmp, gs_tk_loss_part_size(im), err);
-    if (rc) {
-      free(tmp);
-      return rc;
-    }
-    part = tmp;
-  }
-  int rc = gs_tk_loss_value_of(tk, im, lambda, part, loss, l1, ssim, err);
-  free(tmp);
-  return rc;
+  /* loss_part is GS_VK_BUF_HOST: always mapped (gs_vk_buf_ensure fails otherwise). */
+  if (!im->loss_part || !im->loss_part->map)
+    return sw_err_set(err, SW_ESTATE, "loss value: no loss pass was recorded for this image");
+  return gs_tk_loss_value_of(tk, im, lambda, im->loss_part->map, loss, l1, ssim, err);
 }
 
 int gs_tk_loss_value_of(const struct gs_tk *tk, const struct gs_tk_img *im, float lambda,

@@ -110,8 +110,8 @@ void gs_tk_record_loss(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *
 void gs_tk_record_ssim_bwd(struct gs_tk *tk, VkCommandBuffer cmd, struct gs_tk_img *im,
                            struct gs_vk_buf *img, struct gs_vk_buf *gt, float lambda);
 /* The loss value of the last completed loss stage, from the partial sums; *l1 and *ssim (may be
- * NULL) get the means (SSIM over the map's pixels, as tk's padding says). Downloads when the
- * partial buffer is not mapped. */
+ * NULL) get the means (SSIM over the map's pixels, as tk's padding says), read from the partial
+ * buffer, which is host-visible and mapped (GS_VK_BUF_HOST). */
 int gs_tk_loss_value(const struct gs_tk *tk, struct gs_tk_img *im, float lambda, double *loss,
                      double *l1, double *ssim, struct sw_err *err);
 /* The same from a copy of the partial sums (gs_tk_loss_part_size bytes), which
