@@ -21,12 +21,14 @@
  *                   [--cas] [--adam-visible] [--deterministic]
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
- *                   [--run-pixels rows|active]
+ *                   [--run-pixels rows|active] [--run-stats]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
  * --rasterize-bwd splat.
- * On lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
+ * --run-stats (per-splat backward, not with --json) also prints how its pipeline spends its steps
+ * on the last frame (run_stats below): where the next change to that kernel has to look. On
+ * lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +58,7 @@ struct args {
   int tile_cull;           /* --tile-cull box|ellipse (default ellipse, the trainer's) */
   int depth_first;         /* --sort pairs|depth_first (default the trainer's) */
   int raster_bwd;          /* --rasterize-bwd, enum gs_raster_bwd (default auto, the trainer's) */
+  int run_stats;           /* --run-stats: the per-splat backward's steps on the last frame */
 };
 
 /* An option that is a trainer key: the trainer's key table parses it into c (the defaults
@@ -91,6 +94,10 @@ static int parse(int argc, char **argv, struct args *a) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
       a->json = 1;
+      continue;
+    }
+    if (!strcmp(k, "--run-stats")) {
+      a->run_stats = 1;
       continue;
     }
     /* Backward variants (defaults: the trainer's defaults). */
@@ -247,6 +254,111 @@ static int load_replay(struct bench *b, const struct args *a, struct sw_err *err
   return rc;
 }
 
+/* --run-stats: how the per-splat backward's pipeline spends its steps on the frame last
+ * rasterized, computed on the host from the forward's buffers with the shader's own rules
+ * (rasterize_bwd_splat.glsl): a run is BUCKET consecutive splats of a tile, in front of the tile's
+ * largest last contributor; each lane's box is its splat's alpha >= 1/255 extent plus a pixel;
+ * `rows` walks every pixel of the rows the boxes reach, `active` the pixels inside their union
+ * box whose last contributor lies past the run's first splat; a run of cnt pixels takes
+ * cnt + BUCKET - 1 steps. A lane-step is in-box when the pixel is inside the lane's box and in
+ * front of its last contributor, contributing when alpha >= 1/255 there as well. Printed: runs,
+ * pixels and steps per run in both modes, the fill steps' share, the lanes' in-box and
+ * contributing shares of BUCKET x steps (active mode), and the steps a subgroup would take
+ * walking all of a tile's runs back to back (fill paid once per tile). */
+static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struct sw_err *err) {
+  uint32_t tiles = fb->tiles_x * fb->tiles_y, n = fb->count, B = fb->bucket ? fb->bucket : 32;
+  uint32_t pairs = ((const uint32_t *)fb->counters->map)[GS_CTR_PAIRS];
+  uint32_t *ranges = malloc(8ull * tiles), *values = malloc(4ull * (pairs ? pairs : 1));
+  uint32_t *last = malloc(4ull * w * h);
+  struct gs_splat2d *sp = malloc(sizeof *sp * (size_t)(n ? n : 1));
+  int rc = ranges && values && last && sp ? 0 : sw_err_set(err, SW_ENOMEM, "run stats: memory");
+  if (!rc) rc = gs_vk_buf_download(fb->ranges, 0, ranges, 8ull * tiles, err);
+  if (!rc && pairs) rc = gs_vk_buf_download(fb->values, 0, values, 4ull * pairs, err);
+  if (!rc) rc = gs_vk_buf_download(fb->last, 0, last, 4ull * w * h, err);
+  if (!rc && n) rc = gs_vk_buf_download(fb->splats, 0, sp, sizeof *sp * (size_t)n, err);
+  double runs = 0, pix_rows = 0, pix_act = 0, st_rows = 0, st_act = 0, inbox = 0, contrib = 0;
+  double st_chain = 0;
+  for (uint32_t t = 0; t < tiles && !rc; t++) {
+    uint32_t start = ranges[2 * t], end = ranges[2 * t + 1], count = end > start ? end - start : 0;
+    uint32_t ox = (t % fb->tiles_x) * GS_RASTER_TILE, oy = (t / fb->tiles_x) * GS_RASTER_TILE;
+    uint32_t tl[GS_RASTER_WG], live = 0;
+    for (uint32_t i = 0; i < GS_RASTER_WG; i++) {
+      uint32_t x = ox + i % GS_RASTER_TILE, y = oy + i / GS_RASTER_TILE;
+      tl[i] = x < w && y < h ? last[y * w + x] : 0;
+      if (tl[i] > live) live = tl[i];
+    }
+    if (live > count) live = count;
+    double tile_cnt = 0;
+    int tile_runs = 0;
+    for (uint32_t first = 0; first < live; first += B) {
+      int bx0[64], bx1[64], by0[64], by1[64], ux0 = GS_RASTER_TILE, ux1 = -1, uy0 = GS_RASTER_TILE,
+                                              uy1 = -1;
+      uint32_t lanes = live - first < B ? live - first : B;
+      for (uint32_t l = 0; l < lanes; l++) {
+        const struct gs_splat2d *g = &sp[values[start + first + l]];
+        float s2 = 2.0f * fmaxf(logf(255.0f * g->opacity), 0.0f);
+        float ex = sqrtf(s2 * fmaxf(g->cov2d[0], 0.0f)), ey = sqrtf(s2 * fmaxf(g->cov2d[2], 0.0f));
+        float mx = g->mean2d[0] - (float)ox, my = g->mean2d[1] - (float)oy, T = GS_RASTER_TILE;
+        bx0[l] = (int)fminf(fmaxf(floorf(mx - ex) - 1.0f, 0.0f), T);
+        bx1[l] = (int)fminf(fmaxf(ceilf(mx + ex) + 1.0f, -1.0f), T - 1);
+        by0[l] = (int)fminf(fmaxf(floorf(my - ey) - 1.0f, 0.0f), T);
+        by1[l] = (int)fminf(fmaxf(ceilf(my + ey) + 1.0f, -1.0f), T - 1);
+        if (bx0[l] > bx1[l]) by0[l] = GS_RASTER_TILE, by1[l] = -1;
+        if (by0[l] <= by1[l]) {
+          if (bx0[l] < ux0) ux0 = bx0[l];
+          if (bx1[l] > ux1) ux1 = bx1[l];
+          if (by0[l] < uy0) uy0 = by0[l];
+          if (by1[l] > uy1) uy1 = by1[l];
+        }
+      }
+      runs++;
+      if (uy0 > uy1) continue; /* the shader returns before the walk */
+      pix_rows += (double)(uy1 - uy0 + 1) * GS_RASTER_TILE;
+      st_rows += (double)(uy1 - uy0 + 1) * GS_RASTER_TILE + B - 1;
+      uint32_t cnt = 0;
+      for (int py = uy0; py <= uy1; py++)
+        for (int px = ux0; px <= ux1; px++) {
+          uint32_t p = (uint32_t)py * GS_RASTER_TILE + (uint32_t)px;
+          if (first >= tl[p]) continue;
+          cnt++;
+          for (uint32_t l = 0; l < lanes; l++) {
+            if (px < bx0[l] || px > bx1[l] || py < by0[l] || py > by1[l]) continue;
+            if (first + l >= tl[p]) continue;
+            inbox++;
+            const struct gs_splat2d *g = &sp[values[start + first + l]];
+            float dx = g->mean2d[0] - ((float)(ox + (uint32_t)px) + 0.5f);
+            float dy = g->mean2d[1] - ((float)(oy + (uint32_t)py) + 0.5f);
+            float sig =
+                0.5f * (g->conic[0] * dx * dx + g->conic[2] * dy * dy) + g->conic[1] * dx * dy;
+            if (sig >= 0.0f && fminf(GS_ALPHA_MAX, g->opacity * expf(-sig)) >= GS_ALPHA_MIN)
+              contrib++;
+          }
+        }
+      if (cnt == 0) continue;
+      pix_act += cnt;
+      st_act += cnt + B - 1;
+      tile_cnt += cnt;
+      tile_runs++;
+    }
+    if (tile_runs) st_chain += tile_cnt + B - 1;
+  }
+  if (!rc && runs > 0)
+    printf("  run stats (last frame, %u splats, %u pairs, bucket %u): %.0f runs; pixels per run "
+           "rows %.1f, active %.1f; steps per run rows %.1f, active %.1f (fill %.1f%%); lanes "
+           "in-box %.1f%%, contributing %.1f%% of %u x steps (active); a tile's runs back to "
+           "back: %.1f%% fewer steps\n",
+           n, pairs, B, runs, pix_rows / runs, pix_act / runs, st_rows / runs, st_act / runs,
+           st_act > 0 ? 100.0 * (st_act - pix_act) / st_act : 0.0,
+           st_act > 0 ? 100.0 * inbox / (B * st_act) : 0.0,
+           st_act > 0 ? 100.0 * contrib / (B * st_act) : 0.0, B,
+           st_act > 0 ? 100.0 * (st_act - st_chain) / st_act : 0.0);
+  free(ranges);
+  free(values);
+  free(last);
+  free(sp);
+  return rc;
+}
+
 static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_err *err) {
   struct gs_model *m = NULL;
   int rc = b->replay ? gs_fwd_model_upload(b->vk, b->replay, &b->model, err)
@@ -366,6 +478,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     } while (!rc && retry);
   }
   double wall_ms = (double)(sw_clock_mono_ns() - t0) / 1e6;
+  int stats = !rc && a->run_stats && a->tk.splat_bwd && !a->json;
   if (!rc) {
     const struct gs_vk_stage_stats *st;
     uint32_t ns;
@@ -395,6 +508,10 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
                total > 0 ? 100.0 * st[i].gpu_ms / total : 0.0);
     }
     fflush(stdout);
+  }
+  if (stats) {
+    const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
+    rc = run_stats(fb, fb->width, fb->height, err);
   }
   for (int g = 0; g < GS_P_COUNT; g++) gs_vk_buf_destroy(&b->grads[g]);
   gs_vk_buf_destroy(&b->moments);

@@ -12,7 +12,8 @@ if(SW_BUILD_PIPELINE)
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3 --splat-bwd)
   set_tests_properties(iter_bench_smoke_splat PROPERTIES TIMEOUT 120 LABELS vulkan)
   # The replayed workload: a tiny training writes a checkpoint PLY (checkpoint_ply), which
-  # iter_bench replays through the scene's training views, with either backward.
+  # iter_bench replays through the scene's training views, with either backward (the per-splat
+  # one with --run-stats, whose line must be printed).
   set(_replay ${CMAKE_CURRENT_BINARY_DIR}/replay_smoke)
   file(MAKE_DIRECTORY ${_replay})
   add_test(NAME iter_bench_replay_smoke WORKING_DIRECTORY ${_replay}
@@ -21,6 +22,8 @@ if(SW_BUILD_PIPELINE)
       $<TARGET_FILE:splat-train> train --scene s --out r --set iterations=20 --set init_points=400 --set checkpoints=20 --set checkpoint_ply=1 --set save_ply=0
       test -s r/checkpoint-20.ply
       $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd pixel
-      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd splat")
+      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd splat --run-stats >o.txt
+      cat o.txt
+      grep -q 'run stats (last frame' o.txt")
   set_tests_properties(iter_bench_replay_smoke PROPERTIES TIMEOUT 300 LABELS vulkan)
 endif()
