@@ -262,9 +262,10 @@ static int load_replay(struct bench *b, const struct args *a, struct sw_err *err
  * box whose last contributor lies past the run's first splat; a run of cnt pixels takes
  * cnt + BUCKET - 1 steps. A lane-step is in-box when the pixel is inside the lane's box and in
  * front of its last contributor, contributing when alpha >= 1/255 there as well. Printed: runs,
- * pixels and steps per run in both modes, the fill steps' share, the lanes' in-box and
- * contributing shares of BUCKET x steps (active mode), and the steps a subgroup would take
- * walking all of a tile's runs back to back (fill paid once per tile). */
+ * pixels per run in both modes (and the active ones inside some lane's box), steps per run, the
+ * fill steps' share, the lanes' in-box and contributing shares of BUCKET x steps (active mode), and
+ * the steps a subgroup would take walking all of a tile's runs back to back (fill paid once per
+ * tile). */
 static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struct sw_err *err) {
   uint32_t tiles = fb->tiles_x * fb->tiles_y, n = fb->count, B = fb->bucket ? fb->bucket : 32;
   uint32_t pairs = ((const uint32_t *)fb->counters->map)[GS_CTR_PAIRS];
@@ -277,6 +278,7 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   if (!rc) rc = gs_vk_buf_download(fb->last, 0, last, 4ull * w * h, err);
   if (!rc && n) rc = gs_vk_buf_download(fb->splats, 0, sp, sizeof *sp * (size_t)n, err);
   double runs = 0, pix_rows = 0, pix_act = 0, st_rows = 0, st_act = 0, inbox = 0, contrib = 0;
+  double pix_box = 0; /* active pixels inside at least one lane's box */
   double st_chain = 0;
   for (uint32_t t = 0; t < tiles && !rc; t++) {
     uint32_t start = ranges[2 * t], end = ranges[2 * t + 1], count = end > start ? end - start : 0;
@@ -321,8 +323,10 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
           uint32_t p = (uint32_t)py * GS_RASTER_TILE + (uint32_t)px;
           if (first >= tl[p]) continue;
           cnt++;
+          int covered = 0;
           for (uint32_t l = 0; l < lanes; l++) {
             if (px < bx0[l] || px > bx1[l] || py < by0[l] || py > by1[l]) continue;
+            covered = 1;
             if (first + l >= tl[p]) continue;
             inbox++;
             const struct gs_splat2d *g = &sp[values[start + first + l]];
@@ -333,6 +337,7 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
             if (sig >= 0.0f && fminf(GS_ALPHA_MAX, g->opacity * expf(-sig)) >= GS_ALPHA_MIN)
               contrib++;
           }
+          pix_box += covered;
         }
       if (cnt == 0) continue;
       pix_act += cnt;
@@ -344,11 +349,12 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   }
   if (!rc && runs > 0)
     printf("  run stats (last frame, %u splats, %u pairs, bucket %u): %.0f runs; pixels per run "
-           "rows %.1f, active %.1f; steps per run rows %.1f, active %.1f (fill %.1f%%); lanes "
+           "rows %.1f, active %.1f (%.1f in a lane's box); steps per run rows %.1f, active %.1f "
+           "(fill %.1f%%); lanes "
            "in-box %.1f%%, contributing %.1f%% of %u x steps (active); a tile's runs back to "
            "back: %.1f%% fewer steps\n",
-           n, pairs, B, runs, pix_rows / runs, pix_act / runs, st_rows / runs, st_act / runs,
-           st_act > 0 ? 100.0 * (st_act - pix_act) / st_act : 0.0,
+           n, pairs, B, runs, pix_rows / runs, pix_act / runs, pix_box / runs, st_rows / runs,
+           st_act / runs, st_act > 0 ? 100.0 * (st_act - pix_act) / st_act : 0.0,
            st_act > 0 ? 100.0 * inbox / (B * st_act) : 0.0,
            st_act > 0 ? 100.0 * contrib / (B * st_act) : 0.0, B,
            st_act > 0 ? 100.0 * (st_act - st_chain) / st_act : 0.0);
