@@ -21,7 +21,7 @@
  *                   [--cas] [--adam-visible] [--deterministic]
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
- *                   [--run-pixels rows|active] [--run-stats]
+ *                   [--run-pixels rows|active|covered] [--run-stats]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
@@ -89,7 +89,7 @@ static int parse(int argc, char **argv, struct args *a) {
   struct gs_config defaults;
   gs_config_defaults(&defaults);
   a->depth_first = defaults.sort == GS_SORT_DEPTH_FIRST;
-  a->tk.run_active = defaults.bwd_run_pixels == GS_RUN_PIXELS_ACTIVE;
+  a->tk.run_pixels = defaults.bwd_run_pixels;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -155,7 +155,7 @@ static int parse(int argc, char **argv, struct args *a) {
     } else if (!strcmp(k, "--run-pixels")) {
       struct gs_config c;
       if (trainer_key(k, "bwd_run_pixels", v, &c)) return -1;
-      a->tk.run_active = c.bwd_run_pixels == GS_RUN_PIXELS_ACTIVE;
+      a->tk.run_pixels = c.bwd_run_pixels;
     } else if (!strcmp(k, "--rasterize-bwd")) {
       struct gs_config c;
       if (trainer_key(k, "rasterize_bwd", v, &c)) return -1;
@@ -562,7 +562,9 @@ int main(int argc, char **argv) {
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
-           a.tk.run_active ? "active" : "rows");
+           a.tk.run_pixels == 2 ? "covered"
+           : a.tk.run_pixels    ? "active"
+                                : "rows");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

@@ -173,10 +173,11 @@ static const struct key keys[] = {
      "binning's radix sort: the (tile, depth) pairs on the tile and depth bits (6 passes at "
      "2,500 tiles), or the splats by depth first (4 passes over the splats) and their pairs, "
      "emitted in that order, by tile alone (2 passes); the same order"},
-    {"bwd_run_pixels", K_ENUM, OFF(bwd_run_pixels), "active", "rows|active", 0, 0,
+    {"bwd_run_pixels", K_ENUM, OFF(bwd_run_pixels), "active", "rows|active|covered", 0, 0,
      "per-splat rasterize backward: a run of a tile's splats walks every pixel of the rows its "
-     "splats reach, or only the pixels inside their union box still compositing at its first "
-     "splat (the same gradients, fewer steps)"},
+     "splats reach, only the pixels inside their union box still compositing at its first "
+     "splat (active), or only those of them inside at least one of its splats' boxes (covered); "
+     "the same gradients, fewer steps"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

@@ -35,7 +35,11 @@ enum gs_raster_bwd { GS_RASTER_BWD_PIXEL = 0, GS_RASTER_BWD_SPLAT = 1, GS_RASTER
 enum gs_tile_cull { GS_TILE_CULL_BOX = 0, GS_TILE_CULL_ELLIPSE = 1 };
 enum gs_ssim_layout { GS_SSIM_LAYOUT_INTERLEAVED = 0, GS_SSIM_LAYOUT_PLANAR = 1 };
 enum gs_sort_order { GS_SORT_PAIRS = 0, GS_SORT_DEPTH_FIRST = 1 };
-enum gs_bwd_run_pixels { GS_RUN_PIXELS_ROWS = 0, GS_RUN_PIXELS_ACTIVE = 1 };
+enum gs_bwd_run_pixels {
+  GS_RUN_PIXELS_ROWS = 0,
+  GS_RUN_PIXELS_ACTIVE = 1,
+  GS_RUN_PIXELS_COVERED = 2
+};
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };

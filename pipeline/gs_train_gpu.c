@@ -145,7 +145,7 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
                     rb[GS_SPEC_BWD_ALPHA_MAX],
                     tk->bucket,
                     tk->bucket * GS_BUCKET_GROUP,
-                    tk->opts.run_active ? 1u : 0u};
+                    (uint32_t)tk->opts.run_pixels};
   if (!rc && !tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rb_stem, "rasterize_bwd", 7,
                                sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);

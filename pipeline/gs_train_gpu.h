@@ -47,8 +47,10 @@ struct gs_tk_opts {
   int splat_bwd;      /* rasterize_bwd: splat -> the per-splat backward over the forward's runs
                          (rasterize_bwd_splat.glsl; the forward built with gs_tk_bucket(tk));
                          warp_skip, atomic_spread and direct_atomics do not apply to it */
-  int run_active;     /* per-splat backward: a run walks only the pixels still compositing at its
-                         first splat inside its splats' union box (bwd_run_pixels: active) */
+  int run_pixels;     /* per-splat backward, enum gs_bwd_run_pixels: a run walks the rows its
+                         splats reach (0), only the pixels still compositing at its first splat
+                         inside its splats' union box (1, active) or inside one of their boxes
+                         (2, covered) */
 };
 
 /* The forward's runs the per-splat backward reads (struct gs_fwd_bufs, "opts.bucket only"), and

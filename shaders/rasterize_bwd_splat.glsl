@@ -24,13 +24,15 @@
 // |dy| <= sqrt(2 ln(255 o) cov_yy) for alpha >= 1/255 (sigma >= dy^2 / (2 cov_yy) for any dx),
 // |dx| likewise with cov_xx, plus a pixel of margin.
 //
-// `bwd_run_pixels: active` (COMPACT): before the walk the subgroup lists, in pixel order, the
+// `bwd_run_pixels: active` (COMPACT 1): before the walk the subgroup lists, in pixel order, the
 // pixels of those rows inside the union of its lanes' boxes whose last contributor lies past the
 // run's first splat (a subgroup ballot per 32 pixels), and the pipeline walks that list instead
 // of every pixel of the rows. The pixels left out are ones every lane skips anyway (outside its
 // box, or finished before the run), so each lane sums the same terms in the same order: the
 // same gradients, bit for bit, and fewer steps where a run's splats are small or its tile's
-// pixels finish early.
+// pixels finish early. `covered` (COMPACT 2) also leaves out the pixels of the union box that
+// no lane's box holds (a subgroup OR of the boxes as a 256-bit tile mask): small splats spread
+// over a tile leave gaps in their union box that every lane skips.
 //
 // The workgroup is GS_BUCKET_GROUP subgroups of BUCKET lanes, the runs of one group entry
 // (bucket_alloc.comp); the tile's dL/dpix, last contributors and rendered colours are staged once
@@ -131,11 +133,22 @@ void main() {
   uint lbase = sub * uint(GS_RASTER_WG), cnt = phi - plo + 1u;
   if (COMPACT != 0u) {
     int ux0 = subgroupMin(x0), ux1 = subgroupMax(x1);
+    // COMPACT 2 (covered): the union of the lanes' boxes as a tile mask, two rows per word.
+    uint cover[GS_RASTER_WG / 32];
+    if (COMPACT == 2u) {
+      uint rowbits = x0 > x1 ? 0u : ((2u << uint(x1)) - 1u) & ~((1u << uint(x0)) - 1u);
+      for (int k = 0; k < GS_RASTER_WG / 32; k++) {
+        uint wbits = (2 * k >= y0 && 2 * k <= y1 ? rowbits : 0u) |
+                     (2 * k + 1 >= y0 && 2 * k + 1 <= y1 ? rowbits << 16u : 0u);
+        cover[k] = subgroupOr(wbits);
+      }
+    }
     cnt = 0u;
     for (uint c = plo; c <= phi; c += BUCKET) {
       uint p = c + lane;
       int px = int(p % GS_RASTER_TILE);
       bool act = p <= phi && px >= ux0 && px <= ux1 && first < floatBitsToUint(s_dl[p].w);
+      if (COMPACT == 2u && act) act = (cover[p / 32u] & (1u << (p % 32u))) != 0u;
       uvec4 bal = subgroupBallot(act);
       if (act) s_list[lbase + cnt + subgroupBallotExclusiveBitCount(bal)] = p;
       cnt += subgroupBallotBitCount(bal);

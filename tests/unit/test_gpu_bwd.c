@@ -354,7 +354,8 @@ static void free_runs(struct gpu_runs *g) {
 /* Variant bits: 1 force CAS, 2 warp skip, 4 sigma skip, 8 atomic spread, 16 direct atomics,
  * 32 deterministic (fixed-point sums; also checked to repeat bit for bit), 64 the per-splat
  * backward (`rasterize_bwd: splat`, runs of the device's subgroup size; bits 2, 8 and 16 do not
- * apply to it), 128 with 64: a run walks only its active pixels (`bwd_run_pixels: active`).
+ * apply to it), 128 with 64: a run walks only its active pixels (`bwd_run_pixels: active`), 256
+ * with 64: only those inside one of its splats' boxes (`covered`).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
  * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
 static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
@@ -384,7 +385,9 @@ static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_
                          .direct_atomics = (variant & 16) != 0,
                          .deterministic = (variant & 32) != 0,
                          .splat_bwd = (variant & 64) != 0,
-                         .run_active = (variant & 128) != 0,
+                         .run_pixels = (variant & 256)   ? 2
+                                       : (variant & 128) ? 1
+                                                         : 0,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
@@ -519,7 +522,8 @@ START_TEST(raster_bwd_splat_matches_reference) {
 }
 END_TEST
 /* bwd_run_pixels: active leaves out of a run's walk only pixels every lane skips (outside its
- * splats' union box, or finished before the run), so the fixed-point sums equal those of `rows`
+ * splats' union box, or finished before the run), covered also those of the union box outside
+ * every splat's box, so the fixed-point sums of both equal those of `rows`
  * to the bit: on the usual scene, on opaque splats (pixels finish early, so the later runs of a
  * tile walk few pixels) and with the compare-and-swap build; each also against the reference. */
 static const struct {
@@ -528,14 +532,18 @@ static const struct {
   float opac_lo;
 } active_cases[] = {{64 | 32 | 4, 11, 0}, {64 | 32 | 4, 9, 4.0f}, {64 | 32 | 1, 9, 10.0f}};
 START_TEST(raster_bwd_run_active_is_bit_exact) {
-  float *rows = NULL, *active = NULL;
+  float *rows = NULL, *active = NULL, *covered = NULL;
   int v = active_cases[_i].variant;
   raster_case_keep(v, 160, active_cases[_i].seed, active_cases[_i].opac_lo, 0.0f, &rows);
   raster_case_keep(v | 128, 160, active_cases[_i].seed, active_cases[_i].opac_lo, 0.0f, &active);
+  raster_case_keep(v | 256, 160, active_cases[_i].seed, active_cases[_i].opac_lo, 0.0f, &covered);
   ck_assert_msg(!memcmp(rows, active, 4 * GS_G2D * 160),
                 "bwd_run_pixels active: gradients differ from rows (case %d)", _i);
+  ck_assert_msg(!memcmp(rows, covered, 4 * GS_G2D * 160),
+                "bwd_run_pixels covered: gradients differ from rows (case %d)", _i);
   free(rows);
   free(active);
+  free(covered);
 }
 END_TEST
 
