@@ -70,6 +70,7 @@ shared vec4 s_state[GS_BUCKET_GROUP * GS_RASTER_WG]; // per run: (C, T) per pixe
 shared vec4 s_dl[GS_RASTER_WG];                      // dL/dpix, last contributor (bits)
 shared vec3 s_out[GS_RASTER_WG];                     // rendered colour
 shared uint s_list[GS_BUCKET_GROUP * GS_RASTER_WG];  // per run (COMPACT): the pixels it walks
+shared uint s_cover[GS_BUCKET_GROUP * GS_RASTER_WG / 32]; // per run (COMPACT 2): its boxes' mask
 
 void main() {
   uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -133,22 +134,26 @@ void main() {
   uint lbase = sub * uint(GS_RASTER_WG), cnt = phi - plo + 1u;
   if (COMPACT != 0u) {
     int ux0 = subgroupMin(x0), ux1 = subgroupMax(x1);
-    // COMPACT 2 (covered): the union of the lanes' boxes as a tile mask, two rows per word.
-    uint cover[GS_RASTER_WG / 32];
+    // COMPACT 2 (covered): the union of the lanes' boxes as a tile mask, two rows per word, in
+    // the subgroup's words of s_cover (every lane writes the same value).
+    uint cbase = sub * uint(GS_RASTER_WG / 32);
     if (COMPACT == 2u) {
       uint rowbits = x0 > x1 ? 0u : ((2u << uint(x1)) - 1u) & ~((1u << uint(x0)) - 1u);
       for (int k = 0; k < GS_RASTER_WG / 32; k++) {
         uint wbits = (2 * k >= y0 && 2 * k <= y1 ? rowbits : 0u) |
                      (2 * k + 1 >= y0 && 2 * k + 1 <= y1 ? rowbits << 16u : 0u);
-        cover[k] = subgroupOr(wbits);
+        uint word = subgroupOr(wbits);
+        if (lane == 0u) s_cover[cbase + uint(k)] = word;
       }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
     }
     cnt = 0u;
     for (uint c = plo; c <= phi; c += BUCKET) {
       uint p = c + lane;
       int px = int(p % GS_RASTER_TILE);
       bool act = p <= phi && px >= ux0 && px <= ux1 && first < floatBitsToUint(s_dl[p].w);
-      if (COMPACT == 2u && act) act = (cover[p / 32u] & (1u << (p % 32u))) != 0u;
+      if (COMPACT == 2u && act) act = (s_cover[cbase + p / 32u] & (1u << (p % 32u))) != 0u;
       uvec4 bal = subgroupBallot(act);
       if (act) s_list[lbase + cnt + subgroupBallotExclusiveBitCount(bal)] = p;
       cnt += subgroupBallotBitCount(bal);
