@@ -21,7 +21,8 @@
  *                   [--cas] [--adam-visible] [--deterministic]
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
- *                   [--run-pixels rows|active|covered] [--run-stats]
+ *                   [--run-pixels rows|active|covered] [--bwd-step branch|select]
+ *                   [--run-stats]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
@@ -90,6 +91,7 @@ static int parse(int argc, char **argv, struct args *a) {
   gs_config_defaults(&defaults);
   a->depth_first = defaults.sort == GS_SORT_DEPTH_FIRST;
   a->tk.run_pixels = defaults.bwd_run_pixels;
+  a->tk.step = defaults.bwd_step;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -156,6 +158,10 @@ static int parse(int argc, char **argv, struct args *a) {
       struct gs_config c;
       if (trainer_key(k, "bwd_run_pixels", v, &c)) return -1;
       a->tk.run_pixels = c.bwd_run_pixels;
+    } else if (!strcmp(k, "--bwd-step")) {
+      struct gs_config c;
+      if (trainer_key(k, "bwd_step", v, &c)) return -1;
+      a->tk.step = c.bwd_step;
     } else if (!strcmp(k, "--rasterize-bwd")) {
       struct gs_config c;
       if (trainer_key(k, "rasterize_bwd", v, &c)) return -1;
@@ -558,13 +564,14 @@ int main(int argc, char **argv) {
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
-           "sort %s, run pixels %s\n",
+           "sort %s, run pixels %s, step %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
            a.tk.run_pixels == 2 ? "covered"
            : a.tk.run_pixels    ? "active"
-                                : "rows");
+                                : "rows",
+           a.tk.step ? "select" : "branch");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

@@ -40,6 +40,7 @@ enum gs_bwd_run_pixels {
   GS_RUN_PIXELS_ACTIVE = 1,
   GS_RUN_PIXELS_COVERED = 2
 };
+enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
@@ -123,6 +124,7 @@ struct gs_config {
   int32_t ssim_layout;    /* enum gs_ssim_layout */
   int32_t sort;           /* enum gs_sort_order */
   int32_t bwd_run_pixels; /* enum gs_bwd_run_pixels */
+  int32_t bwd_step;       /* enum gs_bwd_step */
 };
 
 /* Fills cfg with every default. */

@@ -51,6 +51,8 @@ struct gs_tk_opts {
                          splats reach (0), only the pixels still compositing at its first splat
                          inside its splats' union box (1, active) or inside one of their boxes
                          (2, covered) */
+  int step;           /* per-splat backward, enum gs_bwd_step: a skipped pixel is a branch (0)
+                         or a masked step of straight-line code (1, select) */
 };
 
 /* The forward's runs the per-splat backward reads (struct gs_fwd_bufs, "opts.bucket only"), and

@@ -72,6 +72,9 @@
 /* rasterize_bwd_splat: 1 = a run walks only the pixels still compositing at its first splat
  * inside its splats' union box (`bwd_run_pixels: active`), else every pixel of its rows */
 #define GS_SPEC_BWD_COMPACT 7
+/* rasterize_bwd_splat: 1 = a lane computes every step of the walk with a skipped pixel's alpha
+ * masked to zero (`bwd_step: select`), 0 = it branches past it */
+#define GS_SPEC_BWD_STEP 8
 #define GS_SPEC_ADAM_VISIBLE 0 /* adam: only splats with tiles_touched > 0 */
 
 /* rasterize_bwd_splat: gs_pc_raster's fields, then the group list's length. */

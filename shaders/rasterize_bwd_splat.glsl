@@ -51,6 +51,7 @@ layout(constant_id = GS_SPEC_BWD_SIGMA_SKIP) const uint SIGMA_SKIP = 1u;
 layout(constant_id = GS_SPEC_BWD_ALPHA_MAX) const float ALPHA_MAX = GS_ALPHA_MAX_F;
 layout(constant_id = GS_SPEC_BWD_BUCKET) const uint BUCKET = 32u;
 layout(constant_id = GS_SPEC_BWD_COMPACT) const uint COMPACT = 0u;
+layout(constant_id = GS_SPEC_BWD_STEP) const uint STEP = 0u;
 
 layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
 layout(std430, binding = 1) readonly buffer Values { uint values[]; };
@@ -165,37 +166,93 @@ void main() {
 
   float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
-  for (uint s = 0u; s < cnt + BUCKET - 1u; s++) {
-    vec4 up = subgroupShuffleUp(st, 1u);
-    uint p0 = COMPACT != 0u ? (s < cnt ? s_list[lbase + s] : 0u) : plo + s;
-    st = lane == 0u ? (s < cnt ? s_state[lbase + p0] : vec4(0.0)) : up;
-    if (!has || s < lane) continue;
-    uint k = s - lane; // this lane's step of the walk
-    if (k >= cnt) continue;
-    uint p = COMPACT != 0u ? s_list[lbase + k] : plo + k;
-    int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
-    if (px < x0 || px > x1 || py < y0 || py > y1) continue;
+  if (STEP != 0u) {
+    // `bwd_step: select`: every lane computes every step; a step the branches below would skip
+    // has its alpha and its terms masked to 0, which adds +-0 to the sums and leaves (C, T) as
+    // they were, so the sums are the same bits. The step is one basic block, and the loads of a lane's next
+    // pixel (and of lane 0's next stored state) are issued before this step's arithmetic, off
+    // the shuffle's chain from lane to lane.
+    int k = -int(lane); // this lane's step of the walk (negative: not started)
+    uint last_k = cnt - 1u;
+    uint q = COMPACT != 0u ? s_list[lbase] : plo;
+    vec4 nst = s_state[lbase + q];
+    uint kc = uint(clamp(k, 0, int(last_k)));
+    uint p = COMPACT != 0u ? s_list[lbase + kc] : plo + kc;
     vec4 pa = s_dl[p];
-    if (pos >= floatBitsToUint(pa.w)) continue;
-    vec2 d = mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
-    float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
-    if (sigma < 0.0) continue;
-    if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
-    float G = exp(-sigma);
-    float raw = rgbo.w * G;
-    float alpha = min(ALPHA_MAX, raw);
-    if (!(alpha >= GS_ALPHA_MIN_F)) continue;
-    float T = st.w;
-    float fac = alpha * T;
-    gr[GS_G2D_RGB] += fac * pa.x;
-    gr[GS_G2D_RGB + 1] += fac * pa.y;
-    gr[GS_G2D_RGB + 2] += fac * pa.z;
-    vec3 c1 = st.xyz + rgbo.xyz * fac;
-    if (raw < ALPHA_MAX) { // where the alpha clamp is active alpha is flat
-      vec3 behind = (s_out[p] - c1) / (1.0 - alpha);
-      add_alpha_grad(gr, G, dot(rgbo.xyz * T - behind, pa.xyz), rgbo.w, cn, d);
+    vec3 po = s_out[p];
+    for (uint s = 0u; s < cnt + BUCKET - 1u; s++) {
+      vec4 up = subgroupShuffleUp(st, 1u);
+      st = lane == 0u ? (s < cnt ? nst : vec4(0.0)) : up;
+      uint s1 = min(s + 1u, last_k);
+      uint q1 = COMPACT != 0u ? s_list[lbase + s1] : plo + s1;
+      vec4 nst1 = s_state[lbase + q1];
+      uint kn = uint(clamp(k + 1, 0, int(last_k)));
+      uint pn = COMPACT != 0u ? s_list[lbase + kn] : plo + kn;
+      vec4 pan = s_dl[pn];
+      vec3 pon = s_out[pn];
+
+      int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
+      bool on = has && k >= 0 && k <= int(last_k) && px >= x0 && px <= x1 && py >= y0 &&
+                py <= y1 && pos < floatBitsToUint(pa.w);
+      vec2 d = mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+      float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
+      on = on && sigma >= 0.0 && (SIGMA_SKIP == 0u || sigma < GS_SIGMA_SKIP);
+      float G = exp(-max(sigma, 0.0)); // sigma >= 0 where on: exp(-sigma), finite elsewhere
+      float raw = rgbo.w * G;
+      float alpha = min(ALPHA_MAX, raw);
+      on = on && alpha >= GS_ALPHA_MIN_F;
+      float am = on ? alpha : 0.0;
+      float T = st.w;
+      float fac = on ? alpha * T : 0.0; // not am T: a pixel no lane of the run composites can
+                                        // carry a state the forward never wrote (`rows`)
+      gr[GS_G2D_RGB] += fac * pa.x;
+      gr[GS_G2D_RGB + 1] += fac * pa.y;
+      gr[GS_G2D_RGB + 2] += fac * pa.z;
+      vec3 c1 = st.xyz + rgbo.xyz * fac;
+      vec3 behind = (po - c1) / (1.0 - am);
+      float dalpha = on && raw < ALPHA_MAX ? dot(rgbo.xyz * T - behind, pa.xyz) : 0.0;
+      add_alpha_grad(gr, on ? G : 0.0, dalpha, rgbo.w, cn, d);
+      st = vec4(c1, T * (1.0 - am));
+
+      k++;
+      p = pn;
+      pa = pan;
+      po = pon;
+      nst = nst1;
     }
-    st = vec4(c1, T * (1.0 - alpha));
+  } else {
+    for (uint s = 0u; s < cnt + BUCKET - 1u; s++) {
+      vec4 up = subgroupShuffleUp(st, 1u);
+      uint p0 = COMPACT != 0u ? (s < cnt ? s_list[lbase + s] : 0u) : plo + s;
+      st = lane == 0u ? (s < cnt ? s_state[lbase + p0] : vec4(0.0)) : up;
+      if (!has || s < lane) continue;
+      uint k = s - lane; // this lane's step of the walk
+      if (k >= cnt) continue;
+      uint p = COMPACT != 0u ? s_list[lbase + k] : plo + k;
+      int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
+      if (px < x0 || px > x1 || py < y0 || py > y1) continue;
+      vec4 pa = s_dl[p];
+      if (pos >= floatBitsToUint(pa.w)) continue;
+      vec2 d = mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+      float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
+      if (sigma < 0.0) continue;
+      if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
+      float G = exp(-sigma);
+      float raw = rgbo.w * G;
+      float alpha = min(ALPHA_MAX, raw);
+      if (!(alpha >= GS_ALPHA_MIN_F)) continue;
+      float T = st.w;
+      float fac = alpha * T;
+      gr[GS_G2D_RGB] += fac * pa.x;
+      gr[GS_G2D_RGB + 1] += fac * pa.y;
+      gr[GS_G2D_RGB + 2] += fac * pa.z;
+      vec3 c1 = st.xyz + rgbo.xyz * fac;
+      if (raw < ALPHA_MAX) { // where the alpha clamp is active alpha is flat
+        vec3 behind = (s_out[p] - c1) / (1.0 - alpha);
+        add_alpha_grad(gr, G, dot(rgbo.xyz * T - behind, pa.xyz), rgbo.w, cn, d);
+      }
+      st = vec4(c1, T * (1.0 - alpha));
+    }
   }
   if (!has) return;
 #ifdef GS_DET

@@ -355,7 +355,8 @@ static void free_runs(struct gpu_runs *g) {
  * 32 deterministic (fixed-point sums; also checked to repeat bit for bit), 64 the per-splat
  * backward (`rasterize_bwd: splat`, runs of the device's subgroup size; bits 2, 8 and 16 do not
  * apply to it), 128 with 64: a run walks only its active pixels (`bwd_run_pixels: active`), 256
- * with 64: only those inside one of its splats' boxes (`covered`).
+ * with 64: only those inside one of its splats' boxes (`covered`), 512 with 64: each step
+ * computed with a skipped pixel's alpha masked to zero (`bwd_step: select`).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
  * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
 static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
@@ -388,6 +389,7 @@ static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_
                          .run_pixels = (variant & 256)   ? 2
                                        : (variant & 128) ? 1
                                                          : 0,
+                         .step = (variant & 512) != 0,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
@@ -525,7 +527,9 @@ END_TEST
  * splats' union box, or finished before the run), covered also those of the union box outside
  * every splat's box, so the fixed-point sums of both equal those of `rows`
  * to the bit: on the usual scene, on opaque splats (pixels finish early, so the later runs of a
- * tile walk few pixels) and with the compare-and-swap build; each also against the reference. */
+ * tile walk few pixels) and with the compare-and-swap build; each also against the reference.
+ * bwd_step: select adds +-0 where branch skips a step, so each of the three walks gives the same
+ * bits with either step. */
 static const struct {
   int variant;
   uint64_t seed;
@@ -541,6 +545,15 @@ START_TEST(raster_bwd_run_active_is_bit_exact) {
                 "bwd_run_pixels active: gradients differ from rows (case %d)", _i);
   ck_assert_msg(!memcmp(rows, covered, 4 * GS_G2D * 160),
                 "bwd_run_pixels covered: gradients differ from rows (case %d)", _i);
+  for (int w = 0; w < 3; w++) {
+    const int walk[3] = {0, 128, 256};
+    float *sel = NULL;
+    raster_case_keep(v | walk[w] | 512, 160, active_cases[_i].seed, active_cases[_i].opac_lo, 0.0f,
+                     &sel);
+    ck_assert_msg(!memcmp(rows, sel, 4 * GS_G2D * 160),
+                  "bwd_step select (walk %d): gradients differ from branch (case %d)", walk[w], _i);
+    free(sel);
+  }
   free(rows);
   free(active);
   free(covered);
