@@ -22,7 +22,7 @@
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
  *                   [--run-pixels rows|active|covered] [--bwd-step branch|select]
- *                   [--run-stats]
+ *                   [--bwd-drain full|trim] [--run-stats]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
@@ -92,6 +92,7 @@ static int parse(int argc, char **argv, struct args *a) {
   a->depth_first = defaults.sort == GS_SORT_DEPTH_FIRST;
   a->tk.run_pixels = defaults.bwd_run_pixels;
   a->tk.step = defaults.bwd_step;
+  a->tk.drain = defaults.bwd_drain;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -162,6 +163,10 @@ static int parse(int argc, char **argv, struct args *a) {
       struct gs_config c;
       if (trainer_key(k, "bwd_step", v, &c)) return -1;
       a->tk.step = c.bwd_step;
+    } else if (!strcmp(k, "--bwd-drain")) {
+      struct gs_config c;
+      if (trainer_key(k, "bwd_drain", v, &c)) return -1;
+      a->tk.drain = c.bwd_drain;
     } else if (!strcmp(k, "--rasterize-bwd")) {
       struct gs_config c;
       if (trainer_key(k, "rasterize_bwd", v, &c)) return -1;
@@ -271,7 +276,8 @@ static int load_replay(struct bench *b, const struct args *a, struct sw_err *err
  * pixels per run in both modes (and the active ones inside some lane's box), steps per run, the
  * fill steps' share, the lanes' in-box and contributing shares of BUCKET x steps (active mode), and
  * the steps a subgroup would take walking all of a tile's runs back to back (fill paid once per
- * tile). */
+ * tile), and the steps `bwd_drain: trim` leaves out (a run's walk ends once every lane is past the
+ * last active pixel of its box). */
 static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struct sw_err *err) {
   uint32_t tiles = fb->tiles_x * fb->tiles_y, n = fb->count, B = fb->bucket ? fb->bucket : 32;
   uint32_t pairs = ((const uint32_t *)fb->counters->map)[GS_CTR_PAIRS];
@@ -285,7 +291,7 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   if (!rc && n) rc = gs_vk_buf_download(fb->splats, 0, sp, sizeof *sp * (size_t)n, err);
   double runs = 0, pix_rows = 0, pix_act = 0, st_rows = 0, st_act = 0, inbox = 0, contrib = 0;
   double pix_box = 0; /* active pixels inside at least one lane's box */
-  double st_chain = 0;
+  double st_chain = 0, st_trim = 0;
   for (uint32_t t = 0; t < tiles && !rc; t++) {
     uint32_t start = ranges[2 * t], end = ranges[2 * t + 1], count = end > start ? end - start : 0;
     uint32_t ox = (t % fb->tiles_x) * GS_RASTER_TILE, oy = (t / fb->tiles_x) * GS_RASTER_TILE;
@@ -323,12 +329,12 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
       if (uy0 > uy1) continue; /* the shader returns before the walk */
       pix_rows += (double)(uy1 - uy0 + 1) * GS_RASTER_TILE;
       st_rows += (double)(uy1 - uy0 + 1) * GS_RASTER_TILE + B - 1;
-      uint32_t cnt = 0;
+      uint32_t cnt = 0, lst[GS_RASTER_WG];
       for (int py = uy0; py <= uy1; py++)
         for (int px = ux0; px <= ux1; px++) {
           uint32_t p = (uint32_t)py * GS_RASTER_TILE + (uint32_t)px;
           if (first >= tl[p]) continue;
-          cnt++;
+          lst[cnt++] = p;
           int covered = 0;
           for (uint32_t l = 0; l < lanes; l++) {
             if (px < bx0[l] || px > bx1[l] || py < by0[l] || py > by1[l]) continue;
@@ -346,6 +352,14 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
           pix_box += covered;
         }
       if (cnt == 0) continue;
+      int need = -1;
+      for (uint32_t l = 0; l < lanes; l++) {
+        if (by0[l] > by1[l]) continue;
+        uint32_t pend = (uint32_t)by1[l] * GS_RASTER_TILE + (uint32_t)bx1[l], n_in = 0;
+        while (n_in < cnt && lst[n_in] <= pend) n_in++;
+        if ((int)(n_in + l) - 1 > need) need = (int)(n_in + l) - 1;
+      }
+      st_trim += need + 1;
       pix_act += cnt;
       st_act += cnt + B - 1;
       tile_cnt += cnt;
@@ -358,12 +372,13 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
            "rows %.1f, active %.1f (%.1f in a lane's box); steps per run rows %.1f, active %.1f "
            "(fill %.1f%%); lanes "
            "in-box %.1f%%, contributing %.1f%% of %u x steps (active); a tile's runs back to "
-           "back: %.1f%% fewer steps\n",
+           "back: %.1f%% fewer steps; bwd_drain trim: %.1f%% fewer steps\n",
            n, pairs, B, runs, pix_rows / runs, pix_act / runs, pix_box / runs, st_rows / runs,
            st_act / runs, st_act > 0 ? 100.0 * (st_act - pix_act) / st_act : 0.0,
            st_act > 0 ? 100.0 * inbox / (B * st_act) : 0.0,
            st_act > 0 ? 100.0 * contrib / (B * st_act) : 0.0, B,
-           st_act > 0 ? 100.0 * (st_act - st_chain) / st_act : 0.0);
+           st_act > 0 ? 100.0 * (st_act - st_chain) / st_act : 0.0,
+           st_act > 0 ? 100.0 * (st_act - st_trim) / st_act : 0.0);
   free(ranges);
   free(values);
   free(last);
@@ -564,14 +579,14 @@ int main(int argc, char **argv) {
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
-           "sort %s, run pixels %s, step %s\n",
+           "sort %s, run pixels %s, step %s, drain %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
            a.tk.run_pixels == 2 ? "covered"
            : a.tk.run_pixels    ? "active"
                                 : "rows",
-           a.tk.step ? "select" : "branch");
+           a.tk.step ? "select" : "branch", a.tk.drain ? "trim" : "full");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

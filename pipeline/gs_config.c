@@ -182,6 +182,10 @@ static const struct key keys[] = {
      "per-splat rasterize backward: a lane that skips a pixel of the walk branches past its "
      "step, or computes it with its alpha masked to zero (one straight-line step, the next "
      "step's loads issued before this one's arithmetic); the same gradients"},
+    {"bwd_drain", K_ENUM, OFF(bwd_drain), "full", "full|trim", 0, 0,
+     "per-splat rasterize backward: a run's walk ends when its last lane has seen every pixel, "
+     "or once every lane is past the last pixel of its splat's box (fewer steps where the run's "
+     "last splats lie high in the tile); the same gradients"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

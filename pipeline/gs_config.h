@@ -41,6 +41,7 @@ enum gs_bwd_run_pixels {
   GS_RUN_PIXELS_COVERED = 2
 };
 enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1 };
+enum gs_bwd_drain { GS_BWD_DRAIN_FULL = 0, GS_BWD_DRAIN_TRIM = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
@@ -125,6 +126,7 @@ struct gs_config {
   int32_t sort;           /* enum gs_sort_order */
   int32_t bwd_run_pixels; /* enum gs_bwd_run_pixels */
   int32_t bwd_step;       /* enum gs_bwd_step */
+  int32_t bwd_drain;      /* enum gs_bwd_drain */
 };
 
 /* Fills cfg with every default. */

@@ -137,22 +137,23 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
                         : tk->cas              ? "rasterize_bwd_splat_cas"
                                                : "rasterize_bwd_splat";
   /* The per-splat build's constants: sigma skip and alpha clamp at the same ids, then the run
-   * length, the workgroup size (GS_BUCKET_GROUP runs), the walk's pixels and its step. */
-  uint32_t rs[9] = {rb[0],
-                    0u,
-                    0u,
-                    0u,
-                    rb[GS_SPEC_BWD_ALPHA_MAX],
-                    tk->bucket,
-                    tk->bucket * GS_BUCKET_GROUP,
-                    (uint32_t)tk->opts.run_pixels,
-                    (uint32_t)tk->opts.step};
+   * length, the workgroup size (GS_BUCKET_GROUP runs), the walk's pixels, its step and its end. */
+  uint32_t rs[10] = {rb[0],
+                     0u,
+                     0u,
+                     0u,
+                     rb[GS_SPEC_BWD_ALPHA_MAX],
+                     tk->bucket,
+                     tk->bucket * GS_BUCKET_GROUP,
+                     (uint32_t)tk->opts.run_pixels,
+                     (uint32_t)tk->opts.step,
+                     (uint32_t)tk->opts.drain};
   if (!rc && !tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rb_stem, "rasterize_bwd", 7,
                                sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);
   if (!rc && tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rs_stem, "rasterize_bwd", 11,
-                               sizeof(struct gs_pc_raster_splat), rs, 9, &tk->raster_bwd, err);
+                               sizeof(struct gs_pc_raster_splat), rs, 10, &tk->raster_bwd, err);
   if (!rc && tk->opts.deterministic)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "grad2d_resolve", "grad2d_resolve", 3,
                                sizeof(struct gs_pc_resolve), NULL, 0, &tk->resolve, err);

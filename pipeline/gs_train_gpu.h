@@ -53,6 +53,8 @@ struct gs_tk_opts {
                          (2, covered) */
   int step;           /* per-splat backward, enum gs_bwd_step: a skipped pixel is a branch (0)
                          or a masked step of straight-line code (1, select) */
+  int drain;          /* per-splat backward, enum gs_bwd_drain: a run's walk ends after its last
+                         lane saw every pixel (0) or once each lane is past its box (1, trim) */
 };
 
 /* The forward's runs the per-splat backward reads (struct gs_fwd_bufs, "opts.bucket only"), and

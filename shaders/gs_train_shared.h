@@ -75,6 +75,9 @@
 /* rasterize_bwd_splat: 1 = a lane computes every step of the walk with a skipped pixel's alpha
  * masked to zero (`bwd_step: select`), 0 = it branches past it */
 #define GS_SPEC_BWD_STEP 8
+/* rasterize_bwd_splat: 1 = a run's walk ends once every lane is past the last pixel of its box
+ * (`bwd_drain: trim`), 0 = after every lane has seen every pixel */
+#define GS_SPEC_BWD_DRAIN 9
 #define GS_SPEC_ADAM_VISIBLE 0 /* adam: only splats with tiles_touched > 0 */
 
 /* rasterize_bwd_splat: gs_pc_raster's fields, then the group list's length. */

@@ -52,6 +52,7 @@ layout(constant_id = GS_SPEC_BWD_ALPHA_MAX) const float ALPHA_MAX = GS_ALPHA_MAX
 layout(constant_id = GS_SPEC_BWD_BUCKET) const uint BUCKET = 32u;
 layout(constant_id = GS_SPEC_BWD_COMPACT) const uint COMPACT = 0u;
 layout(constant_id = GS_SPEC_BWD_STEP) const uint STEP = 0u;
+layout(constant_id = GS_SPEC_BWD_DRAIN) const uint DRAIN = 0u;
 
 layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
 layout(std430, binding = 1) readonly buffer Values { uint values[]; };
@@ -164,6 +165,32 @@ void main() {
     if (cnt == 0u) return; // nothing to walk: every lane's sums are zero (the whole subgroup)
   }
 
+  // The walk's steps: lane i works on entry s - i at step s, so the last lane is done after
+  // cnt + BUCKET - 1 steps. `bwd_drain: trim` (DRAIN 1) ends the walk once every lane is past
+  // the last entry inside its box (a binary search of the list, which is in pixel order): the
+  // steps left out would only add masked zeros.
+  uint steps = cnt + BUCKET - 1u;
+  if (DRAIN != 0u) {
+    int need = -1; // the last step this lane needs
+    if (has && x0 <= x1) {
+      uint pend = uint(y1) * GS_RASTER_TILE + uint(x1); // the box's last pixel
+      uint n_in = pend - plo + 1u; // entries up to it: rows walks every pixel from plo
+      if (COMPACT != 0u) {
+        uint lo = 0u, hi = cnt;
+        while (lo < hi) {
+          uint mid = (lo + hi) / 2u;
+          if (s_list[lbase + mid] <= pend)
+            lo = mid + 1u;
+          else
+            hi = mid;
+        }
+        n_in = lo;
+      }
+      need = int(n_in) - 1 + int(lane);
+    }
+    steps = uint(subgroupMax(need) + 1);
+  }
+
   float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
   if (STEP != 0u) {
@@ -180,7 +207,7 @@ void main() {
     uint p = COMPACT != 0u ? s_list[lbase + kc] : plo + kc;
     vec4 pa = s_dl[p];
     vec3 po = s_out[p];
-    for (uint s = 0u; s < cnt + BUCKET - 1u; s++) {
+    for (uint s = 0u; s < steps; s++) {
       vec4 up = subgroupShuffleUp(st, 1u);
       st = lane == 0u ? (s < cnt ? nst : vec4(0.0)) : up;
       uint s1 = min(s + 1u, last_k);
@@ -221,7 +248,7 @@ void main() {
       nst = nst1;
     }
   } else {
-    for (uint s = 0u; s < cnt + BUCKET - 1u; s++) {
+    for (uint s = 0u; s < steps; s++) {
       vec4 up = subgroupShuffleUp(st, 1u);
       uint p0 = COMPACT != 0u ? (s < cnt ? s_list[lbase + s] : 0u) : plo + s;
       st = lane == 0u ? (s < cnt ? s_state[lbase + p0] : vec4(0.0)) : up;

@@ -356,7 +356,8 @@ static void free_runs(struct gpu_runs *g) {
  * backward (`rasterize_bwd: splat`, runs of the device's subgroup size; bits 2, 8 and 16 do not
  * apply to it), 128 with 64: a run walks only its active pixels (`bwd_run_pixels: active`), 256
  * with 64: only those inside one of its splats' boxes (`covered`), 512 with 64: each step
- * computed with a skipped pixel's alpha masked to zero (`bwd_step: select`).
+ * computed with a skipped pixel's alpha masked to zero (`bwd_step: select`), 1024 with 64: the
+ * walk ends once every lane is past its box (`bwd_drain: trim`).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
  * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
 static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
@@ -390,6 +391,7 @@ static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_
                                        : (variant & 128) ? 1
                                                          : 0,
                          .step = (variant & 512) != 0,
+                         .drain = (variant & 1024) != 0,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
@@ -528,8 +530,9 @@ END_TEST
  * every splat's box, so the fixed-point sums of both equal those of `rows`
  * to the bit: on the usual scene, on opaque splats (pixels finish early, so the later runs of a
  * tile walk few pixels) and with the compare-and-swap build; each also against the reference.
- * bwd_step: select adds +-0 where branch skips a step, so each of the three walks gives the same
- * bits with either step. */
+ * bwd_step: select adds +-0 where branch skips a step, and bwd_drain: trim leaves out only steps
+ * past every lane's box, so each of the three walks gives the same bits with either step and
+ * either end. */
 static const struct {
   int variant;
   uint64_t seed;
@@ -545,14 +548,15 @@ START_TEST(raster_bwd_run_active_is_bit_exact) {
                 "bwd_run_pixels active: gradients differ from rows (case %d)", _i);
   ck_assert_msg(!memcmp(rows, covered, 4 * GS_G2D * 160),
                 "bwd_run_pixels covered: gradients differ from rows (case %d)", _i);
-  for (int w = 0; w < 3; w++) {
-    const int walk[3] = {0, 128, 256};
-    float *sel = NULL;
-    raster_case_keep(v | walk[w] | 512, 160, active_cases[_i].seed, active_cases[_i].opac_lo, 0.0f,
-                     &sel);
-    ck_assert_msg(!memcmp(rows, sel, 4 * GS_G2D * 160),
-                  "bwd_step select (walk %d): gradients differ from branch (case %d)", walk[w], _i);
-    free(sel);
+  for (int w = 0; w < 9; w++) {
+    const int walk[3] = {0, 128, 256}, step[3] = {512, 1024, 512 | 1024};
+    float *other = NULL;
+    raster_case_keep(v | walk[w % 3] | step[w / 3], 160, active_cases[_i].seed,
+                     active_cases[_i].opac_lo, 0.0f, &other);
+    ck_assert_msg(!memcmp(rows, other, 4 * GS_G2D * 160),
+                  "walk %d, step/drain bits %d: gradients differ from branch, full (case %d)",
+                  walk[w % 3], step[w / 3], _i);
+    free(other);
   }
   free(rows);
   free(active);
