@@ -172,7 +172,7 @@ void main() {
   uint steps = cnt + BUCKET - 1u;
   if (DRAIN != 0u) {
     int need = -1; // the last step this lane needs
-    if (has && x0 <= x1) {
+    if (has && x0 <= x1 && y0 <= y1) { // a box above or below the tile holds no entry
       uint pend = uint(y1) * GS_RASTER_TILE + uint(x1); // the box's last pixel
       uint n_in = pend - plo + 1u; // entries up to it: rows walks every pixel from plo
       if (COMPACT != 0u) {
@@ -188,7 +188,7 @@ void main() {
       }
       need = int(n_in) - 1 + int(lane);
     }
-    steps = uint(subgroupMax(need) + 1);
+    steps = min(uint(subgroupMax(need) + 1), steps);
   }
 
   float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
@@ -196,9 +196,9 @@ void main() {
   if (STEP != 0u) {
     // `bwd_step: select`: every lane computes every step; a step the branches below would skip
     // has its alpha and its terms masked to 0, which adds +-0 to the sums and leaves (C, T) as
-    // they were, so the sums are the same bits. The step is one basic block, and the loads of a lane's next
-    // pixel (and of lane 0's next stored state) are issued before this step's arithmetic, off
-    // the shuffle's chain from lane to lane.
+    // they were, so the sums are the same bits. The step is one basic block, and the loads of a
+    // lane's next pixel (and of lane 0's next stored state) are issued before this step's
+    // arithmetic, off the shuffle's chain from lane to lane.
     int k = -int(lane); // this lane's step of the walk (negative: not started)
     uint last_k = cnt - 1u;
     uint q = COMPACT != 0u ? s_list[lbase] : plo;
