@@ -74,6 +74,11 @@ shared vec3 s_out[GS_RASTER_WG];                     // rendered colour
 shared uint s_list[GS_BUCKET_GROUP * GS_RASTER_WG];  // per run (COMPACT): the pixels it walks
 shared uint s_cover[GS_BUCKET_GROUP * GS_RASTER_WG / 32]; // per run (COMPACT 2): its boxes' mask
 
+// The tile pixel at entry i of a run's walk: its list (COMPACT, at lbase) or its rows from plo.
+uint walk_pixel(uint lbase, uint plo, uint i) {
+  return COMPACT != 0u ? s_list[lbase + i] : plo + i;
+}
+
 void main() {
   uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (g >= min(meta[GS_BMETA_GROUPS], pc.max_groups)) return;
@@ -201,20 +206,18 @@ void main() {
     // arithmetic, off the shuffle's chain from lane to lane.
     int k = -int(lane); // this lane's step of the walk (negative: not started)
     uint last_k = cnt - 1u;
-    uint q = COMPACT != 0u ? s_list[lbase] : plo;
-    vec4 nst = s_state[lbase + q];
+    vec4 nst = s_state[lbase + walk_pixel(lbase, plo, 0u)];
     uint kc = uint(clamp(k, 0, int(last_k)));
-    uint p = COMPACT != 0u ? s_list[lbase + kc] : plo + kc;
+    uint p = walk_pixel(lbase, plo, kc);
     vec4 pa = s_dl[p];
     vec3 po = s_out[p];
     for (uint s = 0u; s < steps; s++) {
       vec4 up = subgroupShuffleUp(st, 1u);
       st = lane == 0u ? (s < cnt ? nst : vec4(0.0)) : up;
       uint s1 = min(s + 1u, last_k);
-      uint q1 = COMPACT != 0u ? s_list[lbase + s1] : plo + s1;
-      vec4 nst1 = s_state[lbase + q1];
+      vec4 nst1 = s_state[lbase + walk_pixel(lbase, plo, s1)];
       uint kn = uint(clamp(k + 1, 0, int(last_k)));
-      uint pn = COMPACT != 0u ? s_list[lbase + kn] : plo + kn;
+      uint pn = walk_pixel(lbase, plo, kn);
       vec4 pan = s_dl[pn];
       vec3 pon = s_out[pn];
 
@@ -250,12 +253,12 @@ void main() {
   } else {
     for (uint s = 0u; s < steps; s++) {
       vec4 up = subgroupShuffleUp(st, 1u);
-      uint p0 = COMPACT != 0u ? (s < cnt ? s_list[lbase + s] : 0u) : plo + s;
+      uint p0 = s < cnt ? walk_pixel(lbase, plo, s) : 0u;
       st = lane == 0u ? (s < cnt ? s_state[lbase + p0] : vec4(0.0)) : up;
       if (!has || s < lane) continue;
       uint k = s - lane; // this lane's step of the walk
       if (k >= cnt) continue;
-      uint p = COMPACT != 0u ? s_list[lbase + k] : plo + k;
+      uint p = walk_pixel(lbase, plo, k);
       int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
       if (px < x0 || px > x1 || py < y0 || py > y1) continue;
       vec4 pa = s_dl[p];
