@@ -561,12 +561,11 @@ int main(int argc, char **argv) {
   struct bench b = {0};
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
-  struct gs_fwd_opts fo = {
-      .sigma_skip = 1,
-      .radix_ballot = 1,
-      .tile_cull = a.tile_cull,
-      .depth_first = a.depth_first,
-      .pixels = a.fwd_pixels};
+  struct gs_fwd_opts fo = {.sigma_skip = 1,
+                           .radix_ballot = 1,
+                           .tile_cull = a.tile_cull,
+                           .depth_first = a.depth_first,
+                           .pixels = a.fwd_pixels};
   if (!rc && a.raster_bwd == GS_RASTER_BWD_SPLAT && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err)))
     rc = SW_EDEVICE;
   if (!rc && a.raster_bwd == GS_RASTER_BWD_AUTO) fo.bucket = gs_tk_auto_bucket(b.vk, stderr);

@@ -69,8 +69,9 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   f->opts.pixels = pix;
   /* Specialization data are raw 32-bit words: the float clamp goes in by its bits. Ids:
    * SIGMA_SKIP, ACCUM_F16, ALPHA_MAX, BUCKET, FWD_PIX, FWD_ROWS (gs_shared.h). */
-  uint32_t raster_spec[6] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket,
-                             pix, GS_RASTER_TILE / pix};
+  uint32_t raster_spec[6] = {
+      f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket, pix,
+      GS_RASTER_TILE / pix};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
   uint32_t depth_first = f->opts.depth_first ? 1u : 0u;
   /* GS_SPEC_TILE_CULL, GS_SPEC_DEPTH_FIRST */
