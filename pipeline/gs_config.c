@@ -148,9 +148,6 @@ static const struct key keys[] = {
      "skip sigma >= 5.55 (alpha < 1/255) before exp, forward and backward"},
     {"fwd_accum", K_ENUM, OFF(fwd_accum), "f32", "f32|f16", 0, 0,
      "forward colour accumulator precision"},
-    {"fwd_pixels", K_INT, OFF(fwd_pixels), "1", NULL, 1, 4,
-     "rasterize forward: pixels per invocation (1, 2 or 4; a tile's column of 16, 8 or 4 "
-     "invocations shares each splat's load from shared memory; the same image to the bit)"},
     {"bwd_warp_skip", K_ENUM, OFF(bwd_warp_skip), "on", "off|on", 0, 0,
      "rasterize backward: skip a subgroup when no lane contributes (subgroupAny)"},
     {"ssim_walk", K_ENUM, OFF(ssim_walk), "float4", "scalar|float4|float4_recip", 0, 0,
@@ -279,9 +276,6 @@ static int set_value(struct gs_config *cfg, const struct key *k, const char *val
       v = !strcmp(v, "true") ? "1" : "0"; /* 0/1 switches (save_ply, checkpoint_ply, white_reset) */
     int rc = parse_int(k, v, &x, err);
     if (rc) return rc;
-    if (!strcmp(k->name, "fwd_pixels") && (x & (x - 1)) != 0)
-      return sw_err_set(err, SW_EINVAL, "config key '%s': %lld is not 1, 2 or 4", k->name,
-                        (long long)x);
     if (k->type == K_INT)
       *(int32_t *)base = (int32_t)x;
     else

@@ -115,7 +115,6 @@ struct gs_config {
   int32_t radix_scatter;
   int32_t sigma_skip;
   int32_t fwd_accum;
-  int32_t fwd_pixels; /* pixels per rasterize_fwd invocation: 1, 2 or 4 */
   int32_t bwd_warp_skip;
   int32_t ssim_walk;
   int32_t atomic_spread;

@@ -46,8 +46,6 @@ struct gs_fwd_opts {
   uint32_t bucket; /* rasterize_bwd: splat -> runs of this many splats (the device's subgroup
                       size, 1..GS_BUCKET_MAX): the forward also writes the runs' state for the
                       per-splat backward (gs_shared.h, "Buckets"); 0 = off */
-  uint32_t pixels; /* fwd_pixels: pixels per rasterize_fwd invocation, 1, 2 or 4 (0: 1); the
-                      same image, final T, last contributors and runs' states to the bit */
 };
 
 /* The model's parameters on the GPU (struct gs_model layout; borrowed). */

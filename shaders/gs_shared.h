@@ -64,12 +64,6 @@
 #define GS_SPEC_SIGMA_SKIP 0     /* rasterize_fwd: 1 = skip sigma >= GS_SIGMA_SKIP early */
 #define GS_SPEC_ACCUM_F16 1      /* rasterize_fwd: 1 = accumulate colour rounded to half */
 #define GS_SPEC_ALPHA_MAX 2      /* rasterize_fwd: the alpha clamp (float; GS_K_ALPHA_MAX) */
-/* rasterize_fwd (`fwd_pixels`): pixels per invocation (1, 2 or 4, at most GS_FWD_PIX_MAX), rows 16 / pixels
- * of invocations in one column each, the workgroup's height (local_size_y_id); GS_SPEC_BUCKET
- * (3) lies between them and ALPHA_MAX. */
-#define GS_SPEC_FWD_PIX 4
-#define GS_SPEC_FWD_ROWS 5
-#define GS_FWD_PIX_MAX 4
 #define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
 #define GS_SPEC_SUBGROUPS 1      /* sort_scatter: most subgroups per workgroup for the table path */
 /* tile_count, emit_pairs: 1 = only the tiles the ellipse meets (tile_cull.glsl) */

@@ -15,12 +15,7 @@
 // goes to tile_maxlast (gs_shared.h, "Buckets"). The image itself is the same bit for bit.
 #include "gs_common.glsl"
 
-// PIX pixels per invocation (GS_SPEC_FWD_PIX: 1, 2 or 4, `fwd_pixels`), ROWS = 16 / PIX rows of
-// invocations (GS_SPEC_FWD_ROWS, the workgroup's height; the host sets both).
-layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE,
-       local_size_y_id = GS_SPEC_FWD_ROWS) in;
-layout(constant_id = GS_SPEC_FWD_PIX) const uint PIX = 1u;
-const uint ROWS = gl_WorkGroupSize.y;
+layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
 layout(constant_id = GS_SPEC_SIGMA_SKIP) const uint SIGMA_SKIP = 0;
 layout(constant_id = GS_SPEC_ACCUM_F16) const uint ACCUM_F16 = 0;
 layout(constant_id = GS_SPEC_ALPHA_MAX) const float ALPHA_MAX = GS_K_ALPHA_MAX;
@@ -67,32 +62,18 @@ float round_half1(float x) {
 vec3 round_half(vec3 v) { return vec3(round_half1(v.x), round_half1(v.y), round_half1(v.z)); }
 
 void main() {
-  uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
   uint tid = gl_LocalInvocationIndex;
+  uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
+  uint px = gl_WorkGroupID.x * GS_RASTER_TILE + gl_LocalInvocationID.x;
+  uint py = gl_WorkGroupID.y * GS_RASTER_TILE + gl_LocalInvocationID.y;
+  bool inside = px < pc.width && py < pc.height;
+  float pxc = float(px) + 0.5, pyc = float(py) + 0.5;
   uint start = ranges[2u * tile], end = ranges[2u * tile + 1u];
   if (end < start) end = start;
-  // This invocation's pixels: column x of the tile, rows y, y + ROWS, ... (PIX of them); pixel r's
-  // index in the tile is q[r] (the layout of the runs' states is the tile's pixels in row order).
-  uint px = gl_WorkGroupID.x * GS_RASTER_TILE + gl_LocalInvocationID.x;
-  float pxc = float(px) + 0.5;
-  uint qpix[GS_FWD_PIX_MAX];
-  float pyc[GS_FWD_PIX_MAX], T[GS_FWD_PIX_MAX];
-  vec3 C[GS_FWD_PIX_MAX];
-  uint last[GS_FWD_PIX_MAX];
-  bool done[GS_FWD_PIX_MAX], inside[GS_FWD_PIX_MAX];
-  uint open = 0u; // pixels of this invocation still compositing
-  for (uint r = 0u; r < PIX; r++) {
-    uint ly = gl_LocalInvocationID.y + r * ROWS;
-    uint py = gl_WorkGroupID.y * GS_RASTER_TILE + ly;
-    qpix[r] = ly * GS_RASTER_TILE + gl_LocalInvocationID.x;
-    pyc[r] = float(py) + 0.5;
-    inside[r] = px < pc.width && py < pc.height;
-    done[r] = !inside[r];
-    open += done[r] ? 0u : 1u;
-    T[r] = 1.0;
-    C[r] = vec3(0.0);
-    last[r] = 0u;
-  }
+  bool done = !inside;
+  float T = 1.0;
+  vec3 C = vec3(0.0);
+  uint last = 0u;
   if (tid < 2u) s_done[tid] = 0u;
 #ifdef GS_BUCKETS
   if (tid == 0u) s_maxlast = 0u;
@@ -100,52 +81,40 @@ void main() {
 #endif
   uint par = 0u;
   for (uint batch = start; batch < end; batch += GS_RASTER_WG) {
-    for (uint r = 0u; r < PIX; r++) {
-      uint i = tid + r * (uint(GS_RASTER_WG) / PIX), k = batch + i;
-      if (k < end) {
-        uint id = vals[k];
-        s_xyo[i] = vec4(splats[id].mean2d[0], splats[id].mean2d[1], splats[id].opacity, 0.0);
-        s_conic[i] = vec4(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2], 0.0);
-        s_rgb[i] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], 0.0);
-      }
+    uint k = batch + tid;
+    if (k < end) {
+      uint id = vals[k];
+      s_xyo[tid] = vec4(splats[id].mean2d[0], splats[id].mean2d[1], splats[id].opacity, 0.0);
+      s_conic[tid] = vec4(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2], 0.0);
+      s_rgb[tid] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], 0.0);
     }
     barrier();
     uint cnt = min(uint(GS_RASTER_WG), end - batch);
-    for (uint j = 0u; j < cnt && open != 0u; j++) {
+    for (uint j = 0u; j < cnt && !done; j++) {
 #ifdef GS_BUCKETS
       uint q = batch + j - start;
       if (q % BUCKET == 0u && sbase != ~0u)
-        for (uint r = 0u; r < PIX; r++)
-          if (!done[r])
-            bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + qpix[r]] = vec4(C[r], T[r]);
+        bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
 #endif
       vec4 xyo = s_xyo[j];
+      float dx = xyo.x - pxc, dy = xyo.y - pyc;
       vec3 cn = s_conic[j].xyz;
-      float dx = xyo.x - pxc;
-      for (uint r = 0u; r < PIX; r++) {
-        if (done[r]) continue;
-        float dy = xyo.y - pyc[r];
-        float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
-        if (sigma < 0.0) continue;
-        if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
-        float a = xyo.z * exp(-sigma);
-        float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
-        if (!(alpha >= GS_K_ALPHA_MIN)) continue;
-        float nt = T[r] * (1.0 - alpha);
-        if (nt < GS_K_T_MIN) {
-          done[r] = true;
-          open--;
-          continue;
-        }
-        C[r] += s_rgb[j].xyz * alpha * T[r];
-        if (ACCUM_F16 != 0u) C[r] = round_half(C[r]);
-        T[r] = nt;
-        last[r] = batch + j - start + 1u;
-      }
+      float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+      if (sigma < 0.0) continue;
+      if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
+      float a = xyo.z * exp(-sigma);
+      float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
+      if (!(alpha >= GS_K_ALPHA_MIN)) continue;
+      float nt = T * (1.0 - alpha);
+      if (nt < GS_K_T_MIN) { done = true; break; }
+      C += s_rgb[j].xyz * alpha * T;
+      if (ACCUM_F16 != 0u) C = round_half(C);
+      T = nt;
+      last = batch + j - start + 1u;
     }
     // Stop once every pixel of the tile is finished. The counter of this batch was cleared during
     // the previous one, so one barrier both publishes the count and ends the batch's reads.
-    if (PIX - open != 0u) atomicAdd(s_done[par], PIX - open);
+    if (done) atomicAdd(s_done[par], 1u);
     barrier();
     if (s_done[par] == uint(GS_RASTER_WG)) break;
     if (tid == 0u) s_done[par ^ 1u] = 0u;
@@ -153,19 +122,16 @@ void main() {
   }
 #ifdef GS_BUCKETS
   barrier();
-  uint mine = 0u;
-  for (uint r = 0u; r < PIX; r++) mine = max(mine, last[r]);
-  if (mine != 0u) atomicMax(s_maxlast, mine);
+  if (last != 0u) atomicMax(s_maxlast, last);
   barrier();
   if (tid == 0u) tile_maxlast[tile] = s_maxlast;
 #endif
-  for (uint r = 0u; r < PIX; r++) {
-    if (!inside[r]) continue;
-    uint p = (gl_WorkGroupID.y * GS_RASTER_TILE + qpix[r] / GS_RASTER_TILE) * pc.width + px;
-    out_rgb[3u * p] = C[r].x + T[r] * pc.background[0];
-    out_rgb[3u * p + 1u] = C[r].y + T[r] * pc.background[1];
-    out_rgb[3u * p + 2u] = C[r].z + T[r] * pc.background[2];
-    out_t[p] = T[r];
-    out_last[p] = last[r];
+  if (inside) {
+    uint p = py * pc.width + px;
+    out_rgb[3u * p] = C.x + T * pc.background[0];
+    out_rgb[3u * p + 1u] = C.y + T * pc.background[1];
+    out_rgb[3u * p + 2u] = C.z + T * pc.background[2];
+    out_t[p] = T;
+    out_last[p] = last;
   }
 }

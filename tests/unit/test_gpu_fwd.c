@@ -356,13 +356,12 @@ START_TEST(alpha_max_out_of_range_is_refused) {
 END_TEST
 
 START_TEST(forward_matches_reference) {
-  /* _i % 4: camera index; SH degree and background vary with it. _i / 4: fwd_pixels 1, 2, 4. */
+  /* _i: camera index; SH degree and background vary with it. */
   struct scene s;
   make_scene(&s, 300, 77);
   struct gs_camera cams[4];
   cameras(cams);
-  const struct gs_camera *cam = &cams[_i % 4];
-  struct gs_fwd_opts fo = {.pixels = 1u << (_i / 4)};
+  const struct gs_camera *cam = &cams[_i];
   tr_place_beyond_clamp(&s.m, cam, 0, 8); /* the field-of-view clamp of the EWA Jacobian */
   struct gs_ref_opts ro = {.sh_degree = (uint32_t)(3 - _i % 4)};
   float bg[3] = {_i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.2f};
@@ -374,7 +373,7 @@ START_TEST(forward_matches_reference) {
   for (uint32_t i = 0; i < 8; i++) near_side += r->splats[i].radius > 0;
   ck_assert_msg(near_side >= 4, "only %u of the clamped splats reach the image", near_side);
   struct gpu_frame g;
-  render(&fo, &s.m, cam, ro.sh_degree, bg, 0, &g);
+  render(NULL, &s.m, cam, ro.sh_degree, bg, 0, &g);
   compare_with_ref(&g, r);
   gpu_frame_free(&g);
   gs_ref_frame_destroy(&r);
@@ -437,10 +436,6 @@ START_TEST(variants_are_bit_exact) {
       {{.radix_ballot = 1, .sigma_skip = 1}, 1, "per_kernel"},
       {{.bucket = 8}, 0, "runs of 8 for the per-splat backward"},
       {{.bucket = 32, .sigma_skip = 1}, 1, "runs of 32, per_kernel"},
-      {{.pixels = 2}, 0, "fwd_pixels 2"},
-      {{.pixels = 4, .sigma_skip = 1}, 0, "fwd_pixels 4"},
-      {{.pixels = 2, .bucket = 32, .sigma_skip = 1}, 1, "fwd_pixels 2, runs of 32, per_kernel"},
-      {{.pixels = 4, .bucket = 8}, 0, "fwd_pixels 4, runs of 8"},
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     render(&variants[i].o, &s.m, &cams[0], 3, bg, variants[i].per_kernel, &v);
@@ -599,11 +594,10 @@ END_TEST
 /* The per-splat backward's runs (rasterize_bwd: splat): the GPU forward's group list, each
  * tile's largest last contributor and every run's compositing state a pixel still uses equal the
  * host's (runs_ref.h) from the reference frame, for runs of 1, 8 and 32 splats (the forward takes
- * any power of two up to 32; the backward the device's subgroup size), with 1, 2 and 4 pixels per
- * forward invocation (fwd_pixels: each pixel's states land at its own index in the tile). */
+ * any power of two up to 32; the backward the device's subgroup size). */
 START_TEST(runs_match_reference) {
   const uint32_t buckets[3] = {1, 8, 32};
-  uint32_t bucket = buckets[_i % 3];
+  uint32_t bucket = buckets[_i];
   struct scene s;
   make_scene(&s, 500, 91);
   struct gs_camera cams[4];
@@ -618,7 +612,7 @@ START_TEST(runs_match_reference) {
   struct ref_runs ref;
   ref_runs_make(r, bucket, &ref);
   gs_fwd_t *f;
-  struct gs_fwd_opts o = {.bucket = bucket, .sigma_skip = 1, .pixels = 1u << (_i / 3)};
+  struct gs_fwd_opts o = {.bucket = bucket, .sigma_skip = 1};
   ck_assert_msg(gs_fwd_new(vk, &o, &f, &err) == 0, "%s", err.msg);
   struct gs_fwd_input in = {.cam = *cam, .sh_degree = 3};
   memcpy(in.background, bg, sizeof in.background);
@@ -691,15 +685,6 @@ START_TEST(runs_of_other_lengths_are_refused) {
     ck_assert_ptr_null(f);
     ck_assert_msg(strstr(err.msg, "power of two"), "%s", err.msg);
   }
-  const uint32_t bad_pixels[3] = {3, 8, 16};
-  for (int i = 0; i < 3; i++) {
-    struct sw_err err = {0};
-    gs_fwd_t *f = NULL;
-    struct gs_fwd_opts o = {.pixels = bad_pixels[i]};
-    ck_assert_int_eq(gs_fwd_new(vk, &o, &f, &err), SW_EINVAL);
-    ck_assert_ptr_null(f);
-    ck_assert_msg(strstr(err.msg, "pixels per rasterize invocation"), "%s", err.msg);
-  }
 }
 END_TEST
 
@@ -721,11 +706,6 @@ START_TEST(f16_accumulator_stays_close) {
   }
   ck_assert_msg(differ > 0, "the f16 variant changed nothing: is the constant applied?");
   ck_assert(!memcmp(a.last, b.last, 4 * px)); /* T is still accumulated in f32 */
-  struct gs_fwd_opts o2 = {.accum_f16 = 1, .pixels = 2};
-  struct gpu_frame c;
-  render(&o2, &s.m, &cams[1], 3, bg, 0, &c);
-  assert_same(&b, &c, "fwd_accum f16 with fwd_pixels 2");
-  gpu_frame_free(&c);
   gpu_frame_free(&a);
   gpu_frame_free(&b);
   free(s.store);
@@ -853,11 +833,11 @@ int main(void) {
   tcase_set_timeout(tc, 120); /* a CPU device is slow; ctest's CK_DEFAULT_TIMEOUT is larger */
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, constants_match_the_contract);
-  tcase_add_loop_test(tc, forward_matches_reference, 0, 12);
+  tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
   tcase_add_test(tc, variants_are_bit_exact);
   tcase_add_loop_test(tc, tile_cull_ellipse_is_bit_exact, 0, 8);
   tcase_add_loop_test(tc, sort_depth_first_is_bit_exact, 0, 4);
-  tcase_add_loop_test(tc, runs_match_reference, 0, 9);
+  tcase_add_loop_test(tc, runs_match_reference, 0, 3);
   tcase_add_test(tc, runs_of_other_lengths_are_refused);
   tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);
   tcase_add_loop_test(tc, alpha_max_matches_reference, 0, 3);

@@ -93,8 +93,6 @@ START_TEST(config_set_parses_every_type) {
   ck_assert_double_eq(c.alpha_max, 0.999);
   ck_assert_int_eq(gs_config_set_kv(&c, "ssim_padding=valid", &err), 0);
   ck_assert_int_eq(c.ssim_padding, GS_SSIM_VALID);
-  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_pixels=4", &err), 0);
-  ck_assert_int_eq(c.fwd_pixels, 4);
 }
 END_TEST
 
@@ -104,13 +102,6 @@ START_TEST(config_errors_name_the_key) {
   struct sw_err err = {0};
   ck_assert_int_eq(gs_config_set_kv(&c, "iteratons=5", &err), SW_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, "iteratons"));
-  sw_err_clear(&err);
-  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_pixels=3", &err), SW_EINVAL);
-  ck_assert_ptr_nonnull(strstr(err.msg, "fwd_pixels"));
-  ck_assert_ptr_nonnull(strstr(err.msg, "1, 2 or 4"));
-  sw_err_clear(&err);
-  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_pixels=8", &err), SW_EINVAL);
-  ck_assert_ptr_nonnull(strstr(err.msg, "fwd_pixels"));
   sw_err_clear(&err);
   ck_assert_int_eq(gs_config_set_kv(&c, "radix_scatter=fast", &err), SW_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, "radix_scatter"));
@@ -749,7 +740,6 @@ struct det_submit {
   int in_flight;   /* 0: the default */
   int timing;      /* enum gs_timing */
   int sort;        /* enum gs_sort_order */
-  int fwd_pixels;  /* 0: the default */
   uint64_t redone; /* out: iterations recorded again after an arena overflow */
 };
 
@@ -763,7 +753,6 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   if (sub && sub->in_flight) c.in_flight = sub->in_flight;
   if (sub) c.timing = sub->timing;
   if (sub) c.sort = sub->sort;
-  if (sub && sub->fwd_pixels) c.fwd_pixels = sub->fwd_pixels;
   c.iterations = 150;
   c.densify_from = 30;
   c.densify_every = 20;
@@ -963,29 +952,6 @@ START_TEST(tile_cull_trains_bit_identically) {
 }
 END_TEST
 
-/* fwd_pixels is bit-exact: 1, 2 or 4 pixels per forward invocation give the same image, last
- * contributors and runs' states, so a deterministic training with the per-splat backward (which
- * reads those states) writes the same final.ply with each. */
-START_TEST(fwd_pixels_trains_bit_identically) {
-  make_scene();
-  char dir[3][160], h[3][SW_SHA256_HEX_LEN];
-  uint32_t n[3];
-  double p[3];
-  for (int k = 0; k < 3; k++) {
-    struct det_submit sub = {.sort = GS_SORT_DEPTH_FIRST, .fwd_pixels = 1 << k};
-    snprintf(dir[k], sizeof dir[k], "%s/fwd_pixels_%d", work_dir, 1 << k);
-    det_run_as(dir[k], 0, GS_RASTER_BWD_SPLAT, GS_TILE_CULL_ELLIPSE, &sub, h[k], &n[k], &p[k]);
-  }
-  fprintf(stderr, "fwd_pixels 1 / 2 / 4: %u / %u / %u splats, final.ply %.16s / %.16s / %.16s\n",
-          n[0], n[1], n[2], h[0], h[1], h[2]);
-  ck_assert_uint_ne(n[0], 500); /* densification ran */
-  for (int k = 1; k < 3; k++) {
-    ck_assert_uint_eq(n[0], n[k]);
-    ck_assert_str_eq(h[0], h[k]);
-  }
-}
-END_TEST
-
 static void remove_scene(void) {
   if (work_dir[0]) sw_fs_rm_rf(work_dir, NULL);
 }
@@ -1017,7 +983,6 @@ int main(void) {
   tcase_add_test(gpu, divergence_is_reported_in_either_mode);
   tcase_add_test(gpu, splat_backward_trains_like_pixel_backward);
   tcase_add_test(gpu, tile_cull_trains_bit_identically);
-  tcase_add_test(gpu, fwd_pixels_trains_bit_identically);
   suite_add_tcase(s, gpu);
   SRunner *sr = srunner_create(s);
   /* The generated scene is shared by the training tests: run them in this process. */
