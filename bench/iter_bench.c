@@ -22,7 +22,7 @@
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
  *                   [--run-pixels rows|active|covered] [--bwd-step branch|select]
- *                   [--bwd-drain full|trim] [--run-stats]
+ *                   [--bwd-drain full|trim] [--fwd-step branch|select] [--run-stats]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
@@ -60,6 +60,7 @@ struct args {
   int depth_first;         /* --sort pairs|depth_first (default the trainer's) */
   int raster_bwd;          /* --rasterize-bwd, enum gs_raster_bwd (default auto, the trainer's) */
   int run_stats;           /* --run-stats: the per-splat backward's steps on the last frame */
+  int fwd_step;            /* --fwd-step branch|select, enum gs_fwd_step (default the trainer's) */
 };
 
 /* An option that is a trainer key: the trainer's key table parses it into c (the defaults
@@ -93,6 +94,7 @@ static int parse(int argc, char **argv, struct args *a) {
   a->tk.run_pixels = defaults.bwd_run_pixels;
   a->tk.step = defaults.bwd_step;
   a->tk.drain = defaults.bwd_drain;
+  a->fwd_step = defaults.fwd_step;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -167,6 +169,10 @@ static int parse(int argc, char **argv, struct args *a) {
       struct gs_config c;
       if (trainer_key(k, "bwd_drain", v, &c)) return -1;
       a->tk.drain = c.bwd_drain;
+    } else if (!strcmp(k, "--fwd-step")) {
+      struct gs_config c;
+      if (trainer_key(k, "fwd_step", v, &c)) return -1;
+      a->fwd_step = c.fwd_step;
     } else if (!strcmp(k, "--rasterize-bwd")) {
       struct gs_config c;
       if (trainer_key(k, "rasterize_bwd", v, &c)) return -1;
@@ -555,8 +561,11 @@ int main(int argc, char **argv) {
   struct bench b = {0};
   struct gs_vk_opts vo = {.device = a.device};
   int rc = gs_vk_open(&b.vk, &vo, &err);
-  struct gs_fwd_opts fo = {
-      .sigma_skip = 1, .radix_ballot = 1, .tile_cull = a.tile_cull, .depth_first = a.depth_first};
+  struct gs_fwd_opts fo = {.sigma_skip = 1,
+                           .radix_ballot = 1,
+                           .tile_cull = a.tile_cull,
+                           .depth_first = a.depth_first,
+                           .step_select = a.fwd_step == GS_FWD_STEP_SELECT};
   if (!rc && a.raster_bwd == GS_RASTER_BWD_SPLAT && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err)))
     rc = SW_EDEVICE;
   if (!rc && a.raster_bwd == GS_RASTER_BWD_AUTO) fo.bucket = gs_tk_auto_bucket(b.vk, stderr);
@@ -579,14 +588,15 @@ int main(int argc, char **argv) {
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
-           "sort %s, run pixels %s, step %s, drain %s\n",
+           "sort %s, run pixels %s, step %s, drain %s, fwd step %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
            a.tk.run_pixels == 2 ? "covered"
            : a.tk.run_pixels    ? "active"
                                 : "rows",
-           a.tk.step ? "select" : "branch", a.tk.drain ? "trim" : "full");
+           a.tk.step ? "select" : "branch", a.tk.drain ? "trim" : "full",
+           a.fwd_step ? "select" : "branch");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

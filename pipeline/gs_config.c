@@ -148,6 +148,10 @@ static const struct key keys[] = {
      "skip sigma >= 5.55 (alpha < 1/255) before exp, forward and backward"},
     {"fwd_accum", K_ENUM, OFF(fwd_accum), "f32", "f32|f16", 0, 0,
      "forward colour accumulator precision"},
+    {"fwd_step", K_ENUM, OFF(fwd_step), "branch", "branch|select", 0, 0,
+     "rasterize forward: a pixel that skips a splat branches past its step, or computes it "
+     "with masks and selects (one straight-line step, the next splat's loads issued before this "
+     "one's arithmetic); the same image"},
     {"bwd_warp_skip", K_ENUM, OFF(bwd_warp_skip), "on", "off|on", 0, 0,
      "rasterize backward: skip a subgroup when no lane contributes (subgroupAny)"},
     {"ssim_walk", K_ENUM, OFF(ssim_walk), "float4", "scalar|float4|float4_recip", 0, 0,

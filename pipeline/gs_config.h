@@ -41,6 +41,7 @@ enum gs_bwd_run_pixels {
   GS_RUN_PIXELS_COVERED = 2
 };
 enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1 };
+enum gs_fwd_step { GS_FWD_STEP_BRANCH = 0, GS_FWD_STEP_SELECT = 1 };
 enum gs_bwd_drain { GS_BWD_DRAIN_FULL = 0, GS_BWD_DRAIN_TRIM = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
@@ -115,6 +116,7 @@ struct gs_config {
   int32_t radix_scatter;
   int32_t sigma_skip;
   int32_t fwd_accum;
+  int32_t fwd_step; /* enum gs_fwd_step */
   int32_t bwd_warp_skip;
   int32_t ssim_walk;
   int32_t atomic_spread;

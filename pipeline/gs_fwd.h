@@ -46,6 +46,8 @@ struct gs_fwd_opts {
   uint32_t bucket; /* rasterize_bwd: splat -> runs of this many splats (the device's subgroup
                       size, 1..GS_BUCKET_MAX): the forward also writes the runs' state for the
                       per-splat backward (gs_shared.h, "Buckets"); 0 = off */
+  int step_select; /* fwd_step: select -> the rasterize step is one basic block (masks and
+                      selects, the next splat's loads first); the same image to the bit */
 };
 
 /* The model's parameters on the GPU (struct gs_model layout; borrowed). */

@@ -8,7 +8,9 @@
 // (bit-exact: such a splat always fails the alpha test); GS_SPEC_ACCUM_F16 rounds the colour
 // accumulator to half precision after every step (the lab's f16 accumulator experiment);
 // GS_SPEC_ALPHA_MAX is the alpha clamp (0.99 by default, gsplat's 0.999 for the recipe A/B), a
-// constant so that the backward (rasterize_bwd.glsl) is built with the same value.
+// constant so that the backward (rasterize_bwd.glsl) is built with the same value;
+// GS_SPEC_FWD_STEP (`fwd_step`) picks the step: branches past a skipped splat (0) or one
+// straight-line step with masks and selects (1), the same bits.
 // GS_BUCKETS (rasterize_fwd_bucket.comp, `rasterize_bwd: splat`): before each run of BUCKET
 // splats (positions 0, BUCKET, 2 BUCKET, ... of the tile's range) every pixel still compositing
 // writes its state (colour so far, T) to bucket_state, and the tile's largest last contributor
@@ -19,6 +21,7 @@ layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
 layout(constant_id = GS_SPEC_SIGMA_SKIP) const uint SIGMA_SKIP = 0;
 layout(constant_id = GS_SPEC_ACCUM_F16) const uint ACCUM_F16 = 0;
 layout(constant_id = GS_SPEC_ALPHA_MAX) const float ALPHA_MAX = GS_K_ALPHA_MAX;
+layout(constant_id = GS_SPEC_FWD_STEP) const uint STEP = 0u;
 
 layout(std430, binding = 0) readonly buffer Splats { gs_splat2d splats[]; };
 layout(std430, binding = 1) readonly buffer Vals { uint vals[]; };
@@ -90,27 +93,65 @@ void main() {
     }
     barrier();
     uint cnt = min(uint(GS_RASTER_WG), end - batch);
-    for (uint j = 0u; j < cnt && !done; j++) {
+    if (STEP == 0u) {
+      for (uint j = 0u; j < cnt && !done; j++) {
 #ifdef GS_BUCKETS
-      uint q = batch + j - start;
-      if (q % BUCKET == 0u && sbase != ~0u)
-        bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
+        uint q = batch + j - start;
+        if (q % BUCKET == 0u && sbase != ~0u)
+          bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
 #endif
-      vec4 xyo = s_xyo[j];
-      float dx = xyo.x - pxc, dy = xyo.y - pyc;
-      vec3 cn = s_conic[j].xyz;
-      float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
-      if (sigma < 0.0) continue;
-      if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
-      float a = xyo.z * exp(-sigma);
-      float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
-      if (!(alpha >= GS_K_ALPHA_MIN)) continue;
-      float nt = T * (1.0 - alpha);
-      if (nt < GS_K_T_MIN) { done = true; break; }
-      C += s_rgb[j].xyz * alpha * T;
-      if (ACCUM_F16 != 0u) C = round_half(C);
-      T = nt;
-      last = batch + j - start + 1u;
+        vec4 xyo = s_xyo[j];
+        float dx = xyo.x - pxc, dy = xyo.y - pyc;
+        vec3 cn = s_conic[j].xyz;
+        float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+        if (sigma < 0.0) continue;
+        if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
+        float a = xyo.z * exp(-sigma);
+        float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
+        if (!(alpha >= GS_K_ALPHA_MIN)) continue;
+        float nt = T * (1.0 - alpha);
+        if (nt < GS_K_T_MIN) {
+          done = true;
+          break;
+        }
+        C += s_rgb[j].xyz * alpha * T;
+        if (ACCUM_F16 != 0u) C = round_half(C);
+        T = nt;
+        last = batch + j - start + 1u;
+      }
+    } else {
+      // `fwd_step: select`: the step is one basic block. Every test of the branch form above
+      // becomes a mask (a NaN sigma passes `!(sigma < 0)` there too), the colour, T and the last
+      // contributor are selected, so each pixel gets the same bits; the next splat's three loads
+      // are issued before this step's arithmetic.
+      vec4 xyo = s_xyo[0], cn = s_conic[0], rgb = s_rgb[0];
+      for (uint j = 0u; j < cnt && !done; j++) {
+#ifdef GS_BUCKETS
+        uint q = batch + j - start;
+        if (q % BUCKET == 0u && sbase != ~0u)
+          bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
+#endif
+        uint jn = min(j + 1u, uint(GS_RASTER_WG) - 1u);
+        vec4 xyo_n = s_xyo[jn], cn_n = s_conic[jn], rgb_n = s_rgb[jn];
+        float dx = xyo.x - pxc, dy = xyo.y - pyc;
+        float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+        float a = xyo.z * exp(-sigma);
+        float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
+        bool ok = !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
+                  alpha >= GS_K_ALPHA_MIN;
+        float nt = T * (1.0 - alpha);
+        bool stop = ok && nt < GS_K_T_MIN;
+        bool take = ok && !stop;
+        vec3 cnew = C + rgb.xyz * alpha * T;
+        if (ACCUM_F16 != 0u) cnew = round_half(cnew);
+        C = take ? cnew : C;
+        T = take ? nt : T;
+        last = take ? batch + j - start + 1u : last;
+        done = stop;
+        xyo = xyo_n;
+        cn = cn_n;
+        rgb = rgb_n;
+      }
     }
     // Stop once every pixel of the tile is finished. The counter of this batch was cleared during
     // the previous one, so one barrier both publishes the count and ends the batch's reads.

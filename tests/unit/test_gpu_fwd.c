@@ -356,12 +356,14 @@ START_TEST(alpha_max_out_of_range_is_refused) {
 END_TEST
 
 START_TEST(forward_matches_reference) {
-  /* _i: camera index; SH degree and background vary with it. */
+  /* _i % 4: camera index; SH degree and background vary with it. _i / 4: fwd_step branch,
+   * select. */
   struct scene s;
   make_scene(&s, 300, 77);
   struct gs_camera cams[4];
   cameras(cams);
-  const struct gs_camera *cam = &cams[_i];
+  const struct gs_camera *cam = &cams[_i % 4];
+  struct gs_fwd_opts fo = {.step_select = _i / 4};
   tr_place_beyond_clamp(&s.m, cam, 0, 8); /* the field-of-view clamp of the EWA Jacobian */
   struct gs_ref_opts ro = {.sh_degree = (uint32_t)(3 - _i % 4)};
   float bg[3] = {_i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.2f};
@@ -373,7 +375,7 @@ START_TEST(forward_matches_reference) {
   for (uint32_t i = 0; i < 8; i++) near_side += r->splats[i].radius > 0;
   ck_assert_msg(near_side >= 4, "only %u of the clamped splats reach the image", near_side);
   struct gpu_frame g;
-  render(NULL, &s.m, cam, ro.sh_degree, bg, 0, &g);
+  render(&fo, &s.m, cam, ro.sh_degree, bg, 0, &g);
   compare_with_ref(&g, r);
   gpu_frame_free(&g);
   gs_ref_frame_destroy(&r);
@@ -436,6 +438,10 @@ START_TEST(variants_are_bit_exact) {
       {{.radix_ballot = 1, .sigma_skip = 1}, 1, "per_kernel"},
       {{.bucket = 8}, 0, "runs of 8 for the per-splat backward"},
       {{.bucket = 32, .sigma_skip = 1}, 1, "runs of 32, per_kernel"},
+      {{.step_select = 1}, 0, "fwd_step select"},
+      {{.step_select = 1, .sigma_skip = 1}, 0, "fwd_step select, sigma_skip"},
+      {{.step_select = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_step select, runs of 32"},
+      {{.step_select = 1, .bucket = 8}, 0, "fwd_step select, runs of 8"},
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     render(&variants[i].o, &s.m, &cams[0], 3, bg, variants[i].per_kernel, &v);
@@ -594,10 +600,10 @@ END_TEST
 /* The per-splat backward's runs (rasterize_bwd: splat): the GPU forward's group list, each
  * tile's largest last contributor and every run's compositing state a pixel still uses equal the
  * host's (runs_ref.h) from the reference frame, for runs of 1, 8 and 32 splats (the forward takes
- * any power of two up to 32; the backward the device's subgroup size). */
+ * any power of two up to 32; the backward the device's subgroup size), with either fwd_step. */
 START_TEST(runs_match_reference) {
   const uint32_t buckets[3] = {1, 8, 32};
-  uint32_t bucket = buckets[_i];
+  uint32_t bucket = buckets[_i % 3];
   struct scene s;
   make_scene(&s, 500, 91);
   struct gs_camera cams[4];
@@ -612,7 +618,7 @@ START_TEST(runs_match_reference) {
   struct ref_runs ref;
   ref_runs_make(r, bucket, &ref);
   gs_fwd_t *f;
-  struct gs_fwd_opts o = {.bucket = bucket, .sigma_skip = 1};
+  struct gs_fwd_opts o = {.bucket = bucket, .sigma_skip = 1, .step_select = _i / 3};
   ck_assert_msg(gs_fwd_new(vk, &o, &f, &err) == 0, "%s", err.msg);
   struct gs_fwd_input in = {.cam = *cam, .sh_degree = 3};
   memcpy(in.background, bg, sizeof in.background);
@@ -706,6 +712,11 @@ START_TEST(f16_accumulator_stays_close) {
   }
   ck_assert_msg(differ > 0, "the f16 variant changed nothing: is the constant applied?");
   ck_assert(!memcmp(a.last, b.last, 4 * px)); /* T is still accumulated in f32 */
+  struct gs_fwd_opts o2 = {.accum_f16 = 1, .step_select = 1};
+  struct gpu_frame c;
+  render(&o2, &s.m, &cams[1], 3, bg, 0, &c);
+  assert_same(&b, &c, "fwd_accum f16 with fwd_step select");
+  gpu_frame_free(&c);
   gpu_frame_free(&a);
   gpu_frame_free(&b);
   free(s.store);
@@ -833,11 +844,11 @@ int main(void) {
   tcase_set_timeout(tc, 120); /* a CPU device is slow; ctest's CK_DEFAULT_TIMEOUT is larger */
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, constants_match_the_contract);
-  tcase_add_loop_test(tc, forward_matches_reference, 0, 4);
+  tcase_add_loop_test(tc, forward_matches_reference, 0, 8);
   tcase_add_test(tc, variants_are_bit_exact);
   tcase_add_loop_test(tc, tile_cull_ellipse_is_bit_exact, 0, 8);
   tcase_add_loop_test(tc, sort_depth_first_is_bit_exact, 0, 4);
-  tcase_add_loop_test(tc, runs_match_reference, 0, 3);
+  tcase_add_loop_test(tc, runs_match_reference, 0, 6);
   tcase_add_test(tc, runs_of_other_lengths_are_refused);
   tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);
   tcase_add_loop_test(tc, alpha_max_matches_reference, 0, 3);
