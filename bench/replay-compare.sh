@@ -12,6 +12,7 @@
 #      the training views) with the per-pixel and the per-splat backward, then gsplat_iter.py
 #      on the same workloads for each checkout.
 #   bench/replay-compare.sh BIN_DIR SCENE OUT [GSPLAT_CHECKOUT...]
+# MODES="pixel splat" (default) names our backwards to time.
 # BIN_DIR holds splat-train and iter_bench (bench/gpu-bundle.sh). Writes OUT/*.txt, OUT/*.json.
 set -uo pipefail
 bin=${1:?bin dir}
@@ -35,7 +36,7 @@ rm -rf "$ck"
   --set rasterize_bwd="${RASTER_BWD:-splat}" >"$out/train-ck.log" 2>&1
 cp "$ck/result.json" "$out/train-ck.json" 2>/dev/null
 wait
-for m in pixel splat; do
+for m in ${MODES:-pixel splat}; do
   "$bin/iter_bench" --n 400000,1000000 --rasterize-bwd $m
   for c in 7000 30000; do
     "$bin/iter_bench" --ply "$ck/checkpoint-$c.ply" --scene "$scene" --rasterize-bwd $m
