@@ -17,7 +17,8 @@
 #                      splats at 7,000 against 292k)
 #   CHECKPOINTS=3500,6000  checkpoints of the checkpoint variant
 #   MODES="off on"     which deterministic modes to run
-#   VARIANTS="cold plain progress checkpoints cpu_hog"  which runs of each mode
+#   VARIANTS="cold plain progress checkpoints cpu_hog"  which runs of each mode (any name
+#                      starting cpu_hog runs under the hog: "cpu_hog1 cpu_hog2 ..." repeats it)
 #   EXTRA="--set k=v"  more trainer arguments for every run
 # Budget on an H200: a 7,000-iteration Lego run takes ~26 s of training (plus ~5 s of loading and
 # evaluation), so the 10 runs take about 6 minutes (deterministic ones somewhat longer).
@@ -77,12 +78,12 @@ run() {
     progress) args+=(--progress) ;;
     checkpoints) args+=(--set "checkpoints=$CHECKPOINTS") ;;
   esac
-  [ "$variant" = cpu_hog ] && hog_start
+  case $variant in cpu_hog*) hog_start ;; esac
   mkdir -p "$dcache"
   GS_PIPELINE_CACHE=$cache __GL_SHADER_DISK_CACHE_PATH=$dcache MESA_SHADER_CACHE_DIR=$dcache \
     "$ST" "${args[@]}" >"$dir.stdout" 2>"$dir.stderr"
   local rc=$?
-  [ "$variant" = cpu_hog ] && hog_stop
+  case $variant in cpu_hog*) hog_stop ;; esac
   if [ $rc -ne 0 ] || [ ! -f "$dir/result.json" ]; then
     echo "repro.sh: $mode/$variant failed (exit $rc): $(tail -1 "$dir.stderr")" >&2
     exit 2
