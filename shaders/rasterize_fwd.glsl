@@ -64,6 +64,16 @@ float round_half1(float x) {
 
 vec3 round_half(vec3 v) { return vec3(round_half1(v.x), round_half1(v.y), round_half1(v.z)); }
 
+// Before the splat at position q of the tile's range: a run's first splat (GS_BUCKETS) gets this
+// pixel's state (colour so far, T) in bucket_state; sbase is the tile's first run (~0: none). In
+// the plain forward it does nothing.
+void keep_state(uint q, uint sbase, uint tid, vec3 C, float T) {
+#ifdef GS_BUCKETS
+  if (q % BUCKET == 0u && sbase != ~0u)
+    bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
+#endif
+}
+
 void main() {
   uint tid = gl_LocalInvocationIndex;
   uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
@@ -81,6 +91,8 @@ void main() {
 #ifdef GS_BUCKETS
   if (tid == 0u) s_maxlast = 0u;
   uint sbase = tile_base[tile]; // ~0: no runs (an empty tile)
+#else
+  uint sbase = ~0u;
 #endif
   uint par = 0u;
   for (uint batch = start; batch < end; batch += GS_RASTER_WG) {
@@ -95,11 +107,7 @@ void main() {
     uint cnt = min(uint(GS_RASTER_WG), end - batch);
     if (STEP == 0u) {
       for (uint j = 0u; j < cnt && !done; j++) {
-#ifdef GS_BUCKETS
-        uint q = batch + j - start;
-        if (q % BUCKET == 0u && sbase != ~0u)
-          bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
-#endif
+        keep_state(batch + j - start, sbase, tid, C, T);
         vec4 xyo = s_xyo[j];
         float dx = xyo.x - pxc, dy = xyo.y - pyc;
         vec3 cn = s_conic[j].xyz;
@@ -126,11 +134,7 @@ void main() {
       // are issued before this step's arithmetic.
       vec4 xyo = s_xyo[0], cn = s_conic[0], rgb = s_rgb[0];
       for (uint j = 0u; j < cnt && !done; j++) {
-#ifdef GS_BUCKETS
-        uint q = batch + j - start;
-        if (q % BUCKET == 0u && sbase != ~0u)
-          bucket_state[(sbase + q / BUCKET) * uint(GS_RASTER_WG) + tid] = vec4(C, T);
-#endif
+        keep_state(batch + j - start, sbase, tid, C, T);
         uint jn = min(j + 1u, uint(GS_RASTER_WG) - 1u);
         vec4 xyo_n = s_xyo[jn], cn_n = s_conic[jn], rgb_n = s_rgb[jn];
         float dx = xyo.x - pxc, dy = xyo.y - pyc;
