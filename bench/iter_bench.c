@@ -22,7 +22,8 @@
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
  *                   [--run-pixels rows|active|covered] [--bwd-step branch|select]
- *                   [--bwd-drain full|trim] [--fwd-step branch|select] [--run-stats]
+ *                   [--bwd-drain full|trim] [--bwd-state shared|global]
+ *                   [--fwd-step branch|select] [--run-stats]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
@@ -95,6 +96,7 @@ static int parse(int argc, char **argv, struct args *a) {
   a->tk.step = defaults.bwd_step;
   a->tk.drain = defaults.bwd_drain;
   a->fwd_step = defaults.fwd_step;
+  a->tk.state = defaults.bwd_state;
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -169,6 +171,10 @@ static int parse(int argc, char **argv, struct args *a) {
       struct gs_config c;
       if (trainer_key(k, "bwd_drain", v, &c)) return -1;
       a->tk.drain = c.bwd_drain;
+    } else if (!strcmp(k, "--bwd-state")) {
+      struct gs_config c;
+      if (trainer_key(k, "bwd_state", v, &c)) return -1;
+      a->tk.state = c.bwd_state;
     } else if (!strcmp(k, "--fwd-step")) {
       struct gs_config c;
       if (trainer_key(k, "fwd_step", v, &c)) return -1;
@@ -588,7 +594,7 @@ int main(int argc, char **argv) {
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
-           "sort %s, run pixels %s, step %s, drain %s, fwd step %s\n",
+           "sort %s, run pixels %s, step %s, drain %s, state %s, fwd step %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
@@ -596,7 +602,7 @@ int main(int argc, char **argv) {
            : a.tk.run_pixels    ? "active"
                                 : "rows",
            a.tk.step ? "select" : "branch", a.tk.drain ? "trim" : "full",
-           a.fwd_step ? "select" : "branch");
+           a.tk.state ? "global" : "shared", a.fwd_step ? "select" : "branch");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

@@ -43,6 +43,7 @@ enum gs_bwd_run_pixels {
 enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1 };
 enum gs_fwd_step { GS_FWD_STEP_BRANCH = 0, GS_FWD_STEP_SELECT = 1 };
 enum gs_bwd_drain { GS_BWD_DRAIN_FULL = 0, GS_BWD_DRAIN_TRIM = 1 };
+enum gs_bwd_state { GS_BWD_STATE_SHARED = 0, GS_BWD_STATE_GLOBAL = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
 enum gs_init_kind { GS_INIT_AUTO = 0, GS_INIT_RANDOM = 1, GS_INIT_POINTS = 2 };
@@ -129,6 +130,7 @@ struct gs_config {
   int32_t bwd_run_pixels; /* enum gs_bwd_run_pixels */
   int32_t bwd_step;       /* enum gs_bwd_step */
   int32_t bwd_drain;      /* enum gs_bwd_drain */
+  int32_t bwd_state;      /* enum gs_bwd_state */
 };
 
 /* Fills cfg with every default. */

@@ -512,7 +512,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                           .splat_bwd = t->splat_bwd,
                           .run_pixels = cfg->bwd_run_pixels,
                           .step = cfg->bwd_step,
-                          .drain = cfg->bwd_drain};
+                          .drain = cfg->bwd_drain,
+                          .state = cfg->bwd_state};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
   if (!rc && cfg->lambda_dssim > 0 && !gs_tk_ssim_pixels(t->tk, t->sc->width, t->sc->height))
     rc = sw_err_set(err, SW_EINVAL,

@@ -108,6 +108,14 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
       return err ? err->code : SW_EDEVICE;
     }
   }
+  if (tk->opts.splat_bwd && tk->opts.state && !gs_vk_info(vk)->subgroup_shuffle) {
+    int rc = sw_err_set(err, SW_EDEVICE,
+                        "bwd_state: global needs indexed subgroup shuffles in compute shaders, "
+                        "which %s lacks (bwd_state: shared does not)",
+                        gs_vk_info(vk)->name);
+    free(tk);
+    return rc;
+  }
   /* The SSIM kernels' constants, by id: walk, padding valid (loss_ssim's), planar maps. */
   uint32_t lss[3] = {(uint32_t)tk->opts.ssim_walk, tk->opts.ssim_padding == GS_SSIM_VALID ? 1u : 0u,
                      tk->opts.ssim_planar ? 1u : 0u};
@@ -138,7 +146,7 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
                                                : "rasterize_bwd_splat";
   /* The per-splat build's constants: sigma skip and alpha clamp at the same ids, then the run
    * length, the workgroup size (GS_BUCKET_GROUP runs), the walk's pixels, its step and its end. */
-  uint32_t rs[10] = {rb[0],
+  uint32_t rs[11] = {rb[0],
                      0u,
                      0u,
                      0u,
@@ -147,13 +155,14 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
                      tk->bucket * GS_BUCKET_GROUP,
                      (uint32_t)tk->opts.run_pixels,
                      (uint32_t)tk->opts.step,
-                     (uint32_t)tk->opts.drain};
+                     (uint32_t)tk->opts.drain,
+                     (uint32_t)tk->opts.state};
   if (!rc && !tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rb_stem, "rasterize_bwd", 7,
                                sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);
   if (!rc && tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rs_stem, "rasterize_bwd", 11,
-                               sizeof(struct gs_pc_raster_splat), rs, 10, &tk->raster_bwd, err);
+                               sizeof(struct gs_pc_raster_splat), rs, 11, &tk->raster_bwd, err);
   if (!rc && tk->opts.deterministic)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "grad2d_resolve", "grad2d_resolve", 3,
                                sizeof(struct gs_pc_resolve), NULL, 0, &tk->resolve, err);

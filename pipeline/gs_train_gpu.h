@@ -55,6 +55,9 @@ struct gs_tk_opts {
                          or a masked step of straight-line code (1, select) */
   int drain;          /* per-splat backward, enum gs_bwd_drain: a run's walk ends after its last
                          lane saw every pixel (0) or once each lane is past its box (1, trim) */
+  int state;          /* per-splat backward, enum gs_bwd_state: lane 0 takes the runs' stored
+                         states from a copy in shared memory (0) or from bucket_state itself, a
+                         block of a subgroup's width ahead, by a shuffle (1, global) */
 };
 
 /* The forward's runs the per-splat backward reads (struct gs_fwd_bufs, "opts.bucket only"), and

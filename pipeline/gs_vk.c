@@ -199,6 +199,8 @@ static void describe(VkPhysicalDevice pd, uint32_t index, struct gs_vk_device_in
   d->subgroup_shuffle_up = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                            (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT) &&
                            (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  d->subgroup_shuffle = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                        (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
   d->push_descriptor = has_device_ext(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (has_device_ext(pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {

@@ -69,6 +69,7 @@ struct gs_vk_device_info {
   uint32_t min_subgroup_size;  /* smallest size a kernel may run with (<= subgroup_size) */
   int subgroup_ballot;         /* subgroup ballot operations in compute shaders */
   int subgroup_shuffle_up;     /* relative subgroup shuffles (subgroupShuffleUp) in compute */
+  int subgroup_shuffle;        /* indexed subgroup shuffles (subgroupShuffle) in compute */
   int float_atomic_add;        /* shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float) */
   int shared_float_atomic_add; /* shaderSharedFloat32AtomicAdd */
   int push_descriptor;         /* VK_KHR_push_descriptor (required by gs_vk_open) */

@@ -78,6 +78,9 @@
 /* rasterize_bwd_splat: 1 = a run's walk ends once every lane is past the last pixel of its box
  * (`bwd_drain: trim`), 0 = after every lane has seen every pixel */
 #define GS_SPEC_BWD_DRAIN 9
+/* rasterize_bwd_splat: 1 = lane 0 takes the runs' stored states from bucket_state, loaded a
+ * block ahead and shuffled (`bwd_state: global`), 0 = from a copy in shared memory */
+#define GS_SPEC_BWD_STATE 10
 #define GS_SPEC_ADAM_VISIBLE 0 /* adam: only splats with tiles_touched > 0 */
 
 /* rasterize_bwd_splat: gs_pc_raster's fields, then the group list's length. */

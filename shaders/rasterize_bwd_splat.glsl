@@ -42,6 +42,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle_relative : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 
 #define GS_GLSL 1
 #include "gs_train_shared.h"
@@ -53,6 +54,7 @@ layout(constant_id = GS_SPEC_BWD_BUCKET) const uint BUCKET = 32u;
 layout(constant_id = GS_SPEC_BWD_COMPACT) const uint COMPACT = 0u;
 layout(constant_id = GS_SPEC_BWD_STEP) const uint STEP = 0u;
 layout(constant_id = GS_SPEC_BWD_DRAIN) const uint DRAIN = 0u;
+layout(constant_id = GS_SPEC_BWD_STATE) const uint STATE = 0u;
 
 layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
 layout(std430, binding = 1) readonly buffer Values { uint values[]; };
@@ -68,7 +70,10 @@ layout(std430, binding = 9) readonly buffer TileMax { uint tile_maxlast[]; };
 layout(std430, binding = 10) readonly buffer Meta { uint meta[]; };
 layout(push_constant) uniform PC { gs_pc_raster_splat pc; };
 
-shared vec4 s_state[GS_BUCKET_GROUP * GS_RASTER_WG]; // per run: (C, T) per pixel
+// Per run: (C, T) per pixel, staged from bucket_state (`bwd_state: shared`); `global` reads the
+// states from bucket_state itself and needs no such copy (one element).
+const uint STATE_ELEMS = STATE != 0u ? 1u : uint(GS_BUCKET_GROUP * GS_RASTER_WG);
+shared vec4 s_state[STATE_ELEMS];
 shared vec4 s_dl[GS_RASTER_WG];                      // dL/dpix, last contributor (bits)
 shared vec3 s_out[GS_RASTER_WG];                     // rendered colour
 shared uint s_list[GS_BUCKET_GROUP * GS_RASTER_WG];  // per run (COMPACT): the pixels it walks
@@ -77,6 +82,13 @@ shared uint s_cover[GS_BUCKET_GROUP * GS_RASTER_WG / 32]; // per run (COMPACT 2)
 // The tile pixel at entry i of a run's walk: its list (COMPACT, at lbase) or its rows from plo.
 uint walk_pixel(uint lbase, uint plo, uint i) {
   return COMPACT != 0u ? s_list[lbase + i] : plo + i;
+}
+
+// `bwd_state: global`: the stored state in front of the run (its bucket_state block at sbase) of
+// walk entry e, zero past the walk's cnt entries. The subgroup loads the states of BUCKET entries
+// at once, one per lane, a block ahead of the one lane 0 takes its states from by a shuffle.
+vec4 entry_state(uint sbase, uint lbase, uint plo, uint cnt, uint e) {
+  return e < cnt ? bucket_state[sbase + walk_pixel(lbase, plo, e)] : vec4(0.0);
 }
 
 void main() {
@@ -106,7 +118,7 @@ void main() {
   uint sub = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   uint first = first0 + sub * BUCKET;
   uint run = g * uint(GS_BUCKET_GROUP) + sub; // the forward's run: tile_base + first / BUCKET
-  if (first < live)
+  if (first < live && STATE == 0u)
     for (uint i = lane; i < uint(GS_RASTER_WG); i += BUCKET)
       s_state[sub * uint(GS_RASTER_WG) + i] = bucket_state[run * uint(GS_RASTER_WG) + i];
   barrier();
@@ -206,7 +218,15 @@ void main() {
     // arithmetic, off the shuffle's chain from lane to lane.
     int k = -int(lane); // this lane's step of the walk (negative: not started)
     uint last_k = cnt - 1u;
-    vec4 nst = s_state[lbase + walk_pixel(lbase, plo, 0u)];
+    uint gbase = run * uint(GS_RASTER_WG), blk = 0u; // STATE 1: cur holds block blk's states
+    vec4 cur = vec4(0.0), nxt = vec4(0.0), nst;
+    if (STATE != 0u) {
+      cur = entry_state(gbase, lbase, plo, cnt, lane);
+      nxt = entry_state(gbase, lbase, plo, cnt, BUCKET + lane);
+      nst = subgroupShuffle(cur, 0u);
+    } else {
+      nst = s_state[lbase + walk_pixel(lbase, plo, 0u)];
+    }
     uint kc = uint(clamp(k, 0, int(last_k)));
     uint p = walk_pixel(lbase, plo, kc);
     vec4 pa = s_dl[p];
@@ -215,7 +235,17 @@ void main() {
       vec4 up = subgroupShuffleUp(st, 1u);
       st = lane == 0u ? (s < cnt ? nst : vec4(0.0)) : up;
       uint s1 = min(s + 1u, last_k);
-      vec4 nst1 = s_state[lbase + walk_pixel(lbase, plo, s1)];
+      vec4 nst1;
+      if (STATE != 0u) {
+        if (s1 / BUCKET != blk) { // uniform: s1 moves by at most one entry per step
+          blk++;
+          cur = nxt;
+          nxt = entry_state(gbase, lbase, plo, cnt, (blk + 1u) * BUCKET + lane);
+        }
+        nst1 = subgroupShuffle(cur, s1 % BUCKET);
+      } else {
+        nst1 = s_state[lbase + walk_pixel(lbase, plo, s1)];
+      }
       uint kn = uint(clamp(k + 1, 0, int(last_k)));
       uint pn = walk_pixel(lbase, plo, kn);
       vec4 pan = s_dl[pn];
@@ -251,10 +281,28 @@ void main() {
       nst = nst1;
     }
   } else {
+    uint gbase = run * uint(GS_RASTER_WG), blk = 0u; // STATE 1: cur holds block blk's states
+    vec4 cur = vec4(0.0), nxt = vec4(0.0);
+    if (STATE != 0u) {
+      cur = entry_state(gbase, lbase, plo, cnt, lane);
+      nxt = entry_state(gbase, lbase, plo, cnt, BUCKET + lane);
+    }
     for (uint s = 0u; s < steps; s++) {
       vec4 up = subgroupShuffleUp(st, 1u);
-      uint p0 = s < cnt ? walk_pixel(lbase, plo, s) : 0u;
-      st = lane == 0u ? (s < cnt ? s_state[lbase + p0] : vec4(0.0)) : up;
+      vec4 s0 = vec4(0.0);
+      if (STATE != 0u) {
+        if (s < cnt) { // uniform, as everything up to the shuffle
+          if (s / BUCKET != blk) {
+            blk++;
+            cur = nxt;
+            nxt = entry_state(gbase, lbase, plo, cnt, (blk + 1u) * BUCKET + lane);
+          }
+          s0 = subgroupShuffle(cur, s % BUCKET);
+        }
+      } else if (s < cnt) {
+        s0 = s_state[lbase + walk_pixel(lbase, plo, s)];
+      }
+      st = lane == 0u ? s0 : up;
       if (!has || s < lane) continue;
       uint k = s - lane; // this lane's step of the walk
       if (k >= cnt) continue;

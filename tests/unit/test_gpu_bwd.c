@@ -357,7 +357,8 @@ static void free_runs(struct gpu_runs *g) {
  * apply to it), 128 with 64: a run walks only its active pixels (`bwd_run_pixels: active`), 256
  * with 64: only those inside one of its splats' boxes (`covered`), 512 with 64: each step
  * computed with a skipped pixel's alpha masked to zero (`bwd_step: select`), 1024 with 64: the
- * walk ends once every lane is past its box (`bwd_drain: trim`).
+ * walk ends once every lane is past its box (`bwd_drain: trim`), 2048 with 64: lane 0 takes the
+ * runs' states from bucket_state by a shuffle (`bwd_state: global`).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
  * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
 static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
@@ -392,6 +393,7 @@ static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_
                                                          : 0,
                          .step = (variant & 512) != 0,
                          .drain = (variant & 1024) != 0,
+                         .state = (variant & 2048) != 0,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
@@ -516,10 +518,15 @@ static const struct {
   uint32_t n;
   uint64_t seed;
   float opac_lo, alpha_max;
-} splat_cases[] = {{64 | 4, 160, 3, 0, 0},          {64, 160, 5, 0, 0},
-                   {64 | 1 | 4, 160, 6, 0, 0},      {64 | 32 | 4, 160, 11, 0, 0},
-                   {64 | 4, 160, 9, 4.0f, 0},       {64 | 32, 160, 9, 4.0f, 0},
-                   {64 | 4, 160, 9, 10.0f, 0.999f}, {64 | 1, 160, 9, 4.0f, GS_ALPHA_MAX_LO}};
+} splat_cases[] = {{64 | 4, 160, 3, 0, 0},
+                   {64, 160, 5, 0, 0},
+                   {64 | 1 | 4, 160, 6, 0, 0},
+                   {64 | 32 | 4, 160, 11, 0, 0},
+                   {64 | 4, 160, 9, 4.0f, 0},
+                   {64 | 32, 160, 9, 4.0f, 0},
+                   {64 | 4, 160, 9, 10.0f, 0.999f},
+                   {64 | 1, 160, 9, 4.0f, GS_ALPHA_MAX_LO},
+                   {64 | 2048 | 128 | 512 | 4, 160, 9, 4.0f, 0}};
 START_TEST(raster_bwd_splat_matches_reference) {
   raster_case(splat_cases[_i].variant, splat_cases[_i].n, splat_cases[_i].seed,
               splat_cases[_i].opac_lo, splat_cases[_i].alpha_max);
@@ -530,9 +537,9 @@ END_TEST
  * every splat's box, so the fixed-point sums of both equal those of `rows`
  * to the bit: on the usual scene, on opaque splats (pixels finish early, so the later runs of a
  * tile walk few pixels) and with the compare-and-swap build; each also against the reference.
- * bwd_step: select adds +-0 where branch skips a step, and bwd_drain: trim leaves out only steps
- * past every lane's box, so each of the three walks gives the same bits with either step and
- * either end. */
+ * bwd_step: select adds +-0 where branch skips a step, bwd_drain: trim leaves out only steps
+ * past every lane's box and bwd_state: global hands lane 0 the same states by another road, so
+ * each of the three walks gives the same bits with either step, either end and either state. */
 static const struct {
   int variant;
   uint64_t seed;
@@ -548,13 +555,14 @@ START_TEST(raster_bwd_run_active_is_bit_exact) {
                 "bwd_run_pixels active: gradients differ from rows (case %d)", _i);
   ck_assert_msg(!memcmp(rows, covered, 4 * GS_G2D * 160),
                 "bwd_run_pixels covered: gradients differ from rows (case %d)", _i);
-  for (int w = 0; w < 9; w++) {
-    const int walk[3] = {0, 128, 256}, step[3] = {512, 1024, 512 | 1024};
+  for (int w = 0; w < 18; w++) {
+    const int walk[3] = {0, 128, 256},
+              step[6] = {512, 1024, 512 | 1024, 2048, 2048 | 512, 2048 | 512 | 1024};
     float *other = NULL;
     raster_case_keep(v | walk[w % 3] | step[w / 3], 160, active_cases[_i].seed,
                      active_cases[_i].opac_lo, 0.0f, &other);
     ck_assert_msg(!memcmp(rows, other, 4 * GS_G2D * 160),
-                  "walk %d, step/drain bits %d: gradients differ from branch, full (case %d)",
+                  "walk %d, step/drain/state bits %d: gradients differ from branch, full (case %d)",
                   walk[w % 3], step[w / 3], _i);
     free(other);
   }

@@ -741,6 +741,7 @@ struct det_submit {
   int timing;      /* enum gs_timing */
   int sort;        /* enum gs_sort_order */
   int fwd_step;    /* enum gs_fwd_step */
+  int bwd_state;   /* enum gs_bwd_state */
   uint64_t redone; /* out: iterations recorded again after an arena overflow */
 };
 
@@ -755,6 +756,7 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   if (sub) c.timing = sub->timing;
   if (sub) c.sort = sub->sort;
   if (sub) c.fwd_step = sub->fwd_step;
+  if (sub) c.bwd_state = sub->bwd_state;
   c.iterations = 150;
   c.densify_from = 30;
   c.densify_every = 20;
@@ -954,24 +956,31 @@ START_TEST(tile_cull_trains_bit_identically) {
 }
 END_TEST
 
-/* fwd_step: select is bit-exact: the same image, last contributors and runs' states as branch,
- * so a deterministic training with the per-splat backward (which reads those states) writes the
- * same final.ply with either. */
-START_TEST(fwd_step_trains_bit_identically) {
+/* fwd_step: select is bit-exact (the same image, last contributors and runs' states as branch),
+ * and so is bwd_state: global (lane 0 gets the same stored states by a shuffle), so a
+ * deterministic training with the per-splat backward (which reads those states) writes the same
+ * final.ply with each. */
+START_TEST(fwd_step_and_bwd_state_train_bit_identically) {
   make_scene();
-  char dir[2][160], h[2][SW_SHA256_HEX_LEN];
-  uint32_t n[2];
-  double p[2];
-  for (int k = 0; k < 2; k++) {
-    struct det_submit sub = {.sort = GS_SORT_DEPTH_FIRST, .fwd_step = k};
-    snprintf(dir[k], sizeof dir[k], "%s/fwd_step_%d", work_dir, k);
+  char dir[3][160], h[3][SW_SHA256_HEX_LEN];
+  uint32_t n[3];
+  double p[3];
+  for (int k = 0; k < 3; k++) {
+    struct det_submit sub = {.sort = GS_SORT_DEPTH_FIRST,
+                             .fwd_step = k == 1 ? GS_FWD_STEP_SELECT : GS_FWD_STEP_BRANCH,
+                             .bwd_state = k == 2 ? GS_BWD_STATE_GLOBAL : GS_BWD_STATE_SHARED};
+    snprintf(dir[k], sizeof dir[k], "%s/fwd_step_state_%d", work_dir, k);
     det_run_as(dir[k], 0, GS_RASTER_BWD_SPLAT, GS_TILE_CULL_ELLIPSE, &sub, h[k], &n[k], &p[k]);
   }
-  fprintf(stderr, "fwd_step branch / select: %u / %u splats, final.ply %.16s / %.16s\n", n[0], n[1],
-          h[0], h[1]);
+  fprintf(stderr,
+          "defaults / fwd_step select / bwd_state global: %u / %u / %u splats, final.ply %.16s / "
+          "%.16s / %.16s\n",
+          n[0], n[1], n[2], h[0], h[1], h[2]);
   ck_assert_uint_ne(n[0], 500); /* densification ran */
-  ck_assert_uint_eq(n[0], n[1]);
-  ck_assert_str_eq(h[0], h[1]);
+  for (int k = 1; k < 3; k++) {
+    ck_assert_uint_eq(n[0], n[k]);
+    ck_assert_str_eq(h[0], h[k]);
+  }
 }
 END_TEST
 
@@ -1006,7 +1015,7 @@ int main(void) {
   tcase_add_test(gpu, divergence_is_reported_in_either_mode);
   tcase_add_test(gpu, splat_backward_trains_like_pixel_backward);
   tcase_add_test(gpu, tile_cull_trains_bit_identically);
-  tcase_add_test(gpu, fwd_step_trains_bit_identically);
+  tcase_add_test(gpu, fwd_step_and_bwd_state_train_bit_identically);
   suite_add_tcase(s, gpu);
   SRunner *sr = srunner_create(s);
   /* The generated scene is shared by the training tests: run them in this process. */
