@@ -91,6 +91,19 @@ vec4 entry_state(uint sbase, uint lbase, uint plo, uint cnt, uint e) {
   return e < cnt ? bucket_state[sbase + walk_pixel(lbase, plo, e)] : vec4(0.0);
 }
 
+// The state of walk entry e (uniform, at most one block past blk) for lane 0: cur holds block
+// blk's states (lane L: entry blk BUCKET + L), nxt the next block's; moving on loads the block
+// after that. In uniform control flow.
+vec4 take_state(uint sbase, uint lbase, uint plo, uint cnt, uint e, inout uint blk,
+                inout vec4 cur, inout vec4 nxt) {
+  if (e / BUCKET != blk) {
+    blk++;
+    cur = nxt;
+    nxt = entry_state(sbase, lbase, plo, cnt, (blk + 1u) * BUCKET + gl_SubgroupInvocationID);
+  }
+  return subgroupShuffle(cur, e % BUCKET);
+}
+
 void main() {
   uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (g >= min(meta[GS_BMETA_GROUPS], pc.max_groups)) return;
@@ -210,6 +223,13 @@ void main() {
 
   float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
+  // STATE 1: the run's stored states, a block of BUCKET entries at a time (take_state).
+  uint gbase = run * uint(GS_RASTER_WG), blk = 0u;
+  vec4 cur = vec4(0.0), nxt = vec4(0.0);
+  if (STATE != 0u) {
+    cur = entry_state(gbase, lbase, plo, cnt, lane);
+    nxt = entry_state(gbase, lbase, plo, cnt, BUCKET + lane);
+  }
   if (STEP != 0u) {
     // `bwd_step: select`: every lane computes every step; a step the branches below would skip
     // has its alpha and its terms masked to 0, which adds +-0 to the sums and leaves (C, T) as
@@ -218,15 +238,8 @@ void main() {
     // arithmetic, off the shuffle's chain from lane to lane.
     int k = -int(lane); // this lane's step of the walk (negative: not started)
     uint last_k = cnt - 1u;
-    uint gbase = run * uint(GS_RASTER_WG), blk = 0u; // STATE 1: cur holds block blk's states
-    vec4 cur = vec4(0.0), nxt = vec4(0.0), nst;
-    if (STATE != 0u) {
-      cur = entry_state(gbase, lbase, plo, cnt, lane);
-      nxt = entry_state(gbase, lbase, plo, cnt, BUCKET + lane);
-      nst = subgroupShuffle(cur, 0u);
-    } else {
-      nst = s_state[lbase + walk_pixel(lbase, plo, 0u)];
-    }
+    vec4 nst = STATE != 0u ? take_state(gbase, lbase, plo, cnt, 0u, blk, cur, nxt)
+                           : s_state[lbase + walk_pixel(lbase, plo, 0u)];
     uint kc = uint(clamp(k, 0, int(last_k)));
     uint p = walk_pixel(lbase, plo, kc);
     vec4 pa = s_dl[p];
@@ -235,17 +248,8 @@ void main() {
       vec4 up = subgroupShuffleUp(st, 1u);
       st = lane == 0u ? (s < cnt ? nst : vec4(0.0)) : up;
       uint s1 = min(s + 1u, last_k);
-      vec4 nst1;
-      if (STATE != 0u) {
-        if (s1 / BUCKET != blk) { // uniform: s1 moves by at most one entry per step
-          blk++;
-          cur = nxt;
-          nxt = entry_state(gbase, lbase, plo, cnt, (blk + 1u) * BUCKET + lane);
-        }
-        nst1 = subgroupShuffle(cur, s1 % BUCKET);
-      } else {
-        nst1 = s_state[lbase + walk_pixel(lbase, plo, s1)];
-      }
+      vec4 nst1 = STATE != 0u ? take_state(gbase, lbase, plo, cnt, s1, blk, cur, nxt)
+                              : s_state[lbase + walk_pixel(lbase, plo, s1)];
       uint kn = uint(clamp(k + 1, 0, int(last_k)));
       uint pn = walk_pixel(lbase, plo, kn);
       vec4 pan = s_dl[pn];
@@ -281,27 +285,12 @@ void main() {
       nst = nst1;
     }
   } else {
-    uint gbase = run * uint(GS_RASTER_WG), blk = 0u; // STATE 1: cur holds block blk's states
-    vec4 cur = vec4(0.0), nxt = vec4(0.0);
-    if (STATE != 0u) {
-      cur = entry_state(gbase, lbase, plo, cnt, lane);
-      nxt = entry_state(gbase, lbase, plo, cnt, BUCKET + lane);
-    }
     for (uint s = 0u; s < steps; s++) {
       vec4 up = subgroupShuffleUp(st, 1u);
       vec4 s0 = vec4(0.0);
-      if (STATE != 0u) {
-        if (s < cnt) { // uniform, as everything up to the shuffle
-          if (s / BUCKET != blk) {
-            blk++;
-            cur = nxt;
-            nxt = entry_state(gbase, lbase, plo, cnt, (blk + 1u) * BUCKET + lane);
-          }
-          s0 = subgroupShuffle(cur, s % BUCKET);
-        }
-      } else if (s < cnt) {
-        s0 = s_state[lbase + walk_pixel(lbase, plo, s)];
-      }
+      if (s < cnt) // uniform, as everything up to here
+        s0 = STATE != 0u ? take_state(gbase, lbase, plo, cnt, s, blk, cur, nxt)
+                         : s_state[lbase + walk_pixel(lbase, plo, s)];
       st = lane == 0u ? s0 : up;
       if (!has || s < lane) continue;
       uint k = s - lane; // this lane's step of the walk
