@@ -46,14 +46,15 @@ int gs_cmd_devices(int argc, char **argv) {
     for (uint32_t i = 0; i < n; i++) {
       const struct gs_vk_device_info *d = &devs[i];
       json_array_append_new(
-          arr, json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:b, s:b, s:b, s:b, s:b}",
-                         "index", (int)d->index, "name", d->name, "driver", d->driver, "api",
-                         d->api, "kind", gs_vk_kind_name(d->kind), "subgroup_size",
-                         (int)d->subgroup_size, "min_subgroup_size", (int)d->min_subgroup_size,
-                         "subgroup_shuffle_up", d->subgroup_shuffle_up, "float_atomic_add",
-                         d->float_atomic_add, "shared_float_atomic_add", d->shared_float_atomic_add,
-                         "subgroup_ballot", d->subgroup_ballot, "unified_memory", d->unified_memory,
-                         "chosen", (int64_t)i == chosen));
+          arr,
+          json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:i, s:b, s:b, s:b, s:b, s:b, s:b, s:b}",
+                    "index", (int)d->index, "name", d->name, "driver", d->driver, "api", d->api,
+                    "kind", gs_vk_kind_name(d->kind), "subgroup_size", (int)d->subgroup_size,
+                    "min_subgroup_size", (int)d->min_subgroup_size, "subgroup_shuffle_up",
+                    d->subgroup_shuffle_up, "subgroup_shuffle", d->subgroup_shuffle,
+                    "float_atomic_add", d->float_atomic_add, "shared_float_atomic_add",
+                    d->shared_float_atomic_add, "subgroup_ballot", d->subgroup_ballot,
+                    "unified_memory", d->unified_memory, "chosen", (int64_t)i == chosen));
     }
     json_t *root = json_pack("{s:o}", "devices", arr);
     if (chosen < 0) json_object_set_new(root, "open_error", json_string(oerr.msg));
@@ -65,11 +66,11 @@ int gs_cmd_devices(int argc, char **argv) {
     for (uint32_t i = 0; i < n; i++) {
       const struct gs_vk_device_info *d = &devs[i];
       printf("%c %u: %s\n    kind %s, %s, driver %s\n    subgroup size %u (min %u), ballot %s, "
-             "shuffle up %s, float atomic add %s (shared %s), %s memory\n",
+             "shuffle up %s, indexed shuffle %s, float atomic add %s (shared %s), %s memory\n",
              (int64_t)i == chosen ? '*' : ' ', d->index, d->name, gs_vk_kind_name(d->kind), d->api,
              d->driver, d->subgroup_size, d->min_subgroup_size, d->subgroup_ballot ? "yes" : "no",
-             d->subgroup_shuffle_up ? "yes" : "no", d->float_atomic_add ? "yes" : "no",
-             d->shared_float_atomic_add ? "yes" : "no",
+             d->subgroup_shuffle_up ? "yes" : "no", d->subgroup_shuffle ? "yes" : "no",
+             d->float_atomic_add ? "yes" : "no", d->shared_float_atomic_add ? "yes" : "no",
              d->unified_memory ? "unified" : "device-local");
     }
     if (chosen < 0)

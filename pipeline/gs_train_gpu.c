@@ -43,10 +43,13 @@ const struct gs_tk_runs *gs_tk_runs_of(const struct gs_fwd_bufs *fb, struct gs_t
 uint32_t gs_tk_splat_bucket(const gs_vk_t *vk, struct sw_err *err) {
   const struct gs_vk_device_info *d = gs_vk_info(vk);
   uint32_t b = d->subgroup_size;
-  if (!d->subgroup_shuffle_up || !d->subgroup_ballot) {
+  /* Its module declares indexed shuffles too (bwd_state: global), so a device must offer them
+   * whichever state it runs with. */
+  if (!d->subgroup_shuffle_up || !d->subgroup_shuffle || !d->subgroup_ballot) {
     sw_err_set(err, SW_EDEVICE,
-               "rasterize_bwd: splat needs relative subgroup shuffles, ballots and subgroup "
-               "arithmetic in compute shaders, which %s lacks (rasterize_bwd: pixel does not)",
+               "rasterize_bwd: splat needs relative and indexed subgroup shuffles, ballots and "
+               "subgroup arithmetic in compute shaders, which %s lacks (rasterize_bwd: pixel "
+               "does not)",
                d->name);
     return 0;
   }
@@ -107,14 +110,6 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
       free(tk);
       return err ? err->code : SW_EDEVICE;
     }
-  }
-  if (tk->opts.splat_bwd && tk->opts.state && !gs_vk_info(vk)->subgroup_shuffle) {
-    int rc = sw_err_set(err, SW_EDEVICE,
-                        "bwd_state: global needs indexed subgroup shuffles in compute shaders, "
-                        "which %s lacks (bwd_state: shared does not)",
-                        gs_vk_info(vk)->name);
-    free(tk);
-    return rc;
   }
   /* The SSIM kernels' constants, by id: walk, padding valid (loss_ssim's), planar maps. */
   uint32_t lss[3] = {(uint32_t)tk->opts.ssim_walk, tk->opts.ssim_padding == GS_SSIM_VALID ? 1u : 0u,
