@@ -140,7 +140,8 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
                         : tk->cas              ? "rasterize_bwd_splat_cas"
                                                : "rasterize_bwd_splat";
   /* The per-splat build's constants: sigma skip and alpha clamp at the same ids, then the run
-   * length, the workgroup size (GS_BUCKET_GROUP runs), the walk's pixels, its step and its end. */
+   * length, the workgroup size (GS_BUCKET_GROUP runs), the walk's pixels, its step, its end and
+   * where lane 0 takes the runs' states from. */
   uint32_t rs[11] = {rb[0],
                      0u,
                      0u,

@@ -91,11 +91,13 @@ vec4 entry_state(uint sbase, uint lbase, uint plo, uint cnt, uint e) {
   return e < cnt ? bucket_state[sbase + walk_pixel(lbase, plo, e)] : vec4(0.0);
 }
 
-// The state of walk entry e (uniform, at most one block past blk) for lane 0: cur holds block
-// blk's states (lane L: entry blk BUCKET + L), nxt the next block's; moving on loads the block
-// after that. In uniform control flow.
-vec4 take_state(uint sbase, uint lbase, uint plo, uint cnt, uint e, inout uint blk,
-                inout vec4 cur, inout vec4 nxt) {
+// The stored state of walk entry e for lane 0: from the run's copy in shared memory (at lbase,
+// STATE 0), or (STATE 1) from the blocks the subgroup loaded: cur holds block blk's states (lane
+// L: entry blk BUCKET + L), nxt the next block's, and moving on (e at most one block past blk,
+// uniform; in uniform control flow) loads the block after that.
+vec4 run_state(uint sbase, uint lbase, uint plo, uint cnt, uint e, inout uint blk,
+               inout vec4 cur, inout vec4 nxt) {
+  if (STATE == 0u) return s_state[lbase + walk_pixel(lbase, plo, e)];
   if (e / BUCKET != blk) {
     blk++;
     cur = nxt;
@@ -223,7 +225,7 @@ void main() {
 
   float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
   vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
-  // STATE 1: the run's stored states, a block of BUCKET entries at a time (take_state).
+  // STATE 1: the run's stored states, a block of BUCKET entries at a time (run_state).
   uint gbase = run * uint(GS_RASTER_WG), blk = 0u;
   vec4 cur = vec4(0.0), nxt = vec4(0.0);
   if (STATE != 0u) {
@@ -238,8 +240,7 @@ void main() {
     // arithmetic, off the shuffle's chain from lane to lane.
     int k = -int(lane); // this lane's step of the walk (negative: not started)
     uint last_k = cnt - 1u;
-    vec4 nst = STATE != 0u ? take_state(gbase, lbase, plo, cnt, 0u, blk, cur, nxt)
-                           : s_state[lbase + walk_pixel(lbase, plo, 0u)];
+    vec4 nst = run_state(gbase, lbase, plo, cnt, 0u, blk, cur, nxt);
     uint kc = uint(clamp(k, 0, int(last_k)));
     uint p = walk_pixel(lbase, plo, kc);
     vec4 pa = s_dl[p];
@@ -248,8 +249,7 @@ void main() {
       vec4 up = subgroupShuffleUp(st, 1u);
       st = lane == 0u ? (s < cnt ? nst : vec4(0.0)) : up;
       uint s1 = min(s + 1u, last_k);
-      vec4 nst1 = STATE != 0u ? take_state(gbase, lbase, plo, cnt, s1, blk, cur, nxt)
-                              : s_state[lbase + walk_pixel(lbase, plo, s1)];
+      vec4 nst1 = run_state(gbase, lbase, plo, cnt, s1, blk, cur, nxt);
       uint kn = uint(clamp(k + 1, 0, int(last_k)));
       uint pn = walk_pixel(lbase, plo, kn);
       vec4 pan = s_dl[pn];
@@ -288,9 +288,7 @@ void main() {
     for (uint s = 0u; s < steps; s++) {
       vec4 up = subgroupShuffleUp(st, 1u);
       vec4 s0 = vec4(0.0);
-      if (s < cnt) // uniform, as everything up to here
-        s0 = STATE != 0u ? take_state(gbase, lbase, plo, cnt, s, blk, cur, nxt)
-                         : s_state[lbase + walk_pixel(lbase, plo, s)];
+      if (s < cnt) s0 = run_state(gbase, lbase, plo, cnt, s, blk, cur, nxt); // uniform
       st = lane == 0u ? s0 : up;
       if (!has || s < lane) continue;
       uint k = s - lane; // this lane's step of the walk

@@ -64,6 +64,12 @@ float round_half1(float x) {
 
 vec3 round_half(vec3 v) { return vec3(round_half1(v.x), round_half1(v.y), round_half1(v.z)); }
 
+// The splat's sigma at offset (dx, dy) from its mean (conic a, b, c), in one order of operations
+// for both steps, so that they composite the same bits.
+float conic_sigma(vec3 cn, float dx, float dy) {
+  return 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+}
+
 // Before the splat at position q of the tile's range: a run's first splat (GS_BUCKETS) gets this
 // pixel's state (colour so far, T) in bucket_state; sbase is the tile's first run (~0: none). In
 // the plain forward it does nothing.
@@ -110,8 +116,7 @@ void main() {
         keep_state(batch + j - start, sbase, tid, C, T);
         vec4 xyo = s_xyo[j];
         float dx = xyo.x - pxc, dy = xyo.y - pyc;
-        vec3 cn = s_conic[j].xyz;
-        float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+        float sigma = conic_sigma(s_conic[j].xyz, dx, dy);
         if (sigma < 0.0) continue;
         if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
         float a = xyo.z * exp(-sigma);
@@ -138,7 +143,7 @@ void main() {
         uint jn = min(j + 1u, uint(GS_RASTER_WG) - 1u);
         vec4 xyo_n = s_xyo[jn], cn_n = s_conic[jn], rgb_n = s_rgb[jn];
         float dx = xyo.x - pxc, dy = xyo.y - pyc;
-        float sigma = 0.5 * (cn.x * dx * dx + cn.z * dy * dy) + cn.y * dx * dy;
+        float sigma = conic_sigma(cn.xyz, dx, dy);
         float a = xyo.z * exp(-sigma);
         float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
         bool ok = !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
