@@ -32,6 +32,7 @@
  * on the last frame (run_stats below): where the next change to that kernel has to look. On
  * lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,34 @@ static int trainer_key(const char *option, const char *key, const char *v, struc
   return -1;
 }
 
+/* The options that are enum keys of the trainer taken as they are: the key, the gs_config field
+ * it parses into and the int of args it sets (both start at the trainer's default). */
+static const struct {
+  const char *option, *key;
+  size_t cfg, arg; /* offsetof(struct gs_config, ...), offsetof(struct args, ...) */
+} key_opts[] = {
+    {"--run-pixels", "bwd_run_pixels", offsetof(struct gs_config, bwd_run_pixels),
+     offsetof(struct args, tk.run_pixels)},
+    {"--bwd-step", "bwd_step", offsetof(struct gs_config, bwd_step),
+     offsetof(struct args, tk.step)},
+    {"--bwd-drain", "bwd_drain", offsetof(struct gs_config, bwd_drain),
+     offsetof(struct args, tk.drain)},
+    {"--bwd-state", "bwd_state", offsetof(struct gs_config, bwd_state),
+     offsetof(struct args, tk.state)},
+    {"--fwd-step", "fwd_step", offsetof(struct gs_config, fwd_step),
+     offsetof(struct args, fwd_step)},
+    {"--rasterize-bwd", "rasterize_bwd", offsetof(struct gs_config, rasterize_bwd),
+     offsetof(struct args, raster_bwd)},
+};
+#define N_KEY_OPTS (sizeof key_opts / sizeof key_opts[0])
+
+static void set_key_opt(struct args *a, size_t i, const struct gs_config *c) {
+  int32_t v;
+  memcpy(&v, (const char *)c + key_opts[i].cfg, sizeof v);
+  int w = v;
+  memcpy((char *)a + key_opts[i].arg, &w, sizeof w);
+}
+
 static int parse(int argc, char **argv, struct args *a) {
   *a = (struct args){.ns = {100000, 400000, 1000000},
                      .n_ns = 3,
@@ -83,7 +112,6 @@ static int parse(int argc, char **argv, struct args *a) {
                      .iters = 200,
                      .seed = 42,
                      .tile_cull = 1,
-                     .raster_bwd = GS_RASTER_BWD_AUTO,
                      .tk = {.sigma_skip = 1,
                             .warp_skip = 1,
                             .ssim_walk = 1,
@@ -92,11 +120,7 @@ static int parse(int argc, char **argv, struct args *a) {
   struct gs_config defaults;
   gs_config_defaults(&defaults);
   a->depth_first = defaults.sort == GS_SORT_DEPTH_FIRST;
-  a->tk.run_pixels = defaults.bwd_run_pixels;
-  a->tk.step = defaults.bwd_step;
-  a->tk.drain = defaults.bwd_drain;
-  a->fwd_step = defaults.fwd_step;
-  a->tk.state = defaults.bwd_state;
+  for (size_t o = 0; o < N_KEY_OPTS; o++) set_key_opt(a, o, &defaults);
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(k, "--json")) {
@@ -125,6 +149,14 @@ static int parse(int argc, char **argv, struct args *a) {
       return -1;
     }
     i++;
+    size_t o = 0;
+    while (o < N_KEY_OPTS && strcmp(k, key_opts[o].option)) o++;
+    if (o < N_KEY_OPTS) {
+      struct gs_config c;
+      if (trainer_key(k, key_opts[o].key, v, &c)) return -1;
+      set_key_opt(a, o, &c);
+      continue;
+    }
     if (!strcmp(k, "--n")) {
       a->n_ns = 0;
       char *s = strdup(v), *save = NULL;
@@ -159,30 +191,6 @@ static int parse(int argc, char **argv, struct args *a) {
       struct gs_config c;
       if (trainer_key(k, "sort", v, &c)) return -1;
       a->depth_first = c.sort == GS_SORT_DEPTH_FIRST;
-    } else if (!strcmp(k, "--run-pixels")) {
-      struct gs_config c;
-      if (trainer_key(k, "bwd_run_pixels", v, &c)) return -1;
-      a->tk.run_pixels = c.bwd_run_pixels;
-    } else if (!strcmp(k, "--bwd-step")) {
-      struct gs_config c;
-      if (trainer_key(k, "bwd_step", v, &c)) return -1;
-      a->tk.step = c.bwd_step;
-    } else if (!strcmp(k, "--bwd-drain")) {
-      struct gs_config c;
-      if (trainer_key(k, "bwd_drain", v, &c)) return -1;
-      a->tk.drain = c.bwd_drain;
-    } else if (!strcmp(k, "--bwd-state")) {
-      struct gs_config c;
-      if (trainer_key(k, "bwd_state", v, &c)) return -1;
-      a->tk.state = c.bwd_state;
-    } else if (!strcmp(k, "--fwd-step")) {
-      struct gs_config c;
-      if (trainer_key(k, "fwd_step", v, &c)) return -1;
-      a->fwd_step = c.fwd_step;
-    } else if (!strcmp(k, "--rasterize-bwd")) {
-      struct gs_config c;
-      if (trainer_key(k, "rasterize_bwd", v, &c)) return -1;
-      a->raster_bwd = c.rasterize_bwd;
     } else {
       fprintf(stderr, "iter_bench: unknown option %s\n", k);
       return -1;
