@@ -23,7 +23,8 @@
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
  *                   [--run-pixels rows|active|covered] [--bwd-step branch|select]
  *                   [--bwd-drain full|trim] [--bwd-state shared|global]
- *                   [--fwd-step branch|select] [--run-stats]
+ *                   [--fwd-step branch|select] [--project-adam separate|fused]
+ *                   [--run-stats]
  *                   [--ply FILE --scene DIR]
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
@@ -91,6 +92,8 @@ static const struct {
      offsetof(struct args, tk.state)},
     {"--fwd-step", "fwd_step", offsetof(struct gs_config, fwd_step),
      offsetof(struct args, fwd_step)},
+    {"--project-adam", "project_adam", offsetof(struct gs_config, project_adam),
+     offsetof(struct args, tk.fuse_adam)},
     {"--rasterize-bwd", "rasterize_bwd", offsetof(struct gs_config, rasterize_bwd),
      offsetof(struct args, raster_bwd)},
 };
@@ -417,7 +420,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
                                           b->model.opacity, b->model.sh};
   uint32_t off[GS_P_COUNT];
   uint64_t mfloats = gs_tk_moment_offsets(n, off);
-  for (int g = 0; g < GS_P_COUNT && !rc; g++)
+  for (int g = 0; g < GS_P_COUNT && !rc && !a->tk.fuse_adam; g++) /* fused: none are read */
     rc = gs_vk_buf_new(b->vk, 4ull * gs_pgroup_floats[g] * n, 0, "grads", &b->grads[g], err);
   if (!rc) rc = gs_vk_buf_new(b->vk, 4 * mfloats, 0, "moments", &b->moments, err);
   if (!rc) rc = gs_vk_buf_fill(b->moments, 0, err);
@@ -475,8 +478,10 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
       if (!rc) rc = gs_tk_img_reserve(b->vk, &b->im, w, h, err);
       const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
       VkCommandBuffer cmd = VK_NULL_HANDLE;
-      /* The stages in order; per_kernel submits after each one. */
-      for (int s = 0; s < GS_FWD_STAGES + 4 && !rc; s++) {
+      /* The stages in order; per_kernel submits after each one. The last is adam, or
+       * project_adam (stage 2 of the backward's four) when fused. */
+      int last = GS_FWD_STAGES + (a->tk.fuse_adam ? 2 : 3);
+      for (int s = 0; s <= last && !rc; s++) {
         if (!cmd) {
           rc = gs_vk_cmd_begin(b->vk, &cmd, err);
           if (rc) break;
@@ -486,9 +491,12 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
           rc = gs_fwd_record_stage(b->fwd, cmd, b->timer, (enum gs_fwd_stage)s, &in, err);
           fb = gs_fwd_bufs(b->fwd);
         } else {
+          /* With --project-adam fused the projection backward applies the Adam step itself:
+           * one stage, project_adam, and none for Adam. */
+          int st = s - GS_FWD_STAGES, fused = a->tk.fuse_adam;
           static const char *names[4] = {"loss", "rasterize_bwd", "project_bwd", "adam"};
-          gs_vk_timer_begin(b->timer, cmd, names[s - GS_FWD_STAGES]);
-          switch (s - GS_FWD_STAGES) {
+          gs_vk_timer_begin(b->timer, cmd, st == 2 && fused ? "project_adam" : names[st]);
+          switch (st) {
           case 0: gs_tk_record_loss(b->tk, cmd, &b->im, fb->rgb, gt, 0.0f); break;
           case 1: {
             struct gs_tk_runs runs;
@@ -498,8 +506,12 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
             break;
           }
           case 2:
-            gs_tk_record_project_bwd(b->tk, cmd, &pb, params, fb->splats, b->grad2d, b->grads,
-                                     b->dens, fb->counters);
+            if (fused)
+              gs_tk_record_project_adam(b->tk, cmd, &pb, &pa, params, fb->splats, b->grad2d,
+                                        b->moments, fb->tiles_touched, b->dens, fb->counters);
+            else
+              gs_tk_record_project_bwd(b->tk, cmd, &pb, params, fb->splats, b->grad2d, b->grads,
+                                       b->dens, fb->counters);
             break;
           default:
             gs_tk_record_adam(b->tk, cmd, &pa, params, b->grads, b->moments, fb->tiles_touched,
@@ -512,7 +524,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
           gs_vk_cmd_discard(b->vk, &cmd);
           break;
         }
-        if (a->per_kernel || s == GS_FWD_STAGES + 3) {
+        if (a->per_kernel || s == last) {
           rc = gs_vk_cmd_submit_wait(b->vk, &cmd, err);
           if (!rc) rc = gs_vk_timer_collect(b->timer, err);
           cmd = VK_NULL_HANDLE;
@@ -602,7 +614,7 @@ int main(int argc, char **argv) {
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
-           "sort %s, run pixels %s, step %s, drain %s, state %s, fwd step %s\n",
+           "sort %s, run pixels %s, step %s, drain %s, state %s, fwd step %s, project_adam %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
@@ -610,7 +622,8 @@ int main(int argc, char **argv) {
            : a.tk.run_pixels    ? "active"
                                 : "rows",
            a.tk.step ? "select" : "branch", a.tk.drain ? "trim" : "full",
-           a.tk.state ? "global" : "shared", a.fwd_step ? "select" : "branch");
+           a.tk.state ? "global" : "shared", a.fwd_step ? "select" : "branch",
+           a.tk.fuse_adam ? "fused" : "separate");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

@@ -11,6 +11,13 @@ if(SW_BUILD_PIPELINE)
   add_test(NAME iter_bench_smoke_splat
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3 --splat-bwd)
   set_tests_properties(iter_bench_smoke_splat PROPERTIES TIMEOUT 120 LABELS vulkan)
+  # project_adam fused: one stage in place of project_bwd and adam, timed under its own name.
+  add_test(NAME iter_bench_smoke_fused
+    COMMAND sh -ec "$<TARGET_FILE:iter_bench> --n 300 --size 48 --focal 67 --warmup 2 --iters 3 --project-adam fused >fused.txt
+      cat fused.txt
+      grep -q '^  project_adam .* ms/iter' fused.txt
+      ! grep -q '^  adam ' fused.txt")
+  set_tests_properties(iter_bench_smoke_fused PROPERTIES TIMEOUT 120 LABELS vulkan)
   # The replayed workload: a tiny training writes a checkpoint PLY (checkpoint_ply), which
   # iter_bench replays through the scene's training views, with either backward (the per-splat
   # one with --run-stats, whose line must be printed).

@@ -195,6 +195,10 @@ static const struct key keys[] = {
      "memory for the walk, or read from the forward's buffer a block of a subgroup's width "
      "ahead and passed to the walk's first lane by a shuffle (16 KiB less shared memory per "
      "workgroup); the same gradients"},
+    {"project_adam", K_ENUM, OFF(project_adam), "separate", "separate|fused", 0, 0,
+     "the projection backward writes every parameter gradient for the Adam kernel to read, or "
+     "applies the Adam step itself from the gradients it holds in shared memory (one kernel, "
+     "no gradient buffers; the same parameters and moments)"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

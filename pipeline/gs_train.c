@@ -91,13 +91,15 @@ static int reserve_set(struct trainer *t, struct gs_vk_buf **params, struct gs_v
 }
 
 /* Makes the per-iteration arrays (gradients, 2D gradients, densification statistics) hold at
- * least n splats; *grew_out (may be NULL) says whether they were reallocated (contents lost). */
+ * least n splats; *grew_out (may be NULL) says whether they were reallocated (contents lost).
+ * With `project_adam: fused` no kernel reads or writes parameter gradients: none are made. */
 static int reserve_work(struct trainer *t, uint32_t n, int *grew_out, struct sw_err *err) {
   if (grew_out) *grew_out = 0;
   if (n <= t->work_cap && t->dens) return 0;
   uint32_t c = grown(t->work_cap, n);
   int rc = 0;
-  for (int g = 0; g < GS_P_COUNT && !rc; g++)
+  int grads = t->cfg->project_adam != GS_PROJECT_ADAM_FUSED;
+  for (int g = 0; g < GS_P_COUNT && !rc && grads; g++)
     rc = gs_vk_buf_ensure(t->vk, &t->grads[g], 4ull * gs_pgroup_floats[g] * c, 0, "grads", err);
   if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->grad2d, 4ull * GS_G2D * c, 0, "grad2d", err);
   if (!rc) rc = gs_vk_buf_ensure(t->vk, &t->dens, 12ull * c, 0, "dens", err);
@@ -185,6 +187,18 @@ struct slot {
   int tries;     /* submissions of this iteration (arena overflows) */
 };
 
+/* The backward stages an iteration records: no SSIM backward without D-SSIM, and with
+ * `project_adam: fused` one stage, named project_adam, for the projection backward and Adam. */
+static int bstage_runs(const struct trainer *t, const struct iter_args *a, int s) {
+  if (s == B_SSIM_BWD) return a->lambda != 0.0f;
+  if (s == B_ADAM) return !t->tk->opts.fuse_adam;
+  return 1;
+}
+
+static const char *bstage_label(const struct trainer *t, int s) {
+  return s == B_PROJECT_BWD && t->tk->opts.fuse_adam ? "project_adam" : bstage_name[s];
+}
+
 static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
                           const struct iter_args *a) {
   const struct gs_fwd_bufs *fb = gs_fwd_bufs(t->fwd);
@@ -203,6 +217,11 @@ static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
     break;
   }
   case B_PROJECT_BWD:
+    if (t->tk->opts.fuse_adam) {
+      gs_tk_record_project_adam(t->tk, cmd, &a->pb, &a->adam, t->params, fb->splats, t->grad2d,
+                                t->moments, fb->tiles_touched, t->dens, fb->counters);
+      break;
+    }
     gs_tk_record_project_bwd(t->tk, cmd, &a->pb, t->params, fb->splats, t->grad2d, t->grads,
                              t->dens, fb->counters);
     break;
@@ -251,8 +270,8 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
     gs_vk_timer_reset(t->timer, cmd);
     rc = gs_fwd_record(t->fwd, cmd, t->timer, &a->in, err);
     for (int s = 0; s < B_STAGES && !rc; s++) {
-      if (s == B_SSIM_BWD && a->lambda == 0.0f) continue;
-      gs_vk_timer_begin(t->timer, cmd, bstage_name[s]);
+      if (!bstage_runs(t, a, s)) continue;
+      gs_vk_timer_begin(t->timer, cmd, bstage_label(t, s));
       record_bstage(t, cmd, (enum bstage)s, a);
       gs_vk_timer_end(t->timer, cmd);
       gs_vk_barrier(cmd);
@@ -264,15 +283,16 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
     record_readback(t, cmd, sl);
     rc = gs_vk_job_submit(sl->job, &cmd, err);
   } else {
-    for (int s = 0; s < GS_FWD_STAGES + B_STAGES && !rc; s++) {
-      if (s == GS_FWD_STAGES + B_SSIM_BWD && a->lambda == 0.0f) continue;
+    int last = GS_FWD_STAGES + (bstage_runs(t, a, B_ADAM) ? B_ADAM : B_PROJECT_BWD);
+    for (int s = 0; s <= last && !rc; s++) {
+      if (s >= GS_FWD_STAGES && !bstage_runs(t, a, s - GS_FWD_STAGES)) continue;
       rc = gs_vk_cmd_begin(t->vk, &cmd, err);
       if (rc) break;
       gs_vk_timer_reset(t->timer, cmd);
       if (s < GS_FWD_STAGES) {
         rc = gs_fwd_record_stage(t->fwd, cmd, t->timer, (enum gs_fwd_stage)s, &a->in, err);
       } else {
-        gs_vk_timer_begin(t->timer, cmd, bstage_name[s - GS_FWD_STAGES]);
+        gs_vk_timer_begin(t->timer, cmd, bstage_label(t, s - GS_FWD_STAGES));
         record_bstage(t, cmd, (enum bstage)(s - GS_FWD_STAGES), a);
         gs_vk_timer_end(t->timer, cmd);
       }
@@ -280,7 +300,7 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
         gs_vk_cmd_discard(t->vk, &cmd);
         break;
       }
-      if (s == GS_FWD_STAGES + B_STAGES - 1) {
+      if (s == last) {
         record_readback(t, cmd, sl);
         rc = gs_vk_job_submit(sl->job, &cmd, err);
         if (!rc) rc = gs_vk_job_wait(sl->job, err);
@@ -350,10 +370,12 @@ static long first_nonfinite(struct gs_vk_buf *b, VkDeviceSize floats, struct sw_
   return at;
 }
 
-/* Names the first buffer, in pipeline order, that holds a NaN or Inf after iteration `iter`. */
+/* Names the first buffer, in pipeline order, that holds a NaN or Inf after iteration `iter`
+ * (the parameter gradients only where a stage writes them: not with `project_adam: fused`). */
 static int diverged(struct trainer *t, uint32_t iter, uint32_t n, const char *what,
                     struct sw_err *err) {
   const struct gs_fwd_bufs *fb = gs_fwd_bufs(t->fwd);
+  const char *step = t->tk->opts.fuse_adam ? bstage_label(t, B_PROJECT_BWD) : bstage_name[B_ADAM];
   struct {
     struct gs_vk_buf *b;
     VkDeviceSize floats;
@@ -368,13 +390,14 @@ static int diverged(struct trainer *t, uint32_t iter, uint32_t n, const char *wh
       {t->grads[GS_P_QUATS], 4ull * n, "quaternion gradients", "project_bwd"},
       {t->grads[GS_P_OPACITY], 1ull * n, "opacity gradients", "project_bwd"},
       {t->grads[GS_P_SH], 48ull * n, "SH gradients", "project_bwd"},
-      {t->params[GS_P_MEANS], 3ull * n, "means", "adam"},
-      {t->params[GS_P_SCALES], 3ull * n, "log-scales", "adam"},
-      {t->params[GS_P_QUATS], 4ull * n, "quaternions", "adam"},
-      {t->params[GS_P_OPACITY], 1ull * n, "opacity logits", "adam"},
-      {t->params[GS_P_SH], 48ull * n, "SH coefficients", "adam"},
+      {t->params[GS_P_MEANS], 3ull * n, "means", step},
+      {t->params[GS_P_SCALES], 3ull * n, "log-scales", step},
+      {t->params[GS_P_QUATS], 4ull * n, "quaternions", step},
+      {t->params[GS_P_OPACITY], 1ull * n, "opacity logits", step},
+      {t->params[GS_P_SH], 48ull * n, "SH coefficients", step},
   };
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    if (!order[i].b) continue;
     long at = first_nonfinite(order[i].b, order[i].floats, NULL);
     if (at >= 0)
       return sw_err_set(err, SW_EDIVERGED,
@@ -513,7 +536,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                           .run_pixels = cfg->bwd_run_pixels,
                           .step = cfg->bwd_step,
                           .drain = cfg->bwd_drain,
-                          .state = cfg->bwd_state};
+                          .state = cfg->bwd_state,
+                          .fuse_adam = cfg->project_adam == GS_PROJECT_ADAM_FUSED};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
   if (!rc && cfg->lambda_dssim > 0 && !gs_tk_ssim_pixels(t->tk, t->sc->width, t->sc->height))
     rc = sw_err_set(err, SW_EINVAL,

@@ -168,6 +168,20 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
   if (!rc)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "adam", "adam", 13,
                                sizeof(struct gs_pc_adam), &av, 1, &tk->adam, err);
+  if (!rc && tk->opts.fuse_adam) {
+    const struct gs_vk_device_info *di = gs_vk_info(vk);
+    if (di->max_shared_memory < GS_PROJECT_ADAM_SHARED)
+      rc = sw_err_set(err, SW_EDEVICE,
+                      "project_adam fused needs %u bytes of shared memory per workgroup; %s has "
+                      "%u (use project_adam: separate)",
+                      GS_PROJECT_ADAM_SHARED, di->name, di->max_shared_memory);
+    if (!rc)
+      rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "project_bwd_adam", "project_adam", 12,
+                                 sizeof(struct gs_pc_project_bwd), &av, 1, &tk->project_adam, err);
+    if (!rc)
+      rc = gs_vk_buf_ensure(vk, &tk->adam_consts, sizeof(struct gs_pc_adam), 0, "adam constants",
+                            err);
+  }
   if (!rc)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "densify_gather", "densify", 14,
                                sizeof(struct gs_pc_densify), NULL, 0, &tk->densify, err);
@@ -190,6 +204,8 @@ void gs_tk_destroy(struct gs_tk **tkp) {
   gs_vk_kernel_destroy(&tk->raster_bwd);
   gs_vk_kernel_destroy(&tk->project_bwd);
   gs_vk_kernel_destroy(&tk->adam);
+  gs_vk_kernel_destroy(&tk->project_adam);
+  gs_vk_buf_destroy(&tk->adam_consts);
   gs_vk_kernel_destroy(&tk->densify);
   gs_vk_kernel_destroy(&tk->resolve);
   gs_vk_buf_destroy(&tk->grad2d_fx);
@@ -398,6 +414,33 @@ void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc
   uint32_t gx, gy;
   gs_vk_grid(gs_vk_div_up(59ull * pc->n, GS_WG), &gx, &gy); /* one thread per float */
   if (gx) gs_vk_dispatch(cmd, tk->adam, b, pc, gx, gy, 1);
+}
+
+void gs_tk_record_project_adam(struct gs_tk *tk, VkCommandBuffer cmd,
+                               const struct gs_pc_project_bwd *pc, const struct gs_pc_adam *pa,
+                               struct gs_vk_buf *const params[GS_P_COUNT], struct gs_vk_buf *splats,
+                               struct gs_vk_buf *grad2d, struct gs_vk_buf *moments,
+                               struct gs_vk_buf *tiles_touched, struct gs_vk_buf *dens,
+                               struct gs_vk_buf *counters) {
+  /* The constants go in through the command buffer: the iteration in flight ahead of this one
+   * has read its own before the barrier that starts this one's commands. */
+  vkCmdUpdateBuffer(cmd, tk->adam_consts->buf, 0, sizeof *pa, pa);
+  gs_vk_barrier(cmd);
+  struct gs_vk_buf *b[12] = {params[GS_P_MEANS],
+                             params[GS_P_SCALES],
+                             params[GS_P_QUATS],
+                             params[GS_P_SH],
+                             splats,
+                             grad2d,
+                             params[GS_P_OPACITY],
+                             moments,
+                             tiles_touched,
+                             tk->adam_consts,
+                             dens,
+                             counters};
+  uint32_t gx, gy;
+  gs_vk_grid(gs_vk_div_up(pc->n, GS_PB_WG), &gx, &gy);
+  if (gx) gs_vk_dispatch(cmd, tk->project_adam, b, pc, gx, gy, 1);
 }
 
 void gs_tk_record_densify(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc_densify *pc,

@@ -58,6 +58,9 @@ struct gs_tk_opts {
   int state;          /* per-splat backward, enum gs_bwd_state: lane 0 takes the runs' stored
                          states from a copy in shared memory (0) or from bucket_state itself, a
                          block of a subgroup's width ahead, by a shuffle (1, global) */
+  int fuse_adam;      /* enum gs_project_adam: the projection backward writes the gradients for
+                         the Adam stage (0, separate) or applies the Adam step itself
+                         (1, fused: gs_tk_record_project_adam; no grads buffers) */
 };
 
 /* The forward's runs the per-splat backward reads (struct gs_fwd_bufs, "opts.bucket only"), and
@@ -90,8 +93,10 @@ struct gs_tk {
   uint32_t bucket; /* opts.splat_bwd: splats per run (gs_tk_splat_bucket), else 0 */
   gs_vk_kernel_t *loss_l1, *ssim_h, *loss_ssim, *ssim_bwd_h, *ssim_bwd_v;
   gs_vk_kernel_t *raster_bwd, *project_bwd, *adam, *densify;
-  gs_vk_kernel_t *resolve;     /* deterministic mode: fixed-point sums -> grad2d */
-  struct gs_vk_buf *grad2d_fx; /* deterministic mode: the fixed-point sums (grow-only) */
+  gs_vk_kernel_t *project_adam;  /* opts.fuse_adam: project_bwd_adam.comp */
+  struct gs_vk_buf *adam_consts; /* opts.fuse_adam: its struct gs_pc_adam, written per step */
+  gs_vk_kernel_t *resolve;       /* deterministic mode: fixed-point sums -> grad2d */
+  struct gs_vk_buf *grad2d_fx;   /* deterministic mode: the fixed-point sums (grow-only) */
 };
 
 int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, struct sw_err *err);
@@ -160,6 +165,23 @@ void gs_tk_record_adam(struct gs_tk *tk, VkCommandBuffer cmd, const struct gs_pc
                        struct gs_vk_buf *const params[GS_P_COUNT],
                        struct gs_vk_buf *const grads[GS_P_COUNT], struct gs_vk_buf *moments,
                        struct gs_vk_buf *tiles_touched, struct gs_vk_buf *counters);
+
+/* The projection backward's shared memory fused with Adam (project_bwd_adam.comp: 59 floats per
+ * splat of a GS_PB_WG workgroup); gs_tk_new refuses opts.fuse_adam on a device with less. */
+#define GS_PROJECT_ADAM_SHARED (59u * 4u * GS_PB_WG)
+
+/* Stage "project_adam" (opts.fuse_adam): project_bwd and adam in one kernel, with the same
+ * parameters, moments and densification statistics to the bit as gs_tk_record_project_bwd
+ * followed by gs_tk_record_adam, and no gradient buffers: each workgroup keeps its splats'
+ * gradients in shared memory and applies the step to them. Records an update of tk's Adam
+ * constants buffer (from *pa) and a barrier before the dispatch, so it may be recorded in any
+ * command buffer that is ordered behind the ones still using them (gs_vk_barrier). */
+void gs_tk_record_project_adam(struct gs_tk *tk, VkCommandBuffer cmd,
+                               const struct gs_pc_project_bwd *pc, const struct gs_pc_adam *pa,
+                               struct gs_vk_buf *const params[GS_P_COUNT], struct gs_vk_buf *splats,
+                               struct gs_vk_buf *grad2d, struct gs_vk_buf *moments,
+                               struct gs_vk_buf *tiles_touched, struct gs_vk_buf *dens,
+                               struct gs_vk_buf *counters);
 
 /* Densification on the GPU: applies a plan (gs_train_densify.h; src: uint per new splat, off: 3
  * floats per new splat) from the old parameter/moment buffers into new ones (distinct buffers). */

@@ -8,6 +8,7 @@
 #version 450
 #define GS_GLSL 1
 #include "gs_train_shared.h"
+#include "adam_common.glsl"
 
 layout(local_size_x = GS_WG) in;
 layout(constant_id = 0) const uint ADAM_VISIBLE = 0u;
@@ -29,10 +30,7 @@ layout(push_constant) uniform PC { gs_pc_adam pc; };
 
 // Returns the parameter's change; updates the moments in place.
 float adam(inout vec2 mv, float g, float step_size) {
-  mv.x = pc.beta1 * mv.x + (1.0 - pc.beta1) * g;
-  mv.y = pc.beta2 * mv.y + (1.0 - pc.beta2) * g * g;
-  float denom = sqrt(mv.y) / pc.sqrt_bc2 + pc.eps;
-  return step_size * mv.x / denom;
+  return adam_update(mv, g, step_size, pc.beta1, pc.beta2, pc.eps, pc.sqrt_bc2);
 }
 
 bool skip(uint splat) { return ADAM_VISIBLE != 0u && tiles_touched[splat] == 0u; }

@@ -1,25 +1,47 @@
-// project_bwd.comp: projection backward, one thread per splat: from the per-splat gradients of
-// rasterize backward (2D mean, conic, colour, opacity) to the model's parameters: means (through
-// the 2D mean, the EWA Jacobian and the SH view direction), log-scales, quaternions (through the
-// normalisation), opacity logit (through the sigmoid) and SH coefficients up to the active degree
-// (higher ones get zero: degree masking while SH is being unlocked). Culled splats get zero.
-// The math is the C reference's (pipeline/gs_ref_tmpl.c), written out in the same order.
+// project_bwd.glsl: body of the projection backward, one thread per splat: from the per-splat
+// gradients of rasterize backward (2D mean, conic, colour, opacity) to the model's parameters: means
+// (through the 2D mean, the EWA Jacobian and the SH view direction), log-scales, quaternions
+// (through the normalisation), opacity logit (through the sigmoid) and SH coefficients up to the
+// active degree (higher ones get zero: degree masking while SH is being unlocked). Culled splats
+// get zero. The math is the C reference's (pipeline/gs_ref_tmpl.c), written out in the same order.
 // While densification statistics are collected (pc.accumulate), a visible splat adds its 2D
 // gradient norm sqrt((g.x w/2)^2 + (g.y h/2)^2), one visibility and its radius (max) to dens;
 // with pc.count_radii the norm and the visibility only where gsplat's radii > 0.
-#version 450
+//
+// Two builds: project_bwd.comp writes the gradients to the grads buffers (model layout) for
+// adam.comp; project_bwd_adam.comp (GS_FUSE_ADAM, `project_adam: fused`) keeps each workgroup's
+// gradients in shared memory and applies the Adam step to the workgroup's splats itself, with
+// adam.comp's arithmetic (adam_common.glsl): the same parameters and moments to the bit, without
+// writing 59 gradient floats per splat and reading them back (a quarter of the bytes the two
+// kernels move). Its Adam constants (struct gs_pc_adam) come in a buffer, since both blocks
+// would exceed the 128 bytes of push constants every device has.
 #define GS_GLSL 1
 #include "gs_train_shared.h"
 #include "sh_common.glsl"
 #include "proj_common.glsl"
 
 layout(local_size_x = GS_PB_WG) in;
-layout(std430, binding = 0) readonly buffer Means { float means[]; };
-layout(std430, binding = 1) readonly buffer Scales { float log_scales[]; };
-layout(std430, binding = 2) readonly buffer Quats { float quats[]; };
-layout(std430, binding = 3) readonly buffer Sh { float sh[]; };
+#ifdef GS_FUSE_ADAM
+#include "adam_common.glsl"
+#define GS_PARAM_ACCESS
+layout(constant_id = 0) const uint ADAM_VISIBLE = 0u; // as adam.comp's
+#else
+#define GS_PARAM_ACCESS readonly
+#endif
+layout(std430, binding = 0) GS_PARAM_ACCESS buffer Means { float means[]; };
+layout(std430, binding = 1) GS_PARAM_ACCESS buffer Scales { float log_scales[]; };
+layout(std430, binding = 2) GS_PARAM_ACCESS buffer Quats { float quats[]; };
+layout(std430, binding = 3) GS_PARAM_ACCESS buffer Sh { float sh[]; };
 layout(std430, binding = 4) readonly buffer Splats { gs_splat2d splats[]; };
 layout(std430, binding = 5) readonly buffer Grad2d { float g2[]; };
+#ifdef GS_FUSE_ADAM
+layout(std430, binding = 6) buffer Opac { float p_opacity[]; };
+layout(std430, binding = 7) buffer Mom { vec2 mom[]; };
+layout(std430, binding = 8) readonly buffer Vis { uint tiles_touched[]; };
+layout(std430, binding = 9) readonly buffer AdamPc { gs_pc_adam pa; };
+layout(std430, binding = 10) buffer Dens { float dens[]; };
+layout(std430, binding = 11) readonly buffer Ctr { uint counters[]; };
+#else
 layout(std430, binding = 6) writeonly buffer GMeans { float g_means[]; };
 layout(std430, binding = 7) writeonly buffer GScales { float g_scales[]; };
 layout(std430, binding = 8) writeonly buffer GQuats { float g_quats[]; };
@@ -27,21 +49,64 @@ layout(std430, binding = 9) writeonly buffer GOpac { float g_opacity[]; };
 layout(std430, binding = 10) writeonly buffer GSh { float g_sh[]; };
 layout(std430, binding = 11) buffer Dens { float dens[]; };
 layout(std430, binding = 12) readonly buffer Ctr { uint counters[]; };
+#endif
 layout(push_constant) uniform PC { gs_pc_project_bwd pc; };
 
 // The workgroup's SH coefficients (48 floats per splat) are read and written through shared
 // memory with coalesced loads and stores: a thread's own 192 contiguous bytes, read directly,
 // would make each warp-wide load touch 32 cache lines. The row stride is odd so that threads
-// reading their own rows hit different banks.
+// reading their own rows hit different banks. Fused with Adam, a row also holds the splat's other
+// 11 gradients (means, log-scales, quaternion, opacity at the S_* columns): 59 floats.
+#ifdef GS_FUSE_ADAM
+#define SH_STRIDE 59u
+#define S_MEANS 48u
+#define S_SCALES 51u
+#define S_QUATS 54u
+#define S_OPACITY 58u
+#else
 #define SH_STRIDE 49u
+#endif
 shared float s_sh[GS_PB_WG * SH_STRIDE];
 
+// Splat i's (local row l) gradient of float k of the means, log-scales, quaternion, opacity: to
+// the grads buffers, or to its shared row when Adam follows in this kernel.
+#ifdef GS_FUSE_ADAM
+void put_means(uint i, uint l, uint k, float v) { s_sh[SH_STRIDE * l + S_MEANS + k] = v; }
+void put_scales(uint i, uint l, uint k, float v) { s_sh[SH_STRIDE * l + S_SCALES + k] = v; }
+void put_quats(uint i, uint l, uint k, float v) { s_sh[SH_STRIDE * l + S_QUATS + k] = v; }
+void put_opacity(uint i, uint l, float v) { s_sh[SH_STRIDE * l + S_OPACITY] = v; }
+#else
+void put_means(uint i, uint l, uint k, float v) { g_means[3u * i + k] = v; }
+void put_scales(uint i, uint l, uint k, float v) { g_scales[3u * i + k] = v; }
+void put_quats(uint i, uint l, uint k, float v) { g_quats[4u * i + k] = v; }
+void put_opacity(uint i, uint l, float v) { g_opacity[i] = v; }
+#endif
+
 void zero(uint i, uint l) {
-  for (uint k = 0u; k < 3u; k++) { g_means[3u * i + k] = 0.0; g_scales[3u * i + k] = 0.0; }
-  for (uint k = 0u; k < 4u; k++) g_quats[4u * i + k] = 0.0;
-  g_opacity[i] = 0.0;
+  for (uint k = 0u; k < 3u; k++) { put_means(i, l, k, 0.0); put_scales(i, l, k, 0.0); }
+  for (uint k = 0u; k < 4u; k++) put_quats(i, l, k, 0.0);
+  put_opacity(i, l, 0.0);
   for (uint k = 0u; k < 48u; k++) s_sh[SH_STRIDE * l + k] = 0.0;
 }
+
+#ifdef GS_FUSE_ADAM
+bool adam_skip(uint splat) { return ADAM_VISIBLE != 0u && tiles_touched[splat] == 0u; }
+
+// Adam over the workgroup's floats of one parameter group, one thread per float as adam.comp
+// (consecutive threads, consecutive floats): P is the group's parameter buffer, PER its floats
+// per splat, COL their first column in a splat's shared row, G its moment group, RATE the step
+// size (an expression of the float's index e).
+#define GS_ADAM_GROUP(P, PER, COL, G, RATE)                                                        \
+  for (uint e = l; e < PER * nb; e += GS_PB_WG) {                                                  \
+    uint r = e / PER;                                                                              \
+    if (adam_skip(base + r)) continue;                                                             \
+    uint idx = PER * base + e, mi = pa.mom_off[G] / 2u + idx;                                     \
+    vec2 mv = mom[mi];                                                                             \
+    P[idx] -= adam_update(mv, s_sh[SH_STRIDE * r + COL + e % PER], RATE, pa.beta1, pa.beta2,       \
+                          pa.eps, pa.sqrt_bc2);                                                    \
+    mom[mi] = mv;                                                                                  \
+  }
+#endif
 
 void splat_bwd(uint i, uint l);
 
@@ -59,7 +124,16 @@ void main() {
   barrier();
   if (l < nb) splat_bwd(base + l, l);
   barrier();
+#ifdef GS_FUSE_ADAM
+  // Every thread's splat has read its parameters (before the barrier): the step may write them.
+  GS_ADAM_GROUP(means, 3u, S_MEANS, 0, pa.step_size[0])
+  GS_ADAM_GROUP(log_scales, 3u, S_SCALES, 1, pa.step_size[1])
+  GS_ADAM_GROUP(quats, 4u, S_QUATS, 2, pa.step_size[2])
+  GS_ADAM_GROUP(p_opacity, 1u, S_OPACITY, 3, pa.step_size[3])
+  GS_ADAM_GROUP(sh, 48u, 0u, 4, e % 48u < 3u ? pa.step_size[4] : pa.step_size[5])
+#else
   for (uint e = l; e < 48u * nb; e += GS_PB_WG) g_sh[48u * base + e] = s_sh[SH_STRIDE * (e / 48u) + e % 48u];
+#endif
 }
 
 // gsplat's radii > 0 (the views its densifier counts): opacity at least 1/255, and the
@@ -133,7 +207,7 @@ void splat_bwd(uint i, uint l) {
 
   // ---- opacity through the sigmoid ----
   float o = splats[i].opacity;
-  g_opacity[i] = ga2[GS_G2D_OPACITY] * o * (1.0 - o);
+  put_opacity(i, l, ga2[GS_G2D_OPACITY] * o * (1.0 - o));
 
   // ---- colour: SH coefficients and view direction ----
   float b[16];
@@ -208,7 +282,7 @@ void splat_bwd(uint i, uint l) {
       grot[r][k] = gm3[r][k] * s[k];
       gs += gm3[r][k] * rot[r][k];
     }
-    g_scales[3u * i + uint(k)] = gs * s[k];
+    put_scales(i, l, uint(k), gs * s[k]);
   }
   float gq[4];
   gq[0] = 2.0 * (-qz * grot[0][1] + qy * grot[0][2] + qz * grot[1][0] - qx * grot[1][2] -
@@ -220,7 +294,7 @@ void splat_bwd(uint i, uint l) {
   gq[3] = 2.0 * (-qw * grot[0][1] + qx * grot[0][2] + qw * grot[1][0] + qy * grot[1][2] +
                  qx * grot[2][0] + qy * grot[2][1]) - 4.0 * qz * (grot[0][0] + grot[1][1]);
   float qdot = gq[0] * q[0] + gq[1] * q[1] + gq[2] * q[2] + gq[3] * q[3];
-  for (int k = 0; k < 4; k++) g_quats[4u * i + uint(k)] = (gq[k] - q[k] * qdot) / qnorm;
+  for (int k = 0; k < 4; k++) put_quats(i, l, uint(k), (gq[k] - q[k] * qdot) / qnorm);
 
   // ---- camera-space mean: through the 2D mean and the Jacobian ----
   // Inside the clamp J02 = -fx x / z^2; outside it -fx L / z: no x, half the z derivative.
@@ -234,7 +308,7 @@ void splat_bwd(uint i, uint l) {
           gj[0][2] * (1.0 + tj.z) * pc.fx * tj.x * iz3 - gj[1][1] * pc.fy * iz2 +
           gj[1][2] * (1.0 + tj.w) * pc.fy * tj.y * iz3;
   for (int d = 0; d < 3; d++) gmean[d] += w[0][d] * gt[0] + w[1][d] * gt[1] + w[2][d] * gt[2];
-  for (uint d = 0u; d < 3u; d++) g_means[3u * i + d] = gmean[d];
+  for (uint d = 0u; d < 3u; d++) put_means(i, l, d, gmean[d]);
 
   if (pc.accumulate != 0u) {
     if (pc.count_radii == 0u || gsplat_visible(splats[i])) {

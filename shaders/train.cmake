@@ -16,6 +16,7 @@ gs_embed_shaders(TARGET gs_train_shaders
     ${CMAKE_CURRENT_LIST_DIR}/rasterize_bwd_splat_det.comp
     ${CMAKE_CURRENT_LIST_DIR}/grad2d_resolve.comp
     ${CMAKE_CURRENT_LIST_DIR}/project_bwd.comp
+    ${CMAKE_CURRENT_LIST_DIR}/project_bwd_adam.comp
     ${CMAKE_CURRENT_LIST_DIR}/adam.comp
     ${CMAKE_CURRENT_LIST_DIR}/densify_gather.comp
   INCLUDES ${CMAKE_CURRENT_LIST_DIR})

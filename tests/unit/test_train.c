@@ -737,12 +737,13 @@ END_TEST
  * hex, its splat count and held-out PSNR. */
 /* How a det_run submits its iterations (the defaults unless a test says otherwise). */
 struct det_submit {
-  int in_flight;   /* 0: the default */
-  int timing;      /* enum gs_timing */
-  int sort;        /* enum gs_sort_order */
-  int fwd_step;    /* enum gs_fwd_step */
-  int bwd_state;   /* enum gs_bwd_state */
-  uint64_t redone; /* out: iterations recorded again after an arena overflow */
+  int in_flight;    /* 0: the default */
+  int timing;       /* enum gs_timing */
+  int sort;         /* enum gs_sort_order */
+  int fwd_step;     /* enum gs_fwd_step */
+  int bwd_state;    /* enum gs_bwd_state */
+  int project_adam; /* enum gs_project_adam */
+  uint64_t redone;  /* out: iterations recorded again after an arena overflow */
 };
 
 static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int tile_cull,
@@ -757,6 +758,7 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   if (sub) c.sort = sub->sort;
   if (sub) c.fwd_step = sub->fwd_step;
   if (sub) c.bwd_state = sub->bwd_state;
+  if (sub) c.project_adam = sub->project_adam;
   c.iterations = 150;
   c.densify_from = 30;
   c.densify_every = 20;
@@ -868,25 +870,31 @@ END_TEST
  * at. Nothing may crash or hang, and every submission is waited for before the buffers go. */
 START_TEST(divergence_is_reported_in_either_mode) {
   make_scene();
-  int rc[2];
-  char msg[2][sizeof(((struct sw_err *)0)->msg)];
+  int rc[3];
+  char msg[3][sizeof(((struct sw_err *)0)->msg)];
   setenv("GS_TRAIN_FAULT_NAN_GT", "40", 1);
-  for (int f = 1; f <= 2; f++) {
+  /* f = 3: one iteration in flight with project_adam fused, which has no gradient buffers to
+   * look at; the first non-finite buffer is the same. */
+  for (int f = 1; f <= 3; f++) {
     struct gs_config c;
     short_config(&c);
     c.iterations = 80;
     c.n_checkpoints = 0;
-    c.in_flight = f;
+    c.in_flight = f == 3 ? 1 : f;
+    if (f == 3) c.project_adam = GS_PROJECT_ADAM_FUSED;
     struct sw_err err = {0};
     struct gs_result *r = calloc(1, sizeof *r);
     rc[f - 1] = gs_train_run(&c, scene_dir, NULL, r, &err);
     free(r);
     snprintf(msg[f - 1], sizeof msg[0], "%s", err.msg);
-    fprintf(stderr, "in_flight %d: %s\n", f, err.msg);
+    fprintf(stderr, "in_flight %d%s: %s\n", f == 3 ? 1 : f, f == 3 ? ", project_adam fused" : "",
+            err.msg);
   }
   unsetenv("GS_TRAIN_FAULT_NAN_GT"); /* before any assertion: the later tests run in this process */
   ck_assert_int_eq(rc[0], SW_EDIVERGED);
   ck_assert_int_eq(rc[1], SW_EDIVERGED);
+  ck_assert_int_eq(rc[2], SW_EDIVERGED);
+  ck_assert_str_eq(msg[2], msg[0]);
   ck_assert_msg(strstr(msg[0], "diverged at iteration 41: the loss is not finite; first non-finite "
                                "value in the dL/dimage"),
                 "%s", msg[0]);
@@ -959,25 +967,29 @@ END_TEST
 /* fwd_step: select is bit-exact (the same image, last contributors and runs' states as branch),
  * and so is bwd_state: global (lane 0 gets the same stored states by a shuffle), so a
  * deterministic training with the per-splat backward (which reads those states) writes the same
- * final.ply with each. */
-START_TEST(fwd_step_and_bwd_state_train_bit_identically) {
+ * final.ply with each. So does project_adam: fused (the projection backward applies adam.comp's
+ * step itself, from the gradients it holds in shared memory): the same parameters and moments
+ * after every iteration, through densification (the moments gathered) and opacity resets. */
+START_TEST(bit_exact_variants_train_identically) {
   make_scene();
-  char dir[3][160], h[3][SW_SHA256_HEX_LEN];
-  uint32_t n[3];
-  double p[3];
-  for (int k = 0; k < 3; k++) {
+  char dir[4][160], h[4][SW_SHA256_HEX_LEN];
+  uint32_t n[4];
+  double p[4];
+  for (int k = 0; k < 4; k++) {
     struct det_submit sub = {.sort = GS_SORT_DEPTH_FIRST,
                              .fwd_step = k == 1 ? GS_FWD_STEP_SELECT : GS_FWD_STEP_BRANCH,
-                             .bwd_state = k == 2 ? GS_BWD_STATE_GLOBAL : GS_BWD_STATE_SHARED};
-    snprintf(dir[k], sizeof dir[k], "%s/fwd_step_state_%d", work_dir, k);
+                             .bwd_state = k == 2 ? GS_BWD_STATE_GLOBAL : GS_BWD_STATE_SHARED,
+                             .project_adam =
+                                 k == 3 ? GS_PROJECT_ADAM_FUSED : GS_PROJECT_ADAM_SEPARATE};
+    snprintf(dir[k], sizeof dir[k], "%s/bit_exact_%d", work_dir, k);
     det_run_as(dir[k], 0, GS_RASTER_BWD_SPLAT, GS_TILE_CULL_ELLIPSE, &sub, h[k], &n[k], &p[k]);
   }
   fprintf(stderr,
-          "defaults / fwd_step select / bwd_state global: %u / %u / %u splats, final.ply %.16s / "
-          "%.16s / %.16s\n",
-          n[0], n[1], n[2], h[0], h[1], h[2]);
+          "defaults / fwd_step select / bwd_state global / project_adam fused: %u / %u / %u / %u "
+          "splats, final.ply %.16s / %.16s / %.16s / %.16s\n",
+          n[0], n[1], n[2], n[3], h[0], h[1], h[2], h[3]);
   ck_assert_uint_ne(n[0], 500); /* densification ran */
-  for (int k = 1; k < 3; k++) {
+  for (int k = 1; k < 4; k++) {
     ck_assert_uint_eq(n[0], n[k]);
     ck_assert_str_eq(h[0], h[k]);
   }
@@ -1015,7 +1027,7 @@ int main(void) {
   tcase_add_test(gpu, divergence_is_reported_in_either_mode);
   tcase_add_test(gpu, splat_backward_trains_like_pixel_backward);
   tcase_add_test(gpu, tile_cull_trains_bit_identically);
-  tcase_add_test(gpu, fwd_step_and_bwd_state_train_bit_identically);
+  tcase_add_test(gpu, bit_exact_variants_train_identically);
   suite_add_tcase(s, gpu);
   SRunner *sr = srunner_create(s);
   /* The generated scene is shared by the training tests: run them in this process. */
