@@ -28,6 +28,7 @@ void sw_gate_config_default(struct sw_gate_config *cfg) {
   cfg->max_pairs = 8;
   cfg->seq_alpha = 0.09;
   cfg->futility_cp = 0.2;
+  cfg->size_tol = SW_GATE_SIZE_TOL;
   cfg->futility_lab_cp = 0.07;
   cfg->boot_seed = 1;
   cfg->boot_reps = 2000;
@@ -136,6 +137,9 @@ static int check_config(const struct sw_gate_config *c, struct sw_err *err) {
   if (c->boot_reps < 0 || (c->boot_reps > 0 && c->boot_reps < 10) || c->boot_reps > 1000000)
     return sw_err_set(err, SW_EINVAL, "gate config: bootstrap reps %d must be 0 or 10..1000000",
                       c->boot_reps);
+  if (!(c->size_tol >= 0.0 && c->size_tol < 1.0))
+    return sw_err_set(err, SW_EINVAL, "gate config: size tolerance %g must be in [0, 1)",
+                      c->size_tol);
   if (c->sequential && !(c->futility_cp >= 0.0 && c->futility_cp < 1.0))
     return sw_err_set(err, SW_EINVAL, "gate config: futility %g must be in [0, 1)", c->futility_cp);
   if (c->sequential && !(c->futility_lab_cp >= 0.0 && c->futility_lab_cp < 1.0))
@@ -181,6 +185,64 @@ static int check_input(const struct sw_gate_input *in, struct sw_err *err) {
                         p->off);
   }
   return 0;
+}
+
+/* ---- the model-size check ----------------------------------------------------------------- */
+
+static int known_size(double v) { return v > 0.0 && isfinite(v); }
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of the known sizes of one arm's valid runs (scratch: n_pairs doubles); NAN with
+ * fewer than SW_GATE_SIZE_MIN. *n_known gets how many there were. */
+static double arm_size_median(const struct sw_gate_input *in, int on, double *scratch,
+                              int *n_known) {
+  size_t n = 0;
+  for (size_t i = 0; i < in->n_pairs; i++) {
+    const struct sw_gate_pair *p = &in->pairs[i];
+    double v = on ? p->on_size : p->off_size;
+    if (!p->invalid && known_size(v)) scratch[n++] = v;
+  }
+  *n_known = (int)n;
+  if (n < SW_GATE_SIZE_MIN) return NAN;
+  qsort(scratch, n, sizeof *scratch, cmp_double);
+  return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+}
+
+/* Flags (flag[i] = 1) the valid pairs with a run whose known size lies more than cfg->size_tol
+ * from its arm's median, and records the check in res->size. A run that trained a model of
+ * another size ran another workload (the float-mode runaway of issue 12 grew one run 16% past
+ * its siblings at the same config): the evidence is the model, not the measured metric, so the
+ * lab's rule that exclusion needs evidence holds. In baseline form only the on arm is checked. */
+static void size_check(const struct sw_gate_input *in, const struct sw_gate_config *cfg,
+                       double *scratch, int *flag, struct sw_gate_result *res) {
+  struct sw_gate_size *z = &res->size;
+  z->median_off = z->median_on = NAN;
+  if (!(cfg->size_tol > 0.0)) return;
+  double med[2];
+  med[0] = in->has_baseline ? NAN : arm_size_median(in, 0, scratch, &z->n_off);
+  med[1] = arm_size_median(in, 1, scratch, &z->n_on);
+  z->median_off = med[0];
+  z->median_on = med[1];
+  for (size_t i = 0; i < in->n_pairs; i++) {
+    const struct sw_gate_pair *p = &in->pairs[i];
+    if (p->invalid) continue;
+    for (int on = 0; on < 2; on++) {
+      double v = on ? p->on_size : p->off_size;
+      if (!isfinite(med[on]) || !known_size(v)) continue;
+      double dev = v / med[on] - 1.0;
+      if (!(fabs(dev) > cfg->size_tol)) continue;
+      if (z->n_runs < SW_GATE_MAX_SIZE_FLAGS)
+        z->flags[z->n_runs] = (struct sw_gate_size_flag){
+            .pair = (int)i, .on = on, .size = v, .median = med[on], .dev = dev};
+      z->n_runs++;
+      z->n_pairs += !flag[i];
+      flag[i] = 1;
+    }
+  }
 }
 
 /* ---- pair sets -------------------------------------------------------------------------- */
@@ -988,11 +1050,23 @@ static void add_warnings(const struct sw_gate_input *in, const struct sw_gate_co
     if (in->pairs[i].replaces >= 0 && in->pairs[i].contaminated)
       warning(res, "pair %zu, the replacement of pair %d, is contaminated too", i,
               in->pairs[i].replaces);
+  const struct sw_gate_size *z = &res->size;
+  for (int k = 0; k < z->n_runs && k < SW_GATE_MAX_SIZE_FLAGS; k++)
+    warning(res,
+            "model size: pair %d's %s run trained %.0f, %+.1f%% from its arm's median %.0f "
+            "(tolerance %.1f%%): another model, so another workload; the pair counts as "
+            "contaminated",
+            z->flags[k].pair, z->flags[k].on ? "on" : "off", z->flags[k].size,
+            100.0 * z->flags[k].dev, z->flags[k].median, 100.0 * cfg->size_tol);
   if (res->n_contaminated > 0)
     warning(res,
-            "%d contaminated pair(s) excluded from the primary analysis on load-window "
+            "%d contaminated pair(s) excluded from the primary analysis on %s "
             "evidence; sensitivity: replaced %s (n=%d), kept %s (n=%d), both %s (n=%d)",
-            res->n_contaminated, sw_gate_verdict_name(res->set[0].verdict), res->set[0].n,
+            res->n_contaminated,
+            z->n_pairs == 0                     ? "load-window"
+            : z->n_pairs == res->n_contaminated ? "model-size"
+                                                : "load-window or model-size",
+            sw_gate_verdict_name(res->set[0].verdict), res->set[0].n,
             sw_gate_verdict_name(res->set[1].verdict), res->set[1].n,
             sw_gate_verdict_name(res->set[2].verdict), res->set[2].n);
   if (res->n_invalid > 0)
@@ -1014,6 +1088,25 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   res->has_baseline = in->has_baseline;
   res->binary_changed = in->binary_changed;
   res->n_input = (int)in->n_pairs;
+
+  /* The model-size check first: everything below sees a flagged pair as contaminated, in a
+   * copy of the input (the caller's pairs are borrowed). */
+  size_t cap = in->n_pairs ? in->n_pairs : 1;
+  struct sw_gate_pair *work_pairs = malloc(cap * sizeof *work_pairs);
+  int *size_flag = calloc(cap, sizeof *size_flag);
+  size_t *idx = malloc(cap * sizeof *idx);
+  struct scratch sc = {malloc(cap * sizeof(double)), malloc(cap * sizeof(double)),
+                       malloc(cap * sizeof(double))};
+  if (!work_pairs || !size_flag || !idx || !sc.lr || !sc.a || !sc.b) {
+    rc = sw_err_set(err, SW_ENOMEM, "gate: out of memory");
+    goto out;
+  }
+  if (in->n_pairs) memcpy(work_pairs, in->pairs, in->n_pairs * sizeof *work_pairs);
+  size_check(in, cfg, sc.lr, size_flag, res);
+  for (size_t i = 0; i < in->n_pairs; i++) work_pairs[i].contaminated |= size_flag[i];
+  struct sw_gate_input work = *in;
+  work.pairs = work_pairs;
+  in = &work;
   for (size_t i = 0; i < in->n_pairs; i++) {
     res->n_invalid += in->pairs[i].invalid != 0;
     res->n_contaminated += in->pairs[i].contaminated && !in->pairs[i].invalid;
@@ -1028,18 +1121,9 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
     if (!plan || plan->min_pairs != cfg->min_pairs || plan->max_pairs != cfg->max_pairs ||
         plan->alpha != cfg->seq_alpha) {
       rc = sw_gate_plan_make(cfg, &local, err);
-      if (rc) return rc;
+      if (rc) goto out;
       plan = &local;
     }
-  }
-
-  size_t cap = in->n_pairs ? in->n_pairs : 1;
-  size_t *idx = malloc(cap * sizeof *idx);
-  struct scratch sc = {malloc(cap * sizeof(double)), malloc(cap * sizeof(double)),
-                       malloc(cap * sizeof(double))};
-  if (!idx || !sc.lr || !sc.a || !sc.b) {
-    rc = sw_err_set(err, SW_ENOMEM, "gate: out of memory");
-    goto out;
   }
 
   int look_j[SW_GATE_NSETS];
@@ -1080,6 +1164,8 @@ int sw_gate_eval(const struct sw_gate_input *in, const struct sw_gate_config *cf
   add_warnings(in, cfg, res);
   rc = 0;
 out:
+  free(work_pairs);
+  free(size_flag);
   free(idx);
   free(sc.lr);
   free(sc.a);

@@ -13,6 +13,9 @@
  *  - the paired analysis of per-pair log ratios log(on/off): mean with a t interval, the Wilcoxon
  *    signed-rank test (exact for small n without ties), a seeded bootstrap percentile interval;
  *  - per-machine effects and a DerSimonian-Laird random-effects pool with Q, tau^2 and I^2;
+ *  - the model-size check: a run whose model size (splats_final) lies more than size_tol from
+ *    its arm's median trained another model than its arm's other runs, so its time measures
+ *    another workload: its pair is treated as contaminated (evidence independent of the metric);
  *  - sensitivity: the verdict on contaminated pairs kept / replaced / both kept; a decisive verdict
  *    that does not hold in all three becomes inconclusive ("fragile"). The kept and both sets are
  *    judged on their mean log ratio with each contaminated pair limited to the range of the clean
@@ -47,6 +50,7 @@
 #define SW_GATE_MAX_REASONS 24  /* reasons + warnings kept in a result */
 #define SW_GATE_REASON_MAX 240  /* one reason, NUL included */
 #define SW_GATE_MAX_PAIRS 4096  /* input larger than this is refused with SW_EINVAL */
+#define SW_GATE_SIZE_TOL 0.05   /* default size_tol of the model-size check (the spec's too) */
 
 enum sw_gate_direction {
   SW_GATE_LOWER = 0, /* lower metric is better (wallclock) */
@@ -79,6 +83,9 @@ struct sw_gate_pair {
   int contaminated; /* 1 when a load window of either run flagged contamination (evidence) */
   int replaces;     /* index in the input array of the pair this one replaces, or -1 */
   int invalid;      /* 1 when a run had no window samples or failed: never used at all */
+  /* The runs' model sizes (splats_final: the trained model's splat count); <= 0 or NAN when
+   * not known, which leaves the pair out of the model-size check. */
+  double off_size, on_size;
 };
 
 /* The input of one gate. Two forms:
@@ -142,6 +149,11 @@ struct sw_gate_config {
   double futility_lab_cp; /* stop futile when the lab rule's conditional power (seq.lab_cond_power)
                            * < this (default 0.07) */
   enum sw_gate_sens sens; /* how the kept and both sets are judged (default robust) */
+  /* The model-size check (docs/gate-rules.md section 3): a run whose size lies more than
+   * size_tol (a fraction) from the median of its arm's known sizes, when the arm has at least
+   * SW_GATE_SIZE_MIN of them, flags its pair as contaminated. Default SW_GATE_SIZE_TOL; 0 turns
+   * it off. */
+  double size_tol;
   /* Bootstrap: */
   uint64_t boot_seed; /* default 1 */
   int boot_reps;      /* default 2000; 0 skips the bootstrap */
@@ -280,6 +292,26 @@ struct sw_gate_sequential {
                           * because the guard's failure lies within its own noise */
 };
 
+#define SW_GATE_SIZE_MIN 3        /* known sizes an arm needs for its median to judge a run */
+#define SW_GATE_MAX_SIZE_FLAGS 32 /* flagged runs listed in a result (all are counted) */
+
+/* One run the model-size check flagged. */
+struct sw_gate_size_flag {
+  int pair;      /* index in the input */
+  int on;        /* 1: the on run, 0: the off run */
+  double size;   /* its model size */
+  double median; /* its arm's median */
+  double dev;    /* size / median - 1 */
+};
+
+struct sw_gate_size {
+  int n_off, n_on;              /* valid pairs whose off / on run has a known size */
+  double median_off, median_on; /* NAN when the arm has fewer than SW_GATE_SIZE_MIN */
+  int n_pairs;                  /* pairs flagged (once each, whichever runs) */
+  int n_runs;                   /* runs flagged */
+  struct sw_gate_size_flag flags[SW_GATE_MAX_SIZE_FLAGS]; /* the first n_runs (at most 32) */
+};
+
 struct sw_gate_result {
   char name[SW_GATE_NAME_MAX];
   enum sw_gate_verdict verdict;
@@ -288,7 +320,9 @@ struct sw_gate_result {
   char reasons[SW_GATE_MAX_REASONS][SW_GATE_REASON_MAX]; /* why, in the lab's words */
   int n_warnings;
   char warnings[SW_GATE_MAX_REASONS][SW_GATE_REASON_MAX]; /* asymmetry, sign disagreement, ... */
-  int n_input, n_invalid, n_contaminated, n_replacements;
+  int n_input, n_invalid, n_contaminated, n_replacements; /* n_contaminated: on load-window
+                                                           * evidence or model size */
+  struct sw_gate_size size; /* the model-size check (all zero / NAN when it did not run) */
   int has_baseline;
   int binary_changed; /* the input's: workers whose trainer binary changed (0 = none) */
   struct sw_gate_analysis set[SW_GATE_NSETS]; /* [SW_GATE_SET_REPLACED] is the primary analysis */

@@ -140,6 +140,20 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
                                 "invalid", res->n_invalid, "contaminated", res->n_contaminated,
                                 "replacements", res->n_replacements));
   json_object_set_new(o, "binary_changed", json_integer(res->binary_changed));
+  /* The model-size check (docs/gate-rules.md section 3). */
+  const struct sw_gate_size *z = &res->size;
+  json_t *flags = json_array();
+  for (int k = 0; k < z->n_runs && k < SW_GATE_MAX_SIZE_FLAGS; k++)
+    json_array_append_new(flags,
+                          json_pack("{s:i s:s s:f s:f s:f}", "pair", z->flags[k].pair, "arm",
+                                    z->flags[k].on ? "on" : "off", "size", z->flags[k].size,
+                                    "median", z->flags[k].median, "deviation", z->flags[k].dev));
+  json_object_set_new(o, "model_size",
+                      json_pack("{s:f s:i s:i s:o s:o s:i s:i s:o}", "tolerance", cfg->size_tol,
+                                "known_off", z->n_off, "known_on", z->n_on, "median_off",
+                                sw_json_real_or_null(z->median_off), "median_on",
+                                sw_json_real_or_null(z->median_on), "pairs_flagged", z->n_pairs,
+                                "runs_flagged", z->n_runs, "flagged", flags));
   json_decref(primary);
   json_t *sens = json_object();
   json_object_set_new(sens, "fragile", json_boolean(res->fragile));
@@ -178,6 +192,7 @@ json_t *sw_gate_result_to_json(const struct sw_gate_result *res) {
   json_object_set_new(c, "alpha", json_real(cfg->alpha));
   json_object_set_new(c, "power", json_real(cfg->power));
   json_object_set_new(c, "sigma_ratio_warn", json_real(cfg->sigma_ratio_warn));
+  json_object_set_new(c, "size_tolerance", json_real(cfg->size_tol));
   json_object_set_new(
       c, "bootstrap",
       json_pack("{s:I s:i}", "seed", (json_int_t)cfg->boot_seed, "reps", cfg->boot_reps));
@@ -238,8 +253,9 @@ static int get_int(const json_t *obj, const char *key, const char *where, int *o
 
 static int parse_pair(const json_t *p, size_t i, int baseline, struct sw_gate_pair *out,
                       struct sw_err *err) {
-  static const char *const keys[] = {"off",   "on",           "off_guard", "on_guard", "machine",
-                                     "order", "contaminated", "replaces",  "invalid",  NULL};
+  static const char *const keys[] = {"off",     "on",       "off_guard",    "on_guard",
+                                     "machine", "order",    "contaminated", "replaces",
+                                     "invalid", "off_size", "on_size",      NULL};
   char where[48];
   snprintf(where, sizeof where, "pairs[%zu]", i);
   if (!json_is_object(p)) return sw_err_set(err, SW_EINVAL, "%s: expected an object", where);
@@ -247,8 +263,11 @@ static int parse_pair(const json_t *p, size_t i, int baseline, struct sw_gate_pa
   if (rc) return rc;
   memset(out, 0, sizeof *out);
   out->off = out->on = out->off_guard = out->on_guard = NAN;
+  out->off_size = out->on_size = NAN;
   out->replaces = -1;
-  if ((rc = get_num(p, "off", where, &out->off, err)) ||
+  if ((rc = get_num(p, "off_size", where, &out->off_size, err)) ||
+      (rc = get_num(p, "on_size", where, &out->on_size, err)) ||
+      (rc = get_num(p, "off", where, &out->off, err)) ||
       (rc = get_num(p, "on", where, &out->on, err)) ||
       (rc = get_num(p, "off_guard", where, &out->off_guard, err)) ||
       (rc = get_num(p, "on_guard", where, &out->on_guard, err)) ||
@@ -301,6 +320,7 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
                                          "bootstrap",
                                          "sensitivity",
                                          "binary_changed",
+                                         "size_tolerance",
                                          NULL};
   if (!in || !pairs_out || !cfg) return sw_err_set(err, SW_EINVAL, "gate input: missing output");
   *pairs_out = NULL;
@@ -330,7 +350,8 @@ int sw_gate_input_from_json(const json_t *root, struct sw_gate_input *in,
     return sw_err_set(err, SW_EINVAL, "metric: expected a string (the metric's name)");
   if ((rc = get_num(root, "alpha", "gate input", &cfg->alpha, err)) ||
       (rc = get_num(root, "power", "gate input", &cfg->power, err)) ||
-      (rc = get_num(root, "sigma_ratio_warn", "gate input", &cfg->sigma_ratio_warn, err)))
+      (rc = get_num(root, "sigma_ratio_warn", "gate input", &cfg->sigma_ratio_warn, err)) ||
+      (rc = get_num(root, "size_tolerance", "gate input", &cfg->size_tol, err)))
     return rc;
   v = json_object_get(root, "sensitivity");
   if (v && !json_is_null(v)) {

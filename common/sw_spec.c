@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sw_fs.h"
+#include "sw_gate.h"
 #include "sw_yaml.h"
 
 /* Limits on hostile input (docs/spec.md "Limits"). The text is bounded first (the control
@@ -724,6 +725,8 @@ static int load_gate(struct loader *L, const struct yn *y, struct sw_spec_gate *
       if (!rc) g->direction = (enum sw_spec_direction)e;
     } else if (!strcmp(k, "alpha"))
       rc = get_real(L, &v, 1e-6, 0.5, &g->alpha);
+    else if (!strcmp(k, "size_tolerance"))
+      rc = get_real(L, &v, 0, 0.99, &g->size_tolerance);
     else if (!strcmp(k, "rule")) {
       rc = want_map(L, &v);
       FOR_PAIRS(L, &v, rp, rk, rc) {
@@ -749,7 +752,7 @@ static int load_gate(struct loader *L, const struct yn *y, struct sw_spec_gate *
           return unknown_key(L, gp, &v, gk, "metric, max_drop, band");
       }
     } else
-      return unknown_key(L, p, y, k, "metric, direction, rule, guard, alpha");
+      return unknown_key(L, p, y, k, "metric, direction, rule, guard, alpha, size_tolerance");
   }
   return rc;
 }
@@ -946,6 +949,7 @@ static void set_defaults(struct sw_spec *s) {
   s->gate.floor = 0.01;
   s->gate.guard.max_drop = 0.05;
   s->gate.alpha = 0.05;
+  s->gate.size_tolerance = SW_GATE_SIZE_TOL;
   s->repeats = 1;
   s->placement.spread = true;
   s->contamination = sw_spec_contamination_defaults();

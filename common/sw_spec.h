@@ -128,7 +128,9 @@ struct sw_spec_gate {
   double k;                         /* default 2.0 */
   double floor;                     /* default 0.01 */
   struct sw_spec_guard guard;
-  double alpha; /* default 0.05 */
+  double alpha;          /* default 0.05 */
+  double size_tolerance; /* the gate engine's model-size check (sw_gate_config.size_tol):
+                          * default SW_GATE_SIZE_TOL, 0 = off */
 };
 
 /* The contamination rules (docs/spec.md "contamination", docs/gate-rules.md "Contamination: what

@@ -170,11 +170,11 @@ json_t *sw_spec_to_json(const struct sw_spec *s) {
         json_pack("{s:s, s:f}", "metric", s->gate.guard.metric, "max_drop", s->gate.guard.max_drop);
     if (guard && s->gate.guard.has_band)
       bad |= put(guard, "band", json_pack("[f, f]", s->gate.guard.band_lo, s->gate.guard.band_hi));
-    bad |=
-        put(o, "gate",
-            json_pack("{s:s, s:s, s:{s:f, s:f}, s:o?, s:f}", "metric", s->gate.metric, "direction",
-                      sw_spec_direction_name(s->gate.direction), "rule", "k", s->gate.k, "floor",
-                      s->gate.floor, "guard", guard, "alpha", s->gate.alpha));
+    bad |= put(o, "gate",
+               json_pack("{s:s, s:s, s:{s:f, s:f}, s:o?, s:f, s:f}", "metric", s->gate.metric,
+                         "direction", sw_spec_direction_name(s->gate.direction), "rule", "k",
+                         s->gate.k, "floor", s->gate.floor, "guard", guard, "alpha", s->gate.alpha,
+                         "size_tolerance", s->gate.size_tolerance));
   } else {
     json_t *params = json_object();
     for (size_t i = 0; params && i < s->n_params; i++) {

@@ -290,9 +290,9 @@ int sched_pair_requeue(sw_sched_t *s, int64_t pair_id, int64_t now, const char *
 }
 
 /* Adds the one replacement pair that a contaminated or invalid pair gets (same order, so the
- * counterbalancing is kept), unless it already has one. */
+ * counterbalancing is kept), unless it already has one; why says what flagged it (the event). */
 static int add_replacement(sw_sched_t *s, int64_t pair_id, int64_t sweep_id, int64_t gate_id,
-                           int64_t point_id, int idx, const char *ord, int64_t now,
+                           int64_t point_id, int idx, const char *ord, const char *why, int64_t now,
                            struct sw_err *err) {
   static const char *const SQL_EXISTS =
       "SELECT COUNT(*) FROM pairs WHERE sweep_id = ?1 AND replaces = ?2 AND "
@@ -335,8 +335,7 @@ static int add_replacement(sw_sched_t *s, int64_t pair_id, int64_t sweep_id, int
   }
   if (rc) return rc;
   char text[160];
-  snprintf(text, sizeof text, "pair %d contaminated or invalid: replacement pair %lld added", idx,
-           (long long)next);
+  snprintf(text, sizeof text, "pair %d %s: replacement pair %lld added", idx, why, (long long)next);
   return sw_store_event(s->store, now, sweep_id, "replace", text, err);
 }
 
@@ -451,7 +450,8 @@ int sched_pair_check(sw_sched_t *s, int64_t pair_id, int64_t now, int *lease_clo
   if ((rc = step_done(s, st, "completing pair", err))) return rc;
   const struct sweep_mem *sw = sched_sweep(s, sweep_id);
   if (c[3] > 0 && sw && sw->spec->contamination.rerun_once && !is_repl &&
-      (rc = add_replacement(s, pair_id, sweep_id, gate_id, point_id, idx, ord, now, err)))
+      (rc = add_replacement(s, pair_id, sweep_id, gate_id, point_id, idx, ord,
+                            "contaminated or invalid", now, err)))
     return rc;
   if (gate_id && (rc = gate_decide(s, gate_id, now, err))) return rc;
   return sched_sweep_check(s, sweep_id, now, err);
@@ -474,16 +474,18 @@ static void gate_config(const struct sweep_mem *sw, const char *name, int n_targ
   cfg->band_lo = g->guard.band_lo;
   cfg->band_hi = g->guard.band_hi;
   cfg->alpha = g->alpha;
+  cfg->size_tol = g->size_tolerance;
   cfg->sequential = sw->spec->pairs.sequential;
   cfg->min_pairs = n_target;
   cfg->max_pairs = n_max;
   cfg->boot_seed = 1; /* fixed: the same data always gives the same verdict */
 }
 
-/* Loads the gate's completed pairs into the engine's input form. *pairs_out malloc'd. */
+/* Loads the gate's completed pairs into the engine's input form. *pairs_out malloc'd, and
+ * *idx_out (malloc'd too) the store index of each. */
 static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
-                      const char *metric, struct sw_gate_pair **pairs_out, size_t *n_out,
-                      struct sw_err *err) {
+                      const char *metric, struct sw_gate_pair **pairs_out, int **idx_out,
+                      size_t *n_out, struct sw_err *err) {
   /* The metric columns of attempts answer the usual metrics without parsing result.json (a
    * gate re-reads all its pairs after each one); any other metric comes from the JSON. */
 #define METRIC_OF(P)                                                                               \
@@ -496,7 +498,8 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
        * several GPUs of one host, are one machine to the statistics (DESIGN.md section 5). */
       "SELECT p.idx, COALESCE(json_extract(w.fingerprint_json, '$.machine_id'), p.worker_id), "
       "p.ord, p.replaces, r.arm, a.status, " METRIC_OF("2") ", " METRIC_OF(
-          "3") " FROM pairs p JOIN runs r ON r.pair_id = p.id JOIN attempts a ON a.run_id = r.id "
+          "3") ", a.splats_final FROM pairs p JOIN runs r ON r.pair_id = p.id JOIN attempts a ON "
+               "a.run_id = r.id "
                "AND a.attempt = p.attempt LEFT JOIN workers w ON w.id = p.worker_id WHERE "
                "p.gate_id = ?1 AND p.status = 'done' ORDER BY p.idx, r.position";
 #undef METRIC_OF
@@ -530,6 +533,7 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
       memset(w, 0, sizeof *w);
       w->p.off = w->p.on = NAN;
       w->p.off_guard = w->p.on_guard = NAN;
+      w->p.off_size = w->p.on_size = NAN;
       snprintf(w->p.machine, sizeof w->p.machine, "%s",
                sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
       w->p.order = strcmp((const char *)sqlite3_column_text(st, 2), "on-off") == 0 ? SW_GATE_ON_OFF
@@ -547,20 +551,26 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
     int on = strcmp(arm, "on") == 0;
     double v = sqlite3_column_type(st, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 6);
     double g = sqlite3_column_type(st, 7) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 7);
+    /* The trained model's size, for the engine's model-size check (unknown: NAN). */
+    double z = sqlite3_column_type(st, 8) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 8);
     /* A metric the result did not carry (or a non-positive one) makes the pair unusable:
      * the engine must never see a made-up value. */
     if (!(v > 0) || !isfinite(v)) q->invalid = 1;
     if (on) {
       q->on = v;
       q->on_guard = g;
+      q->on_size = z;
     } else {
       q->off = v;
       q->off_guard = g;
+      q->off_size = z;
     }
   }
   sqlite3_reset(st);
   struct sw_gate_pair *p = rc == SQLITE_DONE ? malloc((n ? n : 1) * sizeof *p) : NULL;
-  if (!p) {
+  int *pidx = p ? malloc((n ? n : 1) * sizeof *pidx) : NULL;
+  if (!pidx) {
+    free(p);
     free(rows);
     return rc == SQLITE_DONE || rc == SQLITE_NOMEM
                ? sw_err_set(err, SW_ENOMEM, "gate input: out of memory")
@@ -568,6 +578,7 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
   }
   for (size_t i = 0; i < n; i++) {
     p[i] = rows[i].p;
+    pidx[i] = rows[i].idx;
     /* `replaces` in the store is a pair index; the engine wants a position in its input. */
     for (size_t j = 0; rows[i].repl >= 0 && j < n; j++)
       if (rows[j].idx == rows[i].repl) p[i].replaces = (int)j;
@@ -578,8 +589,26 @@ static int gate_pairs(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id
   }
   free(rows);
   *pairs_out = p;
+  *idx_out = pidx;
   *n_out = n;
   return 0;
+}
+
+/* The pairs the engine's model-size check flagged that the scheduler still owes a rerun (not a
+ * replacement themselves, none replacing them yet): their store indexes and orders, at most
+ * SW_GATE_MAX_SIZE_FLAGS. Returns how many. */
+static int size_reruns(const struct sw_gate_input *in, const int *store_idx,
+                       const struct sw_gate_result *res, int *idx, enum sw_gate_order *ord) {
+  int n = 0;
+  for (int k = 0; k < res->size.n_runs && k < SW_GATE_MAX_SIZE_FLAGS; k++) {
+    int i = res->size.flags[k].pair, owed = in->pairs[i].replaces < 0;
+    for (size_t j = 0; j < in->n_pairs && owed; j++) owed = in->pairs[j].replaces != i;
+    for (int m = 0; m < n && owed; m++) owed = idx[m] != store_idx[i];
+    if (!owed) continue;
+    idx[n] = store_idx[i];
+    ord[n++] = in->pairs[i].order;
+  }
+  return n;
 }
 
 /* LAB-PRACTICE rule 7: the trainer binary must be the same before and after a series. Counts
@@ -597,13 +626,22 @@ static int binary_changes(sw_sched_t *s, int64_t gate_id, int64_t *n, struct sw_
 
 /* The one place a verdict is computed: the gate engine on the gate's completed pairs. Fills the
  * verdict JSON (the engine's gate object) and the sequential decision. */
+/* What one look decided, besides the verdict JSON. */
+struct gate_look {
+  enum sw_gate_verdict verdict;
+  enum sw_gate_seq_decision decision;
+  int n_reruns; /* pairs the model-size check flagged that are owed a rerun */
+  int rerun_idx[SW_GATE_MAX_SIZE_FLAGS];
+  enum sw_gate_order rerun_ord[SW_GATE_MAX_SIZE_FLAGS];
+};
+
 static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
                         const char *name, const char *metric, int n_target, int n_max, int quick,
-                        json_t **verdict_json, enum sw_gate_verdict *verdict,
-                        enum sw_gate_seq_decision *decision, struct sw_err *err) {
+                        json_t **verdict_json, struct gate_look *look, struct sw_err *err) {
   struct sw_gate_pair *pairs = NULL;
+  int *store_idx = NULL;
   size_t n = 0;
-  int rc = gate_pairs(s, sw, gate_id, metric, &pairs, &n, err);
+  int rc = gate_pairs(s, sw, gate_id, metric, &pairs, &store_idx, &n, err);
   if (rc) return rc;
   struct sw_gate_config cfg;
   gate_config(sw, name, n_target, n_max, &cfg);
@@ -617,6 +655,7 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
   struct sw_gate_result *res = calloc(1, sizeof *res); /* large: keep it off the stack */
   if (!res) {
     free(pairs);
+    free(store_idx);
     return sw_err_set(err, SW_ENOMEM, "gate: out of memory");
   }
   int64_t changed = 0;
@@ -625,12 +664,14 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
   if (!rc) rc = sw_gate_eval(&in, &cfg, res, err);
   if (!rc) {
     *verdict_json = sw_gate_result_to_json(res);
-    *verdict = res->verdict;
-    *decision = res->seq.decision;
+    look->verdict = res->verdict;
+    look->decision = res->seq.decision;
+    look->n_reruns = size_reruns(&in, store_idx, res, look->rerun_idx, look->rerun_ord);
     if (!*verdict_json) rc = sw_err_set(err, SW_ENOMEM, "gate JSON: out of memory");
   }
   free(res);
   free(pairs);
+  free(store_idx);
   return rc;
 }
 
@@ -753,12 +794,13 @@ static int gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_er
   int progress_only = open > 0 && (!sw->spec->pairs.sequential || done < n_target);
 
   json_t *vj = NULL;
-  enum sw_gate_verdict verdict = SW_GATE_INCONCLUSIVE;
-  enum sw_gate_seq_decision decision = SW_GATE_SEQ_NONE;
+  struct gate_look look = {.verdict = SW_GATE_INCONCLUSIVE, .decision = SW_GATE_SEQ_NONE};
   struct sw_err gerr = {0};
   int grc = done > 0 ? gate_verdict(s, sw, gate_id, name, metric, n_target, n_max, progress_only,
-                                    &vj, &verdict, &decision, &gerr)
+                                    &vj, &look, &gerr)
                      : sw_err_set(&gerr, SW_EINVAL, "no completed pairs");
+  enum sw_gate_verdict verdict = look.verdict;
+  enum sw_gate_seq_decision decision = look.decision;
   if (grc == SW_EDB || grc == SW_ENOMEM) {
     sw_err_set(err, grc, "%s", gerr.msg);
     return grc;
@@ -771,7 +813,20 @@ static int gate_decide(sw_sched_t *s, int64_t gate_id, int64_t now, struct sw_er
     json_decref(fj);
     return rc;
   }
-  if (progress_only) {
+  /* A pair whose run trained a model of another size than its arm's others (the engine's
+   * model-size check) is rerun once, as a contaminated one is; the gate waits for the rerun. */
+  int reruns = 0;
+  for (int k = 0; k < look.n_reruns && sw->spec->contamination.rerun_once; k++) {
+    rc = add_replacement(s, 0, sweep_id, gate_id, 0, look.rerun_idx[k],
+                         look.rerun_ord[k] == SW_GATE_ON_OFF ? "on-off" : "off-on",
+                         "trained a model of another size than its arm's", now, err);
+    if (rc) {
+      json_decref(vj);
+      return rc;
+    }
+    reruns++;
+  }
+  if (progress_only || reruns) {
     rc = gate_interim(s, gate_id, vj, 0, err);
     json_decref(vj);
     return rc;

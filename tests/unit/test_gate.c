@@ -37,6 +37,8 @@ static struct sw_gate_result *eval(const struct sw_gate_pair *pairs, size_t n,
   return &res;
 }
 
+static int eval_text(const char *text, struct sw_err *e); /* `gate eval` on a text, below */
+
 static int has_text(const char (*lines)[SW_GATE_REASON_MAX], int n, const char *needle) {
   for (int i = 0; i < n; i++)
     if (strstr(lines[i], needle)) return 1;
@@ -404,6 +406,139 @@ START_TEST(one_point_decides_is_fragile) {
   json_t *both = json_array_get(sets, 2);
   ck_assert_str_eq(json_string_value(json_object_get(both, "verdict")), "adopt");
   json_decref(o);
+}
+END_TEST
+
+/* The model-size check (issue 12's float-mode runaway): one off run of five trained a model 16%
+ * larger than its siblings (339,831 splats against ~293k, the H200 run of 4 Dec) and took 12%
+ * longer. By time alone that run inflates CV_off to ~5%, the threshold to ~10% and hides a real
+ * -2.7% effect (inconclusive); judged with its model, the pair counts as contaminated: excluded
+ * from the primary analysis (adopt on the four others), the kept and both sets judged robustly
+ * (adopt too), and the reason names the run, its size and its arm's median. */
+START_TEST(model_size_outlier_counts_as_contaminated) {
+  struct sw_gate_config cfg;
+  sw_gate_config_default(&cfg);
+  ck_assert(cfg.size_tol == SW_GATE_SIZE_TOL);
+  const double off[5] = {14.40, 14.45, 16.20, 14.38, 14.42},
+               on[5] = {14.00, 14.05, 14.02, 14.01, 14.06};
+  const double off_size[5] = {293000, 291800, 339831, 292400, 293300};
+  const double on_size[5] = {292500, 293100, 292900, 291900, 292200};
+  struct sw_gate_pair p[5];
+  for (int i = 0; i < 5; i++) {
+    p[i] = mk(off[i], on[i], "a");
+    p[i].order = i % 2 ? SW_GATE_ON_OFF : SW_GATE_OFF_ON;
+  }
+  /* Without sizes (an exec trainer that reports none): time alone. */
+  struct sw_gate_result *r = eval(p, 5, &cfg);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  ck_assert_int_eq(r->size.n_runs, 0);
+  ck_assert(isnan(r->size.median_off));
+  ck_assert_int_eq(r->n_contaminated, 0);
+  for (int i = 0; i < 5; i++) {
+    p[i].off_size = off_size[i];
+    p[i].on_size = on_size[i];
+  }
+  r = eval(p, 5, &cfg);
+  ck_assert_int_eq(r->size.n_off, 5);
+  ck_assert_int_eq(r->size.n_on, 5);
+  ck_assert_double_eq(r->size.median_off, 293000);
+  ck_assert_double_eq(r->size.median_on, 292500);
+  ck_assert_int_eq(r->size.n_pairs, 1);
+  ck_assert_int_eq(r->size.n_runs, 1);
+  ck_assert_int_eq(r->size.flags[0].pair, 2);
+  ck_assert_int_eq(r->size.flags[0].on, 0);
+  ck_assert(fabs(r->size.flags[0].dev - (339831.0 / 293000 - 1)) < 1e-12);
+  ck_assert_int_eq(r->n_contaminated, 1);
+  ck_assert_int_eq(r->set[SW_GATE_SET_REPLACED].n, 4);
+  ck_assert_int_eq(r->set[SW_GATE_SET_KEPT].n, 5);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  ck_assert(!r->fragile);
+  ck_assert(has_text(r->warnings, r->n_warnings,
+                     "model size: pair 2's off run trained 339831, +16.0% from its arm's median "
+                     "293000 (tolerance 5.0%)"));
+  ck_assert(has_text(r->warnings, r->n_warnings, "on model-size evidence"));
+  /* The caller's pairs are borrowed, not marked. */
+  ck_assert_int_eq(p[2].contaminated, 0);
+  /* Its rerun (a replacement pair) stands in for it; the replacement is within the spread. */
+  struct sw_gate_pair q[6];
+  memcpy(q, p, sizeof p);
+  q[5] = mk(14.39, 14.03, "a");
+  q[5].off_size = 292700;
+  q[5].on_size = 292600;
+  q[5].replaces = 2;
+  r = eval(q, 6, &cfg);
+  ck_assert_int_eq(r->set[SW_GATE_SET_REPLACED].n, 5);
+  ck_assert_int_eq(r->verdict, SW_GATE_ADOPT);
+  /* Load evidence and size evidence on different pairs: both counted, the text says both. */
+  q[0].contaminated = 1;
+  r = eval(q, 6, &cfg);
+  ck_assert_int_eq(r->n_contaminated, 2);
+  ck_assert(has_text(r->warnings, r->n_warnings, "on load-window or model-size evidence"));
+  /* Within the tolerance nothing is flagged: 1.2% (the float spread of 4 Dec) is not a
+   * runaway. */
+  p[2].off_size = 293000 * 1.012;
+  r = eval(p, 5, &cfg);
+  ck_assert_int_eq(r->size.n_runs, 0);
+  /* An arm needs SW_GATE_SIZE_MIN known sizes: with two it cannot tell which one is off. */
+  p[2].off_size = 339831;
+  for (int i = 2; i < 5; i++) p[i].off_size = NAN;
+  r = eval(p, 5, &cfg);
+  ck_assert(isnan(r->size.median_off));
+  ck_assert_int_eq(r->size.n_off, 2);
+  ck_assert_int_eq(r->size.n_runs, 0);
+  /* size_tol 0 turns the check off. */
+  for (int i = 0; i < 5; i++) p[i].off_size = off_size[i];
+  cfg.size_tol = 0;
+  r = eval(p, 5, &cfg);
+  ck_assert_int_eq(r->size.n_runs, 0);
+  ck_assert_int_eq(r->verdict, SW_GATE_INCONCLUSIVE);
+  cfg.size_tol = 1.5;
+  struct sw_gate_input in = {.pairs = p, .n_pairs = 5};
+  struct sw_err e = {0};
+  ck_assert_int_eq(sw_gate_eval(&in, &cfg, r, &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "size tolerance"), "%s", e.msg);
+}
+END_TEST
+
+/* `gate eval` takes the runs' sizes and the tolerance, and reports the check. */
+START_TEST(model_size_in_gate_eval_json) {
+  const char *text = "{\"size_tolerance\": 0.1, \"pairs\": ["
+                     "{\"off\": 10.0, \"on\": 9.0, \"off_size\": 1000, \"on_size\": 1000},"
+                     "{\"off\": 10.1, \"on\": 9.1, \"off_size\": 1010, \"on_size\": 1300},"
+                     "{\"off\": 10.0, \"on\": 9.0, \"off_size\": 990, \"on_size\": 1005},"
+                     "{\"off\": 10.0, \"on\": 9.0, \"off_size\": 1000, \"on_size\": 995}]}";
+  json_error_t je;
+  json_t *root = json_loads(text, 0, &je);
+  ck_assert_ptr_nonnull(root);
+  struct sw_gate_input in;
+  struct sw_gate_pair *pairs = NULL;
+  struct sw_gate_config cfg;
+  struct sw_err e = {0};
+  ck_assert_msg(sw_gate_input_from_json(root, &in, &pairs, &cfg, &e) == 0, "%s", e.msg);
+  ck_assert(cfg.size_tol == 0.1);
+  static struct sw_gate_result res;
+  ck_assert_msg(sw_gate_eval(&in, &cfg, &res, &e) == 0, "%s", e.msg);
+  json_t *o = sw_gate_result_to_json(&res);
+  const json_t *z = json_object_get(o, "model_size");
+  ck_assert_ptr_nonnull(z);
+  ck_assert_double_eq(jnum(o, "model_size.tolerance"), 0.1);
+  ck_assert_double_eq(jnum(o, "model_size.median_on"), 1002.5);
+  ck_assert_int_eq((int)jnum(o, "model_size.pairs_flagged"), 1);
+  const json_t *f = json_array_get(json_object_get(z, "flagged"), 0);
+  ck_assert_int_eq((int)json_integer_value(json_object_get(f, "pair")), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(f, "arm")), "on");
+  ck_assert_double_eq(jnum(o, "config.size_tolerance"), 0.1);
+  ck_assert_int_eq((int)jnum(o, "counts.contaminated"), 1);
+  json_decref(o);
+  json_decref(root);
+  free(pairs);
+  /* Sizes that are not numbers are named. */
+  ck_assert_int_eq(eval_text("{\"pairs\": [{\"off\": 1, \"on\": 2, \"on_size\": \"big\"}]}", &e),
+                   SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "pairs[0].on_size: expected a number"), "%s", e.msg);
+  sw_err_clear(&e);
+  ck_assert_int_eq(eval_text("{\"size_tolerance\": 2, \"pairs\": []}", &e), SW_EINVAL);
+  ck_assert_msg(strstr(e.msg, "size tolerance"), "%s", e.msg);
 }
 END_TEST
 
@@ -1029,6 +1164,7 @@ static Suite *suite(void) {
   tcase_add_test(rules, contaminated_pair_replaced_robust);
   tcase_add_test(rules, contaminated_pass_is_fragile);
   tcase_add_test(rules, one_point_decides_is_fragile);
+  tcase_add_test(rules, model_size_outlier_counts_as_contaminated);
   tcase_add_test(rules, invalid_pairs_are_never_used);
   tcase_add_test(rules, guard_is_judged_on_means_not_single_runs);
   tcase_add_test(rules, required_guard_blocks_adoption_without_values);
@@ -1046,6 +1182,7 @@ static Suite *suite(void) {
   TCase *io = tcase_create("json");
   tcase_add_test(io, bad_input_gives_clear_errors);
   tcase_add_test(io, json_round_trip_is_deterministic);
+  tcase_add_test(io, model_size_in_gate_eval_json);
   tcase_add_test(io, binary_change_is_an_input_that_holds_the_verdict);
   suite_add_tcase(s, io);
   return s;

@@ -944,6 +944,58 @@ static int deliver_with(struct env *e, const struct sw_lease *l, const char *wor
   return deliver_run(e, l, worker, r, 1, pre, n_pre, during, n_during, result, k, now);
 }
 
+/* The engine's model-size check reaches the scheduler: a run that trained a model 30% larger
+ * than its arm's others (the float-mode runaway of issue 12) gets its pair rerun once, as a
+ * contaminated one does, and the gate waits for that rerun before it concludes; the verdict JSON
+ * names the run. */
+START_TEST(model_size_outlier_gets_one_replacement) {
+  struct env e;
+  env_open(&e, 10000, 3, 0);
+  int64_t sweep = submit_gate(&e, "g", 4, 4, NULL, 0);
+  hello(&e, "w1", NULL, 0);
+  struct sw_lease l;
+  int64_t now = 0;
+  int k = 0;
+  while (sw_sched_sweep_finished(e.sched, sweep, &e.err) == 0) {
+    ck_assert_int_lt(k, 10);
+    now += 10;
+    ck_assert_int_eq(sw_sched_next(e.sched, "w1", now, &l, &e.err), 1);
+    for (int r = 0; r < l.n_runs; r++) {
+      char *res = fake_result(l.runs[r].arm, k, 0.95);
+      char *at = strstr(res, "\"splats_final\":1000");
+      ck_assert_ptr_nonnull(at);
+      if (l.pair_index == 2 && strcmp(l.runs[r].arm, "off") == 0) memcpy(at + 15, "1300", 4);
+      ck_assert_msg(deliver_with(&e, &l, "w1", r, QUIET, 1, QUIET, 3, res, k, now) == 0, "%s",
+                    e.err.msg);
+      free(res);
+    }
+    ck_assert_msg(sw_sched_lease_done(e.sched, l.lease_id, l.epoch, "w1", now, &e.err) == 0, "%s",
+                  e.err.msg);
+    k++;
+    sw_lease_clear(&l);
+  }
+  /* No run's window flagged anything: the rerun comes from the model's size alone. */
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM attempts WHERE status <> 'ok'"), 0);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1"), 1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE is_replacement = 1 AND replaces = 2"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM pairs WHERE status = 'done'"), 5);
+  ck_assert_int_eq(q1(&e, "SELECT COUNT(*) FROM events WHERE kind = 'replace' AND text LIKE "
+                          "'pair 2 trained a model of another size%'"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT json_extract(verdict_json, '$.model_size.pairs_flagged') FROM "
+                          "gates"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT json_extract(verdict_json, '$.model_size.flagged[0].pair') = 2 "
+                          "AND json_extract(verdict_json, '$.model_size.flagged[0].arm') = 'off' "
+                          "FROM gates"),
+                   1);
+  ck_assert_int_eq(q1(&e, "SELECT json_extract(verdict_json, '$.counts.used') FROM gates"), 4);
+  ck_assert_int_eq(q1(&e, "SELECT status = 'done' AND verdict = 'adopt' FROM gates"), 1);
+  env_close(&e);
+}
+END_TEST
+
 /* The machine never became quiet before the run: background indexing kept 1.5 cores busy (and
  * load1 at 4) through the settle window, the worker's bounded wait gave up, and the run started
  * anyway. */
@@ -2102,6 +2154,7 @@ int main(void) {
   tcase_add_test(tc, pin_and_match_honoured);
   tcase_add_test(tc, poison_pair_capped_gate_concludes_from_rest);
   tcase_add_test(tc, contaminated_pair_gets_one_replacement);
+  tcase_add_test(tc, model_size_outlier_gets_one_replacement);
   tcase_add_test(tc, contaminated_pair_is_rerun_once_only);
   tcase_add_test(tc, idle_window_with_a_spike_is_not_flagged);
   tcase_add_test(tc, five_second_hog_is_flagged);
