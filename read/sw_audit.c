@@ -1,6 +1,7 @@
 /* sw_audit.c: reproducibility audits of sweeps read from the store: identical trainer, shader,
  * scene and per-arm config hashes, load windows on every run, contamination count, one device
- * per machine, and the re-measurement of a gate's on arm (definitions in sw_audit.h). */
+ * per machine, one model size per configuration, and the re-measurement of a gate's on arm
+ * (definitions in sw_audit.h). */
 #include "sw_audit.h"
 
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "sw_fs.h"
+#include "sw_gate.h"
 #include "sw_json.h"
 #include "sw_pareto.h"
 
@@ -599,6 +601,77 @@ out:
   return rc;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One model size per configuration: the ok runs of one config (its sha256) trained models of one
+ * size, within the gate engine's tolerance (SW_GATE_SIZE_TOL of their median, judged where
+ * SW_GATE_SIZE_MIN or more runs report metrics.splats_final), as a gate judges its arms. A run
+ * outside it is a trainer that does not reproduce (issue 12's float-mode runaway): the run is
+ * listed with its size. */
+static json_t *check_model_size(const struct series *s) {
+  json_t *c = check_new("model_size", "info", "");
+  json_t *runs = json_object_get(c, "runs");
+  double *v = malloc((size_t)(s->n ? s->n : 1) * sizeof *v);
+  if (!v) return c;
+  int n_groups = 0, n_judged = 0, n_off = 0;
+  double worst = 0.0;
+  for (int i = 0; i < s->n; i++) {
+    const char *g = s->r[i].config;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++) seen = s->r[j].config && strcmp(s->r[j].config, g) == 0;
+    if (!g || seen) continue;
+    n_groups++;
+    int n = 0;
+    for (int j = 0; j < s->n; j++) {
+      const struct arec *a = &s->r[j];
+      double z = metric_of(a, "splats_final");
+      if (is_ok(a) && a->config && strcmp(a->config, g) == 0 && z > 0 && isfinite(z)) v[n++] = z;
+    }
+    if (n < SW_GATE_SIZE_MIN) continue;
+    n_judged++;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    for (int j = 0; j < s->n; j++) {
+      const struct arec *a = &s->r[j];
+      double z = metric_of(a, "splats_final");
+      if (!is_ok(a) || !a->config || strcmp(a->config, g) || !(z > 0) || !isfinite(z)) continue;
+      double dev = z / med - 1.0;
+      if (fabs(dev) > fabs(worst)) worst = dev;
+      if (!(fabs(dev) > SW_GATE_SIZE_TOL)) continue;
+      char val[96];
+      snprintf(val, sizeof val, "%.0f (%+.1f%% from its configuration's median %.0f)", z,
+               100.0 * dev, med);
+      json_array_append_new(runs, run_ref(a, val));
+      n_off++;
+    }
+  }
+  free(v);
+  char d[300];
+  if (n_judged == 0) {
+    snprintf(d, sizeof d,
+             "no configuration of %d has %d or more ok runs reporting a model size "
+             "(splats_final)",
+             n_groups, SW_GATE_SIZE_MIN);
+  } else if (n_off == 0) {
+    snprintf(d, sizeof d,
+             "every ok run within %.0f%% of its configuration's median model size (%d of %d "
+             "configuration(s) judged; largest deviation %+.2f%%)",
+             100.0 * SW_GATE_SIZE_TOL, n_judged, n_groups, 100.0 * worst);
+    json_object_set_new(c, "status", json_string("pass"));
+  } else {
+    snprintf(d, sizeof d,
+             "%d ok run(s) trained a model more than %.0f%% from their configuration's median "
+             "size: the trainer does not reproduce (%d of %d configuration(s) judged)",
+             n_off, 100.0 * SW_GATE_SIZE_TOL, n_judged, n_groups);
+    json_object_set_new(c, "status", json_string("fail"));
+  }
+  json_object_set_new(c, "detail", json_string(d));
+  return c;
+}
+
 /* ---- the audit ---------------------------------------------------------------------------------
  */
 
@@ -629,6 +702,7 @@ static int audit_sweep(sw_store_t *store, const struct sw_audit_opts *o, int64_t
       checks, check_per_group(&s, "config", "config sha256", "arm", get_config, get_arm, 0));
   json_array_append_new(checks, check_windows(&s));
   json_array_append_new(checks, check_contamination(&s));
+  json_array_append_new(checks, check_model_size(&s));
   json_array_append_new(checks, check_per_group(&s, "devices", "device and driver", "machine",
                                                 get_device, get_worker, 1));
   if (o->reference_id) rc = check_reference(store, o, &s, checks, ref, err);

@@ -18,7 +18,7 @@ secs=${1:-20}
 shift || true
 build=${SW_BUILD_DIR:-build-fuzz}
 jobs=${SW_JOBS:-$(nproc)}
-all=(codec spec config result scene colmap transforms png ply)
+all=(codec spec config result gate scene colmap transforms png ply)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 CC=clang cmake -S . -B "$build" -DSW_FUZZ=ON -DSW_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   >/dev/null

@@ -18,6 +18,8 @@ if(SW_FUZZ)
   sw_fuzz_add(spec LIBS sw_wire)
   # The result check is generated from docs/result.schema.json into sw_util.
   sw_fuzz_add(result LIBS sw_util)
+  # The `gate eval` input and the engine on what it accepts.
+  sw_fuzz_add(gate LIBS sw_gate)
   add_executable(codec_seeds ${_fz}/codec_seeds.c)
   target_link_libraries(codec_seeds PRIVATE sw_wire)
   if(SW_BUILD_PIPELINE)

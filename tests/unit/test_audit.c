@@ -33,12 +33,13 @@ enum {
   GATE,
   REMEASURE_OK,
   REMEASURE_BAD,
+  RUNAWAY,
   FLEET,
   N_SWEEPS
 };
-static const char *const NAMES[N_SWEEPS] = {"clean",        "binary",        "nowindow",
-                                            "config",       "devices",       "gate",
-                                            "remeasure-ok", "remeasure-bad", "fleet"};
+static const char *const NAMES[N_SWEEPS] = {"clean",   "binary", "nowindow",     "config",
+                                            "devices", "gate",   "remeasure-ok", "remeasure-bad",
+                                            "runaway", "fleet"};
 static int64_t g_id[N_SWEEPS];
 static int64_t g_odd_run[N_SWEEPS]; /* the run given the odd value in each faulty series */
 
@@ -62,13 +63,15 @@ static void result_for(char *buf, size_t len, int kind, int n, const char *arm, 
   if (kind == GATE) t = strcmp(arm, "on") == 0 ? 89.9 + 0.1 * pair : 100.0 + 0.2 * pair;
   if (kind == REMEASURE_OK) t = 90.1 + 0.1 * n;  /* mean 90.2: +0.22% */
   if (kind == REMEASURE_BAD) t = 91.9 + 0.1 * n; /* mean 92.0: +2.2% */
+  /* The runaway series: its third run trained 30% more splats than its three siblings. */
+  int splats = kind == RUNAWAY && n == 2 ? 1300 : 1000;
   snprintf(buf, len,
            "{\"schema\":\"splatsweep.result/1\",\"status\":\"ok\",\"trainer\":{\"name\":"
            "\"splat-train\",\"binary_sha256\":\"%s\",\"shaders_sha256\":\"s1\"},"
            "\"config_sha256\":\"%s\",\"scene\":{\"sha256\":\"scene1\"},\"device\":{\"name\":"
            "\"llvmpipe\",\"driver\":\"%s\",\"kind\":\"cpu\"},\"metrics\":{\"train_s\":%.3f,"
-           "\"psnr_db\":30.0,\"iterations\":100}}",
-           bin, cfg, drv, t);
+           "\"psnr_db\":30.0,\"iterations\":100,\"splats_final\":%d}}",
+           bin, cfg, drv, t, splats);
 }
 
 static void setup(void) {
@@ -97,8 +100,9 @@ static void setup(void) {
       snprintf(spec, sizeof spec,
                "{\"name\":\"%s\",\"kind\":\"grid\",\"trainer\":{\"builtin\":{}},\"scene\":{"
                "\"path\":\"/x\"},\"base\":{"
-               "\"iterations\":100,\"radix_scatter\":\"ballot\"},\"repeats\":3%s}",
-               NAMES[k], k == NOWINDOW ? ",\"contamination\":{\"require_windows\":false}" : "");
+               "\"iterations\":100,\"radix_scatter\":\"ballot\"},\"repeats\":%d%s}",
+               NAMES[k], k == RUNAWAY ? 4 : 3,
+               k == NOWINDOW ? ",\"contamination\":{\"require_windows\":false}" : "");
     ck_assert_msg(sw_sched_submit(s, spec, "test", NULL, 0, &g_id[k], &err) == 0, "%s", err.msg);
   }
   ck_assert_int_eq(sw_sched_worker_hello(s, "w1", NULL, NULL, 0, &err), 0);
@@ -117,7 +121,8 @@ static void setup(void) {
       int n = count[kind]++;
       result_for(res, sizeof res, kind, n, l.runs[r].arm, l.pair_index);
       int no_window = kind == NOWINDOW && n == 1;
-      if ((kind == BINARY || kind == CONFIG) && n == 2) g_odd_run[kind] = l.runs[r].run_id;
+      if ((kind == BINARY || kind == CONFIG || kind == RUNAWAY) && n == 2)
+        g_odd_run[kind] = l.runs[r].run_id;
       if ((kind == NOWINDOW || kind == DEVICES) && n == 1) g_odd_run[kind] = l.runs[r].run_id;
       char *full = fixture_result(res); /* the rest of the contract */
       ck_assert_ptr_nonnull(full);
@@ -227,7 +232,8 @@ START_TEST(clean_series_passes) {
   ck_assert_int_eq(problems, 0);
   ck_assert(json_is_true(json_object_get(root, "pass")));
   static const char *const PASS[] = {
-      "trainer", "trainer_before_after", "shaders", "scene", "config", "windows", "devices"};
+      "trainer",   "trainer_before_after", "shaders", "scene", "config", "windows", "devices",
+      "model_size"};
   for (size_t i = 0; i < sizeof PASS / sizeof PASS[0]; i++)
     ck_assert_str_eq(status_of(root, PASS[i]), "pass");
   ck_assert_str_eq(status_of(root, "contamination"), "info");
@@ -321,6 +327,30 @@ START_TEST(missing_window_is_flagged) {
 }
 END_TEST
 
+/* One model size per configuration: the runaway series' third run trained 1,300 splats where its
+ * three siblings of the same config trained 995-1,005: the audit fails and names that run with
+ * its size and the median; the gate's arms (three runs each, one size) pass. */
+START_TEST(model_size_runaway_is_flagged) {
+  sw_store_t *s = open_ro();
+  int problems = 0;
+  json_t *root = audit(s, RUNAWAY, &problems);
+  ck_assert_int_eq(problems, 1);
+  ck_assert_str_eq(status_of(root, "model_size"), "fail");
+  ck_assert_int_eq(only_run(root, "model_size"), g_odd_run[RUNAWAY]);
+  const json_t *c = check_of(root, "model_size");
+  const char *v =
+      json_string_value(json_object_get(json_array_get(json_object_get(c, "runs"), 0), "value"));
+  ck_assert_msg(v && strstr(v, "1300 (+30.0% from its configuration's median 1000)"), "%s",
+                v ? v : "(none)");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "detail")), "1 ok run(s)"));
+  json_decref(root);
+  root = audit(s, GATE, &problems);
+  ck_assert_str_eq(status_of(root, "model_size"), "pass");
+  json_decref(root);
+  sw_store_close(&s);
+}
+END_TEST
+
 START_TEST(config_mismatch_is_flagged) {
   sw_store_t *s = open_ro();
   int problems = 0;
@@ -404,7 +434,7 @@ START_TEST(bad_input) {
   struct sw_audit_opts all = {0};
   json_t *root = sw_audit_json(s, &all, &problems, &err);
   ck_assert_int_eq(json_array_size(json_object_get(root, "series")), N_SWEEPS);
-  ck_assert_int_eq(problems, 5);
+  ck_assert_int_eq(problems, 6); /* the 5 of the faulty series before, and the runaway */
   json_decref(root);
   sw_store_close(&s);
 }
@@ -447,6 +477,7 @@ int main(void) {
   tcase_add_test(tc, per_machine_builds_pass);
   tcase_add_test(tc, missing_window_is_flagged);
   tcase_add_test(tc, config_mismatch_is_flagged);
+  tcase_add_test(tc, model_size_runaway_is_flagged);
   tcase_add_test(tc, remeasurement_against_the_gate);
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, command_line_exit_codes);
