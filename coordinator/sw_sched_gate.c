@@ -664,6 +664,15 @@ static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_
   if (!rc) rc = sw_gate_eval(&in, &cfg, res, err);
   if (!rc) {
     *verdict_json = sw_gate_result_to_json(res);
+    /* The engine names a flagged run by its place in the input; readers (the report) want the
+     * pair's index in the store. */
+    size_t k;
+    json_t *f;
+    json_array_foreach(json_object_get(json_object_get(*verdict_json, "model_size"), "flagged"), k,
+                       f) {
+      json_int_t i = json_integer_value(json_object_get(f, "pair"));
+      if (i >= 0 && (size_t)i < n) json_object_set_new(f, "pair_index", json_integer(store_idx[i]));
+    }
     look->verdict = res->verdict;
     look->decision = res->seq.decision;
     look->n_reruns = size_reruns(&in, store_idx, res, look->rerun_idx, look->rerun_ord);

@@ -483,6 +483,22 @@ static const char *run_flag(const json_t *run) {
   return strcmp(st, "ok") == 0 ? "" : st;
 }
 
+/* " model size (ARM)" when the gate engine's model-size check flagged that run of the pair with
+ * store index idx (its verdict JSON's model_size.flagged, docs/gate-rules.md section 3), else "".
+ */
+static const char *size_flag(const json_t *g, json_int_t idx, const char *arm) {
+  size_t k;
+  const json_t *f;
+  json_array_foreach(json_object_get(json_object_get(g, "model_size"), "flagged"), k, f) {
+    if (json_integer_value(json_object_get(f, "pair_index")) != idx ||
+        !json_is_integer(json_object_get(f, "pair_index")))
+      continue;
+    if (strcmp(sw_json_str(json_object_get(f, "arm"), ""), arm) == 0)
+      return strcmp(arm, "on") == 0 ? " model size (on)" : " model size (off)";
+  }
+  return "";
+}
+
 static void print_gate(FILE *out, const json_t *g, int md) {
   const char *verdict = sw_json_str(json_object_get(g, "verdict"), "inconclusive");
   const char *metric = sw_json_str(json_object_get(g, "metric"), "train_s"),
@@ -549,6 +565,10 @@ static void print_gate(FILE *out, const json_t *g, int md) {
     size_t used = strlen(flags);
     snprintf(flags + used, sizeof flags - used, "%s%s%s%s", run_flag(off),
              *run_flag(off) ? "(off) " : "", run_flag(on), *run_flag(on) ? "(on)" : "");
+    used = strlen(flags);
+    json_int_t pi = json_integer_value(json_object_get(p, "index"));
+    snprintf(flags + used, sizeof flags - used, "%s%s", size_flag(g, pi, "off"),
+             size_flag(g, pi, "on"));
     used = strlen(flags);
     if (json_array_size(json_object_get(p, "earlier_attempts")))
       snprintf(flags + used, sizeof flags - used, " attempt %lld",
@@ -706,10 +726,12 @@ static int render_html(FILE *out, const json_t *root, struct sw_err *err) {
         sw_html_escape(out, sw_json_str(json_object_get(p, "worker"), "-"));
         fprintf(out,
                 "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td>%s</td><td class=\"l\">%s</td><td class=\"l\">%s %s%s</td></tr>\n",
+                "<td>%s</td><td class=\"l\">%s</td><td class=\"l\">%s %s%s%s%s</td></tr>\n",
                 sw_json_str(json_object_get(p, "order"), ""), a, b, d, c, e,
                 sw_json_str(json_object_get(p, "status"), ""), run_flag(off), run_flag(on),
-                json_is_true(json_object_get(p, "is_replacement")) ? " replacement" : "");
+                json_is_true(json_object_get(p, "is_replacement")) ? " replacement" : "",
+                size_flag(g, json_integer_value(json_object_get(p, "index")), "off"),
+                size_flag(g, json_integer_value(json_object_get(p, "index")), "on"));
       }
       fputs("</table>\n", out);
     }

@@ -22,6 +22,8 @@ sw_it_add(it_check_spec check_spec.sh 17740)
 sw_it_add(it_bad_frames bad_frames.sh 17750)
 sw_it_add(it_two_sweeps two_sweeps.sh 17760)
 sw_it_add(it_curve curve.sh 17770)
+# One run trains a model 30% larger: its pair is rerun on the model-size evidence.
+sw_it_add(it_runaway runaway.sh 17980)
 # Hello floods and worker churn against a coordinator with its defaults.
 sw_it_add(it_flood flood.sh 17880)
 # Two rounds of 12,000 raw connections (the second bounded): about 3 minutes on 2 cores.

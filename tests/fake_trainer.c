@@ -21,8 +21,12 @@
  *   fake_ply_kb=N       also write OUT/final.ply (N KiB of bytes drawn from the run's seed) and
  *                       OUT/renders/test-000.png (a few bytes): artifacts to upload
  *   fake_foreign=1      write a foreign result layout {"timing":{"seconds":..},"quality":{..}}
+ *   fake_splats=N       the model size it reports (metrics.splats_final; default 5000)
+ *   fake_runaway_file=P the first run to create P (exclusively) runs away as issue 12's float
+ *                       runs did: a model 30% larger (splats_final) and 12% more train_s
  * It is never the product's trainer. */
 #include <errno.h>
+#include <fcntl.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
@@ -86,7 +90,7 @@ static int fake_sleep(double seconds, int progress, int forever, double train_s)
 }
 
 static int write_result(const char *out, json_t *cfg, const char *scene, double train_s,
-                        double wall_s, double psnr, int foreign) {
+                        double wall_s, double psnr, double splats, int foreign) {
   json_t *root;
   char cfg_sha[SW_SHA256_HEX_LEN], bin_sha[SW_SHA256_HEX_LEN] = "";
   /* The binary's own hash, as a real trainer reports it, so trainer checks see a real value. */
@@ -128,8 +132,8 @@ static int write_result(const char *out, json_t *cfg, const char *scene, double 
                   scene_sha, "train_views", 1, "test_views", 0, "width", 1, "height", 1,
                   "held_out_split", 0, "device", "name", "fake", "driver", "none", "api", "none",
                   "kind", "cpu", "metrics", "train_s", train_s, "wall_s", wall_s, "iterations",
-                  1000, "psnr_db", psnr, "ssim", 0.98, "splats_final", 5000, "splats_mean", 3000,
-                  "gpu_busy_frac", 0.7, "kernels", kernels, "checkpoints", checkpoints);
+                  1000, "psnr_db", psnr, "ssim", 0.98, "splats_final", (int)splats, "splats_mean",
+                  3000, "gpu_busy_frac", 0.7, "kernels", kernels, "checkpoints", checkpoints);
   }
   if (!root) {
     fprintf(stderr, "fake_trainer: cannot build result JSON\n");
@@ -274,7 +278,20 @@ int main(int argc, char **argv) {
     fclose(r);
   }
   double wall_s = (double)(sw_clock_mono_ms() - t0) / 1000.0;
-  int rc = write_result(out, cfg, scene, train_s, wall_s, psnr, getd(cfg, "fake_foreign", 0) != 0);
+  double splats = getd(cfg, "fake_splats", 5000);
+  const char *runaway = get(cfg, "fake_runaway_file", NULL);
+  if (runaway) {
+    int fd = open(runaway, O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd >= 0) { /* this run is the one */
+      close(fd);
+      splats *= 1.3;
+      train_s *= 1.12;
+      wall_s *= 1.12;
+      fprintf(stderr, "fake_trainer: this run runs away (fake_runaway_file)\n");
+    }
+  }
+  int rc = write_result(out, cfg, scene, train_s, wall_s, psnr, splats,
+                        getd(cfg, "fake_foreign", 0) != 0);
   json_decref(cfg);
   return rc;
 }

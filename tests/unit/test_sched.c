@@ -990,6 +990,10 @@ START_TEST(model_size_outlier_gets_one_replacement) {
                           "AND json_extract(verdict_json, '$.model_size.flagged[0].arm') = 'off' "
                           "FROM gates"),
                    1);
+  /* The engine's input position, and the pair's index in the store for readers. */
+  ck_assert_int_eq(
+      q1(&e, "SELECT json_extract(verdict_json, '$.model_size.flagged[0].pair_index') FROM gates"),
+      2);
   ck_assert_int_eq(q1(&e, "SELECT json_extract(verdict_json, '$.counts.used') FROM gates"), 4);
   ck_assert_int_eq(q1(&e, "SELECT status = 'done' AND verdict = 'adopt' FROM gates"), 1);
   env_close(&e);
