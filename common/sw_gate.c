@@ -196,6 +196,19 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double sw_gate_size_median(double *sizes, size_t n) {
+  if (n < SW_GATE_SIZE_MIN) return NAN;
+  qsort(sizes, n, sizeof *sizes, cmp_double);
+  return n % 2 ? sizes[n / 2] : 0.5 * (sizes[n / 2 - 1] + sizes[n / 2]);
+}
+
+int sw_gate_size_off(double size, double median, double tol, double *dev) {
+  if (!known_size(size) || !known_size(median)) return 0;
+  double d = size / median - 1.0;
+  if (dev) *dev = d;
+  return fabs(d) > tol;
+}
+
 /* The median of the known sizes of one arm's valid runs (scratch: n_pairs doubles); NAN with
  * fewer than SW_GATE_SIZE_MIN. *n_known gets how many there were. */
 static double arm_size_median(const struct sw_gate_input *in, int on, double *scratch,
@@ -207,9 +220,7 @@ static double arm_size_median(const struct sw_gate_input *in, int on, double *sc
     if (!p->invalid && known_size(v)) scratch[n++] = v;
   }
   *n_known = (int)n;
-  if (n < SW_GATE_SIZE_MIN) return NAN;
-  qsort(scratch, n, sizeof *scratch, cmp_double);
-  return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+  return sw_gate_size_median(scratch, n);
 }
 
 /* Flags (flag[i] = 1) the valid pairs with a run whose known size lies more than cfg->size_tol
@@ -231,10 +242,8 @@ static void size_check(const struct sw_gate_input *in, const struct sw_gate_conf
     const struct sw_gate_pair *p = &in->pairs[i];
     if (p->invalid) continue;
     for (int on = 0; on < 2; on++) {
-      double v = on ? p->on_size : p->off_size;
-      if (!isfinite(med[on]) || !known_size(v)) continue;
-      double dev = v / med[on] - 1.0;
-      if (!(fabs(dev) > cfg->size_tol)) continue;
+      double v = on ? p->on_size : p->off_size, dev = 0.0;
+      if (!sw_gate_size_off(v, med[on], cfg->size_tol, &dev)) continue;
       if (z->n_runs < SW_GATE_MAX_SIZE_FLAGS)
         z->flags[z->n_runs] = (struct sw_gate_size_flag){
             .pair = (int)i, .on = on, .size = v, .median = med[on], .dev = dev};

@@ -601,11 +601,6 @@ out:
   return rc;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* One model size per configuration: the ok runs of one config (its sha256) trained models of one
  * size, within the gate engine's tolerance (SW_GATE_SIZE_TOL of their median, judged where
  * SW_GATE_SIZE_MIN or more runs report metrics.splats_final), as a gate judges its arms. A run
@@ -630,17 +625,16 @@ static json_t *check_model_size(const struct series *s) {
       double z = metric_of(a, "splats_final");
       if (is_ok(a) && a->config && strcmp(a->config, g) == 0 && z > 0 && isfinite(z)) v[n++] = z;
     }
-    if (n < SW_GATE_SIZE_MIN) continue;
+    double med = sw_gate_size_median(v, (size_t)n);
+    if (isnan(med)) continue;
     n_judged++;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     for (int j = 0; j < s->n; j++) {
       const struct arec *a = &s->r[j];
-      double z = metric_of(a, "splats_final");
-      if (!is_ok(a) || !a->config || strcmp(a->config, g) || !(z > 0) || !isfinite(z)) continue;
-      double dev = z / med - 1.0;
+      double z = metric_of(a, "splats_final"), dev = 0.0;
+      if (!is_ok(a) || !a->config || strcmp(a->config, g)) continue;
+      int off = sw_gate_size_off(z, med, SW_GATE_SIZE_TOL, &dev);
       if (fabs(dev) > fabs(worst)) worst = dev;
-      if (!(fabs(dev) > SW_GATE_SIZE_TOL)) continue;
+      if (!off) continue;
       char val[96];
       snprintf(val, sizeof val, "%.0f (%+.1f%% from its configuration's median %.0f)", z,
                100.0 * dev, med);
