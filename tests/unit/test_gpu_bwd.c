@@ -608,6 +608,43 @@ static int gsplat_visible(const struct gs_ref_splat *s, uint32_t w, uint32_t h) 
            s->mean2d[1] - ry >= (float)h);
 }
 
+/* The reference's per-splat gradients in the GPU's grad2d layout (GS_G2D floats per splat, at the
+ * GS_G2D_* offsets), uploaded. */
+static struct gs_vk_buf *upload_grad2d(const struct gs_ref_splat_grad *sg, uint32_t n) {
+  float *g2 = calloc(GS_G2D * (size_t)n, 4);
+  for (uint32_t i = 0; i < n; i++) {
+    float *r = g2 + GS_G2D * i;
+    r[GS_G2D_MEAN] = sg[i].mean2d[0];
+    r[GS_G2D_MEAN + 1] = sg[i].mean2d[1];
+    for (int k = 0; k < 3; k++) r[GS_G2D_CONIC + k] = sg[i].conic[k];
+    for (int k = 0; k < 3; k++) r[GS_G2D_RGB + k] = sg[i].rgb[k];
+    r[GS_G2D_OPACITY] = sg[i].opacity;
+  }
+  struct gs_vk_buf *b = upload(g2, 4 * GS_G2D * (size_t)n, "grad2d");
+  free(g2);
+  return b;
+}
+
+/* project_bwd's push constants for the fixture's camera and frame, statistics accumulated. */
+static struct gs_pc_project_bwd project_pc(const struct fixture *fx, uint32_t n, uint32_t degree,
+                                           uint32_t count_radii) {
+  struct gs_pc_project_bwd pc = {.fx = fx->cam.fx,
+                                 .fy = fx->cam.fy,
+                                 .cx = fx->cam.cx,
+                                 .cy = fx->cam.cy,
+                                 .n = n,
+                                 .width = fx->cam.width,
+                                 .height = fx->cam.height,
+                                 .tiles_x = fx->f->tiles_x,
+                                 .tiles_y = fx->f->tiles_y,
+                                 .sh_degree = degree,
+                                 .accumulate = 1,
+                                 .count_radii = count_radii};
+  memcpy(pc.viewmat, fx->cam.viewmat, sizeof pc.viewmat);
+  memcpy(pc.campos, fx->cam.campos, sizeof pc.campos);
+  return pc;
+}
+
 /* count_radii: the densification statistics count gsplat's visible views (1) or every splat
  * with a tile (0). */
 static void project_case_pp(uint32_t degree, uint32_t n, uint32_t count_radii, const float pp[2]) {
@@ -634,16 +671,7 @@ static void project_case_pp(uint32_t degree, uint32_t n, uint32_t count_radii, c
   ck_assert_msg(gs_tk_new(vk, NULL, &tk, &err) == 0, "%s", err.msg);
   struct gpu_frame g;
   upload_frame(&fx, fx.dl, &g);
-  float *g2 = calloc(GS_G2D * (size_t)n, 4);
-  for (uint32_t i = 0; i < n; i++) {
-    float *r = g2 + GS_G2D * i;
-    r[GS_G2D_MEAN] = sg[i].mean2d[0];
-    r[GS_G2D_MEAN + 1] = sg[i].mean2d[1];
-    for (int k = 0; k < 3; k++) r[GS_G2D_CONIC + k] = sg[i].conic[k];
-    for (int k = 0; k < 3; k++) r[GS_G2D_RGB + k] = sg[i].rgb[k];
-    r[GS_G2D_OPACITY] = sg[i].opacity;
-  }
-  struct gs_vk_buf *g2d = upload(g2, 4 * GS_G2D * (size_t)n, "grad2d");
+  struct gs_vk_buf *g2d = upload_grad2d(sg, n);
   float *dz = calloc(3 * (size_t)n, 4);
   struct gs_vk_buf *dens = upload(dz, 12 * (size_t)n, "dens");
   struct gs_vk_buf *ctr = upload(ctr_ok, sizeof ctr_ok, "counters");
@@ -652,20 +680,7 @@ static void project_case_pp(uint32_t degree, uint32_t n, uint32_t count_radii, c
     params[k] = up_group(&fx.m, k, "param");
     grads[k] = upload(NULL, 4 * (size_t)gs_pgroup_floats[k] * n, "grad");
   }
-  struct gs_pc_project_bwd pc = {.fx = fx.cam.fx,
-                                 .fy = fx.cam.fy,
-                                 .cx = fx.cam.cx,
-                                 .cy = fx.cam.cy,
-                                 .n = n,
-                                 .width = fx.cam.width,
-                                 .height = fx.cam.height,
-                                 .tiles_x = fx.f->tiles_x,
-                                 .tiles_y = fx.f->tiles_y,
-                                 .sh_degree = degree,
-                                 .accumulate = 1,
-                                 .count_radii = count_radii};
-  memcpy(pc.viewmat, fx.cam.viewmat, sizeof pc.viewmat);
-  memcpy(pc.campos, fx.cam.campos, sizeof pc.campos);
+  struct gs_pc_project_bwd pc = project_pc(&fx, n, degree, count_radii);
   VkCommandBuffer cmd;
   ck_assert_int_eq(gs_vk_cmd_begin(vk, &cmd, &err), 0);
   gs_tk_record_project_bwd(tk, cmd, &pc, params, g.splats, g2d, grads, dens, ctr);
@@ -711,7 +726,6 @@ static void project_case_pp(uint32_t degree, uint32_t n, uint32_t count_radii, c
   gs_vk_buf_destroy(&dens);
   gs_vk_buf_destroy(&ctr);
   free(dz);
-  free(g2);
   free(sg);
   gs_ref_model_free(&ref);
   free_frame(&g);
@@ -768,21 +782,12 @@ START_TEST(project_adam_fused_equals_separate) {
   struct sw_err err = {0};
   struct gs_ref_splat_grad *sg = calloc(n, sizeof *sg);
   ck_assert_int_eq(gs_ref_rasterize_backward(fx.f, fx.dl, sg, &err), 0);
-  float *g2 = calloc(GS_G2D * (size_t)n, 4);
-  for (uint32_t i = 0; i < n; i++) {
-    float *r = g2 + GS_G2D * i;
-    r[GS_G2D_MEAN] = sg[i].mean2d[0];
-    r[GS_G2D_MEAN + 1] = sg[i].mean2d[1];
-    for (int k = 0; k < 3; k++) r[GS_G2D_CONIC + k] = sg[i].conic[k];
-    for (int k = 0; k < 3; k++) r[GS_G2D_RGB + k] = sg[i].rgb[k];
-    r[GS_G2D_OPACITY] = sg[i].opacity;
-  }
   struct gs_tk_opts o = {.adam_visible = _i, .fuse_adam = 1};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
   struct gpu_frame g;
   upload_frame(&fx, fx.dl, &g);
-  struct gs_vk_buf *g2d = upload(g2, 4 * GS_G2D * (size_t)n, "grad2d");
+  struct gs_vk_buf *g2d = upload_grad2d(sg, n);
   struct gs_vk_buf *ctr = upload(ctr_ok, sizeof ctr_ok, "counters");
   struct gs_vk_buf *ctr_bad = upload(ctr_overflow, sizeof ctr_overflow, "counters");
   uint32_t *vis = malloc(4 * (size_t)n);
@@ -804,20 +809,7 @@ START_TEST(project_adam_fused_equals_separate) {
   }
   for (int k = 0; k < GS_P_COUNT; k++)
     grads[k] = upload(NULL, 4 * (size_t)gs_pgroup_floats[k] * n, "grad");
-  struct gs_pc_project_bwd pc = {.fx = fx.cam.fx,
-                                 .fy = fx.cam.fy,
-                                 .cx = fx.cam.cx,
-                                 .cy = fx.cam.cy,
-                                 .n = n,
-                                 .width = fx.cam.width,
-                                 .height = fx.cam.height,
-                                 .tiles_x = fx.f->tiles_x,
-                                 .tiles_y = fx.f->tiles_y,
-                                 .sh_degree = degree,
-                                 .accumulate = 1,
-                                 .count_radii = 1};
-  memcpy(pc.viewmat, fx.cam.viewmat, sizeof pc.viewmat);
-  memcpy(pc.campos, fx.cam.campos, sizeof pc.campos);
+  struct gs_pc_project_bwd pc = project_pc(&fx, n, degree, 1);
   const float lr[6] = {1.6e-4f, 5e-3f, 1e-3f, 5e-2f, 2.5e-3f, 1.25e-4f};
   /* An overflowed frame first: the fused step must leave arm 1 as it was. */
   struct gs_pc_adam pa;
@@ -884,7 +876,6 @@ START_TEST(project_adam_fused_equals_separate) {
   free(vis);
   free(m0);
   free(dz);
-  free(g2);
   free(sg);
   free_frame(&g);
   gs_tk_destroy(&tk);
