@@ -196,7 +196,12 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-double sw_gate_size_median(double *sizes, size_t n) {
+double sw_gate_size_median(double *sizes, size_t n, int *n_known) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (known_size(sizes[i])) sizes[k++] = sizes[i];
+  n = k;
+  if (n_known) *n_known = (int)n;
   if (n < SW_GATE_SIZE_MIN) return NAN;
   qsort(sizes, n, sizeof *sizes, cmp_double);
   return n % 2 ? sizes[n / 2] : 0.5 * (sizes[n / 2 - 1] + sizes[n / 2]);
@@ -209,18 +214,14 @@ int sw_gate_size_off(double size, double median, double tol, double *dev) {
   return fabs(d) > tol;
 }
 
-/* The median of the known sizes of one arm's valid runs (scratch: n_pairs doubles); NAN with
- * fewer than SW_GATE_SIZE_MIN. *n_known gets how many there were. */
+/* The median of the known sizes of one arm's valid runs (scratch: n_pairs doubles), as
+ * sw_gate_size_median. */
 static double arm_size_median(const struct sw_gate_input *in, int on, double *scratch,
                               int *n_known) {
   size_t n = 0;
-  for (size_t i = 0; i < in->n_pairs; i++) {
-    const struct sw_gate_pair *p = &in->pairs[i];
-    double v = on ? p->on_size : p->off_size;
-    if (!p->invalid && known_size(v)) scratch[n++] = v;
-  }
-  *n_known = (int)n;
-  return sw_gate_size_median(scratch, n);
+  for (size_t i = 0; i < in->n_pairs; i++)
+    if (!in->pairs[i].invalid) scratch[n++] = on ? in->pairs[i].on_size : in->pairs[i].off_size;
+  return sw_gate_size_median(scratch, n, n_known);
 }
 
 /* Flags (flag[i] = 1) the valid pairs with a run whose known size lies more than cfg->size_tol

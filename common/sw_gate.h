@@ -296,9 +296,10 @@ struct sw_gate_sequential {
 #define SW_GATE_MAX_SIZE_FLAGS 32 /* flagged runs listed in a result (all are counted) */
 
 /* The model-size rule, for every reader that judges model sizes (the engine's check, `splatsweep
- * audit`): the median of n sizes (sorted in place; NAN when n < SW_GATE_SIZE_MIN), and whether a
- * known size (> 0, finite) lies more than tol from a median (*dev gets size / median - 1). */
-double sw_gate_size_median(double *sizes, size_t n);
+ * audit`): the median of the known sizes (> 0, finite) among n (kept and sorted at the front of
+ * the array; *n_known, may be NULL, gets how many; NAN when fewer than SW_GATE_SIZE_MIN), and
+ * whether a known size lies more than tol from a median (*dev gets size / median - 1). */
+double sw_gate_size_median(double *sizes, size_t n, int *n_known);
 int sw_gate_size_off(double size, double median, double tol, double *dev);
 
 /* One run the model-size check flagged. */

@@ -624,8 +624,6 @@ static int binary_changes(sw_sched_t *s, int64_t gate_id, int64_t *n, struct sw_
   return row_ints(s, SQL, gate_id, 0, n, 1, err);
 }
 
-/* The one place a verdict is computed: the gate engine on the gate's completed pairs. Fills the
- * verdict JSON (the engine's gate object) and the sequential decision. */
 /* What one look decided, besides the verdict JSON. */
 struct gate_look {
   enum sw_gate_verdict verdict;
@@ -634,6 +632,10 @@ struct gate_look {
   int rerun_idx[SW_GATE_MAX_SIZE_FLAGS];
   enum sw_gate_order rerun_ord[SW_GATE_MAX_SIZE_FLAGS];
 };
+
+/* The one place a verdict is computed: the gate engine on the gate's completed pairs. Fills the
+ * verdict JSON (the engine's gate object) and *look (the verdict, the sequential decision, the
+ * reruns the model-size check asks for). */
 
 static int gate_verdict(sw_sched_t *s, const struct sweep_mem *sw, int64_t gate_id,
                         const char *name, const char *metric, int n_target, int n_max, int quick,

@@ -619,13 +619,12 @@ static json_t *check_model_size(const struct series *s) {
     for (int j = 0; j < i && !seen; j++) seen = s->r[j].config && strcmp(s->r[j].config, g) == 0;
     if (!g || seen) continue;
     n_groups++;
-    int n = 0;
+    size_t n = 0;
     for (int j = 0; j < s->n; j++) {
       const struct arec *a = &s->r[j];
-      double z = metric_of(a, "splats_final");
-      if (is_ok(a) && a->config && strcmp(a->config, g) == 0 && z > 0 && isfinite(z)) v[n++] = z;
+      if (is_ok(a) && a->config && strcmp(a->config, g) == 0) v[n++] = metric_of(a, "splats_final");
     }
-    double med = sw_gate_size_median(v, (size_t)n);
+    double med = sw_gate_size_median(v, n, NULL);
     if (isnan(med)) continue;
     n_judged++;
     for (int j = 0; j < s->n; j++) {

@@ -490,10 +490,9 @@ static const char *size_flag(const json_t *g, json_int_t idx, const char *arm) {
   size_t k;
   const json_t *f;
   json_array_foreach(json_object_get(json_object_get(g, "model_size"), "flagged"), k, f) {
-    if (json_integer_value(json_object_get(f, "pair_index")) != idx ||
-        !json_is_integer(json_object_get(f, "pair_index")))
-      continue;
-    if (strcmp(sw_json_str(json_object_get(f, "arm"), ""), arm) == 0)
+    const json_t *pi = json_object_get(f, "pair_index");
+    if (json_is_integer(pi) && json_integer_value(pi) == idx &&
+        strcmp(sw_json_str(json_object_get(f, "arm"), ""), arm) == 0)
       return strcmp(arm, "on") == 0 ? " model size (on)" : " model size (off)";
   }
   return "";
