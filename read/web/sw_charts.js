@@ -16,6 +16,14 @@
   function metric(run, k) { return run && run.metrics ? num(run.metrics[k]) : null; }
   function fmt(v, d) { return v === null || v === undefined ? '-' : Number(v).toFixed(d); }
   function flagged(run) { return !!(run && run.contaminated); }
+  /* The gate engine's model-size check (docs/gate-rules.md section 3) flagged this arm's run of
+   * pair p: its verdict's model_size.flagged names the pair by its store index. */
+  function sizeFlagged(g, p, arm) {
+    var f = g.model_size && g.model_size.flagged;
+    return !!(f && f.some(function (x) { return x.pair_index === p.index && x.arm === arm; }));
+  }
+  /* A run the gate set aside: contaminated by load, or trained a model of another size. */
+  function setAside(g, p, arm) { return flagged(p[arm]) || sizeFlagged(g, p, arm); }
   function text(tag, s, cls) {
     var e = document.createElement(tag);
     e.textContent = s;
@@ -105,14 +113,15 @@
     ds.push({label: 'pair delta', data: pairs.map(function (p) { return p.delta_pct; }),
              showLine: false, pointRadius: 5, borderColor: '#222',
              pointBackgroundColor: pairs.map(function (p) {
-               return flagged(p.off) || flagged(p.on) ? BAD : '#222';
+               return setAside(g, p, 'off') || setAside(g, p, 'on') ? BAD : '#222';
              }),
              pointStyle: pairs.map(function (p) {
-               return flagged(p.off) || flagged(p.on) ? 'crossRot' : 'circle';
+               return setAside(g, p, 'off') || setAside(g, p, 'on') ? 'crossRot' : 'circle';
              })});
     var better = g.config && g.config.direction === 'higher' ? 'above' : 'below';
     var cap = 'Dots: each pair\'s change (on - off) / off in ' + g.metric + ', in %; ' + better +
-              ' zero is better; red crosses are pairs with a flagged run. ';
+              ' zero is better; red crosses are pairs with a flagged run (load, or a model of another ' +
+              'size than its arm\'s). ';
     if (thr !== null)
       cap += 'Grey band: the lab threshold \u00b1' + fmt(thr, 2) + '% = max(k x CV_off, floor); the' +
              ' lab rule calls the change significant when the mean delta (' + fmt(delta, 2) +
@@ -137,7 +146,8 @@
         var v = metric(p[arm], g.metric);
         /* spread the dots of one arm a little sideways, by pair, so equal values stay visible */
         if (v !== null)
-          pts[arm].push({x: a + ((i % 7) - 3) * 0.035, y: v, flag: flagged(p[arm]), pair: p.index});
+          pts[arm].push({x: a + ((i % 7) - 3) * 0.035, y: v, flag: setAside(g, p, arm),
+                          pair: p.index});
       });
     });
     if (!pts.off.length && !pts.on.length) return note(el, title, 'no run has finished yet');
@@ -161,7 +171,7 @@
                  borderWidth: 3, borderColor: col, data: [{x: a + 0.25, y: m}]});
       }
     });
-    var cap = 'Each dot is one run (red: flagged). Bars: mean \u00b1 sd of the arm. CV off ' +
+    var cap = 'Each dot is one run (red: flagged for load or model size). Bars: mean \u00b1 sd of the arm. CV off ' +
               fmt(100 * num(lab.cv_off), 2) + '%, CV on ' + fmt(100 * num(lab.cv_on), 2) +
               '%, sigma ratio ' + fmt(num(lab.sigma_ratio), 2) + ' (warning above ' +
               fmt(g.config ? num(g.config.sigma_ratio_warn) : null, 1) + '). ';

@@ -2,7 +2,7 @@
 """browser_check.py: opens a page in headless Chromium and checks that every chart drew.
 
 Usage: browser_check.py URL SCREENSHOT.png [--min-charts N] [--wait-for JS_EXPR]
-                        [--expect-text TEXT]...
+                        [--expect-text TEXT]... [--expect-js JS_EXPR]...
 
 Starts Debian's `chromium --headless` with a private profile and the DevTools protocol on a pipe-
 free local port (chosen by Chromium, read from DevToolsActivePort), loads URL, waits until the
@@ -12,6 +12,7 @@ fetches its data), then checks:
   - at least N <canvas> elements (--min-charts), each with a Chart.js chart holding data, and
     each with pixels that are not blank (some pixels differ from the canvas's first pixel);
   - every --expect-text string is in the page's visible text;
+  - every --expect-js expression is true once the charts are drawn (what a chart shows);
 and saves a full-page screenshot to SCREENSHOT.png. Exit 0 when every check passes, 1 with the
 reasons otherwise, 2 on bad usage. Uses only python3-websocket (Debian) besides the standard
 library."""
@@ -111,6 +112,8 @@ def main():
     ap.add_argument("--min-charts", type=int, default=1)
     ap.add_argument("--wait-for", default=None)
     ap.add_argument("--expect-text", action="append", default=[])
+    ap.add_argument("--expect-js", action="append", default=[],
+                    help="a JavaScript expression that must be true once the charts are drawn")
     ap.add_argument("--timeout", type=float, default=60)
     a = ap.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -180,6 +183,9 @@ def main():
         for t in a.expect_text:
             if t not in body:
                 problems.append("the page does not show %r" % t)
+        for e in a.expect_js:
+            if evaluate(cdp, "!!(" + e + ")") is not True:
+                problems.append("not true on the page: %s" % e)
         canv = probe["canvases"]
         if probe["chartjs"] is None:
             problems.append("Chart.js is not on the page")

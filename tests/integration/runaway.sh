@@ -3,7 +3,7 @@
 # fake trainer's first run reports 30% more splats and 12% more time). `splatsweep local` with
 # the default rules: the gate engine's model-size check counts that run's pair as contaminated,
 # the scheduler reruns the pair once before the gate concludes, the verdict stands on the others
-# (the on arm is 5% faster: adopt), and the report names the run.
+# (the on arm is 5% faster: adopt), and the report names the run, in its tables and its charts.
 . "$(dirname "$0")/lib.sh"
 gate_spec "$T/gate.yaml" it-runaway 4 0.2 ", fake_runaway_file: $T/runaway"
 DB="$T/db/sw.db"
@@ -27,6 +27,24 @@ jq -e "[$g.warnings[] | select(test(\"model size: pair [0-9]+'s (off|on) run tra
   "$T/report.json" >/dev/null || fail "no model-size warning: $(jq -c "$g.warnings" "$T/report.json")"
 "$SW" report --db "$DB" >"$T/report.txt" || fail "text report failed"
 grep -qE "model size \((off|on)\)" "$T/report.txt" || fail "the text report does not mark the run"
+# The HTML report's charts mark the run too: in the per-pair chart the pair is a red cross, and
+# in the per-arm chart that arm's dot of the pair is flagged (not only load-contaminated runs).
+arm=$(jq -r "[$g.model_size.flagged[] | select(.pair_index == $idx)][0].arm" "$T/report.json")
+"$SW" report --db "$DB" --format html -o "$T/report.html" || fail "HTML report failed"
+charts='Object.values(Chart.instances)'
+# Pairs with both runs that the chart should cross: a size-flagged or a contaminated run.
+marked=$(jq "[$g.model_size.flagged[].pair_index] as \$f | [$g.pairs[] | select(.delta_pct != null)
+  | select((.index as \$i | \$f | index(\$i)) or .off.contaminated or .on.contaminated)] | length" \
+  "$T/report.json")
+sets="$charts.map(c => c.data.datasets.map(d => [c, d])).flat()"
+/usr/bin/python3 "$(dirname "$0")/browser_check.py" "file://$T/report.html" "$T/report.png" \
+  --min-charts 6 --expect-js "$sets.some(([c, d]) => d.label === 'pair delta' &&
+      d.pointStyle[c.data.labels.indexOf('pair $idx')] === 'crossRot')" \
+  --expect-js "$sets.some(([c, d]) => d.label === '$arm runs' &&
+      d.data.some(q => q.pair === $idx && q.flag))" \
+  --expect-js "$sets.filter(([c, d]) => d.label === 'pair delta')[0][1].pointStyle
+      .filter(s => s === 'crossRot').length === $marked" ||
+  fail "the report's charts do not mark pair $idx's $arm run"
 # The audit fails the series: one model size per configuration does not hold.
 set +e
 "$SW" audit --db "$DB" >"$T/audit.txt"
