@@ -92,8 +92,9 @@ static const struct key keys[] = {
      "no densification from this iteration on"},
     {"densify_every", K_INT, OFF(densify_every), "100", NULL, 1, 1e9,
      "densify every N iterations inside [from, until)"},
-    {"grad_threshold", K_FLOAT, OFF(grad_threshold), "0.0002", NULL, 0, BIG,
-     "mean 2D (NDC) position-gradient norm above which a Gaussian is cloned or split"},
+    {"grad_threshold", K_FLOAT, OFF(grad_threshold), "0.00016", NULL, 0, BIG,
+     "mean 2D (NDC) position-gradient norm above which a Gaussian is cloned or split (gsplat: "
+     "2e-4; 1.6e-4 with clone_opacity = share, gated with it)"},
     {"percent_dense", K_FLOAT, OFF(percent_dense), "0.01", NULL, 0, 1,
      "clone when the largest scale <= this times the extent, split otherwise"},
     {"prune_opacity", K_FLOAT, OFF(prune_opacity), "0.005", NULL, 0, 1,
@@ -116,7 +117,7 @@ static const struct key keys[] = {
      "and the opacity-aware box meets the image) or any view where the splat touches a tile"},
     {"white_reset", K_INT, OFF(white_reset), "0", NULL, 0, 1,
      "1: also reset opacities at densify_from on white backgrounds (the Inria code; gsplat: 0)"},
-    {"clone_opacity", K_ENUM, OFF(clone_opacity), "copy", "copy|share", 0, 0,
+    {"clone_opacity", K_ENUM, OFF(clone_opacity), "share", "copy|share", 0, 0,
      "a clone and its parent: copy = two exact copies (gsplat, the Inria code), the front one "
      "hiding the other; share = each takes 1 - sqrt(1 - opacity), compositing to the parent's"},
     {"max_splats", K_INT, OFF(max_splats), "0", NULL, 0, 1e9,

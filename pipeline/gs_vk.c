@@ -1058,6 +1058,7 @@ struct gs_vk_timer {
   uint32_t n_stats, cap_stats;
   double *iv; /* intervals of all collected stages, ms, for the busy union */
   double busy_ms;
+  double span_ms; /* per submission, first stage's start to last stage's end, summed */
 };
 
 int gs_vk_timer_new_sets(gs_vk_t *vk, uint32_t max_stages, uint32_t sets, gs_vk_timer_t **out,
@@ -1201,6 +1202,11 @@ int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err) {
     }
   }
   t->busy_ms += cur_b - cur_a;
+  /* The submission's span: its intervals start at or after t0 (the earliest timestamp). */
+  double end = 0;
+  for (uint32_t i = 0; i < used; i++)
+    if (t->iv[2 * i + 1] > end) end = t->iv[2 * i + 1];
+  t->span_ms += end;
   free(pairs);
   for (uint32_t j = 0; j < t->n_stats; j++)
     t->stats[j].share = t->busy_ms > 0 ? t->stats[j].gpu_ms / t->busy_ms : 0.0;
@@ -1215,8 +1221,11 @@ void gs_vk_timer_summary(const gs_vk_timer_t *t, const struct gs_vk_stage_stats 
   if (busy_ms) *busy_ms = t->busy_ms;
 }
 
+double gs_vk_timer_span_ms(const gs_vk_timer_t *t) { return t->span_ms; }
+
 void gs_vk_timer_clear(gs_vk_timer_t *t) {
   t->n_stats = 0;
   t->busy_ms = 0;
+  t->span_ms = 0;
   t->dropped = 0;
 }

@@ -268,6 +268,10 @@ int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err);
  * timer (valid until the next collect/clear). busy_ms: union of all stage intervals. */
 void gs_vk_timer_summary(const gs_vk_timer_t *t, const struct gs_vk_stage_stats **stages,
                          uint32_t *n, double *busy_ms);
+/* Sum over the collected submissions of each one's span on the GPU, from its first stage's start
+ * to its last stage's end, barriers and gaps between stages included: what CUDA events recorded
+ * around the same work measure (bench/gsplat_iter.py times gsplat so). */
+double gs_vk_timer_span_ms(const gs_vk_timer_t *t);
 void gs_vk_timer_clear(gs_vk_timer_t *t);
 
 #endif

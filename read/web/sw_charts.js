@@ -24,6 +24,8 @@
   }
   /* A run the gate set aside: contaminated by load, or trained a model of another size. */
   function setAside(g, p, arm) { return flagged(p[arm]) || sizeFlagged(g, p, arm); }
+  /* A pair with either run set aside: its delta compares runs the gate does not trust. */
+  function pairSetAside(g, p) { return setAside(g, p, 'off') || setAside(g, p, 'on'); }
   function text(tag, s, cls) {
     var e = document.createElement(tag);
     e.textContent = s;
@@ -110,14 +112,12 @@
     if (delta !== null)
       ds.push({label: 'mean delta ' + fmt(delta, 2) + '%', data: flat(delta), borderColor: ON,
                pointRadius: 0, borderWidth: 2, fill: false});
+    /* Once per pair, so a pair's colour and marker cannot disagree. */
+    var aside = pairs.map(function (p) { return pairSetAside(g, p); });
     ds.push({label: 'pair delta', data: pairs.map(function (p) { return p.delta_pct; }),
              showLine: false, pointRadius: 5, borderColor: '#222',
-             pointBackgroundColor: pairs.map(function (p) {
-               return setAside(g, p, 'off') || setAside(g, p, 'on') ? BAD : '#222';
-             }),
-             pointStyle: pairs.map(function (p) {
-               return setAside(g, p, 'off') || setAside(g, p, 'on') ? 'crossRot' : 'circle';
-             })});
+             pointBackgroundColor: aside.map(function (a) { return a ? BAD : '#222'; }),
+             pointStyle: aside.map(function (a) { return a ? 'crossRot' : 'circle'; })});
     var better = g.config && g.config.direction === 'higher' ? 'above' : 'below';
     var cap = 'Dots: each pair\'s change (on - off) / off in ' + g.metric + ', in %; ' + better +
               ' zero is better; red crosses are pairs with a flagged run (load, or a model of another ' +

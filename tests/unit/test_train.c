@@ -52,7 +52,10 @@ START_TEST(config_defaults_follow_the_recipe) {
   ck_assert_int_eq(c.opacity_reset_margin, 0);
   ck_assert_int_eq(c.densify_visible, GS_DENSIFY_VISIBLE_RADII);
   ck_assert_int_eq(c.init_box, GS_INIT_BOX_AABB);
-  ck_assert_double_eq_tol(c.grad_threshold, 2e-4, 1e-12);
+  /* Issue 12: clones share their parent's opacity at a threshold of 1.6e-4 (gsplat: exact copies
+   * at 2e-4), the pair gated on the Lego (sweeps/gate-clone-share.yaml). */
+  ck_assert_double_eq_tol(c.grad_threshold, 1.6e-4, 1e-12);
+  ck_assert_int_eq(c.clone_opacity, GS_CLONE_OPACITY_SHARE);
   ck_assert_double_eq_tol(c.lr_means, 1.6e-4, 1e-12);
   ck_assert_double_eq_tol(c.lr_sh_rest, c.lr_sh_dc / 20, 1e-12);
   ck_assert_double_eq_tol(c.lambda_dssim, 0.2, 1e-12);
@@ -912,9 +915,21 @@ START_TEST(divergence_is_reported_in_either_mode) {
 }
 END_TEST
 
+/* How far two trainings of this scene (det_run_as: 150 iterations, deterministic) may drift apart
+ * when they differ only in the rounding of their gradient sums (the per-splat backward against
+ * the per-pixel one, or its runs regrouped by tile_cull). Measured on lavapipe with the default
+ * recipe (clone_opacity share at grad_threshold 1.6e-4, 5 Dec): rounding alone moved the splat
+ * count by 0.3-2.2% and the held-out PSNR by 0.14-0.19 dB, against 2.5% and 0.32 dB between
+ * seeds 1-3 and 42 of the per-pixel backward (the shared opacity leaves each clone and its
+ * parent a gradient, so small differences grow: with gsplat's copy at 2e-4 rounding moved them
+ * 1.2-1.6% and 0.04-0.05 dB, seeds 4.6% and 0.54 dB). A backward that halves dL/dalpha (a
+ * mutation tried on 5 Dec) lands 32% and 0.51 dB away. */
+#define ROUNDING_SPLATS 0.03
+#define ROUNDING_PSNR_DB 0.25
+
 /* rasterize_bwd: splat, deterministic: bit-identical runs too, and the same training as the
  * per-pixel backward up to rounding (the sums are rounded per splat and run instead of per
- * subgroup): splat count within 2%, held-out PSNR within 0.1 dB. */
+ * subgroup): splat count and held-out PSNR within the rounding drift above. */
 START_TEST(splat_backward_trains_like_pixel_backward) {
   make_scene();
   char a[160], b[160], c[160], ha[SW_SHA256_HEX_LEN], hb[SW_SHA256_HEX_LEN], hc[SW_SHA256_HEX_LEN];
@@ -933,8 +948,9 @@ START_TEST(splat_backward_trains_like_pixel_backward) {
   ck_assert_uint_ne(na, 500); /* densification ran */
   ck_assert_uint_eq(na, nb);
   ck_assert_str_eq(ha, hb);
-  ck_assert_msg(fabs((double)na - (double)nc) <= 0.02 * (double)nc, "splats %u vs %u", na, nc);
-  ck_assert_msg(fabs(pa - pc) <= 0.1, "PSNR %.4f vs %.4f dB", pa, pc);
+  ck_assert_msg(fabs((double)na - (double)nc) <= ROUNDING_SPLATS * (double)nc, "splats %u vs %u",
+                na, nc);
+  ck_assert_msg(fabs(pa - pc) <= ROUNDING_PSNR_DB, "PSNR %.4f vs %.4f dB", pa, pc);
 }
 END_TEST
 
@@ -943,7 +959,7 @@ END_TEST
  * backward writes the same final.ply as with `box`. The per-splat backward groups a tile's splats
  * into other runs then, and it rebuilds the colour in front of a splat from its run's first
  * state, so its sums round differently (as they do against the per-pixel backward): the same
- * training up to rounding there, splat count within 2% and held-out PSNR within 0.1 dB. */
+ * training up to rounding there (ROUNDING_SPLATS, ROUNDING_PSNR_DB). */
 START_TEST(tile_cull_trains_bit_identically) {
   make_scene();
   const int bwd[2] = {GS_RASTER_BWD_PIXEL, GS_RASTER_BWD_SPLAT};
@@ -962,8 +978,9 @@ START_TEST(tile_cull_trains_bit_identically) {
       ck_assert_uint_eq(na, nb);
       ck_assert_str_eq(ha, hb);
     } else {
-      ck_assert_msg(fabs((double)na - (double)nb) <= 0.02 * (double)na, "splats %u vs %u", na, nb);
-      ck_assert_msg(fabs(pa - pb) <= 0.1, "PSNR %.4f vs %.4f dB", pa, pb);
+      ck_assert_msg(fabs((double)na - (double)nb) <= ROUNDING_SPLATS * (double)na,
+                    "splats %u vs %u", na, nb);
+      ck_assert_msg(fabs(pa - pb) <= ROUNDING_PSNR_DB, "PSNR %.4f vs %.4f dB", pa, pb);
     }
   }
 }
