@@ -555,8 +555,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
           "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"sort\":\"%s\","
           "\"kernels\":[",
           n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters,
-          span_ms / a->iters,
-          retries, pairs / a->iters, a->tk.splat_bwd ? "splat" : "pixel",
+          span_ms / a->iters, retries, pairs / a->iters, a->tk.splat_bwd ? "splat" : "pixel",
           a->depth_first ? "depth_first" : "pairs");
       for (uint32_t i = 0; i < ns; i++)
         printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
