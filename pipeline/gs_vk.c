@@ -1202,11 +1202,9 @@ int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err) {
     }
   }
   t->busy_ms += cur_b - cur_a;
-  /* The submission's span: its intervals start at or after t0 (the earliest timestamp). */
-  double end = 0;
-  for (uint32_t i = 0; i < used; i++)
-    if (t->iv[2 * i + 1] > end) end = t->iv[2 * i + 1];
-  t->span_ms += end;
+  /* The submission's span: the merge above ends on the latest end (cur_b never decreases) and
+   * the sorted intervals begin with the earliest start. */
+  t->span_ms += cur_b - pairs[0];
   free(pairs);
   for (uint32_t j = 0; j < t->n_stats; j++)
     t->stats[j].share = t->busy_ms > 0 ? t->stats[j].gpu_ms / t->busy_ms : 0.0;

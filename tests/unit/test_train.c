@@ -927,6 +927,14 @@ END_TEST
 #define ROUNDING_SPLATS 0.03
 #define ROUNDING_PSNR_DB 0.25
 
+/* Training b is training a up to rounding: splats and held-out PSNR within the drift above
+ * (splats relative to a's). */
+static void assert_same_up_to_rounding(uint32_t na, double pa, uint32_t nb, double pb) {
+  ck_assert_msg(fabs((double)na - (double)nb) <= ROUNDING_SPLATS * (double)na, "splats %u vs %u",
+                na, nb);
+  ck_assert_msg(fabs(pa - pb) <= ROUNDING_PSNR_DB, "PSNR %.4f vs %.4f dB", pa, pb);
+}
+
 /* rasterize_bwd: splat, deterministic: bit-identical runs too, and the same training as the
  * per-pixel backward up to rounding (the sums are rounded per splat and run instead of per
  * subgroup): splat count and held-out PSNR within the rounding drift above. */
@@ -948,9 +956,7 @@ START_TEST(splat_backward_trains_like_pixel_backward) {
   ck_assert_uint_ne(na, 500); /* densification ran */
   ck_assert_uint_eq(na, nb);
   ck_assert_str_eq(ha, hb);
-  ck_assert_msg(fabs((double)na - (double)nc) <= ROUNDING_SPLATS * (double)nc, "splats %u vs %u",
-                na, nc);
-  ck_assert_msg(fabs(pa - pc) <= ROUNDING_PSNR_DB, "PSNR %.4f vs %.4f dB", pa, pc);
+  assert_same_up_to_rounding(nc, pc, na, pa);
 }
 END_TEST
 
@@ -959,7 +965,7 @@ END_TEST
  * backward writes the same final.ply as with `box`. The per-splat backward groups a tile's splats
  * into other runs then, and it rebuilds the colour in front of a splat from its run's first
  * state, so its sums round differently (as they do against the per-pixel backward): the same
- * training up to rounding there (ROUNDING_SPLATS, ROUNDING_PSNR_DB). */
+ * training up to rounding there (assert_same_up_to_rounding). */
 START_TEST(tile_cull_trains_bit_identically) {
   make_scene();
   const int bwd[2] = {GS_RASTER_BWD_PIXEL, GS_RASTER_BWD_SPLAT};
@@ -978,9 +984,7 @@ START_TEST(tile_cull_trains_bit_identically) {
       ck_assert_uint_eq(na, nb);
       ck_assert_str_eq(ha, hb);
     } else {
-      ck_assert_msg(fabs((double)na - (double)nb) <= ROUNDING_SPLATS * (double)na,
-                    "splats %u vs %u", na, nb);
-      ck_assert_msg(fabs(pa - pb) <= ROUNDING_PSNR_DB, "PSNR %.4f vs %.4f dB", pa, pb);
+      assert_same_up_to_rounding(na, pa, nb, pb);
     }
   }
 }
