@@ -22,7 +22,7 @@
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
  *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
  *                   [--run-pixels rows|active|covered] [--bwd-step branch|select]
- *                   [--bwd-drain full|trim] [--bwd-state shared|global]
+ *                   [--bwd-drain full|trim] [--bwd-state shared|global] [--bwd-chain 1|2|4]
  *                   [--fwd-step branch|select] [--project-adam separate|fused]
  *                   [--run-stats]
  *                   [--ply FILE --scene DIR]
@@ -90,6 +90,8 @@ static const struct {
      offsetof(struct args, tk.drain)},
     {"--bwd-state", "bwd_state", offsetof(struct gs_config, bwd_state),
      offsetof(struct args, tk.state)},
+    {"--bwd-chain", "bwd_chain", offsetof(struct gs_config, bwd_chain),
+     offsetof(struct args, tk.chain)},
     {"--fwd-step", "fwd_step", offsetof(struct gs_config, fwd_step),
      offsetof(struct args, fwd_step)},
     {"--project-adam", "project_adam", offsetof(struct gs_config, project_adam),
@@ -204,6 +206,7 @@ static int parse(int argc, char **argv, struct args *a) {
   if (!a->size || !a->iters || a->focal <= 0) return fprintf(stderr, "iter_bench: bad size\n"), -1;
   if (!a->ply != !a->scene)
     return fprintf(stderr, "iter_bench: --ply and --scene go together\n"), -1;
+  a->tk.chain = 1 << a->tk.chain; /* the key's value is the enum's position: 1, 2, 4 */
   return 0;
 }
 
@@ -620,7 +623,8 @@ int main(int argc, char **argv) {
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
-           "sort %s, run pixels %s, step %s, drain %s, state %s, fwd step %s, project_adam %s\n",
+           "sort %s, run pixels %s, step %s, drain %s, state %s, chain %d, fwd step %s, "
+           "project_adam %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
@@ -628,7 +632,7 @@ int main(int argc, char **argv) {
            : a.tk.run_pixels    ? "active"
                                 : "rows",
            a.tk.step ? "select" : "branch", a.tk.drain ? "trim" : "full",
-           a.tk.state ? "global" : "shared", a.fwd_step ? "select" : "branch",
+           a.tk.state ? "global" : "shared", a.tk.chain, a.fwd_step ? "select" : "branch",
            a.tk.fuse_adam ? "fused" : "separate");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "

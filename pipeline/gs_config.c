@@ -196,6 +196,10 @@ static const struct key keys[] = {
      "memory for the walk, or read from the forward's buffer a block of a subgroup's width "
      "ahead and passed to the walk's first lane by a shuffle (16 KiB less shared memory per "
      "workgroup); the same gradients"},
+    {"bwd_chain", K_ENUM, OFF(bwd_chain), "1", "1|2|4", 0, 0,
+     "per-splat rasterize backward: runs of a tile's splats a subgroup walks back to back, the "
+     "next run's pipeline filling while the last one's drains (2 or 4; needs bwd_step select); "
+     "the same gradients"},
     {"project_adam", K_ENUM, OFF(project_adam), "separate", "separate|fused", 0, 0,
      "the projection backward writes every parameter gradient for the Adam kernel to read, or "
      "applies the Adam step itself from the gradients it holds in shared memory (one kernel, "
@@ -561,6 +565,9 @@ int gs_config_validate(const struct gs_config *cfg, struct sw_err *err) {
     return sw_err_set(err, SW_EINVAL, "config: lr_means_final (%g) > lr_means (%g)",
                       cfg->lr_means_final, cfg->lr_means);
   if (cfg->sh_every < 1) return sw_err_set(err, SW_EINVAL, "config: sh_every must be >= 1");
+  if (cfg->bwd_chain != GS_BWD_CHAIN_1 && cfg->bwd_step != GS_BWD_STEP_SELECT)
+    return sw_err_set(err, SW_EINVAL, "config: bwd_chain %s needs bwd_step select (it is branch)",
+                      gs_config_enum_name("bwd_chain", cfg->bwd_chain));
   return 0;
 }
 

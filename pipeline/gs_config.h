@@ -44,6 +44,8 @@ enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1 };
 enum gs_fwd_step { GS_FWD_STEP_BRANCH = 0, GS_FWD_STEP_SELECT = 1 };
 enum gs_bwd_drain { GS_BWD_DRAIN_FULL = 0, GS_BWD_DRAIN_TRIM = 1 };
 enum gs_bwd_state { GS_BWD_STATE_SHARED = 0, GS_BWD_STATE_GLOBAL = 1 };
+/* bwd_chain: runs a subgroup walks back to back, 1 << value */
+enum gs_bwd_chain { GS_BWD_CHAIN_1 = 0, GS_BWD_CHAIN_2 = 1, GS_BWD_CHAIN_4 = 2 };
 enum gs_project_adam { GS_PROJECT_ADAM_SEPARATE = 0, GS_PROJECT_ADAM_FUSED = 1 };
 /* Recipe switches. */
 enum gs_init_box { GS_INIT_BOX_AABB = 0, GS_INIT_BOX_EXTENT = 1 };
@@ -132,6 +134,7 @@ struct gs_config {
   int32_t bwd_step;       /* enum gs_bwd_step */
   int32_t bwd_drain;      /* enum gs_bwd_drain */
   int32_t bwd_state;      /* enum gs_bwd_state */
+  int32_t bwd_chain;      /* enum gs_bwd_chain */
   int32_t project_adam;   /* enum gs_project_adam */
 };
 

@@ -537,6 +537,7 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                           .step = cfg->bwd_step,
                           .drain = cfg->bwd_drain,
                           .state = cfg->bwd_state,
+                          .chain = 1 << cfg->bwd_chain,
                           .fuse_adam = cfg->project_adam == GS_PROJECT_ADAM_FUSED};
   if (!rc) rc = gs_tk_new(t->vk, &to, &t->tk, err);
   if (!rc && cfg->lambda_dssim > 0 && !gs_tk_ssim_pixels(t->tk, t->sc->width, t->sc->height))

@@ -98,6 +98,19 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
     return rc;
   }
   tk->opts.alpha_max = alpha_max;
+  if (!tk->opts.chain) tk->opts.chain = 1;
+  if (tk->opts.chain != 1 && tk->opts.chain != 2 && tk->opts.chain != 4) {
+    int rc = sw_err_set(err, SW_EINVAL, "training kernels: bwd_chain %d is not 1, 2 or 4",
+                        tk->opts.chain);
+    free(tk);
+    return rc;
+  }
+  if (tk->opts.splat_bwd && tk->opts.chain > 1 && !tk->opts.step) {
+    int rc = sw_err_set(err, SW_EINVAL, "training kernels: bwd_chain %d needs bwd_step select",
+                        tk->opts.chain);
+    free(tk);
+    return rc;
+  }
   if (tk->opts.ssim_padding != GS_SSIM_SAME && tk->opts.ssim_padding != GS_SSIM_VALID) {
     int rc = sw_err_set(err, SW_EINVAL, "training kernels: unknown ssim_padding %d",
                         tk->opts.ssim_padding);
@@ -140,25 +153,26 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
                         : tk->cas              ? "rasterize_bwd_splat_cas"
                                                : "rasterize_bwd_splat";
   /* The per-splat build's constants: sigma skip and alpha clamp at the same ids, then the run
-   * length, the workgroup size (GS_BUCKET_GROUP runs), the walk's pixels, its step, its end and
-   * where lane 0 takes the runs' states from. */
-  uint32_t rs[11] = {rb[0],
+   * length, the workgroup size (GS_BUCKET_GROUP runs, chain to a subgroup), the walk's pixels,
+   * its step, its end, where lane 0 takes the runs' states from and the chain. */
+  uint32_t rs[12] = {rb[0],
                      0u,
                      0u,
                      0u,
                      rb[GS_SPEC_BWD_ALPHA_MAX],
                      tk->bucket,
-                     tk->bucket * GS_BUCKET_GROUP,
+                     tk->bucket * GS_BUCKET_GROUP / (uint32_t)tk->opts.chain,
                      (uint32_t)tk->opts.run_pixels,
                      (uint32_t)tk->opts.step,
                      (uint32_t)tk->opts.drain,
-                     (uint32_t)tk->opts.state};
+                     (uint32_t)tk->opts.state,
+                     (uint32_t)tk->opts.chain};
   if (!rc && !tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rb_stem, "rasterize_bwd", 7,
                                sizeof(struct gs_pc_raster), rb, 5, &tk->raster_bwd, err);
   if (!rc && tk->opts.splat_bwd)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, rs_stem, "rasterize_bwd", 11,
-                               sizeof(struct gs_pc_raster_splat), rs, 11, &tk->raster_bwd, err);
+                               sizeof(struct gs_pc_raster_splat), rs, 12, &tk->raster_bwd, err);
   if (!rc && tk->opts.deterministic)
     rc = gs_vk_kernel_embedded(vk, gs_train_shaders_spirv, "grad2d_resolve", "grad2d_resolve", 3,
                                sizeof(struct gs_pc_resolve), NULL, 0, &tk->resolve, err);

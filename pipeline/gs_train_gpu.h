@@ -58,6 +58,8 @@ struct gs_tk_opts {
   int state;          /* per-splat backward, enum gs_bwd_state: lane 0 takes the runs' stored
                          states from a copy in shared memory (0) or from bucket_state itself, a
                          block of a subgroup's width ahead, by a shuffle (1, global) */
+  int chain;          /* per-splat backward: runs a subgroup walks back to back (1, 2 or 4;
+                         0 counts as 1; more than 1 needs step select) */
   int fuse_adam;      /* enum gs_project_adam: the projection backward writes the gradients for
                          the Adam stage (0, separate) or applies the Adam step itself
                          (1, fused: gs_tk_record_project_adam; no grads buffers) */

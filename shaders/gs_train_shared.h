@@ -81,6 +81,9 @@
 /* rasterize_bwd_splat: 1 = lane 0 takes the runs' stored states from bucket_state, loaded a
  * block ahead and shuffled (`bwd_state: global`), 0 = from a copy in shared memory */
 #define GS_SPEC_BWD_STATE 10
+/* rasterize_bwd_splat: runs a subgroup walks back to back (`bwd_chain`: 1, 2 or 4; the workgroup
+ * is GS_BUCKET_GROUP / CHAIN subgroups) */
+#define GS_SPEC_BWD_CHAIN 11
 #define GS_SPEC_ADAM_VISIBLE 0 /* adam: only splats with tiles_touched > 0 */
 
 /* rasterize_bwd_splat: gs_pc_raster's fields, then the group list's length. */

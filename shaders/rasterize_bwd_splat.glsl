@@ -43,6 +43,7 @@
 #extension GL_KHR_shader_subgroup_shuffle_relative : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
 
 #define GS_GLSL 1
 #include "gs_train_shared.h"
@@ -55,6 +56,7 @@ layout(constant_id = GS_SPEC_BWD_COMPACT) const uint COMPACT = 0u;
 layout(constant_id = GS_SPEC_BWD_STEP) const uint STEP = 0u;
 layout(constant_id = GS_SPEC_BWD_DRAIN) const uint DRAIN = 0u;
 layout(constant_id = GS_SPEC_BWD_STATE) const uint STATE = 0u;
+layout(constant_id = GS_SPEC_BWD_CHAIN) const uint CHAIN = 1u;
 
 layout(std430, binding = 0) readonly buffer Ranges { uint ranges[]; };
 layout(std430, binding = 1) readonly buffer Values { uint values[]; };
@@ -106,6 +108,303 @@ vec4 run_state(uint sbase, uint lbase, uint plo, uint cnt, uint e, inout uint bl
   return subgroupShuffle(cur, e % BUCKET);
 }
 
+// A lane's splat of a run: its position in the tile's list and id, 2D mean, conic, colour and
+// opacity, and its box in tile pixels, [x0, x1] x [y0, y1] (empty: x0 > x1), from the extents
+// above. A lane past the tile's live splats has none (has false, an empty box).
+struct lane_splat {
+  bool has;
+  uint pos, id;
+  vec2 mean;
+  vec3 cn;
+  vec4 rgbo;
+  int x0, x1, y0, y1;
+};
+
+lane_splat load_splat(uint pos, uint live, uint start, uint ox, uint oy) {
+  lane_splat sp;
+  sp.pos = pos;
+  sp.has = pos < live;
+  sp.id = sp.has ? values[start + pos] : 0u;
+  sp.mean = vec2(0.0);
+  sp.cn = vec3(0.0);
+  sp.rgbo = vec4(0.0);
+  sp.x0 = GS_RASTER_TILE, sp.x1 = -1, sp.y0 = GS_RASTER_TILE, sp.y1 = -1;
+  if (sp.has) {
+    uint id = sp.id;
+    sp.mean = vec2(splats[id].mean2d[0], splats[id].mean2d[1]);
+    sp.cn = vec3(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2]);
+    sp.rgbo = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], splats[id].opacity);
+    float s2 = 2.0 * max(log(255.0 * sp.rgbo.w), 0.0);
+    float ex = sqrt(s2 * max(splats[id].cov2d[0], 0.0));
+    float ey = sqrt(s2 * max(splats[id].cov2d[2], 0.0));
+    vec2 m = sp.mean - vec2(float(ox), float(oy));
+    sp.x0 = int(clamp(floor(m.x - ex) - 1.0, 0.0, float(GS_RASTER_TILE)));
+    sp.x1 = int(clamp(ceil(m.x + ex) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+    sp.y0 = int(clamp(floor(m.y - ey) - 1.0, 0.0, float(GS_RASTER_TILE)));
+    sp.y1 = int(clamp(ceil(m.y + ey) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+    if (sp.x0 > sp.x1) sp.y0 = GS_RASTER_TILE, sp.y1 = -1;
+  }
+  return sp;
+}
+
+// A run's walk (uniform control flow, the whole subgroup): its entries, 0 when none of its
+// splats reaches a pixel centre of the tile; *plo the first pixel of the rows its splats reach.
+// COMPACT lists the entries in s_list from lbase (COMPACT 2 with the run's box mask at cbase of
+// s_cover); `rows` lists them too when `list` is set (the chained walk), else they are plo
+// onwards. first: the run's first splat in the tile's list.
+uint run_walk(lane_splat sp, uint first, uint lbase, uint cbase, bool list, out uint plo) {
+  uint lane = gl_SubgroupInvocationID;
+  int uy0 = subgroupMin(sp.y0), uy1 = subgroupMax(sp.y1);
+  plo = 0u;
+  if (uy0 > uy1) return 0u; // no splat of the run reaches a pixel centre of this tile
+  plo = uint(uy0) * GS_RASTER_TILE;
+  uint phi = uint(uy1) * GS_RASTER_TILE + GS_RASTER_TILE - 1u;
+  uint cnt = phi - plo + 1u;
+  if (COMPACT != 0u) {
+    int ux0 = subgroupMin(sp.x0), ux1 = subgroupMax(sp.x1);
+    // COMPACT 2 (covered): the union of the lanes' boxes as a tile mask, two rows per word, in
+    // the run's words of s_cover (every lane writes the same value).
+    if (COMPACT == 2u) {
+      uint rowbits =
+          sp.x0 > sp.x1 ? 0u : ((2u << uint(sp.x1)) - 1u) & ~((1u << uint(sp.x0)) - 1u);
+      for (int k = 0; k < GS_RASTER_WG / 32; k++) {
+        uint wbits = (2 * k >= sp.y0 && 2 * k <= sp.y1 ? rowbits : 0u) |
+                     (2 * k + 1 >= sp.y0 && 2 * k + 1 <= sp.y1 ? rowbits << 16u : 0u);
+        uint word = subgroupOr(wbits);
+        if (lane == 0u) s_cover[cbase + uint(k)] = word;
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+    }
+    cnt = 0u;
+    for (uint c = plo; c <= phi; c += BUCKET) {
+      uint p = c + lane;
+      int px = int(p % GS_RASTER_TILE);
+      bool act = p <= phi && px >= ux0 && px <= ux1 && first < floatBitsToUint(s_dl[p].w);
+      if (COMPACT == 2u && act) act = (s_cover[cbase + p / 32u] & (1u << (p % 32u))) != 0u;
+      uvec4 bal = subgroupBallot(act);
+      if (act) s_list[lbase + cnt + subgroupBallotExclusiveBitCount(bal)] = p;
+      cnt += subgroupBallotBitCount(bal);
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+  } else if (list) {
+    for (uint i = lane; i < cnt; i += BUCKET) s_list[lbase + i] = plo + i;
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+  }
+  return cnt;
+}
+
+// `bwd_drain: trim`: the entries of a run's walk (cnt of them, listed from lbase, or rows from
+// plo) up to the last pixel of the lane's box; 0 for a lane without a box in the tile.
+uint entries_in_box(lane_splat sp, uint lbase, uint plo, uint cnt, bool list) {
+  if (!sp.has || sp.x0 > sp.x1 || sp.y0 > sp.y1) return 0u;
+  uint pend = uint(sp.y1) * GS_RASTER_TILE + uint(sp.x1); // the box's last pixel
+  if (COMPACT == 0u && !list) return pend - plo + 1u; // rows walks every pixel from plo
+  uint lo = 0u, hi = cnt; // the list is in pixel order
+  while (lo < hi) {
+    uint mid = (lo + hi) / 2u;
+    if (s_list[lbase + mid] <= pend)
+      lo = mid + 1u;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// A splat's sums into grad2d (the lane's own splat; after the last step of its walk).
+void flush_sums(inout float gr[9], lane_splat sp) {
+  if (!sp.has) return;
+#ifdef GS_DET
+  // Each lane's sums are in pixel order, so the rounded terms repeat exactly.
+  fx_weigh(gr, pc.fx_scale, sp.cn);
+#endif
+  uint gb = GS_G2D * sp.id;
+  for (uint k = 0u; k < 9u; k++)
+    if (gr[k] != 0.0) grad_add(gb + k, gr[k]);
+}
+
+// ---- `bwd_chain` (CHAIN > 1): a subgroup walks CHAIN runs of the group back to back ----
+//
+// The runs' lists lie back to back in s_list from the subgroup's first run's slot, one stream:
+// run j's entries are stream entries off_j .. off_j + cnt_j - 1. The pipeline runs over the
+// stream as over one run's list: lane i works on stream entry s - i at step s with the state
+// lane i - 1 left for it, lane 0 takes the stored state of the run the entry belongs to. A lane
+// moves to its splat of the next run when its next entry belongs to it, after adding its sums
+// for the splat it leaves: it sums the same terms in the same order as the run's own walk would
+// (the same gradients, bit for bit), and the 31 steps that drain a run's pipeline now fill the
+// next run's. Each lane's splats of the subgroup's runs wait in s_sp (three vec4 each), and the
+// sums of the splats it is done with in s_sum (9 floats each, an odd stride: no bank conflicts),
+// added to grad2d after the walk, all lanes at once, rather than by one lane in a divergent
+// branch inside it.
+const uint CHAIN_SPLATS = CHAIN > 1u ? 3u * uint(GS_BUCKET_GROUP) * BUCKET : 1u;
+const uint CHAIN_SUMS = CHAIN > 1u ? 9u * uint(GS_BUCKET_GROUP) * BUCKET : 1u;
+shared vec4 s_sp[CHAIN_SPLATS];
+shared float s_sum[CHAIN_SUMS];
+
+void put_splat(uint slot, lane_splat sp) {
+  uint box = uint(sp.x0 + 1) | (uint(sp.x1 + 1) << 8u) | (uint(sp.y0 + 1) << 16u) |
+             (uint(sp.y1 + 1) << 24u);
+  s_sp[3u * slot] = vec4(sp.mean, sp.cn.xy);
+  s_sp[3u * slot + 1u] = vec4(sp.cn.z, sp.rgbo.xyz);
+  s_sp[3u * slot + 2u] = vec4(sp.rgbo.w, uintBitsToFloat(box), uintBitsToFloat(sp.id),
+                              uintBitsToFloat(sp.has ? sp.pos : ~0u));
+}
+
+lane_splat get_splat(uint slot) {
+  vec4 a = s_sp[3u * slot], b = s_sp[3u * slot + 1u], c = s_sp[3u * slot + 2u];
+  lane_splat sp;
+  sp.mean = a.xy;
+  sp.cn = vec3(a.zw, b.x);
+  sp.rgbo = vec4(b.yzw, c.x);
+  uint box = floatBitsToUint(c.y);
+  sp.x0 = int(box & 255u) - 1, sp.x1 = int((box >> 8u) & 255u) - 1;
+  sp.y0 = int((box >> 16u) & 255u) - 1, sp.y1 = int(box >> 24u) - 1;
+  sp.id = floatBitsToUint(c.z);
+  sp.pos = floatBitsToUint(c.w);
+  sp.has = sp.pos != ~0u;
+  return sp;
+}
+
+// The run (0 .. CHAIN - 1) of stream entry e < total: the last run starting at or before it (an
+// empty run starts where the next one does, so it is never the answer).
+uint run_of(uint e, uvec4 off) {
+  return (CHAIN > 1u && e >= off.y ? 1u : 0u) + (CHAIN > 2u && e >= off.z ? 1u : 0u) +
+         (CHAIN > 3u && e >= off.w ? 1u : 0u);
+}
+
+uint pick(uvec4 v, uint j) { return j == 0u ? v.x : j == 1u ? v.y : j == 2u ? v.z : v.w; }
+
+// The stored state in front of stream entry e's run at its pixel, zero past the stream's total
+// entries: sb the stream's first list slot, rr0 / run0 the subgroup's first run in the group /
+// in bucket_state.
+vec4 stream_state(uint sb, uint rr0, uint run0, uvec4 off, uint total, uint e) {
+  if (e >= total) return vec4(0.0);
+  uint r = run_of(e, off), p = s_list[sb + e];
+  return STATE == 0u ? s_state[(rr0 + r) * uint(GS_RASTER_WG) + p]
+                     : bucket_state[(run0 + r) * uint(GS_RASTER_WG) + p];
+}
+
+// Lane 0's state for stream entry e, as run_state: from s_state (STATE 0) or from the blocks of
+// BUCKET entries the subgroup loaded (STATE 1; e uniform, at most one block past blk).
+vec4 chain_state(uint sb, uint rr0, uint run0, uvec4 off, uint total, uint e, inout uint blk,
+                 inout vec4 cur, inout vec4 nxt) {
+  if (STATE == 0u) return stream_state(sb, rr0, run0, off, total, e);
+  if (e / BUCKET != blk) {
+    blk++;
+    cur = nxt;
+    nxt = stream_state(sb, rr0, run0, off, total, (blk + 1u) * BUCKET + gl_SubgroupInvocationID);
+  }
+  return subgroupShuffle(cur, e % BUCKET);
+}
+
+// The chained walk of the subgroup's runs rr0 .. rr0 + CHAIN - 1 of group g (first: the tile
+// position of run rr0's first splat). The step is `bwd_step: select`'s (the host asks for it).
+void walk_chain(uint g, uint rr0, uint first, uint live, uint start, uint ox, uint oy) {
+  uint lane = gl_SubgroupInvocationID;
+  uint sb = rr0 * uint(GS_RASTER_WG), run0 = g * uint(GS_BUCKET_GROUP) + rr0;
+  uvec4 off = uvec4(0u), len = uvec4(0u);
+  uint total = 0u;
+  int need = -1; // `bwd_drain: trim`: the last step this lane needs
+  for (uint j = 0u; j < CHAIN; j++) {
+    uint fj = first + j * BUCKET, plo;
+    lane_splat sp = load_splat(fj + lane, live, start, ox, oy);
+    put_splat((rr0 + j) * BUCKET + lane, sp);
+    for (uint i = 0u; i < 9u; i++) s_sum[9u * ((rr0 + j) * BUCKET + lane) + i] = 0.0;
+    uint cnt = run_walk(sp, fj, sb + total, (rr0 + j) * uint(GS_RASTER_WG / 32), true, plo);
+    if (DRAIN != 0u && cnt != 0u) {
+      uint n_in = entries_in_box(sp, sb + total, plo, cnt, true);
+      if (n_in != 0u) need = int(total + n_in) - 1 + int(lane);
+    }
+    // (by component: a vector indexed by a variable can end up in memory)
+    uvec4 at = uvec4(equal(uvec4(j), uvec4(0u, 1u, 2u, 3u)));
+    off += at * total;
+    len += at * cnt;
+    total += cnt;
+  }
+  if (total == 0u) return; // nothing to walk: every lane's sums are zero (the whole subgroup)
+  uint steps = total + BUCKET - 1u;
+  if (DRAIN != 0u) steps = min(uint(subgroupMax(need) + 1), steps);
+
+  float gr[9] = float[9](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+  vec4 st = vec4(0.0); // (C, T) of the pixel this lane works on
+  uint blk = 0u;
+  vec4 cur = vec4(0.0), nxt = vec4(0.0);
+  if (STATE != 0u) {
+    cur = stream_state(sb, rr0, run0, off, total, lane);
+    nxt = stream_state(sb, rr0, run0, off, total, BUCKET + lane);
+  }
+  int k = -int(lane); // this lane's stream entry (negative: not started)
+  uint last_k = total - 1u;
+  uint kc = uint(clamp(k, 0, int(last_k)));
+  uint cr = run_of(kc, off); // the lane's run, its splat and its entries [lo, hi)
+  lane_splat sp = get_splat((rr0 + cr) * BUCKET + lane);
+  int lo = int(pick(off, cr)), hi = lo + int(pick(len, cr));
+  vec4 nst = chain_state(sb, rr0, run0, off, total, 0u, blk, cur, nxt);
+  uint p = s_list[sb + kc];
+  vec4 pa = s_dl[p];
+  vec3 po = s_out[p];
+  for (uint s = 0u; s < steps; s++) {
+    vec4 up = subgroupShuffleUp(st, 1u);
+    st = lane == 0u ? (s < total ? nst : vec4(0.0)) : up;
+    uint s1 = min(s + 1u, last_k);
+    vec4 nst1 = chain_state(sb, rr0, run0, off, total, s1, blk, cur, nxt);
+    uint kn = uint(clamp(k + 1, 0, int(last_k)));
+    uint pn = s_list[sb + kn];
+    vec4 pan = s_dl[pn];
+    vec3 pon = s_out[pn];
+
+    int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
+    bool on = sp.has && k >= lo && k < hi && px >= sp.x0 && px <= sp.x1 && py >= sp.y0 &&
+              py <= sp.y1 && sp.pos < floatBitsToUint(pa.w);
+    vec2 d = sp.mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+    vec3 cn = sp.cn;
+    float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
+    on = on && sigma >= 0.0 && (SIGMA_SKIP == 0u || sigma < GS_SIGMA_SKIP);
+    float G = exp(-max(sigma, 0.0));
+    float raw = sp.rgbo.w * G;
+    float alpha = min(ALPHA_MAX, raw);
+    on = on && alpha >= GS_ALPHA_MIN_F;
+    float am = on ? alpha : 0.0;
+    float T = st.w;
+    float fac = on ? alpha * T : 0.0;
+    gr[GS_G2D_RGB] += fac * pa.x;
+    gr[GS_G2D_RGB + 1] += fac * pa.y;
+    gr[GS_G2D_RGB + 2] += fac * pa.z;
+    vec3 c1 = st.xyz + sp.rgbo.xyz * fac;
+    vec3 behind = (po - c1) / (1.0 - am);
+    float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
+    add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
+    st = vec4(c1, T * (1.0 - am));
+
+    // The lane's next entry lies in a later run: its splat of this run is done. One lane takes
+    // this branch, at the 31 steps after a run's end: a branch, not predicated code every step.
+    [[dont_flatten]] if (k + 1 >= hi && k + 1 <= int(last_k)) {
+      for (uint i = 0u; i < 9u; i++) {
+        s_sum[9u * ((rr0 + cr) * BUCKET + lane) + i] = gr[i];
+        gr[i] = 0.0;
+      }
+      cr = run_of(kn, off);
+      sp = get_splat((rr0 + cr) * BUCKET + lane);
+      lo = int(pick(off, cr));
+      hi = lo + int(pick(len, cr));
+    }
+    k++;
+    p = pn;
+    pa = pan;
+    po = pon;
+    nst = nst1;
+  }
+  for (uint i = 0u; i < 9u; i++) s_sum[9u * ((rr0 + cr) * BUCKET + lane) + i] = gr[i];
+  // Each lane reads back only its own sums: no barrier needed.
+  for (uint j = 0u; j < CHAIN; j++) {
+    uint slot = (rr0 + j) * BUCKET + lane;
+    for (uint i = 0u; i < 9u; i++) gr[i] = s_sum[9u * slot + i];
+    flush_sums(gr, get_splat(slot));
+  }
+}
+
 void main() {
   uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (g >= min(meta[GS_BMETA_GROUPS], pc.max_groups)) return;
@@ -131,71 +430,33 @@ void main() {
     }
   }
   uint sub = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  uint first = first0 + sub * BUCKET;
-  uint run = g * uint(GS_BUCKET_GROUP) + sub; // the forward's run: tile_base + first / BUCKET
-  if (first < live && STATE == 0u)
-    for (uint i = lane; i < uint(GS_RASTER_WG); i += BUCKET)
-      s_state[sub * uint(GS_RASTER_WG) + i] = bucket_state[run * uint(GS_RASTER_WG) + i];
+  uint rr0 = sub * CHAIN; // the subgroup's first run in the group (CHAIN runs, `bwd_chain`)
+  uint first = first0 + rr0 * BUCKET;
+  uint run = g * uint(GS_BUCKET_GROUP) + rr0; // the forward's run: tile_base + first / BUCKET
+  if (STATE == 0u)
+    for (uint j = 0u; j < CHAIN; j++)
+      if (first + j * BUCKET < live)
+        for (uint i = lane; i < uint(GS_RASTER_WG); i += BUCKET)
+          s_state[(rr0 + j) * uint(GS_RASTER_WG) + i] =
+              bucket_state[(run + j) * uint(GS_RASTER_WG) + i];
   barrier();
   if (first >= live) return; // the whole subgroup; no barrier follows
+  if (CHAIN > 1u) {
+    walk_chain(g, rr0, first, live, start, ox, oy);
+    return;
+  }
 
-  uint pos = first + lane;
-  bool has = pos < live;
-  uint id = has ? values[start + pos] : 0u;
-  vec2 mean = vec2(0.0);
-  vec3 cn = vec3(0.0);
-  vec4 rgbo = vec4(0.0);
-  // The lane's box in tile pixels, [x0, x1] x [y0, y1] (empty: x0 > x1), from the extents above.
-  int x0 = GS_RASTER_TILE, x1 = -1, y0 = GS_RASTER_TILE, y1 = -1;
-  if (has) {
-    mean = vec2(splats[id].mean2d[0], splats[id].mean2d[1]);
-    cn = vec3(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2]);
-    rgbo = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], splats[id].opacity);
-    float s2 = 2.0 * max(log(255.0 * rgbo.w), 0.0);
-    float ex = sqrt(s2 * max(splats[id].cov2d[0], 0.0));
-    float ey = sqrt(s2 * max(splats[id].cov2d[2], 0.0));
-    vec2 m = mean - vec2(float(ox), float(oy));
-    x0 = int(clamp(floor(m.x - ex) - 1.0, 0.0, float(GS_RASTER_TILE)));
-    x1 = int(clamp(ceil(m.x + ex) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
-    y0 = int(clamp(floor(m.y - ey) - 1.0, 0.0, float(GS_RASTER_TILE)));
-    y1 = int(clamp(ceil(m.y + ey) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
-    if (x0 > x1) y0 = GS_RASTER_TILE, y1 = -1;
-  }
-  int uy0 = subgroupMin(y0), uy1 = subgroupMax(y1);
-  if (uy0 > uy1) return; // no splat of the run reaches a pixel centre of this tile
-  uint plo = uint(uy0) * GS_RASTER_TILE, phi = uint(uy1) * GS_RASTER_TILE + GS_RASTER_TILE - 1u;
-  // The walk: steps 0 .. cnt - 1 of the list (COMPACT) or pixels plo .. phi.
-  uint lbase = sub * uint(GS_RASTER_WG), cnt = phi - plo + 1u;
-  if (COMPACT != 0u) {
-    int ux0 = subgroupMin(x0), ux1 = subgroupMax(x1);
-    // COMPACT 2 (covered): the union of the lanes' boxes as a tile mask, two rows per word, in
-    // the subgroup's words of s_cover (every lane writes the same value).
-    uint cbase = sub * uint(GS_RASTER_WG / 32);
-    if (COMPACT == 2u) {
-      uint rowbits = x0 > x1 ? 0u : ((2u << uint(x1)) - 1u) & ~((1u << uint(x0)) - 1u);
-      for (int k = 0; k < GS_RASTER_WG / 32; k++) {
-        uint wbits = (2 * k >= y0 && 2 * k <= y1 ? rowbits : 0u) |
-                     (2 * k + 1 >= y0 && 2 * k + 1 <= y1 ? rowbits << 16u : 0u);
-        uint word = subgroupOr(wbits);
-        if (lane == 0u) s_cover[cbase + uint(k)] = word;
-      }
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-    }
-    cnt = 0u;
-    for (uint c = plo; c <= phi; c += BUCKET) {
-      uint p = c + lane;
-      int px = int(p % GS_RASTER_TILE);
-      bool act = p <= phi && px >= ux0 && px <= ux1 && first < floatBitsToUint(s_dl[p].w);
-      if (COMPACT == 2u && act) act = (s_cover[cbase + p / 32u] & (1u << (p % 32u))) != 0u;
-      uvec4 bal = subgroupBallot(act);
-      if (act) s_list[lbase + cnt + subgroupBallotExclusiveBitCount(bal)] = p;
-      cnt += subgroupBallotBitCount(bal);
-    }
-    subgroupMemoryBarrierShared();
-    subgroupBarrier();
-    if (cnt == 0u) return; // nothing to walk: every lane's sums are zero (the whole subgroup)
-  }
+  lane_splat sp = load_splat(first + lane, live, start, ox, oy);
+  bool has = sp.has;
+  uint pos = sp.pos, id = sp.id;
+  vec2 mean = sp.mean;
+  vec3 cn = sp.cn;
+  vec4 rgbo = sp.rgbo;
+  int x0 = sp.x0, x1 = sp.x1, y0 = sp.y0, y1 = sp.y1;
+  // The walk: steps 0 .. cnt - 1 of the list (COMPACT) or pixels plo .. plo + cnt - 1.
+  uint lbase = sub * uint(GS_RASTER_WG), plo;
+  uint cnt = run_walk(sp, first, lbase, sub * uint(GS_RASTER_WG / 32), false, plo);
+  if (cnt == 0u) return; // nothing to walk: every lane's sums are zero (the whole subgroup)
 
   // The walk's steps: lane i works on entry s - i at step s, so the last lane is done after
   // cnt + BUCKET - 1 steps. `bwd_drain: trim` (DRAIN 1) ends the walk once every lane is past
@@ -203,23 +464,8 @@ void main() {
   // steps left out would only add masked zeros.
   uint steps = cnt + BUCKET - 1u;
   if (DRAIN != 0u) {
-    int need = -1; // the last step this lane needs
-    if (has && x0 <= x1 && y0 <= y1) { // a box above or below the tile holds no entry
-      uint pend = uint(y1) * GS_RASTER_TILE + uint(x1); // the box's last pixel
-      uint n_in = pend - plo + 1u; // entries up to it: rows walks every pixel from plo
-      if (COMPACT != 0u) {
-        uint lo = 0u, hi = cnt;
-        while (lo < hi) {
-          uint mid = (lo + hi) / 2u;
-          if (s_list[lbase + mid] <= pend)
-            lo = mid + 1u;
-          else
-            hi = mid;
-        }
-        n_in = lo;
-      }
-      need = int(n_in) - 1 + int(lane);
-    }
+    int need = int(entries_in_box(sp, lbase, plo, cnt, false)) - 1 + int(lane);
+    if (!has || x0 > x1 || y0 > y1) need = -1; // a box above or below the tile holds no entry
     steps = min(uint(subgroupMax(need) + 1), steps);
   }
 
@@ -319,12 +565,5 @@ void main() {
       st = vec4(c1, T * (1.0 - alpha));
     }
   }
-  if (!has) return;
-#ifdef GS_DET
-  // Each lane's sums are in pixel order, so the rounded terms repeat exactly.
-  fx_weigh(gr, pc.fx_scale, cn);
-#endif
-  uint gb = GS_G2D * id;
-  for (uint k = 0u; k < 9u; k++)
-    if (gr[k] != 0.0) grad_add(gb + k, gr[k]);
+  flush_sums(gr, sp);
 }

@@ -358,7 +358,8 @@ static void free_runs(struct gpu_runs *g) {
  * with 64: only those inside one of its splats' boxes (`covered`), 512 with 64: each step
  * computed with a skipped pixel's alpha masked to zero (`bwd_step: select`), 1024 with 64: the
  * walk ends once every lane is past its box (`bwd_drain: trim`), 2048 with 64: lane 0 takes the
- * runs' states from bucket_state by a shuffle (`bwd_state: global`).
+ * runs' states from bucket_state by a shuffle (`bwd_state: global`), 4096 / 8192 with 64 and
+ * 512: a subgroup walks 2 / 4 runs back to back (`bwd_chain`).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
  * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
 static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
@@ -394,6 +395,9 @@ static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_
                          .step = (variant & 512) != 0,
                          .drain = (variant & 1024) != 0,
                          .state = (variant & 2048) != 0,
+                         .chain = (variant & 8192)   ? 4
+                                  : (variant & 4096) ? 2
+                                                     : 1,
                          .alpha_max = alpha_max};
   struct gs_tk *tk = NULL;
   ck_assert_msg(gs_tk_new(vk, &o, &tk, &err) == 0, "%s", err.msg);
@@ -539,7 +543,10 @@ END_TEST
  * tile walk few pixels) and with the compare-and-swap build; each also against the reference.
  * bwd_step: select adds +-0 where branch skips a step, bwd_drain: trim leaves out only steps
  * past every lane's box and bwd_state: global hands lane 0 the same states by another road, so
- * each of the three walks gives the same bits with either step, either end and either state. */
+ * each of the three walks gives the same bits with either step, either end and either state.
+ * bwd_chain walks 2 or 4 runs back to back, each lane summing its splat of each run over the
+ * same entries in the same order: the same bits again, with each walk, end and state (the
+ * fixture's fullest tile has several groups of runs, some of them empty at the end). */
 static const struct {
   int variant;
   uint64_t seed;
@@ -564,6 +571,17 @@ START_TEST(raster_bwd_run_active_is_bit_exact) {
     ck_assert_msg(!memcmp(rows, other, 4 * GS_G2D * 160),
                   "walk %d, step/drain/state bits %d: gradients differ from branch, full (case %d)",
                   walk[w % 3], step[w / 3], _i);
+    free(other);
+  }
+  for (int w = 0; w < 15; w++) {
+    const int walk[3] = {0, 128, 256}, chain[5] = {512 | 4096, 512 | 8192, 512 | 1024 | 4096,
+                                                   512 | 2048 | 8192, 512 | 1024 | 2048 | 4096};
+    float *other = NULL;
+    raster_case_keep(v | walk[w % 3] | chain[w / 3], 160, active_cases[_i].seed,
+                     active_cases[_i].opac_lo, 0.0f, &other);
+    ck_assert_msg(!memcmp(rows, other, 4 * GS_G2D * 160),
+                  "walk %d, chain bits %d: gradients differ from one run per subgroup (case %d)",
+                  walk[w % 3], chain[w / 3], _i);
     free(other);
   }
   free(rows);

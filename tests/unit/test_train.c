@@ -96,6 +96,17 @@ START_TEST(config_set_parses_every_type) {
   ck_assert_double_eq(c.alpha_max, 0.999);
   ck_assert_int_eq(gs_config_set_kv(&c, "ssim_padding=valid", &err), 0);
   ck_assert_int_eq(c.ssim_padding, GS_SSIM_VALID);
+  /* bwd_chain takes the run counts themselves; more than one needs the straight-line step. */
+  ck_assert_int_eq(c.bwd_chain, GS_BWD_CHAIN_1);
+  ck_assert_int_eq(gs_config_set_kv(&c, "bwd_chain=4", &err), 0);
+  ck_assert_int_eq(c.bwd_chain, GS_BWD_CHAIN_4);
+  ck_assert_int_eq(gs_config_set_kv(&c, "bwd_chain=3", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "1|2|4"));
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_validate(&c, &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "bwd_step=branch", &err), 0);
+  ck_assert_int_eq(gs_config_validate(&c, &err), SW_EINVAL);
+  ck_assert_msg(strstr(err.msg, "bwd_chain 4 needs bwd_step select") != NULL, "%s", err.msg);
 }
 END_TEST
 
@@ -745,6 +756,7 @@ struct det_submit {
   int sort;         /* enum gs_sort_order */
   int fwd_step;     /* enum gs_fwd_step */
   int bwd_state;    /* enum gs_bwd_state */
+  int bwd_chain;    /* enum gs_bwd_chain */
   int project_adam; /* enum gs_project_adam */
   uint64_t redone;  /* out: iterations recorded again after an arena overflow */
 };
@@ -761,6 +773,7 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   if (sub) c.sort = sub->sort;
   if (sub) c.fwd_step = sub->fwd_step;
   if (sub) c.bwd_state = sub->bwd_state;
+  if (sub) c.bwd_chain = sub->bwd_chain;
   if (sub) c.project_adam = sub->project_adam;
   c.iterations = 150;
   c.densify_from = 30;
@@ -995,27 +1008,30 @@ END_TEST
  * deterministic training with the per-splat backward (which reads those states) writes the same
  * final.ply with each. So does project_adam: fused (the projection backward applies adam.comp's
  * step itself, from the gradients it holds in shared memory): the same parameters and moments
- * after every iteration, through densification (the moments gathered) and opacity resets. */
+ * after every iteration, through densification (the moments gathered) and opacity resets. And
+ * bwd_chain: 4 with bwd_state: global (a subgroup walks four runs back to back, each lane summing
+ * its splat of each run over the same pixels in the same order). */
 START_TEST(bit_exact_variants_train_identically) {
   make_scene();
-  char dir[4][160], h[4][SW_SHA256_HEX_LEN];
-  uint32_t n[4];
-  double p[4];
-  for (int k = 0; k < 4; k++) {
-    struct det_submit sub = {.sort = GS_SORT_DEPTH_FIRST,
-                             .fwd_step = k == 1 ? GS_FWD_STEP_SELECT : GS_FWD_STEP_BRANCH,
-                             .bwd_state = k == 2 ? GS_BWD_STATE_GLOBAL : GS_BWD_STATE_SHARED,
-                             .project_adam =
-                                 k == 3 ? GS_PROJECT_ADAM_FUSED : GS_PROJECT_ADAM_SEPARATE};
+  char dir[5][160], h[5][SW_SHA256_HEX_LEN];
+  uint32_t n[5];
+  double p[5];
+  for (int k = 0; k < 5; k++) {
+    struct det_submit sub = {
+        .sort = GS_SORT_DEPTH_FIRST,
+        .fwd_step = k == 1 ? GS_FWD_STEP_SELECT : GS_FWD_STEP_BRANCH,
+        .bwd_state = k == 2 || k == 4 ? GS_BWD_STATE_GLOBAL : GS_BWD_STATE_SHARED,
+        .bwd_chain = k == 4 ? GS_BWD_CHAIN_4 : GS_BWD_CHAIN_1,
+        .project_adam = k == 3 ? GS_PROJECT_ADAM_FUSED : GS_PROJECT_ADAM_SEPARATE};
     snprintf(dir[k], sizeof dir[k], "%s/bit_exact_%d", work_dir, k);
     det_run_as(dir[k], 0, GS_RASTER_BWD_SPLAT, GS_TILE_CULL_ELLIPSE, &sub, h[k], &n[k], &p[k]);
   }
   fprintf(stderr,
-          "defaults / fwd_step select / bwd_state global / project_adam fused: %u / %u / %u / %u "
-          "splats, final.ply %.16s / %.16s / %.16s / %.16s\n",
-          n[0], n[1], n[2], n[3], h[0], h[1], h[2], h[3]);
+          "defaults / fwd_step select / bwd_state global / project_adam fused / bwd_chain 4: %u / "
+          "%u / %u / %u / %u splats, final.ply %.16s / %.16s / %.16s / %.16s / %.16s\n",
+          n[0], n[1], n[2], n[3], n[4], h[0], h[1], h[2], h[3], h[4]);
   ck_assert_uint_ne(n[0], 500); /* densification ran */
-  for (int k = 1; k < 4; k++) {
+  for (int k = 1; k < 5; k++) {
     ck_assert_uint_eq(n[0], n[k]);
     ck_assert_str_eq(h[0], h[k]);
   }
