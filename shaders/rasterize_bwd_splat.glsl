@@ -225,6 +225,38 @@ void flush_sums(inout float gr[9], lane_splat sp) {
     if (gr[k] != 0.0) grad_add(gb + k, gr[k]);
 }
 
+// One step of `bwd_step: select` for the lane's splat at tile pixel p (its dL/dpix and last
+// contributor pa, rendered colour po) with the pixel's state st in front of the splat: the terms
+// are added to gr, masked to +-0 where the lane skips the pixel (in_walk false: the entry is not
+// one of the splat's run; outside its box, behind the pixel's last contributor, alpha under
+// 1/255), and the state behind the splat is returned (st itself where skipped).
+vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa, vec3 po, vec4 st,
+                 uint ox, uint oy) {
+  int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
+  bool on = sp.has && in_walk && px >= sp.x0 && px <= sp.x1 && py >= sp.y0 && py <= sp.y1 &&
+            sp.pos < floatBitsToUint(pa.w);
+  vec2 d = sp.mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+  vec3 cn = sp.cn;
+  float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
+  on = on && sigma >= 0.0 && (SIGMA_SKIP == 0u || sigma < GS_SIGMA_SKIP);
+  float G = exp(-max(sigma, 0.0)); // sigma >= 0 where on: exp(-sigma), finite elsewhere
+  float raw = sp.rgbo.w * G;
+  float alpha = min(ALPHA_MAX, raw);
+  on = on && alpha >= GS_ALPHA_MIN_F;
+  float am = on ? alpha : 0.0;
+  float T = st.w;
+  float fac = on ? alpha * T : 0.0; // not am T: a pixel no lane of the run composites can carry
+                                    // a state the forward never wrote (`rows`)
+  gr[GS_G2D_RGB] += fac * pa.x;
+  gr[GS_G2D_RGB + 1] += fac * pa.y;
+  gr[GS_G2D_RGB + 2] += fac * pa.z;
+  vec3 c1 = st.xyz + sp.rgbo.xyz * fac;
+  vec3 behind = (po - c1) / (1.0 - am);
+  float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
+  add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
+  return vec4(c1, T * (1.0 - am));
+}
+
 // ---- `bwd_chain` (CHAIN > 1): a subgroup walks CHAIN runs of the group back to back ----
 //
 // The runs' lists lie back to back in s_list from the subgroup's first run's slot, one stream:
@@ -355,28 +387,7 @@ void walk_chain(uint g, uint rr0, uint first, uint live, uint start, uint ox, ui
     vec4 pan = s_dl[pn];
     vec3 pon = s_out[pn];
 
-    int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
-    bool on = sp.has && k >= lo && k < hi && px >= sp.x0 && px <= sp.x1 && py >= sp.y0 &&
-              py <= sp.y1 && sp.pos < floatBitsToUint(pa.w);
-    vec2 d = sp.mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
-    vec3 cn = sp.cn;
-    float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
-    on = on && sigma >= 0.0 && (SIGMA_SKIP == 0u || sigma < GS_SIGMA_SKIP);
-    float G = exp(-max(sigma, 0.0));
-    float raw = sp.rgbo.w * G;
-    float alpha = min(ALPHA_MAX, raw);
-    on = on && alpha >= GS_ALPHA_MIN_F;
-    float am = on ? alpha : 0.0;
-    float T = st.w;
-    float fac = on ? alpha * T : 0.0;
-    gr[GS_G2D_RGB] += fac * pa.x;
-    gr[GS_G2D_RGB + 1] += fac * pa.y;
-    gr[GS_G2D_RGB + 2] += fac * pa.z;
-    vec3 c1 = st.xyz + sp.rgbo.xyz * fac;
-    vec3 behind = (po - c1) / (1.0 - am);
-    float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
-    add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
-    st = vec4(c1, T * (1.0 - am));
+    st = select_step(gr, k >= lo && k < hi, sp, p, pa, po, st, ox, oy);
 
     // The lane's next entry lies in a later run: its splat of this run is done. One lane takes
     // this branch, at the 31 steps after a run's end: a branch, not predicated code every step.
@@ -447,12 +458,6 @@ void main() {
   }
 
   lane_splat sp = load_splat(first + lane, live, start, ox, oy);
-  bool has = sp.has;
-  uint pos = sp.pos, id = sp.id;
-  vec2 mean = sp.mean;
-  vec3 cn = sp.cn;
-  vec4 rgbo = sp.rgbo;
-  int x0 = sp.x0, x1 = sp.x1, y0 = sp.y0, y1 = sp.y1;
   // The walk: steps 0 .. cnt - 1 of the list (COMPACT) or pixels plo .. plo + cnt - 1.
   uint lbase = sub * uint(GS_RASTER_WG), plo;
   uint cnt = run_walk(sp, first, lbase, sub * uint(GS_RASTER_WG / 32), false, plo);
@@ -465,7 +470,7 @@ void main() {
   uint steps = cnt + BUCKET - 1u;
   if (DRAIN != 0u) {
     int need = int(entries_in_box(sp, lbase, plo, cnt, false)) - 1 + int(lane);
-    if (!has || x0 > x1 || y0 > y1) need = -1; // a box above or below the tile holds no entry
+    if (!sp.has || sp.x0 > sp.x1 || sp.y0 > sp.y1) need = -1; // a box above or below the tile holds no entry
     steps = min(uint(subgroupMax(need) + 1), steps);
   }
 
@@ -501,28 +506,7 @@ void main() {
       vec4 pan = s_dl[pn];
       vec3 pon = s_out[pn];
 
-      int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
-      bool on = has && k >= 0 && k <= int(last_k) && px >= x0 && px <= x1 && py >= y0 &&
-                py <= y1 && pos < floatBitsToUint(pa.w);
-      vec2 d = mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
-      float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
-      on = on && sigma >= 0.0 && (SIGMA_SKIP == 0u || sigma < GS_SIGMA_SKIP);
-      float G = exp(-max(sigma, 0.0)); // sigma >= 0 where on: exp(-sigma), finite elsewhere
-      float raw = rgbo.w * G;
-      float alpha = min(ALPHA_MAX, raw);
-      on = on && alpha >= GS_ALPHA_MIN_F;
-      float am = on ? alpha : 0.0;
-      float T = st.w;
-      float fac = on ? alpha * T : 0.0; // not am T: a pixel no lane of the run composites can
-                                        // carry a state the forward never wrote (`rows`)
-      gr[GS_G2D_RGB] += fac * pa.x;
-      gr[GS_G2D_RGB + 1] += fac * pa.y;
-      gr[GS_G2D_RGB + 2] += fac * pa.z;
-      vec3 c1 = st.xyz + rgbo.xyz * fac;
-      vec3 behind = (po - c1) / (1.0 - am);
-      float dalpha = on && raw < ALPHA_MAX ? dot(rgbo.xyz * T - behind, pa.xyz) : 0.0;
-      add_alpha_grad(gr, on ? G : 0.0, dalpha, rgbo.w, cn, d);
-      st = vec4(c1, T * (1.0 - am));
+      st = select_step(gr, k >= 0 && k <= int(last_k), sp, p, pa, po, st, ox, oy);
 
       k++;
       p = pn;
@@ -536,20 +520,20 @@ void main() {
       vec4 s0 = vec4(0.0);
       if (s < cnt) s0 = run_state(gbase, lbase, plo, cnt, s, blk, cur, nxt); // uniform
       st = lane == 0u ? s0 : up;
-      if (!has || s < lane) continue;
+      if (!sp.has || s < lane) continue;
       uint k = s - lane; // this lane's step of the walk
       if (k >= cnt) continue;
       uint p = walk_pixel(lbase, plo, k);
       int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
-      if (px < x0 || px > x1 || py < y0 || py > y1) continue;
+      if (px < sp.x0 || px > sp.x1 || py < sp.y0 || py > sp.y1) continue;
       vec4 pa = s_dl[p];
-      if (pos >= floatBitsToUint(pa.w)) continue;
-      vec2 d = mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
-      float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
+      if (sp.pos >= floatBitsToUint(pa.w)) continue;
+      vec2 d = sp.mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+      float sigma = 0.5 * (sp.cn.x * d.x * d.x + sp.cn.z * d.y * d.y) + sp.cn.y * d.x * d.y;
       if (sigma < 0.0) continue;
       if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
       float G = exp(-sigma);
-      float raw = rgbo.w * G;
+      float raw = sp.rgbo.w * G;
       float alpha = min(ALPHA_MAX, raw);
       if (!(alpha >= GS_ALPHA_MIN_F)) continue;
       float T = st.w;
@@ -557,10 +541,10 @@ void main() {
       gr[GS_G2D_RGB] += fac * pa.x;
       gr[GS_G2D_RGB + 1] += fac * pa.y;
       gr[GS_G2D_RGB + 2] += fac * pa.z;
-      vec3 c1 = st.xyz + rgbo.xyz * fac;
+      vec3 c1 = st.xyz + sp.rgbo.xyz * fac;
       if (raw < ALPHA_MAX) { // where the alpha clamp is active alpha is flat
         vec3 behind = (s_out[p] - c1) / (1.0 - alpha);
-        add_alpha_grad(gr, G, dot(rgbo.xyz * T - behind, pa.xyz), rgbo.w, cn, d);
+        add_alpha_grad(gr, G, dot(sp.rgbo.xyz * T - behind, pa.xyz), sp.rgbo.w, sp.cn, d);
       }
       st = vec4(c1, T * (1.0 - alpha));
     }

@@ -562,26 +562,27 @@ START_TEST(raster_bwd_run_active_is_bit_exact) {
                 "bwd_run_pixels active: gradients differ from rows (case %d)", _i);
   ck_assert_msg(!memcmp(rows, covered, 4 * GS_G2D * 160),
                 "bwd_run_pixels covered: gradients differ from rows (case %d)", _i);
-  for (int w = 0; w < 18; w++) {
-    const int walk[3] = {0, 128, 256},
-              step[6] = {512, 1024, 512 | 1024, 2048, 2048 | 512, 2048 | 512 | 1024};
+  /* Each walk with each step, end and state, then with 2 and 4 runs per subgroup. */
+  const int walk[3] = {0, 128, 256};
+  const int bits[11] = {512,
+                        1024,
+                        512 | 1024,
+                        2048,
+                        2048 | 512,
+                        2048 | 512 | 1024,
+                        512 | 4096,
+                        512 | 8192,
+                        512 | 1024 | 4096,
+                        512 | 2048 | 8192,
+                        512 | 1024 | 2048 | 4096};
+  for (int w = 0; w < 33; w++) {
     float *other = NULL;
-    raster_case_keep(v | walk[w % 3] | step[w / 3], 160, active_cases[_i].seed,
+    raster_case_keep(v | walk[w % 3] | bits[w / 3], 160, active_cases[_i].seed,
                      active_cases[_i].opac_lo, 0.0f, &other);
     ck_assert_msg(!memcmp(rows, other, 4 * GS_G2D * 160),
-                  "walk %d, step/drain/state bits %d: gradients differ from branch, full (case %d)",
-                  walk[w % 3], step[w / 3], _i);
-    free(other);
-  }
-  for (int w = 0; w < 15; w++) {
-    const int walk[3] = {0, 128, 256}, chain[5] = {512 | 4096, 512 | 8192, 512 | 1024 | 4096,
-                                                   512 | 2048 | 8192, 512 | 1024 | 2048 | 4096};
-    float *other = NULL;
-    raster_case_keep(v | walk[w % 3] | chain[w / 3], 160, active_cases[_i].seed,
-                     active_cases[_i].opac_lo, 0.0f, &other);
-    ck_assert_msg(!memcmp(rows, other, 4 * GS_G2D * 160),
-                  "walk %d, chain bits %d: gradients differ from one run per subgroup (case %d)",
-                  walk[w % 3], chain[w / 3], _i);
+                  "walk %d, step/drain/state/chain bits %d: gradients differ from branch, full, "
+                  "one run per subgroup (case %d)",
+                  walk[w % 3], bits[w / 3], _i);
     free(other);
   }
   free(rows);
