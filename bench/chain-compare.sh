@@ -54,15 +54,15 @@ for st in shared global; do
 done >"$out/iter-random.txt" 2>&1
 summary "$out/iter-random.txt"
 
-# The replay's fastest (state, chain) other than the defaults (shared, 1), by ms per iteration.
+# The replay's fastest (state, chain) other than the defaults (global, 1), by ms per iteration.
 best=$(awk '/^device/ {match($0, /state [a-z]+, chain [0-9]/); c = substr($0, RSTART, RLENGTH)}
   /ms\/iteration/ {split($0, a, ": "); split(a[2], b, " ");
-    if (c != "state shared, chain 1" && (m == "" || b[1] + 0 < m)) {m = b[1] + 0; bc = c}}
+    if (c != "state global, chain 1" && (m == "" || b[1] + 0 < m)) {m = b[1] + 0; bc = c}}
   END {print bc}' "$out/iter-replay.txt")
 st=$(echo "$best" | awk '{print $2}' | tr -d ,)
 ch=$(echo "$best" | awk '{print $4}')
 [ -n "$st" ] && [ -n "$ch" ] || { echo "chain-compare: no replay figures" >&2; exit 1; }
-echo "trainings: the defaults against bwd_state $st, bwd_chain $ch"
+echo "trainings: the defaults against bwd_state $st, bwd_chain $ch" | tee -a "$out/train.txt"
 for i in $(seq "${PAIRS:-2}"); do
   train "$work/d$i" --set save_ply=0
   train "$work/c$i" --set save_ply=0 --set bwd_state="$st" --set bwd_chain="$ch"

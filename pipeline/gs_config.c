@@ -191,7 +191,7 @@ static const struct key keys[] = {
      "per-splat rasterize backward: a run's walk ends when its last lane has seen every pixel, "
      "or once every lane is past the last pixel of its splat's box (fewer steps where the run's "
      "last splats lie high in the tile); the same gradients"},
-    {"bwd_state", K_ENUM, OFF(bwd_state), "shared", "shared|global", 0, 0,
+    {"bwd_state", K_ENUM, OFF(bwd_state), "global", "shared|global", 0, 0,
      "per-splat rasterize backward: the runs' stored compositing states are copied to shared "
      "memory for the walk, or read from the forward's buffer a block of a subgroup's width "
      "ahead and passed to the walk's first lane by a shuffle (16 KiB less shared memory per "
