@@ -9,7 +9,7 @@ set -uo pipefail
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 mkdir -p /tmp/g && for t in .data/gsplat-1.5.3.tar.xz .data/gsplat-main.tar.xz; do tar xJf $t -C /tmp/g; done
 python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
-BUILD_3DGS=1 NUM_CHANNELS=3 MODES=splat BUILD_TIMEOUT=330 timeout 570 \
+BUILD_3DGS=1 NUM_CHANNELS=3 MODES=splat MAX_JOBS=8 BUILD_TIMEOUT=240 timeout 420 \
   bash bench/replay-compare.sh $B /tmp/ds/nerf_synthetic_lego $OUT /tmp/g/gsplat-1.5.3 /tmp/g/gsplat-main
 tail -n 2 $OUT/build-*.log
 tail -n 1 $OUT/train-ck.log
