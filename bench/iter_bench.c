@@ -631,7 +631,7 @@ int main(int argc, char **argv) {
            a.tk.run_pixels == 2 ? "covered"
            : a.tk.run_pixels    ? "active"
                                 : "rows",
-           a.tk.step ? "select" : "branch", a.tk.drain ? "trim" : "full",
+           gs_config_enum_name("bwd_step", a.tk.step), a.tk.drain ? "trim" : "full",
            a.tk.state ? "global" : "shared", a.tk.chain, a.fwd_step ? "select" : "branch",
            a.tk.fuse_adam ? "fused" : "separate");
     if (b.replay)

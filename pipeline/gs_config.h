@@ -40,7 +40,7 @@ enum gs_bwd_run_pixels {
   GS_RUN_PIXELS_ACTIVE = 1,
   GS_RUN_PIXELS_COVERED = 2
 };
-enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1 };
+enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1, GS_BWD_STEP_LEAN = 2 };
 enum gs_fwd_step { GS_FWD_STEP_BRANCH = 0, GS_FWD_STEP_SELECT = 1 };
 enum gs_bwd_drain { GS_BWD_DRAIN_FULL = 0, GS_BWD_DRAIN_TRIM = 1 };
 enum gs_bwd_state { GS_BWD_STATE_SHARED = 0, GS_BWD_STATE_GLOBAL = 1 };

@@ -73,7 +73,8 @@
  * inside its splats' union box (`bwd_run_pixels: active`), else every pixel of its rows */
 #define GS_SPEC_BWD_COMPACT 7
 /* rasterize_bwd_splat: 1 = a lane computes every step of the walk with a skipped pixel's alpha
- * masked to zero (`bwd_step: select`), 0 = it branches past it */
+ * masked to zero (`bwd_step: select`), 0 = it branches past it, 2 = select's step with fewer
+ * instructions, the same sums up to rounding (`lean`) */
 #define GS_SPEC_BWD_STEP 8
 /* rasterize_bwd_splat: 1 = a run's walk ends once every lane is past the last pixel of its box
  * (`bwd_drain: trim`), 0 = after every lane has seen every pixel */

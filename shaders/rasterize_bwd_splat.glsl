@@ -213,9 +213,17 @@ uint entries_in_box(lane_splat sp, uint lbase, uint plo, uint cnt, bool list) {
   return lo;
 }
 
-// A splat's sums into grad2d (the lane's own splat; after the last step of its walk).
+// A splat's sums into grad2d (the lane's own splat; after the last step of its walk). `lean`
+// summed raw moments in the mean and conic slots (select_step): they become the gradients here.
 void flush_sums(inout float gr[9], lane_splat sp) {
   if (!sp.has) return;
+  if (STEP == 2u) {
+    float sx = gr[GS_G2D_MEAN], sy = gr[GS_G2D_MEAN + 1];
+    gr[GS_G2D_MEAN] = sp.cn.x * sx + sp.cn.y * sy;
+    gr[GS_G2D_MEAN + 1] = sp.cn.y * sx + sp.cn.z * sy;
+    gr[GS_G2D_CONIC] *= 0.5;
+    gr[GS_G2D_CONIC + 2] *= 0.5;
+  }
 #ifdef GS_DET
   // Each lane's sums are in pixel order, so the rounded terms repeat exactly.
   fx_weigh(gr, pc.fx_scale, sp.cn);
@@ -230,12 +238,25 @@ void flush_sums(inout float gr[9], lane_splat sp) {
 // are added to gr, masked to +-0 where the lane skips the pixel (in_walk false: the entry is not
 // one of the splat's run; outside its box, behind the pixel's last contributor, alpha under
 // 1/255), and the state behind the splat is returned (st itself where skipped).
+// `lean` (STEP 2) computes the same step with fewer instructions: the pixel centre v + 0.5 as
+// (2^23 + v) - (2^23 - 0.5), 2^23 + v being v's bits under the exponent of 2^23 (exact for
+// v < 2^22, and the same float as float(v) + 0.5: no int-to-float conversion); dL/dalpha as
+// T dot(rgb, dL/dpix) - dot(out - C', dL/dpix) / (1 - alpha), one division instead of three; and
+// in the mean and conic slots the raw moments sum(dsig dx), sum(dsig dy), sum(dsig dx^2),
+// sum(dsig dx dy), sum(dsig dy^2), which flush_sums multiplies by the conic (and halves) once.
+// The same sums up to rounding, not to the bit.
+vec2 pixel_centre(uint ox, uint oy, int px, int py) {
+  if (STEP != 2u) return vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+  uvec2 v = uvec2(ox + uint(px), oy + uint(py));
+  return uintBitsToFloat(v | 0x4B000000u) - 8388607.5;
+}
+
 vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa, vec3 po, vec4 st,
                  uint ox, uint oy) {
   int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
   bool on = sp.has && in_walk && px >= sp.x0 && px <= sp.x1 && py >= sp.y0 && py <= sp.y1 &&
             sp.pos < floatBitsToUint(pa.w);
-  vec2 d = sp.mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+  vec2 d = sp.mean - pixel_centre(ox, oy, px, py);
   vec3 cn = sp.cn;
   float sigma = 0.5 * (cn.x * d.x * d.x + cn.z * d.y * d.y) + cn.y * d.x * d.y;
   on = on && sigma >= 0.0 && (SIGMA_SKIP == 0u || sigma < GS_SIGMA_SKIP);
@@ -251,9 +272,23 @@ vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa
   gr[GS_G2D_RGB + 1] += fac * pa.y;
   gr[GS_G2D_RGB + 2] += fac * pa.z;
   vec3 c1 = st.xyz + sp.rgbo.xyz * fac;
-  vec3 behind = (po - c1) / (1.0 - am);
-  float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
-  add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
+  if (STEP == 2u) {
+    float q = dot(po - c1, pa.xyz);
+    float dalpha = on && raw < ALPHA_MAX ? T * dot(sp.rgbo.xyz, pa.xyz) - q / (1.0 - am) : 0.0;
+    float gd = (on ? G : 0.0) * dalpha;
+    gr[GS_G2D_OPACITY] += gd;
+    float dsig = -sp.rgbo.w * gd;
+    float t = dsig * d.x, u = dsig * d.y;
+    gr[GS_G2D_MEAN] += t;
+    gr[GS_G2D_MEAN + 1] += u;
+    gr[GS_G2D_CONIC] += t * d.x;
+    gr[GS_G2D_CONIC + 1] += t * d.y;
+    gr[GS_G2D_CONIC + 2] += u * d.y;
+  } else {
+    vec3 behind = (po - c1) / (1.0 - am);
+    float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
+    add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
+  }
   return vec4(c1, T * (1.0 - am));
 }
 

@@ -359,7 +359,8 @@ static void free_runs(struct gpu_runs *g) {
  * computed with a skipped pixel's alpha masked to zero (`bwd_step: select`), 1024 with 64: the
  * walk ends once every lane is past its box (`bwd_drain: trim`), 2048 with 64: lane 0 takes the
  * runs' states from bucket_state by a shuffle (`bwd_state: global`), 4096 / 8192 with 64 and
- * 512: a subgroup walks 2 / 4 runs back to back (`bwd_chain`).
+ * 512 or 16384: a subgroup walks 2 / 4 runs back to back (`bwd_chain`), 16384 with 64: select's
+ * step with fewer instructions, the same sums up to rounding (`bwd_step: lean`).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
  * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
 static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
@@ -392,7 +393,7 @@ static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_
                          .run_pixels = (variant & 256)   ? 2
                                        : (variant & 128) ? 1
                                                          : 0,
-                         .step = (variant & 512) != 0,
+                         .step = (variant & 16384) ? 2 : (variant & 512) != 0,
                          .drain = (variant & 1024) != 0,
                          .state = (variant & 2048) != 0,
                          .chain = (variant & 8192)   ? 4
@@ -516,7 +517,9 @@ END_TEST
 /* The per-splat backward (`rasterize_bwd: splat`) over runs the host made from the reference
  * frame (runs_ref.h; states the forward never writes are NaN, so using one fails): with and
  * without the sigma skip, the compare-and-swap build, fixed point (repeating bit for bit), opaque
- * splats (clamped alpha, early termination, runs behind finished pixels) and gsplat's clamp. */
+ * splats (clamped alpha, early termination, runs behind finished pixels) and gsplat's clamp; then
+ * `bwd_step: lean`, whose sums differ from select's by rounding only, in the same settings and
+ * with two runs back to back. */
 static const struct {
   int variant;
   uint32_t n;
@@ -530,7 +533,12 @@ static const struct {
                    {64 | 32, 160, 9, 4.0f, 0},
                    {64 | 4, 160, 9, 10.0f, 0.999f},
                    {64 | 1, 160, 9, 4.0f, GS_ALPHA_MAX_LO},
-                   {64 | 2048 | 128 | 512 | 4, 160, 9, 4.0f, 0}};
+                   {64 | 2048 | 128 | 512 | 4, 160, 9, 4.0f, 0},
+                   {64 | 16384 | 2048 | 128 | 4, 160, 3, 0, 0},
+                   {64 | 16384 | 128 | 1, 160, 9, 4.0f, 0},
+                   {64 | 16384 | 32 | 2048 | 128, 160, 11, 0, 0},
+                   {64 | 16384 | 2048 | 128 | 4, 160, 9, 10.0f, 0.999f},
+                   {64 | 16384 | 4096 | 2048 | 128 | 4, 160, 9, 4.0f, 0}};
 START_TEST(raster_bwd_splat_matches_reference) {
   raster_case(splat_cases[_i].variant, splat_cases[_i].n, splat_cases[_i].seed,
               splat_cases[_i].opac_lo, splat_cases[_i].alpha_max);
