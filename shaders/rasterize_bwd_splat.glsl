@@ -233,24 +233,25 @@ void flush_sums(inout float gr[9], lane_splat sp) {
     if (gr[k] != 0.0) grad_add(gb + k, gr[k]);
 }
 
-// One step of `bwd_step: select` for the lane's splat at tile pixel p (its dL/dpix and last
-// contributor pa, rendered colour po) with the pixel's state st in front of the splat: the terms
-// are added to gr, masked to +-0 where the lane skips the pixel (in_walk false: the entry is not
-// one of the splat's run; outside its box, behind the pixel's last contributor, alpha under
-// 1/255), and the state behind the splat is returned (st itself where skipped).
-// `lean` (STEP 2) computes the same step with fewer instructions: the pixel centre v + 0.5 as
-// (2^23 + v) - (2^23 - 0.5), 2^23 + v being v's bits under the exponent of 2^23 (exact for
-// v < 2^22, and the same float as float(v) + 0.5: no int-to-float conversion); dL/dalpha as
-// T dot(rgb, dL/dpix) - dot(out - C', dL/dpix) / (1 - alpha), one division instead of three; and
-// in the mean and conic slots the raw moments sum(dsig dx), sum(dsig dy), sum(dsig dx^2),
-// sum(dsig dx dy), sum(dsig dy^2), which flush_sums multiplies by the conic (and halves) once.
-// The same sums up to rounding, not to the bit.
+// The centre of tile pixel (px, py) of the tile at (ox, oy), v + 0.5 per axis. `lean` (STEP 2)
+// takes it as (2^23 + v) - (2^23 - 0.5), 2^23 + v being v's bits under the exponent of 2^23:
+// the same float (exact for v < 2^22) without an int-to-float conversion.
 vec2 pixel_centre(uint ox, uint oy, int px, int py) {
   if (STEP != 2u) return vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
   uvec2 v = uvec2(ox + uint(px), oy + uint(py));
   return uintBitsToFloat(v | 0x4B000000u) - 8388607.5;
 }
 
+// One step of `bwd_step: select` for the lane's splat at tile pixel p (its dL/dpix and last
+// contributor pa, rendered colour po) with the pixel's state st in front of the splat: the terms
+// are added to gr, masked to +-0 where the lane skips the pixel (in_walk false: the entry is not
+// one of the splat's run; outside its box, behind the pixel's last contributor, alpha under
+// 1/255), and the state behind the splat is returned (st itself where skipped).
+// `lean` (STEP 2) computes the same step with fewer instructions: the pixel centre above;
+// dL/dalpha as T dot(rgb, dL/dpix) - dot(out - C', dL/dpix) / (1 - alpha), one division instead
+// of three; and in the mean and conic slots the raw moments sum(dsig dx), sum(dsig dy),
+// sum(dsig dx^2), sum(dsig dx dy), sum(dsig dy^2), which flush_sums multiplies by the conic (and
+// halves) once. The same sums up to rounding, not to the bit.
 vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa, vec3 po, vec4 st,
                  uint ox, uint oy) {
   int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
@@ -505,7 +506,8 @@ void main() {
   uint steps = cnt + BUCKET - 1u;
   if (DRAIN != 0u) {
     int need = int(entries_in_box(sp, lbase, plo, cnt, false)) - 1 + int(lane);
-    if (!sp.has || sp.x0 > sp.x1 || sp.y0 > sp.y1) need = -1; // a box above or below the tile holds no entry
+    // A lane without a box in the tile (none, or above or below it) needs no step.
+    if (!sp.has || sp.x0 > sp.x1 || sp.y0 > sp.y1) need = -1;
     steps = min(uint(subgroupMax(need) + 1), steps);
   }
 
@@ -563,7 +565,7 @@ void main() {
       if (px < sp.x0 || px > sp.x1 || py < sp.y0 || py > sp.y1) continue;
       vec4 pa = s_dl[p];
       if (sp.pos >= floatBitsToUint(pa.w)) continue;
-      vec2 d = sp.mean - vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+      vec2 d = sp.mean - pixel_centre(ox, oy, px, py);
       float sigma = 0.5 * (sp.cn.x * d.x * d.x + sp.cn.z * d.y * d.y) + sp.cn.y * d.x * d.y;
       if (sigma < 0.0) continue;
       if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
