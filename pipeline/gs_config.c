@@ -183,7 +183,7 @@ static const struct key keys[] = {
      "splats reach, only the pixels inside their union box still compositing at its first "
      "splat (active), or only those of them inside at least one of its splats' boxes (covered); "
      "the same gradients, fewer steps"},
-    {"bwd_step", K_ENUM, OFF(bwd_step), "select", "branch|select|lean", 0, 0,
+    {"bwd_step", K_ENUM, OFF(bwd_step), "lean", "branch|select|lean", 0, 0,
      "per-splat rasterize backward: a lane that skips a pixel of the walk branches past its "
      "step, or computes it with its alpha masked to zero (one straight-line step, the next "
      "step's loads issued before this one's arithmetic), the same gradients; lean: select's "
@@ -201,7 +201,8 @@ static const struct key keys[] = {
      "workgroup); the same gradients"},
     {"bwd_chain", K_ENUM, OFF(bwd_chain), "1", "1|2|4", 0, 0,
      "per-splat rasterize backward: runs of a tile's splats a subgroup walks back to back, the "
-     "next run's pipeline filling while the last one's drains (2 or 4; needs bwd_step select); "
+     "next run's pipeline filling while the last one's drains (2 or 4; needs bwd_step select or "
+     "lean); "
      "the same gradients"},
     {"project_adam", K_ENUM, OFF(project_adam), "separate", "separate|fused", 0, 0,
      "the projection backward writes every parameter gradient for the Adam kernel to read, or "
