@@ -767,6 +767,19 @@ struct det_submit {
   uint64_t redone;  /* out: iterations recorded again after an arena overflow */
 };
 
+/* A det_submit that changes nothing: every key at its default. */
+static struct det_submit default_submit(void) {
+  struct gs_config c;
+  gs_config_defaults(&c);
+  return (struct det_submit){.in_flight = c.in_flight,
+                             .timing = c.timing,
+                             .sort = c.sort,
+                             .fwd_step = c.fwd_step,
+                             .bwd_state = c.bwd_state,
+                             .bwd_chain = c.bwd_chain,
+                             .project_adam = c.project_adam};
+}
+
 static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int tile_cull,
                        struct det_submit *sub, char hex[SW_SHA256_HEX_LEN], uint32_t *splats,
                        double *psnr) {
@@ -774,17 +787,18 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   short_config(&c);
   c.rasterize_bwd = raster_bwd;
   c.tile_cull = tile_cull;
-  if (sub && sub->in_flight) c.in_flight = sub->in_flight;
-  if (sub) c.timing = sub->timing;
-  if (sub) c.sort = sub->sort;
-  if (sub) c.fwd_step = sub->fwd_step;
-  if (sub) c.bwd_state = sub->bwd_state;
-  if (sub) c.bwd_chain = sub->bwd_chain;
-  if (sub) c.project_adam = sub->project_adam;
+  const struct det_submit d = sub ? *sub : default_submit();
+  if (d.in_flight) c.in_flight = d.in_flight;
+  c.timing = d.timing;
+  c.sort = d.sort;
+  c.fwd_step = d.fwd_step;
+  c.bwd_state = d.bwd_state;
+  c.bwd_chain = d.bwd_chain;
+  c.project_adam = d.project_adam;
   c.iterations = 150;
   c.densify_from = 30;
   c.densify_every = 20;
-  if (sub && sub->no_densify) c.densify_from = c.densify_until = 0;
+  if (d.no_densify) c.densify_from = c.densify_until = 0;
   c.deterministic = GS_ON;
   c.n_checkpoints = 0;
   if (checkpoints) {
@@ -813,19 +827,6 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   free(r);
   snprintf(path, sizeof path, "%s/final.ply", dir);
   ck_assert_msg(sw_sha256_file(path, hex, &err) == 0, "%s", err.msg);
-}
-
-/* A det_submit that changes nothing: every key at its default. */
-static struct det_submit default_submit(void) {
-  struct gs_config c;
-  gs_config_defaults(&c);
-  return (struct det_submit){.in_flight = c.in_flight,
-                             .timing = c.timing,
-                             .sort = c.sort,
-                             .fwd_step = c.fwd_step,
-                             .bwd_state = c.bwd_state,
-                             .bwd_chain = c.bwd_chain,
-                             .project_adam = c.project_adam};
 }
 
 static void det_run(const char *dir, int checkpoints, int raster_bwd, char hex[SW_SHA256_HEX_LEN],
