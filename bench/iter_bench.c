@@ -6,8 +6,8 @@
  *   iteration; 800 x 800, fx = fy = 1111; a fixed random target image; per iteration forward +
  *   L1 loss + backward + Adam (no SSIM, no densification); 30 warm-up iterations, then 200 timed.
  * It runs the trainer's own code path (gs_fwd + gs_train_gpu, one submission per iteration) and
- * prints ms per iteration (wallclock over the timed iterations) and each kernel's share of GPU
- * time (timestamp queries).
+ * prints ms per iteration (wallclock over the timed iterations, and the median iteration, as
+ * bench/gsplat_iter.py reports gsplat) and each kernel's share of GPU time (timestamp queries).
  *
  * With --ply FILE --scene DIR it replays a real workload instead: the splats of a trained model
  * (e.g. `splat-train train --set checkpoint_ply=1 --set checkpoints=7000,30000` writes
@@ -412,6 +412,18 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   return rc;
 }
 
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* the median of v[0..n) (sorts v) */
+static double median(double *v, uint32_t n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_err *err) {
   struct gs_model *m = NULL;
   int rc = b->replay ? gs_fwd_model_upload(b->vk, b->replay, &b->model, err)
@@ -436,6 +448,10 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   uint32_t sh_degree = b->replay ? (uint32_t)b->replay_degree : 3;
   double busy_ms = 0;
   int64_t t0 = 0;
+  /* each timed iteration's wallclock (record, submit, wait, overflow check), for the median that
+   * gsplat_iter.py reports for gsplat */
+  double *it_ms = calloc(a->iters ? a->iters : 1, sizeof *it_ms);
+  if (!it_ms) return sw_err_set(err, SW_ENOMEM, "out of memory");
   uint32_t retries = 0;
   double pairs = 0; /* (splat, tile) pairs over the measured iterations */
   gs_vk_timer_clear(b->timer);
@@ -475,6 +491,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     struct gs_pc_adam pa;
     gs_tk_adam_pc(&pa, n, n, it + 1, lr, 0.9f, 0.999f, 1e-15f);
     int retry = 0;
+    int64_t t_it = sw_clock_mono_ns();
     do {
       rc = gs_fwd_prepare(b->fwd, n, w, h, err);
       if (!rc) rc = gs_tk_reserve(b->tk, n, err);
@@ -538,8 +555,11 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
       if (!rc && !retry && it >= a->warmup)
         pairs += ((const uint32_t *)gs_fwd_bufs(b->fwd)->counters->map)[GS_CTR_PAIRS];
     } while (!rc && retry);
+    if (it >= a->warmup) it_ms[it - a->warmup] = (double)(sw_clock_mono_ns() - t_it) / 1e6;
   }
   double wall_ms = (double)(sw_clock_mono_ns() - t0) / 1e6;
+  double med_ms = rc ? 0 : median(it_ms, a->iters);
+  free(it_ms);
   int stats = !rc && a->run_stats && a->tk.splat_bwd && !a->json;
   if (!rc) {
     const struct gs_vk_stage_stats *st;
@@ -553,11 +573,13 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     for (uint32_t i = 0; i < ns; i++) total += st[i].gpu_ms;
     if (a->json) {
       printf(
-          "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"gpu_busy_ms_per_iter\":%.4f,"
+          "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"ms_per_iter_median\":%.4f,"
+          "\"gpu_busy_ms_per_iter\":%.4f,"
           "\"gpu_span_ms_per_iter\":%.4f,"
           "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"sort\":\"%s\","
           "\"kernels\":[",
-          n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, busy_ms / a->iters,
+          n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, med_ms,
+          busy_ms / a->iters,
           span_ms / a->iters, retries, pairs / a->iters, a->tk.splat_bwd ? "splat" : "pixel",
           a->depth_first ? "depth_first" : "pairs");
       for (uint32_t i = 0; i < ns; i++)
@@ -566,9 +588,9 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
       printf("]}\n");
     } else {
       printf("N = %u, %ux%u, %u iterations after %u warm-up (%s): %.3f ms/iteration "
-             "(GPU span %.3f, GPU busy %.3f ms/iteration, %.0f pairs/iteration)%s\n",
+             "(median %.3f, GPU span %.3f, GPU busy %.3f ms/iteration, %.0f pairs/iteration)%s\n",
              n, b->sc ? b->sc->width : a->size, b->sc ? b->sc->height : a->size, a->iters,
-             a->warmup, a->per_kernel ? "per_kernel" : "production", wall_ms / a->iters,
+             a->warmup, a->per_kernel ? "per_kernel" : "production", wall_ms / a->iters, med_ms,
              span_ms / a->iters, busy_ms / a->iters, pairs / a->iters,
              retries ? " [arena regrew]" : "");
       for (uint32_t i = 0; i < ns; i++)
