@@ -117,7 +117,7 @@ function(gs_embed_shaders)
     get_filename_component(_stem "${_src}" NAME_WE)
     set(_spv "${_out}/${_stem}.spv")
     add_custom_command(OUTPUT "${_spv}"
-      COMMAND ${GLSLC} --target-env=vulkan1.2 -O ${_incflags} -o "${_spv}" "${_src}"
+      COMMAND ${GLSLC} --target-env=vulkan1.2 -O ${GS_SHADER_DEFINES} ${_incflags} -o "${_spv}" "${_src}"
       DEPENDS "${_src}" ${_incfiles}
       COMMENT "glslc ${_stem}.comp"
       VERBATIM)

@@ -44,7 +44,9 @@
 #define GS_RADIX_BITS 8
 #define GS_RADIX (1 << GS_RADIX_BITS)
 #define GS_SORT_WG 256
+#ifndef GS_SORT_ITEMS /* a benchmark build may set it (CMake SW_SORT_ITEMS) */
 #define GS_SORT_ITEMS 8
+#endif
 #define GS_SORT_BLOCK (GS_SORT_WG * GS_SORT_ITEMS)
 /* Rasterize: one workgroup per 16x16 tile (GS_TILE in gs_types.h). */
 #define GS_RASTER_TILE 16
