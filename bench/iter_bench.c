@@ -572,16 +572,14 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     double total = 0;
     for (uint32_t i = 0; i < ns; i++) total += st[i].gpu_ms;
     if (a->json) {
-      printf(
-          "{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"ms_per_iter_median\":%.4f,"
-          "\"gpu_busy_ms_per_iter\":%.4f,"
-          "\"gpu_span_ms_per_iter\":%.4f,"
-          "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"sort\":\"%s\","
-          "\"kernels\":[",
-          n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, med_ms,
-          busy_ms / a->iters,
-          span_ms / a->iters, retries, pairs / a->iters, a->tk.splat_bwd ? "splat" : "pixel",
-          a->depth_first ? "depth_first" : "pairs");
+      printf("{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"ms_per_iter_median\":%.4f,"
+             "\"gpu_busy_ms_per_iter\":%.4f,"
+             "\"gpu_span_ms_per_iter\":%.4f,"
+             "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"sort\":\"%s\","
+             "\"kernels\":[",
+             n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, med_ms,
+             busy_ms / a->iters, span_ms / a->iters, retries, pairs / a->iters,
+             a->tk.splat_bwd ? "splat" : "pixel", a->depth_first ? "depth_first" : "pairs");
       for (uint32_t i = 0; i < ns; i++)
         printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
                st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
