@@ -34,8 +34,10 @@ for d in "${bins[@]}" "${bins[0]}"; do
   echo "=== $d"
   timeout 120 "$d/test_gpu_sort" 2>&1 | tail -1
   timeout 120 "$d/fwd_bench" --sort-only --n "${SORT_N:-645000,1660000,4160000}" 2>&1 | grep -v INFO
+  # shellcheck disable=SC2086 # ITER_ARGS is a list of arguments
   timeout 120 "$d/iter_bench" --n "${ITER_N:-400000,1000000}" ${ITER_ARGS:-} 2>&1 | grep -v INFO
   if [ -n "$ply" ]; then
+    # shellcheck disable=SC2086
     timeout 120 "$d/iter_bench" --ply "$ply" --scene "$scene" ${ITER_ARGS:-} 2>&1 | grep -v INFO
   fi
 done 2>&1 | tee "$out/sort-items.txt" | grep "===\|Checks\|ms/iteration\|radix\|sort of"
