@@ -22,6 +22,7 @@
 #include "gs_fwd.h"
 #include "gs_vk.h"
 #include "sw_clock.h"
+#include "sw_stats.h"
 
 static uint64_t rng_s;
 static double urand(void) {
@@ -94,15 +95,6 @@ static void orbit_camera(struct gs_camera *c, uint32_t w, uint32_t h, double a) 
   for (int k = 0; k < 3; k++) c->campos[k] = (float)pos[k];
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void usage(void) {
   fprintf(stderr, "usage: fwd_bench [--n N[,N...]] [--frames F] [--warmup W] [--warmup-ms MS] "
                   "[--width W] [--height H] [--device D] [--sigma-skip] [--ballot] [--full-sort] "
@@ -172,10 +164,12 @@ static int bench_one(gs_vk_t *vk, const struct gs_fwd_opts *fo, uint32_t n, int 
     orbit_camera(&in.cam, w, h, 6.283185307179586 * i / frames);
     rc = gs_fwd_run(f, tk, &in, 1, &err);
   }
+  double wall_med = 0, gpu_med = 0;
+  if (!rc) rc = sw_stats_median(wall, (size_t)frames, &wall_med, &err);
+  if (!rc) rc = sw_stats_median(gpu, (size_t)frames, &gpu_med, &err);
   if (rc) {
     fprintf(stderr, "fwd_bench: N=%u: %s\n", n, err.msg);
   } else {
-    double wall_med = median(wall, frames), gpu_med = median(gpu, frames);
     const struct gs_vk_stage_stats *st;
     uint32_t ns;
     double busy;

@@ -46,6 +46,7 @@
 #include "gs_train_gpu.h"
 #include "gs_vk.h"
 #include "sw_clock.h"
+#include "sw_stats.h"
 
 struct args {
   uint32_t ns[8];
@@ -412,18 +413,6 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   return rc;
 }
 
-static int cmp_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
-/* the median of v[0..n) (sorts v) */
-static double median(double *v, uint32_t n) {
-  if (!n) return 0;
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_err *err) {
   struct gs_model *m = NULL;
   int rc = b->replay ? gs_fwd_model_upload(b->vk, b->replay, &b->model, err)
@@ -558,7 +547,8 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     if (it >= a->warmup) it_ms[it - a->warmup] = (double)(sw_clock_mono_ns() - t_it) / 1e6;
   }
   double wall_ms = (double)(sw_clock_mono_ns() - t0) / 1e6;
-  double med_ms = rc ? 0 : median(it_ms, a->iters);
+  double med_ms = 0;
+  if (!rc) rc = sw_stats_median(it_ms, a->iters, &med_ms, err);
   free(it_ms);
   int stats = !rc && a->run_stats && a->tk.splat_bwd && !a->json;
   if (!rc) {

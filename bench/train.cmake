@@ -3,7 +3,7 @@
 # benchmark cannot rot; the real figures come from the H200 (device tool).
 if(SW_BUILD_PIPELINE)
   add_executable(iter_bench ${CMAKE_CURRENT_LIST_DIR}/iter_bench.c)
-  target_link_libraries(iter_bench PRIVATE gs_train)
+  target_link_libraries(iter_bench PRIVATE gs_train sw_gate)
   # The default backward is the trainer's auto (lavapipe: pixel, with a note).
   add_test(NAME iter_bench_smoke
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3)
