@@ -47,4 +47,9 @@ mkdir -p /tmp/ds && cp -r .data/ds/nerf_synthetic_lego /tmp/ds/
 [ -e .data/gsplat-1.5.3.tar.xz ] && mkdir -p /tmp/g && tar xJf .data/gsplat-1.5.3.tar.xz -C /tmp/g
 true
 PRE
-find .data .gl -type f -printf '%s\n' | awk '{s += $1} END {printf "carried: %.1f MiB\n", s / 1048576}'
+# A call carries the tree (tracked and untracked-not-ignored files) with .data and .gl: 64 MiB in all.
+total=$({ find .data .gl -type f -printf '%s\n'
+  git ls-files -z --cached --others --exclude-standard | xargs -0 -r stat -c '%s' 2>/dev/null; } |
+  awk '{s += $1} END {printf "%d", s}')
+awk -v s="$total" 'BEGIN {printf "carried with the tree: %.1f MiB of 64\n", s / 1048576}'
+[ "$total" -le $((64 * 1048576)) ] || { echo "device-prep.sh: over the 64 MiB a call carries" >&2; exit 1; }
