@@ -5,9 +5,11 @@
  *   distance 4 orbiting the z axis at height 1, looking at the origin, advancing 0.1 rad per
  *   iteration; 800 x 800, fx = fy = 1111; a fixed random target image; per iteration forward +
  *   L1 loss + backward + Adam (no SSIM, no densification); 30 warm-up iterations, then 200 timed.
- * It runs the trainer's own code path (gs_fwd + gs_train_gpu, one submission per iteration) and
- * prints ms per iteration (wallclock over the timed iterations, and the median iteration, as
- * bench/gsplat_iter.py reports gsplat) and each kernel's share of GPU time (timestamp queries).
+ * It runs the trainer's own code path (gs_fwd + gs_train_gpu, one submission per iteration, two
+ * iterations on the GPU at once as the trainer's `in_flight: 2`: the host records and submits
+ * iteration i + 1 before it waits for iteration i) and prints ms per iteration (wallclock over the
+ * timed iterations, and the median iteration, as bench/gsplat_iter.py reports gsplat) and each
+ * kernel's share of GPU time (timestamp queries).
  *
  * With --ply FILE --scene DIR it replays a real workload instead: the splats of a trained model
  * (e.g. `splat-train train --set checkpoint_ply=1 --set checkpoints=7000,30000` writes
@@ -16,7 +18,8 @@
  * random Gaussians lack.
  *
  * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
- *                   [--iters 200] [--timing production|per_kernel] [--device NAME|INDEX]
+ *                   [--iters 200] [--timing production|per_kernel] [--in-flight 1|2]
+ *                   [--device NAME|INDEX]
  *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
  *                   [--cas] [--adam-visible] [--deterministic]
  *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
@@ -65,6 +68,7 @@ struct args {
   int raster_bwd;          /* --rasterize-bwd, enum gs_raster_bwd (default auto, the trainer's) */
   int run_stats;           /* --run-stats: the per-splat backward's steps on the last frame */
   int fwd_step;            /* --fwd-step branch|select, enum gs_fwd_step (default the trainer's) */
+  int in_flight;           /* --in-flight 1|2: iterations on the GPU at once (the trainer's key) */
 };
 
 /* An option that is a trainer key: the trainer's key table parses it into c (the defaults
@@ -126,6 +130,7 @@ static int parse(int argc, char **argv, struct args *a) {
   struct gs_config defaults;
   gs_config_defaults(&defaults);
   a->depth_first = defaults.sort == GS_SORT_DEPTH_FIRST;
+  a->in_flight = (int)defaults.in_flight;
   for (size_t o = 0; o < N_KEY_OPTS; o++) set_key_opt(a, o, &defaults);
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -193,6 +198,10 @@ static int parse(int argc, char **argv, struct args *a) {
         return -1;
       }
       a->tile_cull = !strcmp(v, "ellipse");
+    } else if (!strcmp(k, "--in-flight")) {
+      struct gs_config c;
+      if (trainer_key(k, "in_flight", v, &c)) return -1;
+      a->in_flight = (int)c.in_flight;
     } else if (!strcmp(k, "--sort")) {
       struct gs_config c;
       if (trainer_key(k, "sort", v, &c)) return -1;
@@ -207,7 +216,8 @@ static int parse(int argc, char **argv, struct args *a) {
   if (!a->size || !a->iters || a->focal <= 0) return fprintf(stderr, "iter_bench: bad size\n"), -1;
   if (!a->ply != !a->scene)
     return fprintf(stderr, "iter_bench: --ply and --scene go together\n"), -1;
-  a->tk.chain = 1 << a->tk.chain; /* the key's value is the enum's position: 1, 2, 4 */
+  a->tk.chain = 1 << a->tk.chain;      /* the key's value is the enum's position: 1, 2, 4 */
+  if (a->per_kernel) a->in_flight = 1; /* as the trainer: every stage is waited for */
   return 0;
 }
 
@@ -413,6 +423,238 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   return rc;
 }
 
+/* One iteration's inputs: its camera and target, and the backward's push constants. */
+struct iter_in {
+  struct gs_fwd_input in;
+  struct gs_vk_buf *gt;
+  struct gs_pc_raster pr;
+  struct gs_pc_project_bwd pb;
+  struct gs_pc_adam pa;
+};
+
+static void iter_inputs(const struct bench *b, uint32_t n, uint32_t it, const struct args *a,
+                        struct iter_in *x) {
+  static const float lr[6] = {1.6e-4f, 5e-3f, 1e-3f, 5e-2f, 2.5e-3f, 2.5e-3f / 20};
+  float bg[3] = {1, 1, 1};
+  if (b->sc && b->sc->background == GS_BG_BLACK) bg[0] = bg[1] = bg[2] = 0;
+  memset(x, 0, sizeof *x);
+  x->in.model = b->model;
+  x->in.sh_degree = b->replay ? (uint32_t)b->replay_degree : 3;
+  x->gt = b->gt;
+  if (b->sc) {
+    uint32_t v = it % b->sc->n_train;
+    x->in.cam = b->sc->train[v].cam;
+    x->gt = b->gts[v];
+  } else {
+    orbit(&x->in.cam, a->size, a->focal, 0.1f * (float)it);
+  }
+  const struct gs_camera *c = &x->in.cam;
+  memcpy(x->in.background, bg, sizeof bg);
+  x->pr = (struct gs_pc_raster){.width = c->width,
+                                .height = c->height,
+                                .tiles_x = (c->width + GS_TILE - 1) / GS_TILE,
+                                .tiles_y = (c->height + GS_TILE - 1) / GS_TILE};
+  memcpy(x->pr.background, bg, sizeof bg);
+  x->pb = (struct gs_pc_project_bwd){.fx = c->fx,
+                                     .fy = c->fy,
+                                     .cx = c->cx,
+                                     .cy = c->cy,
+                                     .n = n,
+                                     .width = c->width,
+                                     .height = c->height,
+                                     .tiles_x = x->pr.tiles_x,
+                                     .tiles_y = x->pr.tiles_y,
+                                     .sh_degree = x->in.sh_degree};
+  memcpy(x->pb.viewmat, c->viewmat, sizeof x->pb.viewmat);
+  memcpy(x->pb.campos, c->campos, sizeof x->pb.campos);
+  gs_tk_adam_pc(&x->pa, n, n, it + 1, lr, 0.9f, 0.999f, 1e-15f);
+}
+
+/* The stages of an iteration in order: the forward's, then loss, rasterize_bwd, project_bwd and
+ * adam; with --project-adam fused the projection backward applies the Adam step itself (one
+ * stage, project_adam, and none for Adam). */
+static int last_stage(const struct args *a) { return GS_FWD_STAGES + (a->tk.fuse_adam ? 2 : 3); }
+
+static int record_stage(struct bench *b, const struct args *a, VkCommandBuffer cmd, int s,
+                        const struct iter_in *x, uint32_t n, struct sw_err *err) {
+  if (s < GS_FWD_STAGES)
+    return gs_fwd_record_stage(b->fwd, cmd, b->timer, (enum gs_fwd_stage)s, &x->in, err);
+  const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
+  struct gs_vk_buf *params[GS_P_COUNT] = {b->model.means, b->model.log_scales, b->model.quats,
+                                          b->model.opacity, b->model.sh};
+  int st = s - GS_FWD_STAGES, fused = a->tk.fuse_adam;
+  static const char *names[4] = {"loss", "rasterize_bwd", "project_bwd", "adam"};
+  gs_vk_timer_begin(b->timer, cmd, st == 2 && fused ? "project_adam" : names[st]);
+  switch (st) {
+  case 0: gs_tk_record_loss(b->tk, cmd, &b->im, fb->rgb, x->gt, 0.0f); break;
+  case 1: {
+    struct gs_tk_runs runs;
+    gs_tk_record_raster_bwd(b->tk, cmd, &x->pr, fb->ranges, fb->values, fb->splats, fb->final_t,
+                            fb->last, b->im.dl, b->grad2d, n, gs_tk_runs_of(fb, &runs));
+    break;
+  }
+  case 2:
+    if (fused)
+      gs_tk_record_project_adam(b->tk, cmd, &x->pb, &x->pa, params, fb->splats, b->grad2d,
+                                b->moments, fb->tiles_touched, b->dens, fb->counters);
+    else
+      gs_tk_record_project_bwd(b->tk, cmd, &x->pb, params, fb->splats, b->grad2d, b->grads, b->dens,
+                               fb->counters);
+    break;
+  default:
+    gs_tk_record_adam(b->tk, cmd, &x->pa, params, b->grads, b->moments, fb->tiles_touched,
+                      fb->counters);
+  }
+  gs_vk_timer_end(b->timer, cmd);
+  gs_vk_barrier(cmd);
+  return 0;
+}
+
+/* The buffers of a frame of this size (they only grow; with an iteration in flight the caller
+ * has made sure the size is the one it was recorded with). */
+static int prepare_frame(struct bench *b, uint32_t n, const struct gs_camera *c,
+                         struct sw_err *err) {
+  int rc = gs_fwd_prepare(b->fwd, n, c->width, c->height, err);
+  if (!rc) rc = gs_tk_reserve(b->tk, n, err);
+  if (!rc) rc = gs_tk_img_reserve(b->vk, &b->im, c->width, c->height, err);
+  return rc;
+}
+
+/* timing: per_kernel: the iteration's stages submitted one by one, each waited for (exact stage
+ * times, and the gaps between submissions in the wallclock); the arena grows and the iteration
+ * runs again when its frame overflowed. */
+static int iterate_per_kernel(struct bench *b, const struct args *a, uint32_t n, uint32_t it,
+                              uint32_t *redone, double *pairs, struct sw_err *err) {
+  struct iter_in x;
+  iter_inputs(b, n, it, a, &x);
+  for (int tries = 0;; tries++) {
+    int rc = prepare_frame(b, n, &x.in.cam, err);
+    for (int s = 0; s <= last_stage(a) && !rc; s++) {
+      VkCommandBuffer cmd = VK_NULL_HANDLE;
+      rc = gs_vk_cmd_begin(b->vk, &cmd, err);
+      if (rc) break;
+      gs_vk_timer_reset(b->timer, cmd);
+      rc = record_stage(b, a, cmd, s, &x, n, err);
+      if (rc) {
+        gs_vk_cmd_discard(b->vk, &cmd);
+        break;
+      }
+      rc = gs_vk_cmd_submit_wait(b->vk, &cmd, err);
+      if (!rc) rc = gs_vk_timer_collect(b->timer, err);
+    }
+    int retry = 0;
+    if (!rc) rc = gs_fwd_finish(b->fwd, &retry, NULL, err);
+    if (rc) return rc;
+    if (!retry) {
+      *pairs = ((const uint32_t *)gs_fwd_bufs(b->fwd)->counters->map)[GS_CTR_PAIRS];
+      return 0;
+    }
+    if (tries >= 8)
+      return sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing", it);
+    ++*redone;
+  }
+}
+
+/* timing: production: an iteration on its way through the GPU, one command buffer, as the
+ * trainer's slots (pipeline/gs_train.c). Its readback block is a host-visible copy, taken at the
+ * end of its command buffer, of the forward's counters (and tile ranges on a CPU device), since
+ * the iteration submitted behind it overwrites the originals. */
+struct slot {
+  uint32_t index; /* the timer's query set */
+  gs_vk_job_t *job;
+  struct gs_vk_buf *rb;
+  uint32_t it, width, height;
+};
+
+static int submit_slot(struct bench *b, const struct args *a, uint32_t n, struct slot *sl,
+                       struct sw_err *err) {
+  struct iter_in x;
+  iter_inputs(b, n, sl->it, a, &x);
+  sl->width = x.in.cam.width;
+  sl->height = x.in.cam.height;
+  int rc = prepare_frame(b, n, &x.in.cam, err);
+  if (!rc)
+    rc = gs_vk_buf_ensure(b->vk, &sl->rb, gs_fwd_readback_size(b->fwd), GS_VK_BUF_HOST, "readback",
+                          err);
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  if (!rc) rc = gs_vk_cmd_begin(b->vk, &cmd, err);
+  if (rc) return rc;
+  gs_vk_timer_use(b->timer, sl->index);
+  gs_vk_barrier(cmd); /* behind the iteration in flight, if any */
+  gs_vk_timer_reset(b->timer, cmd);
+  for (int s = 0; s <= last_stage(a) && !rc; s++) rc = record_stage(b, a, cmd, s, &x, n, err);
+  if (rc) {
+    gs_vk_cmd_discard(b->vk, &cmd);
+    return rc;
+  }
+  gs_vk_barrier(cmd);
+  gs_fwd_record_readback(b->fwd, cmd, sl->rb, 0);
+  return gs_vk_job_submit(sl->job, &cmd, err);
+}
+
+/* Waits for the slot's iteration and adds its stage times. When its frame overflowed the pair
+ * arena, nothing it or `behind` (submitted after it, or NULL) did reached the model
+ * (GS_CTR_STALE): both are waited for, the arena grows, and both are submitted again, in order,
+ * as the trainer does; *redone counts those submissions. */
+static int complete_slot(struct bench *b, const struct args *a, uint32_t n, struct slot *sl,
+                         struct slot *behind, uint32_t *redone, double *pairs, struct sw_err *err) {
+  for (int tries = 0;; tries++) {
+    int rc = gs_vk_job_wait(sl->job, err);
+    if (rc) return rc;
+    int redo_behind =
+        gs_fwd_readback_overflowed(sl->rb->map) && behind && gs_vk_job_pending(behind->job);
+    if (redo_behind) rc = gs_vk_job_wait(behind->job, err);
+    int retry = 0;
+    if (!rc) rc = gs_fwd_finish_readback(b->fwd, sl->rb->map, &retry, NULL, err);
+    if (rc) return rc;
+    if (!retry) {
+      *pairs = ((const uint32_t *)sl->rb->map)[GS_CTR_PAIRS];
+      gs_vk_timer_use(b->timer, sl->index);
+      return gs_vk_timer_collect(b->timer, err);
+    }
+    if (tries >= 8)
+      return sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing", sl->it);
+    *redone += 1 + (uint32_t)redo_behind;
+    rc = submit_slot(b, a, n, sl, err);
+    if (!rc && redo_behind) rc = submit_slot(b, a, n, behind, err);
+    if (rc) return rc;
+  }
+}
+
+/* The timed part's clock: each timed iteration's wallclock runs from the completion of the one
+ * before it to its own (with two in flight, the steady state's interval), for the median that
+ * gsplat_iter.py reports for gsplat; the whole from the last warm-up iteration's completion to
+ * the last one's. The stage times start there too. */
+struct book {
+  uint32_t warmup;
+  gs_vk_timer_t *timer;
+  double *it_ms, pairs;
+  int64_t t0, t_last;
+  uint32_t retries; /* submissions again after an arena overflow, in the timed part */
+};
+
+static void book_done(struct book *k, uint32_t it, double pairs, uint32_t redone) {
+  int64_t now = sw_clock_mono_ns();
+  if (it + 1 == k->warmup) {
+    gs_vk_timer_clear(k->timer);
+    k->t0 = now;
+  } else if (it >= k->warmup) {
+    k->it_ms[it - k->warmup] = (double)(now - k->t_last) / 1e6;
+    k->pairs += pairs;
+    k->retries += redone;
+  }
+  k->t_last = now;
+}
+
+static int complete_booked(struct bench *b, const struct args *a, uint32_t n, struct slot *sl,
+                           struct slot *behind, struct book *k, struct sw_err *err) {
+  uint32_t redone = 0;
+  double pairs = 0;
+  int rc = complete_slot(b, a, n, sl, behind, &redone, &pairs, err);
+  if (!rc) book_done(k, sl->it, pairs, redone);
+  return rc;
+}
+
 static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_err *err) {
   struct gs_model *m = NULL;
   int rc = b->replay ? gs_fwd_model_upload(b->vk, b->replay, &b->model, err)
@@ -420,8 +662,6 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   if (!rc && !b->replay) rc = gs_fwd_model_upload(b->vk, m, &b->model, err);
   gs_model_destroy(&m);
   if (rc) return rc;
-  struct gs_vk_buf *params[GS_P_COUNT] = {b->model.means, b->model.log_scales, b->model.quats,
-                                          b->model.opacity, b->model.sh};
   uint32_t off[GS_P_COUNT];
   uint64_t mfloats = gs_tk_moment_offsets(n, off);
   for (int g = 0; g < GS_P_COUNT && !rc && !a->tk.fuse_adam; g++) /* fused: none are read */
@@ -431,125 +671,50 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   if (!rc) rc = gs_vk_buf_new(b->vk, 4ull * GS_G2D * n, 0, "grad2d", &b->grad2d, err);
   if (!rc) rc = gs_vk_buf_new(b->vk, 12ull * n, 0, "dens", &b->dens, err);
   if (rc) return rc;
-  const float lr[6] = {1.6e-4f, 5e-3f, 1e-3f, 5e-2f, 2.5e-3f, 2.5e-3f / 20};
-  float bg[3] = {1, 1, 1};
-  if (b->sc && b->sc->background == GS_BG_BLACK) bg[0] = bg[1] = bg[2] = 0;
-  uint32_t sh_degree = b->replay ? (uint32_t)b->replay_degree : 3;
   double busy_ms = 0;
-  int64_t t0 = 0;
-  /* each timed iteration's wallclock (record, submit, wait, overflow check), for the median that
-   * gsplat_iter.py reports for gsplat */
-  double *it_ms = calloc(a->iters ? a->iters : 1, sizeof *it_ms);
-  if (!it_ms) return sw_err_set(err, SW_ENOMEM, "out of memory");
-  uint32_t retries = 0;
-  double pairs = 0; /* (splat, tile) pairs over the measured iterations */
+  struct book bk = {.warmup = a->warmup, .timer = b->timer};
+  if (!(bk.it_ms = calloc(a->iters ? a->iters : 1, sizeof *bk.it_ms)))
+    return sw_err_set(err, SW_ENOMEM, "out of memory");
   gs_vk_timer_clear(b->timer);
-  for (uint32_t it = 0; it < a->warmup + a->iters && !rc; it++) {
-    if (it == a->warmup) {
-      gs_vk_timer_clear(b->timer);
-      t0 = sw_clock_mono_ns();
+  bk.t0 = bk.t_last = sw_clock_mono_ns();
+  uint32_t n_it = a->warmup + a->iters;
+  struct slot sl[2] = {{.index = 0}, {.index = 1}};
+  for (int k = 0; k < 2 && !rc && !a->per_kernel; k++) rc = gs_vk_job_new(b->vk, &sl[k].job, err);
+  struct slot *prev = NULL; /* submitted, not yet completed */
+  for (uint32_t it = 0; it < n_it && !rc; it++) {
+    if (a->per_kernel) {
+      uint32_t redone = 0;
+      double p = 0;
+      rc = iterate_per_kernel(b, a, n, it, &redone, &p, err);
+      if (!rc) book_done(&bk, it, p, redone);
+      continue;
     }
-    struct gs_fwd_input in = {.model = b->model, .sh_degree = sh_degree};
-    struct gs_vk_buf *gt = b->gt;
-    if (b->sc) {
-      uint32_t v = it % b->sc->n_train;
-      in.cam = b->sc->train[v].cam;
-      gt = b->gts[v];
-    } else {
-      orbit(&in.cam, a->size, a->focal, 0.1f * (float)it);
+    /* A frame of another size waits for the one in flight: its buffers are resized. */
+    const struct gs_camera *c = b->sc ? &b->sc->train[it % b->sc->n_train].cam : NULL;
+    uint32_t w = c ? c->width : a->size, h = c ? c->height : a->size;
+    if (prev && (prev->width != w || prev->height != h)) {
+      rc = complete_booked(b, a, n, prev, NULL, &bk, err);
+      prev = NULL;
     }
-    uint32_t w = in.cam.width, h = in.cam.height;
-    memcpy(in.background, bg, sizeof bg);
-    struct gs_pc_raster pr = {.width = w,
-                              .height = h,
-                              .tiles_x = (w + GS_TILE - 1) / GS_TILE,
-                              .tiles_y = (h + GS_TILE - 1) / GS_TILE};
-    memcpy(pr.background, bg, sizeof bg);
-    struct gs_pc_project_bwd pb = {.fx = in.cam.fx,
-                                   .fy = in.cam.fy,
-                                   .cx = in.cam.cx,
-                                   .cy = in.cam.cy,
-                                   .n = n,
-                                   .width = w,
-                                   .height = h,
-                                   .tiles_x = pr.tiles_x,
-                                   .tiles_y = pr.tiles_y,
-                                   .sh_degree = sh_degree};
-    memcpy(pb.viewmat, in.cam.viewmat, sizeof pb.viewmat);
-    memcpy(pb.campos, in.cam.campos, sizeof pb.campos);
-    struct gs_pc_adam pa;
-    gs_tk_adam_pc(&pa, n, n, it + 1, lr, 0.9f, 0.999f, 1e-15f);
-    int retry = 0;
-    int64_t t_it = sw_clock_mono_ns();
-    do {
-      rc = gs_fwd_prepare(b->fwd, n, w, h, err);
-      if (!rc) rc = gs_tk_reserve(b->tk, n, err);
-      if (!rc) rc = gs_tk_img_reserve(b->vk, &b->im, w, h, err);
-      const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
-      VkCommandBuffer cmd = VK_NULL_HANDLE;
-      /* The stages in order; per_kernel submits after each one. The last is adam, or
-       * project_adam (stage 2 of the backward's four) when fused. */
-      int last = GS_FWD_STAGES + (a->tk.fuse_adam ? 2 : 3);
-      for (int s = 0; s <= last && !rc; s++) {
-        if (!cmd) {
-          rc = gs_vk_cmd_begin(b->vk, &cmd, err);
-          if (rc) break;
-          gs_vk_timer_reset(b->timer, cmd);
-        }
-        if (s < GS_FWD_STAGES) {
-          rc = gs_fwd_record_stage(b->fwd, cmd, b->timer, (enum gs_fwd_stage)s, &in, err);
-          fb = gs_fwd_bufs(b->fwd);
-        } else {
-          /* With --project-adam fused the projection backward applies the Adam step itself:
-           * one stage, project_adam, and none for Adam. */
-          int st = s - GS_FWD_STAGES, fused = a->tk.fuse_adam;
-          static const char *names[4] = {"loss", "rasterize_bwd", "project_bwd", "adam"};
-          gs_vk_timer_begin(b->timer, cmd, st == 2 && fused ? "project_adam" : names[st]);
-          switch (st) {
-          case 0: gs_tk_record_loss(b->tk, cmd, &b->im, fb->rgb, gt, 0.0f); break;
-          case 1: {
-            struct gs_tk_runs runs;
-            gs_tk_record_raster_bwd(b->tk, cmd, &pr, fb->ranges, fb->values, fb->splats,
-                                    fb->final_t, fb->last, b->im.dl, b->grad2d, n,
-                                    gs_tk_runs_of(fb, &runs));
-            break;
-          }
-          case 2:
-            if (fused)
-              gs_tk_record_project_adam(b->tk, cmd, &pb, &pa, params, fb->splats, b->grad2d,
-                                        b->moments, fb->tiles_touched, b->dens, fb->counters);
-            else
-              gs_tk_record_project_bwd(b->tk, cmd, &pb, params, fb->splats, b->grad2d, b->grads,
-                                       b->dens, fb->counters);
-            break;
-          default:
-            gs_tk_record_adam(b->tk, cmd, &pa, params, b->grads, b->moments, fb->tiles_touched,
-                              fb->counters);
-          }
-          gs_vk_timer_end(b->timer, cmd);
-          gs_vk_barrier(cmd);
-        }
-        if (rc) {
-          gs_vk_cmd_discard(b->vk, &cmd);
-          break;
-        }
-        if (a->per_kernel || s == last) {
-          rc = gs_vk_cmd_submit_wait(b->vk, &cmd, err);
-          if (!rc) rc = gs_vk_timer_collect(b->timer, err);
-          cmd = VK_NULL_HANDLE;
-        }
-      }
-      if (!rc) rc = gs_fwd_finish(b->fwd, &retry, NULL, err);
-      if (retry && it >= a->warmup) retries++;
-      if (!rc && !retry && it >= a->warmup)
-        pairs += ((const uint32_t *)gs_fwd_bufs(b->fwd)->counters->map)[GS_CTR_PAIRS];
-    } while (!rc && retry);
-    if (it >= a->warmup) it_ms[it - a->warmup] = (double)(sw_clock_mono_ns() - t_it) / 1e6;
+    struct slot *cur = &sl[it % 2];
+    cur->it = it;
+    if (!rc) rc = submit_slot(b, a, n, cur, err);
+    if (!rc && prev) rc = complete_booked(b, a, n, prev, cur, &bk, err);
+    prev = cur;
+    if (!rc && (a->in_flight < 2 || it + 1 == n_it)) {
+      rc = complete_booked(b, a, n, cur, NULL, &bk, err);
+      prev = NULL;
+    }
   }
-  double wall_ms = (double)(sw_clock_mono_ns() - t0) / 1e6;
+  for (int k = 0; k < 2; k++) { /* waits for a submission an error left behind */
+    gs_vk_job_destroy(&sl[k].job);
+    gs_vk_buf_destroy(&sl[k].rb);
+  }
+  double wall_ms = (double)(bk.t_last - bk.t0) / 1e6, pairs = bk.pairs;
+  uint32_t retries = bk.retries;
   double med_ms = 0;
-  if (!rc) rc = sw_stats_median(it_ms, a->iters, &med_ms, err);
-  free(it_ms);
+  if (!rc) rc = sw_stats_median(bk.it_ms, a->iters, &med_ms, err);
+  free(bk.it_ms);
   int stats = !rc && a->run_stats && a->tk.splat_bwd && !a->json;
   if (!rc) {
     const struct gs_vk_stage_stats *st;
@@ -565,21 +730,21 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
       printf("{\"n\":%u,\"size\":%u,\"iters\":%u,\"ms_per_iter\":%.4f,\"ms_per_iter_median\":%.4f,"
              "\"gpu_busy_ms_per_iter\":%.4f,"
              "\"gpu_span_ms_per_iter\":%.4f,"
-             "\"retries\":%u,\"pairs_per_iter\":%.0f,\"rasterize_bwd\":\"%s\",\"sort\":\"%s\","
-             "\"kernels\":[",
+             "\"retries\":%u,\"pairs_per_iter\":%.0f,\"in_flight\":%d,\"rasterize_bwd\":\"%s\","
+             "\"sort\":\"%s\",\"kernels\":[",
              n, b->sc ? b->sc->width : a->size, a->iters, wall_ms / a->iters, med_ms,
-             busy_ms / a->iters, span_ms / a->iters, retries, pairs / a->iters,
+             busy_ms / a->iters, span_ms / a->iters, retries, pairs / a->iters, a->in_flight,
              a->tk.splat_bwd ? "splat" : "pixel", a->depth_first ? "depth_first" : "pairs");
       for (uint32_t i = 0; i < ns; i++)
         printf("%s{\"name\":\"%s\",\"ms_per_iter\":%.4f,\"share\":%.4f}", i ? "," : "", st[i].name,
                st[i].gpu_ms / a->iters, total > 0 ? st[i].gpu_ms / total : 0);
       printf("]}\n");
     } else {
-      printf("N = %u, %ux%u, %u iterations after %u warm-up (%s): %.3f ms/iteration "
+      printf("N = %u, %ux%u, %u iterations after %u warm-up (%s, %d in flight): %.3f ms/iteration "
              "(median %.3f, GPU span %.3f, GPU busy %.3f ms/iteration, %.0f pairs/iteration)%s\n",
              n, b->sc ? b->sc->width : a->size, b->sc ? b->sc->height : a->size, a->iters,
-             a->warmup, a->per_kernel ? "per_kernel" : "production", wall_ms / a->iters, med_ms,
-             span_ms / a->iters, busy_ms / a->iters, pairs / a->iters,
+             a->warmup, a->per_kernel ? "per_kernel" : "production", a->in_flight,
+             wall_ms / a->iters, med_ms, span_ms / a->iters, busy_ms / a->iters, pairs / a->iters,
              retries ? " [arena regrew]" : "");
       for (uint32_t i = 0; i < ns; i++)
         printf("  %-14s %8.3f ms/iter  %5.1f%%\n", st[i].name, st[i].gpu_ms / a->iters,
