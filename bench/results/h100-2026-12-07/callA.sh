@@ -3,7 +3,7 @@
 # two-trainer table with the current defaults (bwd_step lean) in one call (bench/train-compare.sh:
 # gsplat 1.5.3 JIT-built first, then ours, then gsplat, one at a time), our trainer writing its
 # 7,000 and 30,000 checkpoints as PLY; then both trainers replay those two checkpoints through the
-# Lego's training views (iter_bench / bench/gsplat_iter.py) on the idle GPU.
+# Lego's training views (iter_bench, two in flight and one / bench/gsplat_iter.py) on the idle GPU.
 set -uo pipefail
 R=$PWD
 . .data/pre.sh
@@ -17,7 +17,7 @@ ls /tmp/train-compare-ours/
 for c in 7000 30000; do
   P=/tmp/train-compare-ours/checkpoint-$c.ply
   [ -e $P ] || continue
-  timeout 40 $B/iter_bench --ply $P --scene $S >$OUT/iter-ours-$c.txt 2>&1
+  { timeout 40 $B/iter_bench --ply $P --scene $S; timeout 40 $B/iter_bench --ply $P --scene $S --in-flight 1; } >$OUT/iter-ours-$c.txt 2>&1
   (cd /tmp/gsplat-1.5.3 && PYTHONPATH=/tmp/gsplat-1.5.3 TORCH_EXTENSIONS_DIR=/tmp/tx-gsplat-1.5.3 \
     timeout 60 python3 $R/bench/gsplat_iter.py --ply $P --scene $S) >$OUT/iter-gsplat-$c.txt 2>&1
   echo "replay $c done at $SECONDS s"
