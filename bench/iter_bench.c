@@ -782,7 +782,8 @@ int main(int argc, char **argv) {
   a.tk.splat_bwd = fo.bucket != 0;
   if (!rc) rc = gs_fwd_new(b.vk, &fo, &b.fwd, &err);
   if (!rc) rc = gs_tk_new(b.vk, &a.tk, &b.tk, &err);
-  if (!rc) rc = gs_vk_timer_new(b.vk, 32, &b.timer, &err);
+  /* a query set per slot: the host reads an iteration's stamps after the next one was submitted */
+  if (!rc) rc = gs_vk_timer_new_sets(b.vk, 32, 2, &b.timer, &err);
   if (!rc) rc = gs_tk_img_reserve(b.vk, &b.im, a.size, a.size, &err);
   size_t px = (size_t)a.size * a.size;
   if (!rc) rc = gs_vk_buf_new(b.vk, 12 * px, 0, "target", &b.gt, &err);

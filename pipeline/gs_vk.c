@@ -1049,6 +1049,7 @@ struct gs_vk_timer {
   VkQueryPool pool; /* sets x 2 max queries */
   uint32_t max;
   uint32_t sets, cur; /* query sets (one per submission in flight), the one in use */
+  uint32_t bad_set;   /* 1 + a set asked of gs_vk_timer_use past `sets` (0: none): collect fails */
   uint32_t *used;     /* per set: begin/end pairs recorded in its current command buffer */
   int open;           /* a begin without its end */
   uint64_t dropped;
@@ -1099,6 +1100,9 @@ int gs_vk_timer_new(gs_vk_t *vk, uint32_t max_stages, gs_vk_timer_t **out, struc
 }
 
 void gs_vk_timer_use(gs_vk_timer_t *t, uint32_t set) {
+  /* Two submissions in flight on one set would reset each other's stamps before the host reads
+   * them: a set the timer lacks is an error at the next collect, not a silent share. */
+  if (set >= t->sets && !t->bad_set) t->bad_set = set + 1;
   t->cur = set < t->sets ? set : t->sets - 1;
   t->open = 0;
 }
@@ -1153,6 +1157,10 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int gs_vk_timer_collect(gs_vk_timer_t *t, struct sw_err *err) {
+  if (t->bad_set)
+    return sw_err_set(err, SW_EINVAL,
+                      "timer: query set %u used, but the timer has %u (gs_vk_timer_new_sets)",
+                      t->bad_set - 1, t->sets);
   uint32_t used = t->used[t->cur];
   if (!used) return 0;
   const char(*labels)[32] = t->labels + (size_t)t->cur * t->max;

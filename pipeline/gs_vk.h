@@ -250,7 +250,9 @@ struct gs_vk_stage_stats {
 /* A timer holding up to max_stages begin/end pairs per submission. */
 int gs_vk_timer_new(gs_vk_t *vk, uint32_t max_stages, gs_vk_timer_t **out, struct sw_err *err);
 /* The same with `sets` query sets, one per submission in flight: reset, begin, end and collect act
- * on the set chosen last by gs_vk_timer_use (0 at first); the totals are shared. */
+ * on the set chosen last by gs_vk_timer_use (0 at first); the totals are shared. A set past
+ * `sets` makes every later collect fail with a message (two submissions in flight on one set
+ * would overwrite each other's stamps). */
 int gs_vk_timer_new_sets(gs_vk_t *vk, uint32_t max_stages, uint32_t sets, gs_vk_timer_t **out,
                          struct sw_err *err);
 void gs_vk_timer_use(gs_vk_timer_t *t, uint32_t set);
