@@ -560,65 +560,44 @@ static int iterate_per_kernel(struct bench *b, const struct args *a, uint32_t n,
  * end of its command buffer, of the forward's counters (and tile ranges on a CPU device), since
  * the iteration submitted behind it overwrites the originals. */
 struct slot {
-  uint32_t index; /* the timer's query set */
-  gs_vk_job_t *job;
-  struct gs_vk_buf *rb;
-  uint32_t it, width, height;
+  struct gs_fwd_flight fl; /* first: gs_fwd_flight_complete hands it back to submit_flight */
+  const struct args *a;
+  uint32_t n, width, height;
 };
 
-static int submit_slot(struct bench *b, const struct args *a, uint32_t n, struct slot *sl,
-                       struct sw_err *err) {
+static int submit_slot(struct bench *b, struct slot *sl, struct sw_err *err) {
+  const struct args *a = sl->a;
   struct iter_in x;
-  iter_inputs(b, n, sl->it, a, &x);
+  iter_inputs(b, sl->n, sl->fl.iter, a, &x);
   sl->width = x.in.cam.width;
   sl->height = x.in.cam.height;
-  int rc = prepare_frame(b, n, &x.in.cam, err);
+  int rc = prepare_frame(b, sl->n, &x.in.cam, err);
   if (!rc)
-    rc = gs_vk_buf_ensure(b->vk, &sl->rb, gs_fwd_readback_size(b->fwd), GS_VK_BUF_HOST, "readback",
-                          err);
+    rc = gs_vk_buf_ensure(b->vk, &sl->fl.rb, gs_fwd_readback_size(b->fwd), GS_VK_BUF_HOST,
+                          "readback", err);
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   if (!rc) rc = gs_vk_cmd_begin(b->vk, &cmd, err);
   if (rc) return rc;
-  gs_vk_timer_use(b->timer, sl->index);
+  gs_vk_timer_use(b->timer, sl->fl.set);
   gs_vk_barrier(cmd); /* behind the iteration in flight, if any */
   gs_vk_timer_reset(b->timer, cmd);
-  for (int s = 0; s <= last_stage(a) && !rc; s++) rc = record_stage(b, a, cmd, s, &x, n, err);
+  for (int s = 0; s <= last_stage(a) && !rc; s++) rc = record_stage(b, a, cmd, s, &x, sl->n, err);
   if (rc) {
     gs_vk_cmd_discard(b->vk, &cmd);
     return rc;
   }
   gs_vk_barrier(cmd);
-  gs_fwd_record_readback(b->fwd, cmd, sl->rb, 0);
-  return gs_vk_job_submit(sl->job, &cmd, err);
+  gs_fwd_record_readback(b->fwd, cmd, sl->fl.rb, 0);
+  rc = gs_vk_job_submit(sl->fl.job, &cmd, err);
+  if (!rc) {
+    sl->fl.submitted = 1;
+    sl->fl.tries++;
+  }
+  return rc;
 }
 
-/* Waits for the slot's iteration and adds its stage times. When its frame overflowed the pair
- * arena, nothing it or `behind` (submitted after it, or NULL) did reached the model
- * (GS_CTR_STALE): both are waited for, the arena grows, and both are submitted again, in order,
- * as the trainer does; *redone counts those submissions. */
-static int complete_slot(struct bench *b, const struct args *a, uint32_t n, struct slot *sl,
-                         struct slot *behind, uint32_t *redone, double *pairs, struct sw_err *err) {
-  for (int tries = 0;; tries++) {
-    int rc = gs_vk_job_wait(sl->job, err);
-    if (rc) return rc;
-    int redo_behind =
-        gs_fwd_readback_overflowed(sl->rb->map) && behind && gs_vk_job_pending(behind->job);
-    if (redo_behind) rc = gs_vk_job_wait(behind->job, err);
-    int retry = 0;
-    if (!rc) rc = gs_fwd_finish_readback(b->fwd, sl->rb->map, &retry, NULL, err);
-    if (rc) return rc;
-    if (!retry) {
-      *pairs = ((const uint32_t *)sl->rb->map)[GS_CTR_PAIRS];
-      gs_vk_timer_use(b->timer, sl->index);
-      return gs_vk_timer_collect(b->timer, err);
-    }
-    if (tries >= 8)
-      return sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing", sl->it);
-    *redone += 1 + (uint32_t)redo_behind;
-    rc = submit_slot(b, a, n, sl, err);
-    if (!rc && redo_behind) rc = submit_slot(b, a, n, behind, err);
-    if (rc) return rc;
-  }
+static int submit_flight(void *ctx, struct gs_fwd_flight *fl, struct sw_err *err) {
+  return submit_slot(ctx, (struct slot *)fl, err);
 }
 
 /* The timed part's clock: each timed iteration's wallclock runs from the completion of the one
@@ -646,12 +625,16 @@ static void book_done(struct book *k, uint32_t it, double pairs, uint32_t redone
   k->t_last = now;
 }
 
-static int complete_booked(struct bench *b, const struct args *a, uint32_t n, struct slot *sl,
-                           struct slot *behind, struct book *k, struct sw_err *err) {
-  uint32_t redone = 0;
-  double pairs = 0;
-  int rc = complete_slot(b, a, n, sl, behind, &redone, &pairs, err);
-  if (!rc) book_done(k, sl->it, pairs, redone);
+/* Completes the slot's iteration (`behind`, NULL or submitted after it, goes again with it after
+ * an arena overflow, as in the trainer: gs_fwd_flight_complete) and books it. */
+static int complete_booked(struct bench *b, struct slot *sl, struct slot *behind, struct book *k,
+                           struct sw_err *err) {
+  uint64_t redone = 0;
+  uint32_t pairs = 0;
+  int rc = gs_fwd_flight_complete(b->fwd, b->timer, &sl->fl, behind ? &behind->fl : NULL,
+                                  submit_flight, b, &redone, &pairs, err);
+  sl->fl.submitted = 0;
+  if (!rc) book_done(k, sl->fl.iter, pairs, (uint32_t)redone);
   return rc;
 }
 
@@ -678,8 +661,9 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   gs_vk_timer_clear(b->timer);
   bk.t0 = bk.t_last = sw_clock_mono_ns();
   uint32_t n_it = a->warmup + a->iters;
-  struct slot sl[2] = {{.index = 0}, {.index = 1}};
-  for (int k = 0; k < 2 && !rc && !a->per_kernel; k++) rc = gs_vk_job_new(b->vk, &sl[k].job, err);
+  struct slot sl[2] = {{.fl.set = 0, .a = a, .n = n}, {.fl.set = 1, .a = a, .n = n}};
+  for (int k = 0; k < 2 && !rc && !a->per_kernel; k++)
+    rc = gs_vk_job_new(b->vk, &sl[k].fl.job, err);
   struct slot *prev = NULL; /* submitted, not yet completed */
   for (uint32_t it = 0; it < n_it && !rc; it++) {
     if (a->per_kernel) {
@@ -693,22 +677,23 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
     const struct gs_camera *c = b->sc ? &b->sc->train[it % b->sc->n_train].cam : NULL;
     uint32_t w = c ? c->width : a->size, h = c ? c->height : a->size;
     if (prev && (prev->width != w || prev->height != h)) {
-      rc = complete_booked(b, a, n, prev, NULL, &bk, err);
+      rc = complete_booked(b, prev, NULL, &bk, err);
       prev = NULL;
     }
     struct slot *cur = &sl[it % 2];
-    cur->it = it;
-    if (!rc) rc = submit_slot(b, a, n, cur, err);
-    if (!rc && prev) rc = complete_booked(b, a, n, prev, cur, &bk, err);
+    cur->fl.iter = it;
+    cur->fl.tries = 0;
+    if (!rc) rc = submit_slot(b, cur, err);
+    if (!rc && prev) rc = complete_booked(b, prev, cur, &bk, err);
     prev = cur;
     if (!rc && (a->in_flight < 2 || it + 1 == n_it)) {
-      rc = complete_booked(b, a, n, cur, NULL, &bk, err);
+      rc = complete_booked(b, cur, NULL, &bk, err);
       prev = NULL;
     }
   }
   for (int k = 0; k < 2; k++) { /* waits for a submission an error left behind */
-    gs_vk_job_destroy(&sl[k].job);
-    gs_vk_buf_destroy(&sl[k].rb);
+    gs_vk_job_destroy(&sl[k].fl.job);
+    gs_vk_buf_destroy(&sl[k].fl.rb);
   }
   double wall_ms = (double)(bk.t_last - bk.t0) / 1e6, pairs = bk.pairs;
   uint32_t retries = bk.retries;

@@ -509,6 +509,36 @@ static int submit_stages(gs_fwd_t *f, gs_vk_timer_t *timer, const struct gs_fwd_
   return rc;
 }
 
+int gs_fwd_flight_wait(struct gs_fwd_flight *fl, gs_vk_timer_t *timer, struct sw_err *err) {
+  if (!gs_vk_job_pending(fl->job)) return 0;
+  int rc = gs_vk_job_wait(fl->job, err);
+  if (!rc && timer) {
+    gs_vk_timer_use(timer, fl->set);
+    rc = gs_vk_timer_collect(timer, err);
+  }
+  return rc;
+}
+
+int gs_fwd_flight_complete(gs_fwd_t *f, gs_vk_timer_t *timer, struct gs_fwd_flight *fl,
+                           struct gs_fwd_flight *behind, gs_fwd_submit_fn submit, void *ctx,
+                           uint64_t *redone, uint32_t *pairs_out, struct sw_err *err) {
+  for (;;) {
+    int rc = gs_fwd_flight_wait(fl, timer, err);
+    if (rc) return rc;
+    int redo_behind = gs_fwd_readback_overflowed(fl->rb->map) && behind && behind->submitted;
+    if (redo_behind) rc = gs_fwd_flight_wait(behind, timer, err);
+    int retry = 0;
+    if (!rc) rc = gs_fwd_finish_readback(f, fl->rb->map, &retry, pairs_out, err);
+    if (rc || !retry) return rc;
+    if (fl->tries >= 8)
+      return sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing", fl->iter);
+    if (redone) *redone += 1 + (uint64_t)redo_behind;
+    rc = submit(ctx, fl, err);
+    if (!rc && redo_behind) rc = submit(ctx, behind, err);
+    if (rc) return rc;
+  }
+}
+
 int gs_fwd_run(gs_fwd_t *f, gs_vk_timer_t *timer, const struct gs_fwd_input *in, int per_kernel,
                struct sw_err *err) {
   for (int attempt = 0; attempt < 4; attempt++) {

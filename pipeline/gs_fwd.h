@@ -137,6 +137,34 @@ int gs_fwd_finish_readback(gs_fwd_t *f, const void *block, int *retry, uint32_t 
                            struct sw_err *err);
 const struct gs_fwd_bufs *gs_fwd_bufs(const gs_fwd_t *f);
 
+/* An iteration in flight, as the trainer keeps up to two (pipeline/gs_train.c) and iter_bench
+ * does as it does: its job, the timer's query set its command buffer records into, and its
+ * readback block (above, at offset 0 of rb). The caller records and submits it, setting
+ * `submitted` and counting `tries` (0 before the first submission), and clears `submitted` when
+ * it is done with the iteration. */
+struct gs_fwd_flight {
+  gs_vk_job_t *job;
+  struct gs_vk_buf *rb;
+  uint32_t set;   /* the timer's query set */
+  uint32_t iter;  /* for messages */
+  uint32_t tries; /* submissions of this iteration */
+  int submitted;
+};
+/* Records and submits a flight's iteration again (the caller's function, with its ctx). */
+typedef int (*gs_fwd_submit_fn)(void *ctx, struct gs_fwd_flight *fl, struct sw_err *err);
+/* Waits for the flight's submission, if one is pending, and adds its stage times to timer (may
+ * be NULL). */
+int gs_fwd_flight_wait(struct gs_fwd_flight *fl, gs_vk_timer_t *timer, struct sw_err *err);
+/* Completes the flight's iteration. When its frame overflowed the pair arena, nothing it or
+ * `behind` (submitted after it; NULL or not submitted: none) did reached the model
+ * (GS_CTR_STALE): both are waited for, the arena grows, and both are submitted again through
+ * submit, in order, so the iterations are the ones without the overflow; *redone (may be NULL)
+ * adds those submissions. An iteration submitted 8 times fails. pairs_out (may be NULL) gets the
+ * frame's pair count. */
+int gs_fwd_flight_complete(gs_fwd_t *f, gs_vk_timer_t *timer, struct gs_fwd_flight *fl,
+                           struct gs_fwd_flight *behind, gs_fwd_submit_fn submit, void *ctx,
+                           uint64_t *redone, uint32_t *pairs_out, struct sw_err *err);
+
 /* Convenience: prepare, record, submit, wait, finish, retrying on overflow. timer may be NULL;
  * per_kernel = 1 submits each stage on its own (exact per-stage times). */
 int gs_fwd_run(gs_fwd_t *f, gs_vk_timer_t *timer, const struct gs_fwd_input *in, int per_kernel,

@@ -178,13 +178,9 @@ struct iter_args {
  * it overwrites the originals. */
 #define GS_TRAIN_SLOTS 2
 struct slot {
-  uint32_t index; /* the timer's query set */
-  gs_vk_job_t *job;
-  struct gs_vk_buf *rb;
-  VkDeviceSize loss_off; /* of the partial sums in rb */
+  struct gs_fwd_flight fl; /* first: gs_fwd_flight_complete hands it back to submit_flight */
+  VkDeviceSize loss_off;   /* of the partial sums in fl.rb */
   struct iter_args a;
-  int submitted; /* recorded and submitted, not yet finished */
-  int tries;     /* submissions of this iteration (arena overflows) */
 };
 
 /* The backward stages an iteration records: no SSIM backward without D-SSIM, and with
@@ -236,8 +232,8 @@ static void record_bstage(struct trainer *t, VkCommandBuffer cmd, enum bstage s,
 /* The slot's readback block: sized for this frame, and its copies recorded (after a barrier). */
 static void record_readback(struct trainer *t, VkCommandBuffer cmd, struct slot *sl) {
   gs_vk_barrier(cmd);
-  gs_fwd_record_readback(t->fwd, cmd, sl->rb, 0);
-  gs_tk_record_loss_readback(cmd, &t->im, sl->rb, sl->loss_off);
+  gs_fwd_record_readback(t->fwd, cmd, sl->fl.rb, 0);
+  gs_tk_record_loss_readback(cmd, &t->im, sl->fl.rb, sl->loss_off);
 }
 
 /* Records and submits the slot's iteration. With in_flight 2 the iteration submitted before it
@@ -257,11 +253,11 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
   if (!rc) {
     VkDeviceSize fb = gs_fwd_readback_size(t->fwd);
     sl->loss_off = (fb + 15) / 16 * 16;
-    rc = gs_vk_buf_ensure(t->vk, &sl->rb, sl->loss_off + gs_tk_loss_part_size(&t->im),
+    rc = gs_vk_buf_ensure(t->vk, &sl->fl.rb, sl->loss_off + gs_tk_loss_part_size(&t->im),
                           GS_VK_BUF_HOST, "readback", err);
   }
   if (rc) return rc;
-  gs_vk_timer_use(t->timer, sl->index);
+  gs_vk_timer_use(t->timer, sl->fl.set);
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   if (!per_kernel) {
     rc = gs_vk_cmd_begin(t->vk, &cmd, err);
@@ -281,7 +277,7 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
       return rc;
     }
     record_readback(t, cmd, sl);
-    rc = gs_vk_job_submit(sl->job, &cmd, err);
+    rc = gs_vk_job_submit(sl->fl.job, &cmd, err);
   } else {
     int last = GS_FWD_STAGES + (bstage_runs(t, a, B_ADAM) ? B_ADAM : B_PROJECT_BWD);
     for (int s = 0; s <= last && !rc; s++) {
@@ -302,8 +298,8 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
       }
       if (s == last) {
         record_readback(t, cmd, sl);
-        rc = gs_vk_job_submit(sl->job, &cmd, err);
-        if (!rc) rc = gs_vk_job_wait(sl->job, err);
+        rc = gs_vk_job_submit(sl->fl.job, &cmd, err);
+        if (!rc) rc = gs_vk_job_wait(sl->fl.job, err);
       } else {
         rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
       }
@@ -311,45 +307,24 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
     }
   }
   if (!rc) {
-    sl->submitted = 1;
-    sl->tries++;
+    sl->fl.submitted = 1;
+    sl->fl.tries++;
   }
   return rc;
 }
 
-/* Waits for the slot's submission and adds its stage times (a wait that was already done, as in
- * timing: per_kernel, returns at once). */
-static int wait_iteration(struct trainer *t, struct slot *sl, struct sw_err *err) {
-  if (!gs_vk_job_pending(sl->job)) return 0;
-  int rc = gs_vk_job_wait(sl->job, err);
-  gs_vk_timer_use(t->timer, sl->index);
-  if (!rc) rc = gs_vk_timer_collect(t->timer, err);
-  return rc;
+static int submit_flight(void *ctx, struct gs_fwd_flight *fl, struct sw_err *err) {
+  return submit_iteration(ctx, (struct slot *)fl, err);
 }
 
 /* Completes the slot's iteration; `behind` (NULL or not submitted: none) was submitted after it.
  * When the frame overflowed the pair arena, nothing it or `behind` did touched the model
  * (GS_CTR_STALE): both wait, the arena grows, and both are recorded and submitted again, in
- * order, so the training is the one without the overflow. */
+ * order, so the training is the one without the overflow (gs_fwd_flight_complete). */
 static int complete_iteration(struct trainer *t, struct slot *sl, struct slot *behind,
                               struct sw_err *err) {
-  for (;;) {
-    int rc = wait_iteration(t, sl, err);
-    if (rc) return rc;
-    int over = gs_fwd_readback_overflowed(sl->rb->map);
-    int redo_behind = over && behind && behind->submitted;
-    if (redo_behind) rc = wait_iteration(t, behind, err);
-    int retry = 0;
-    if (!rc) rc = gs_fwd_finish_readback(t->fwd, sl->rb->map, &retry, NULL, err);
-    if (rc || !retry) return rc;
-    if (sl->tries >= 8)
-      return sw_err_set(err, SW_EDEVICE, "iteration %u: the pair arena kept overflowing",
-                        sl->a.iter);
-    t->redone += 1 + (redo_behind ? 1 : 0);
-    rc = submit_iteration(t, sl, err);
-    if (!rc && redo_behind) rc = submit_iteration(t, behind, err);
-    if (rc) return rc;
-  }
+  return gs_fwd_flight_complete(t->fwd, t->timer, &sl->fl, behind ? &behind->fl : NULL,
+                                submit_flight, t, &t->redone, NULL, err);
 }
 
 /* ---- divergence diagnosis ----------------------------------------------------------------------
@@ -472,8 +447,8 @@ static void trainer_free(struct trainer *t) {
   gs_tk_img_free(&t->im);
   if (t->slots)
     for (int k = 0; k < GS_TRAIN_SLOTS; k++) {
-      gs_vk_job_destroy(&t->slots[k].job);
-      gs_vk_buf_destroy(&t->slots[k].rb);
+      gs_vk_job_destroy(&t->slots[k].fl.job);
+      gs_vk_buf_destroy(&t->slots[k].fl.rb);
     }
   free(t->slots);
   gs_vk_timer_destroy(&t->timer);
@@ -557,8 +532,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
     if (!t->slots) rc = sw_err_set(err, SW_ENOMEM, "out of memory");
   }
   for (uint32_t k = 0; k < GS_TRAIN_SLOTS && !rc; k++) {
-    t->slots[k].index = k;
-    rc = gs_vk_job_new(t->vk, &t->slots[k].job, err);
+    t->slots[k].fl.set = (uint32_t)k;
+    rc = gs_vk_job_new(t->vk, &t->slots[k].fl.job, err);
   }
   if (!rc) rc = gs_tk_img_reserve(t->vk, &t->im, t->sc->width, t->sc->height, err);
   if (rc) return rc;
@@ -827,15 +802,15 @@ static int post_iteration(struct trainer *t, struct loop *L, struct slot *sl, st
   const struct iter_args *a = &sl->a;
   uint32_t iter = a->iter;
   double l1, ss;
-  const float *part = (const float *)((const char *)sl->rb->map + sl->loss_off);
+  const float *part = (const float *)((const char *)sl->fl.rb->map + sl->loss_off);
   int rc = gs_tk_loss_value_of(t->tk, &t->im, a->lambda, part, &L->loss, &l1, &ss, err);
   if (rc) return rc;
   if (!isfinite(L->loss)) {
     char what[160] = "the loss is not finite";
-    if (behind && behind->submitted) {
+    if (behind && behind->fl.submitted) {
       /* The buffers are looked at once nothing runs; the next iteration had begun. */
-      (void)wait_iteration(t, behind, NULL);
-      behind->submitted = 0;
+      (void)gs_fwd_flight_wait(&behind->fl, t->timer, NULL);
+      behind->fl.submitted = 0;
       snprintf(what, sizeof what,
                "the loss is not finite (buffers as iteration %u, in flight behind it, left them; "
                "in_flight: 1 names the stage of iteration %u itself)",
@@ -886,7 +861,7 @@ static int finish_iteration(struct trainer *t, struct loop *L, struct slot *sl, 
                             struct sw_err *err) {
   int rc = complete_iteration(t, sl, behind, err);
   if (!rc) rc = post_iteration(t, L, sl, behind, err);
-  sl->submitted = 0;
+  sl->fl.submitted = 0;
   return rc;
 }
 
@@ -948,7 +923,8 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
     }
     struct slot *sl = prev == &t->slots[0] ? &t->slots[1] : &t->slots[0];
     build_args(t, iter, view, deg, &sl->a);
-    sl->tries = 0;
+    sl->fl.tries = 0;
+    sl->fl.iter = iter;
     rc = submit_iteration(t, sl, err);
     if (rc) break;
     if (prev) {
@@ -965,7 +941,7 @@ static int train_loop(struct trainer *t, const struct gs_train_io *io, struct gs
   }
   if (!rc && prev) rc = finish_iteration(t, &L, prev, NULL, err);
   /* After an error, nothing may still run when the buffers go. */
-  for (int k = 0; k < GS_TRAIN_SLOTS; k++) (void)gs_vk_job_wait(t->slots[k].job, NULL);
+  for (int k = 0; k < GS_TRAIN_SLOTS; k++) (void)gs_vk_job_wait(t->slots[k].fl.job, NULL);
   if (!rc && stopped) rc = GS_TRAIN_STOPPED;
   L.train_ns += (double)(sw_clock_mono_ns() - L.seg);
   free(order);
