@@ -17,24 +17,14 @@
  * as the target (the scene's background), the same stages; real scenes have the dense tiles that
  * random Gaussians lack.
  *
- * usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]
- *                   [--iters 200] [--timing production|per_kernel] [--in-flight 1|2]
- *                   [--device NAME|INDEX]
- *                   [--seed S] [--json] [--no-warp-skip] [--lane0-atomics] [--direct-atomics]
- *                   [--cas] [--adam-visible] [--deterministic]
- *                   [--rasterize-bwd pixel|splat|auto] [--splat-bwd]
- *                   [--tile-cull box|ellipse] [--sort pairs|depth_first]
- *                   [--run-pixels rows|active|covered] [--bwd-step branch|select]
- *                   [--bwd-drain full|trim] [--bwd-state shared|global] [--bwd-chain 1|2|4]
- *                   [--fwd-step branch|select] [--project-adam separate|fused]
- *                   [--run-stats]
- *                   [--ply FILE --scene DIR]
+ * usage: iter_bench --help (usage_text below).
  * --rasterize-bwd picks the backward as the trainer's key does (default auto: splat where the
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
  * --rasterize-bwd splat.
  * --run-stats (per-splat backward, not with --json) also prints how its pipeline spends its steps
  * on the last frame (run_stats below): where the next change to that kernel has to look. On
  * lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -113,6 +103,82 @@ static void set_key_opt(struct args *a, size_t i, const struct gs_config *c) {
   memcpy((char *)a + key_opts[i].arg, &w, sizeof w);
 }
 
+static const char usage_text[] =
+    "usage: iter_bench [--n 100000,400000,1000000] [--size 800] [--focal 1111] [--warmup 30]\n"
+    "                  [--iters 200] [--timing production|per_kernel] [--in-flight 1|2]\n"
+    "                  [--device NAME|INDEX] [--seed S] [--json] [--no-warp-skip]\n"
+    "                  [--lane0-atomics] [--direct-atomics] [--cas] [--adam-visible]\n"
+    "                  [--deterministic] [--rasterize-bwd pixel|splat|auto] [--splat-bwd]\n"
+    "                  [--tile-cull box|ellipse] [--sort pairs|depth_first]\n"
+    "                  [--run-pixels rows|active|covered] [--bwd-step branch|select|lean]\n"
+    "                  [--bwd-drain full|trim] [--bwd-state shared|global] [--bwd-chain 1|2|4]\n"
+    "                  [--fwd-step branch|select] [--project-adam separate|fused] [--run-stats]\n"
+    "                  [--ply FILE --scene DIR]\n"
+    "The training-iteration benchmark: ms per iteration and each kernel's share of GPU time, on\n"
+    "random Gaussians (--n, one run per N) or a replayed checkpoint (--ply with its --scene).\n"
+    "Defaults are the trainer's; bench/README.md says more.\n";
+
+/* The options that take a value (besides key_opts). */
+static const char *const value_opts[] = {
+    "--n",    "--size", "--focal", "--warmup",    "--iters",     "--timing", "--device",
+    "--seed", "--ply",  "--scene", "--tile-cull", "--in-flight", "--sort"};
+
+static int takes_value(const char *k) {
+  for (size_t i = 0; i < sizeof value_opts / sizeof value_opts[0]; i++)
+    if (!strcmp(k, value_opts[i])) return 1;
+  for (size_t i = 0; i < N_KEY_OPTS; i++)
+    if (!strcmp(k, key_opts[i].option)) return 1;
+  return 0;
+}
+
+/* v as a whole decimal number in [lo, hi] for option k (what = the part of k's value it is, for
+ * the message), or -1 with a message. */
+static int parse_num(const char *k, const char *what, const char *v, uint64_t lo, uint64_t hi,
+                     uint64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (*v < '0' || *v > '9' || *end || errno || x < lo || x > hi) {
+    fprintf(stderr, "iter_bench: %s%s takes a whole number from %llu to %llu, not '%s'\n", k, what,
+            (unsigned long long)lo, (unsigned long long)hi, v);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+static int parse_u32(const char *k, const char *v, uint32_t lo, uint32_t hi, uint32_t *out) {
+  uint64_t x;
+  if (parse_num(k, "", v, lo, hi, &x)) return -1;
+  *out = (uint32_t)x;
+  return 0;
+}
+
+/* --n: a comma-separated list of up to 8 splat counts. */
+static int parse_ns(const char *v, struct args *a) {
+  size_t len = strlen(v);
+  if (!len || v[0] == ',' || v[len - 1] == ',' || strstr(v, ",,")) {
+    fprintf(stderr, "iter_bench: --n takes splat counts separated by commas, not '%s'\n", v);
+    return -1;
+  }
+  char *s = strdup(v), *save = NULL;
+  if (!s) return fprintf(stderr, "iter_bench: out of memory\n"), -1;
+  int rc = 0;
+  a->n_ns = 0;
+  for (char *t = strtok_r(s, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+    uint64_t x;
+    if (a->n_ns == 8) {
+      fprintf(stderr, "iter_bench: --n takes at most 8 splat counts\n");
+      rc = -1;
+    } else if (!(rc = parse_num("--n", " (each count)", t, 1, 100000000, &x))) {
+      a->ns[a->n_ns++] = (uint32_t)x;
+    }
+  }
+  free(s);
+  return rc;
+}
+
+/* Returns 0 (run), 1 (--help printed: exit 0) or -1 (a message on stderr: exit 2). */
 static int parse(int argc, char **argv, struct args *a) {
   *a = (struct args){.ns = {100000, 400000, 1000000},
                      .n_ns = 3,
@@ -134,6 +200,10 @@ static int parse(int argc, char **argv, struct args *a) {
   for (size_t o = 0; o < N_KEY_OPTS; o++) set_key_opt(a, o, &defaults);
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+      fputs(usage_text, stdout);
+      return 1;
+    }
     if (!strcmp(k, "--json")) {
       a->json = 1;
       continue;
@@ -155,6 +225,10 @@ static int parse(int argc, char **argv, struct args *a) {
       if (!strcmp(k, "--splat-bwd")) a->raster_bwd = GS_RASTER_BWD_SPLAT;
       continue;
     }
+    if (!takes_value(k)) {
+      fprintf(stderr, "iter_bench: unknown option '%s' (iter_bench --help lists them)\n", k);
+      return -1;
+    }
     if (!v) {
       fprintf(stderr, "iter_bench: %s needs a value\n", k);
       return -1;
@@ -169,30 +243,37 @@ static int parse(int argc, char **argv, struct args *a) {
       continue;
     }
     if (!strcmp(k, "--n")) {
-      a->n_ns = 0;
-      char *s = strdup(v), *save = NULL;
-      for (char *t = strtok_r(s, ",", &save); t && a->n_ns < 8; t = strtok_r(NULL, ",", &save))
-        a->ns[a->n_ns++] = (uint32_t)strtoul(t, NULL, 10);
-      free(s);
-    } else if (!strcmp(k, "--size"))
-      a->size = (uint32_t)strtoul(v, NULL, 10);
-    else if (!strcmp(k, "--focal"))
-      a->focal = strtof(v, NULL);
-    else if (!strcmp(k, "--warmup"))
-      a->warmup = (uint32_t)strtoul(v, NULL, 10);
-    else if (!strcmp(k, "--iters"))
-      a->iters = (uint32_t)strtoul(v, NULL, 10);
-    else if (!strcmp(k, "--timing"))
+      if (parse_ns(v, a)) return -1;
+    } else if (!strcmp(k, "--size")) {
+      if (parse_u32(k, v, 1, 16384, &a->size)) return -1;
+    } else if (!strcmp(k, "--focal")) {
+      char *end = NULL;
+      a->focal = strtof(v, &end);
+      if (end == v || *end || !isfinite(a->focal) || a->focal <= 0) {
+        fprintf(stderr, "iter_bench: --focal takes a positive number of pixels, not '%s'\n", v);
+        return -1;
+      }
+    } else if (!strcmp(k, "--warmup")) {
+      if (parse_u32(k, v, 0, 1000000, &a->warmup)) return -1;
+    } else if (!strcmp(k, "--iters")) {
+      if (parse_u32(k, v, 1, 1000000, &a->iters)) return -1;
+    } else if (!strcmp(k, "--timing")) {
+      if (strcmp(v, "production") && strcmp(v, "per_kernel")) {
+        fprintf(stderr, "iter_bench: --timing takes production or per_kernel, not '%s'\n", v);
+        return -1;
+      }
       a->per_kernel = !strcmp(v, "per_kernel");
-    else if (!strcmp(k, "--device"))
+    } else if (!strcmp(k, "--seed")) {
+      uint64_t x = 0;
+      if (parse_num(k, "", v, 0, UINT64_MAX, &x)) return -1;
+      a->seed = x;
+    } else if (!strcmp(k, "--device")) {
       a->device = v;
-    else if (!strcmp(k, "--seed"))
-      a->seed = strtoull(v, NULL, 10);
-    else if (!strcmp(k, "--ply"))
+    } else if (!strcmp(k, "--ply")) {
       a->ply = v;
-    else if (!strcmp(k, "--scene"))
+    } else if (!strcmp(k, "--scene")) {
       a->scene = v;
-    else if (!strcmp(k, "--tile-cull")) {
+    } else if (!strcmp(k, "--tile-cull")) {
       if (strcmp(v, "box") && strcmp(v, "ellipse")) {
         fprintf(stderr, "iter_bench: --tile-cull takes box or ellipse, not '%s'\n", v);
         return -1;
@@ -202,18 +283,12 @@ static int parse(int argc, char **argv, struct args *a) {
       struct gs_config c;
       if (trainer_key(k, "in_flight", v, &c)) return -1;
       a->in_flight = (int)c.in_flight;
-    } else if (!strcmp(k, "--sort")) {
+    } else { /* --sort: takes_value knows no other */
       struct gs_config c;
       if (trainer_key(k, "sort", v, &c)) return -1;
       a->depth_first = c.sort == GS_SORT_DEPTH_FIRST;
-    } else {
-      fprintf(stderr, "iter_bench: unknown option %s\n", k);
-      return -1;
     }
   }
-  for (int i = 0; i < a->n_ns; i++)
-    if (!a->ns[i]) return fprintf(stderr, "iter_bench: bad --n\n"), -1;
-  if (!a->size || !a->iters || a->focal <= 0) return fprintf(stderr, "iter_bench: bad size\n"), -1;
   if (!a->ply != !a->scene)
     return fprintf(stderr, "iter_bench: --ply and --scene go together\n"), -1;
   a->tk.chain = 1 << a->tk.chain;      /* the key's value is the enum's position: 1, 2, 4 */
@@ -751,7 +826,8 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
 
 int main(int argc, char **argv) {
   struct args a;
-  if (parse(argc, argv, &a)) return 2;
+  int prc = parse(argc, argv, &a);
+  if (prc) return prc > 0 ? 0 : 2;
   struct sw_err err = {0};
   struct bench b = {0};
   struct gs_vk_opts vo = {.device = a.device};

@@ -5,6 +5,25 @@ if(SW_BUILD_PIPELINE)
   add_executable(iter_bench ${CMAKE_CURRENT_LIST_DIR}/iter_bench.c)
   target_link_libraries(iter_bench PRIVATE gs_train sw_gate)
   # The default backward is the trainer's auto (lavapipe: pixel, with a note).
+  # Its command line: --help, and bad values named with what the option takes (exit 2), before
+  # any device is opened.
+  add_test(NAME iter_bench_cli
+    COMMAND sh -ec "b=$<TARGET_FILE:iter_bench>; $b --help | grep -q '^usage: iter_bench'
+      bad() { exp=$1; shift; if $b \"$@\" >/dev/null 2>e.txt; then echo \"accepted: $*\"; exit 1; else rc=$?; fi
+              [ $rc -eq 2 ] || { echo \"$*: exit $rc\"; exit 1; }
+              grep -qF -- \"$exp\" e.txt || { echo \"$*: \"; cat e.txt; exit 1; }; }
+      bad \"unknown option '--bogus'\" --bogus
+      bad \"--iters takes a whole number from 1 to 1000000, not '10x'\" --iters 10x
+      bad \"--n takes splat counts separated by commas, not '300,,5'\" --n 300,,5
+      bad \"--n (each count) takes a whole number from 1 to 100000000, not 'k'\" --n 3,k
+      bad \"--n takes at most 8 splat counts\" --n 1,2,3,4,5,6,7,8,9
+      bad \"--timing takes production or per_kernel, not 'fast'\" --timing fast
+      bad \"--focal takes a positive number of pixels, not '-3'\" --focal -3
+      bad \"--n needs a value\" --n
+      bad \"'fast' is not one of branch|select|lean\" --bwd-step fast
+      bad \"--ply and --scene go together\" --ply x
+      echo ok")
+  set_tests_properties(iter_bench_cli PROPERTIES TIMEOUT 60)
   add_test(NAME iter_bench_smoke
     COMMAND iter_bench --n 300 --size 48 --focal 67 --warmup 2 --iters 3)
   set_tests_properties(iter_bench_smoke PROPERTIES TIMEOUT 120 LABELS vulkan)
