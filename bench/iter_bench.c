@@ -663,12 +663,7 @@ static int submit_slot(struct bench *b, struct slot *sl, struct sw_err *err) {
   }
   gs_vk_barrier(cmd);
   gs_fwd_record_readback(b->fwd, cmd, sl->fl.rb, 0);
-  rc = gs_vk_job_submit(sl->fl.job, &cmd, err);
-  if (!rc) {
-    sl->fl.submitted = 1;
-    sl->fl.tries++;
-  }
-  return rc;
+  return gs_fwd_flight_submit(&sl->fl, &cmd, err);
 }
 
 static int submit_flight(void *ctx, struct gs_fwd_flight *fl, struct sw_err *err) {

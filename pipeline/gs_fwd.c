@@ -509,6 +509,15 @@ static int submit_stages(gs_fwd_t *f, gs_vk_timer_t *timer, const struct gs_fwd_
   return rc;
 }
 
+int gs_fwd_flight_submit(struct gs_fwd_flight *fl, VkCommandBuffer *cmd, struct sw_err *err) {
+  int rc = gs_vk_job_submit(fl->job, cmd, err);
+  if (!rc) {
+    fl->submitted = 1;
+    fl->tries++;
+  }
+  return rc;
+}
+
 int gs_fwd_flight_wait(struct gs_fwd_flight *fl, gs_vk_timer_t *timer, struct sw_err *err) {
   if (!gs_vk_job_pending(fl->job)) return 0;
   int rc = gs_vk_job_wait(fl->job, err);

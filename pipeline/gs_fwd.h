@@ -139,9 +139,9 @@ const struct gs_fwd_bufs *gs_fwd_bufs(const gs_fwd_t *f);
 
 /* An iteration in flight, as the trainer keeps up to two (pipeline/gs_train.c) and iter_bench
  * does as it does: its job, the timer's query set its command buffer records into, and its
- * readback block (above, at offset 0 of rb). The caller records and submits it, setting
- * `submitted` and counting `tries` (0 before the first submission), and clears `submitted` when
- * it is done with the iteration. */
+ * readback block (above, at offset 0 of rb). The caller records it and submits it with
+ * gs_fwd_flight_submit (which sets `submitted` and counts `tries`; the caller sets tries to 0
+ * before the first submission), and clears `submitted` when it is done with the iteration. */
 struct gs_fwd_flight {
   gs_vk_job_t *job;
   struct gs_vk_buf *rb;
@@ -150,6 +150,9 @@ struct gs_fwd_flight {
   uint32_t tries; /* submissions of this iteration */
   int submitted;
 };
+/* Submits the flight's recorded command buffer on its job (*cmd is consumed, as by
+ * gs_vk_job_submit); on success it is `submitted` and one more of its `tries`. */
+int gs_fwd_flight_submit(struct gs_fwd_flight *fl, VkCommandBuffer *cmd, struct sw_err *err);
 /* Records and submits a flight's iteration again (the caller's function, with its ctx). */
 typedef int (*gs_fwd_submit_fn)(void *ctx, struct gs_fwd_flight *fl, struct sw_err *err);
 /* Waits for the flight's submission, if one is pending, and adds its stage times to timer (may

@@ -277,7 +277,7 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
       return rc;
     }
     record_readback(t, cmd, sl);
-    rc = gs_vk_job_submit(sl->fl.job, &cmd, err);
+    rc = gs_fwd_flight_submit(&sl->fl, &cmd, err);
   } else {
     int last = GS_FWD_STAGES + (bstage_runs(t, a, B_ADAM) ? B_ADAM : B_PROJECT_BWD);
     for (int s = 0; s <= last && !rc; s++) {
@@ -298,17 +298,13 @@ static int submit_iteration(struct trainer *t, struct slot *sl, struct sw_err *e
       }
       if (s == last) {
         record_readback(t, cmd, sl);
-        rc = gs_vk_job_submit(sl->fl.job, &cmd, err);
+        rc = gs_fwd_flight_submit(&sl->fl, &cmd, err);
         if (!rc) rc = gs_vk_job_wait(sl->fl.job, err);
       } else {
         rc = gs_vk_cmd_submit_wait(t->vk, &cmd, err);
       }
       if (!rc) rc = gs_vk_timer_collect(t->timer, err);
     }
-  }
-  if (!rc) {
-    sl->fl.submitted = 1;
-    sl->fl.tries++;
   }
   return rc;
 }
