@@ -2,15 +2,14 @@
  * ranges and defaults. docs/spec.md documents every key this file accepts; what is derived
  * from a loaded spec (resolved configs, grid expansion, JSON) lives in sw_spec_view.c.
  *
- * Parsing uses libfyaml's document API. Every error names FILE:LINE:COLUMN (1-based): scalars
- * carry their own token position; a mapping or sequence is located by the key that introduces
- * it, so "missing key" errors point at the section that lacks it. Syntax errors come from
- * libfyaml's own collected diagnostics. */
+ * Parsing is sw_yaml's (libyaml's event parser, a tree built under limits). Every error names
+ * FILE:LINE:COLUMN (1-based): scalars carry their own position; a mapping or sequence is located
+ * by the key that introduces it, so "missing key" errors point at the section that lacks it.
+ * Syntax errors are libyaml's, at the problem it found. */
 #include "sw_spec.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <libfyaml.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -21,29 +20,35 @@
 #include "sw_yaml.h"
 
 /* Limits on hostile input (docs/spec.md "Limits"). The text is bounded first (the control
- * endpoint refuses a longer spec_yaml too). A first pass over libfyaml's events, which builds
- * nothing, bounds the nodes, the nesting and the width of every mapping as written and refuses a
- * second document; a walk of the built but unresolved tree then bounds what aliases and merge
- * keys expand to with the same numbers, so an alias bomb ("billion laughs") is refused after at
- * most SPEC_NODES_MAX visits instead of being expanded. The mapping width bounds libfyaml's
- * duplicate-key checks, which compare every key of a mapping with every other (a flat mapping
- * of 10,000 keys took seconds). */
+ * endpoint refuses a longer spec_yaml too). sw_yaml_load checks the nodes, the nesting, the width
+ * of every mapping as written and the anchors while it parses, and refuses a second document;
+ * sw_yaml_resolve then bounds what aliases and merge keys expand to with the same numbers before
+ * anything is read through them, so an alias bomb ("billion laughs") is refused after at most
+ * SPEC_NODES_MAX visits instead of being expanded. The mapping width bounds the duplicate-key
+ * checks (every key of a mapping against every other); aliases look their anchor up by a linear
+ * search, so the anchors are bounded too (a spec needs a handful). */
 #define SPEC_YAML_MAX SW_MSG_YAML_MAX
 #define SPEC_NODES_MAX 100000
 #define SPEC_DEPTH_MAX 64
 #define SPEC_MAP_KEYS_MAX 256
-/* libfyaml looks an alias's anchor up by a linear search when several anchors share its name, so
- * the anchors are bounded too; a spec needs a handful. */
 #define SPEC_ANCHORS_MAX 64
 #define CONFIG_KEYS_MAX 256
 #define TEXT_MAX 4096
 
 /* A node plus the key that introduced it (NULL for the root), for error positions. */
 struct yn {
-  struct fy_node *n;
-  struct fy_node *key;
+  struct sw_ynode *n;
+  struct sw_ynode *key;
   const char *path; /* dotted path for messages, e.g. "gate.rule" */
 };
+
+static struct sw_ynode *seq_next(const struct sw_ynode *s, size_t *it) {
+  return *it < s->n ? s->items[(*it)++] : NULL;
+}
+
+static struct sw_ypair *map_next(const struct sw_ynode *m, size_t *it) {
+  return *it < m->n ? &m->pairs[(*it)++] : NULL;
+}
 
 struct loader {
   const char *file;
@@ -53,20 +58,14 @@ struct loader {
 
 /* ---- positions and errors ------------------------------------------------------------ */
 
-static void node_pos(struct fy_node *n, int *line, int *col) {
-  *line = 1, *col = 1;
-  struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
-  if (t) {
-    const struct fy_mark *m = fy_token_start_mark(t);
-    if (m) *line = m->line + 1, *col = m->column + 1;
-    /* An alias token's mark starts at the name; the user wrote the '*' one column before it. */
-    if (fy_node_is_alias(n) && *col > 1) (*col)--;
-  }
+static void node_pos(const struct sw_ynode *n, int *line, int *col) {
+  *line = n ? n->line : 1, *col = n ? n->col : 1;
 }
 
-/* Position of a node: its own when it is a scalar, else that of the key introducing it. */
+/* Position of a node: its own when it is a scalar, else that of the key introducing it (1:1 for
+ * the top level). */
 static void yn_pos(const struct yn *y, int *line, int *col) {
-  if (y->n && fy_node_is_scalar(y->n) && fy_node_get_scalar_token(y->n))
+  if (y->n && y->n->kind == SW_YSCALAR)
     node_pos(y->n, line, col);
   else
     node_pos(y->key, line, col);
@@ -97,11 +96,11 @@ static int oom(struct loader *L) {
 /* ---- scalar access ------------------------------------------------------------------- */
 
 /* The scalar text of a node as a new NUL-terminated string, or NULL when not a scalar. */
-static char *scalar_dup(struct fy_node *n) {
-  if (!n || !fy_node_is_scalar(n)) return NULL;
+static char *scalar_dup(struct sw_ynode *n) {
+  if (!n || n->kind != SW_YSCALAR) return NULL;
   size_t len = 0;
-  const char *s = fy_node_get_scalar(n, &len);
-  if (!s) return NULL;
+  const char *s = n->text;
+  len = n->len;
   char *out = malloc(len + 1);
   if (!out) return NULL;
   memcpy(out, s, len);
@@ -109,12 +108,12 @@ static char *scalar_dup(struct fy_node *n) {
   return out;
 }
 
-static int is_plain(struct fy_node *n) { return fy_node_get_style(n) == FYNS_PLAIN; }
+static int is_plain(const struct sw_ynode *n) { return n->plain; }
 
-static const char *type_word(struct fy_node *n) {
+static const char *type_word(struct sw_ynode *n) {
   if (!n) return "nothing";
-  if (fy_node_is_mapping(n)) return "a mapping";
-  if (fy_node_is_sequence(n)) return "a sequence";
+  if (n->kind == SW_YMAP) return "a mapping";
+  if (n->kind == SW_YSEQ) return "a sequence";
   return "a scalar";
 }
 
@@ -157,7 +156,7 @@ static int real_text(const char *s, double *out) {
 }
 
 static int want_scalar(struct loader *L, const struct yn *y, const char *what) {
-  if (!y->n || !fy_node_is_scalar(y->n))
+  if (!y->n || y->n->kind != SW_YSCALAR)
     return fail(L, y, "%s: expected %s, got %s", y->path, what, type_word(y->n));
   return 0;
 }
@@ -257,39 +256,40 @@ static int get_enum(struct loader *L, const struct yn *y, const char *const *nam
 /* ---- mappings ------------------------------------------------------------------------ */
 
 /* Child of a mapping for one pair, with its dotted path built into buf. */
-static struct yn child(const struct yn *parent, struct fy_node_pair *p, char *buf, size_t cap,
+static struct yn child(const struct yn *parent, struct sw_ypair *p, char *buf, size_t cap,
                        const char *key) {
   if (parent->path && *parent->path)
     snprintf(buf, cap, "%s.%s", parent->path, key);
   else
     snprintf(buf, cap, "%s", key);
-  return (struct yn){fy_node_pair_value(p), fy_node_pair_key(p), buf};
+  return (struct yn){p->value, p->key, buf};
 }
 
 static int want_map(struct loader *L, const struct yn *y) {
-  if (!y->n || !fy_node_is_mapping(y->n))
+  if (!y->n || y->n->kind != SW_YMAP)
     return fail(L, y, "%s: expected a mapping, got %s", *y->path ? y->path : "spec",
                 type_word(y->n));
   return 0;
 }
 
 /* The key of a pair as text (keys must be plain scalars). */
-static int pair_key(struct loader *L, const struct yn *parent, struct fy_node_pair *p, char *buf,
+static int pair_key(struct loader *L, const struct yn *parent, struct sw_ypair *p, char *buf,
                     size_t cap) {
-  struct fy_node *k = fy_node_pair_key(p);
+  struct sw_ynode *k = p->key;
   struct yn ky = {k, k, parent->path};
-  if (!k || !fy_node_is_scalar(k)) return fail(L, &ky, "%s: keys must be scalars", parent->path);
+  if (!k || k->kind != SW_YSCALAR) return fail(L, &ky, "%s: keys must be scalars", parent->path);
   size_t len = 0;
-  const char *s = fy_node_get_scalar(k, &len);
-  if (!s || len == 0 || len >= cap) return fail(L, &ky, "%s: bad key", parent->path);
+  const char *s = k->text;
+  len = k->len;
+  if (len == 0 || len >= cap) return fail(L, &ky, "%s: bad key", parent->path);
   memcpy(buf, s, len);
   buf[len] = 0;
   return 0;
 }
 
-static int unknown_key(struct loader *L, struct fy_node_pair *p, const struct yn *parent,
+static int unknown_key(struct loader *L, struct sw_ypair *p, const struct yn *parent,
                        const char *key, const char *allowed) {
-  struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), parent->path};
+  struct yn ky = {p->key, p->key, parent->path};
   return fail(L, &ky, "unknown key '%s' in %s (allowed: %s)", key,
               *parent->path ? parent->path : "spec", allowed);
 }
@@ -300,10 +300,10 @@ static int missing_key(struct loader *L, const struct yn *y, const char *key) {
 
 /* Iterates the pairs of a mapping: for (FOR_PAIRS(...)) with p the pair and k its key text. */
 #define FOR_PAIRS(L, y, p, k, rc)                                                                  \
-  void *p##_it = NULL;                                                                             \
-  struct fy_node_pair *p;                                                                          \
+  size_t p##_it = 0;                                                                               \
+  struct sw_ypair *p;                                                                              \
   char k[128];                                                                                     \
-  while (!(rc) && (p = fy_node_mapping_iterate((y)->n, &p##_it)) != NULL &&                        \
+  while (!(rc) && (p = map_next((y)->n, &p##_it)) != NULL &&                                       \
          !((rc) = pair_key((L), (y), p, k, sizeof k)))
 
 /* ---- trainer config lists ------------------------------------------------------------ */
@@ -370,7 +370,7 @@ static int load_config(struct loader *L, const struct yn *y, struct sw_spec_conf
   FOR_PAIRS(L, y, p, k, rc) {
     if (skip && !strcmp(k, skip)) continue;
     struct yn v = child(y, p, path, sizeof path, k);
-    struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), y->path};
+    struct yn ky = {p->key, p->key, y->path};
     if (!config_key_ok(k))
       return fail(L, &ky, "%s: '%s' is not a config key (letters, digits, _ . -)", y->path, k);
     if (sw_spec_config_get(cfg, k)) return fail(L, &ky, "%s: duplicate key '%s'", y->path, k);
@@ -392,7 +392,7 @@ static int load_config(struct loader *L, const struct yn *y, struct sw_spec_conf
 
 static int load_builtin(struct loader *L, const struct yn *y, struct sw_spec_trainer *t) {
   t->kind = SW_TRAINER_BUILTIN;
-  if (!y->n || (fy_node_is_scalar(y->n) && is_plain(y->n))) {
+  if (!y->n || (y->n->kind == SW_YSCALAR && is_plain(y->n))) {
     /* `builtin:` with no value means "all defaults". */
     char *s = scalar_dup(y->n);
     int empty = !y->n || (s && is_null_text(s));
@@ -424,16 +424,16 @@ static int load_exec(struct loader *L, const struct yn *y, struct sw_spec_traine
     struct yn v = child(y, p, path, sizeof path, k);
     if (!strcmp(k, "command")) {
       have_command = 1;
-      if (!v.n || !fy_node_is_sequence(v.n) || fy_node_sequence_item_count(v.n) < 1)
+      if (!v.n || v.n->kind != SW_YSEQ || (int)v.n->n < 1)
         return fail(L, &v, "%s: expected a non-empty sequence of strings", v.path);
-      int n = fy_node_sequence_item_count(v.n);
+      int n = (int)v.n->n;
       if (n > 256) return fail(L, &v, "%s: more than 256 arguments", v.path);
       t->command = calloc((size_t)n, sizeof *t->command);
       if (!t->command) return oom(L);
-      void *it = NULL;
-      struct fy_node *e;
+      size_t it = 0;
+      struct sw_ynode *e;
       char epath[300];
-      while (!rc && (e = fy_node_sequence_iterate(v.n, &it)) != NULL) {
+      while (!rc && (e = seq_next(v.n, &it)) != NULL) {
         snprintf(epath, sizeof epath, "%s[%zu]", v.path, t->n_command);
         struct yn ey = {e, v.key, epath};
         rc = get_str(L, &ey, TEXT_MAX, 0, &t->command[t->n_command]);
@@ -489,7 +489,7 @@ static int load_trainer(struct loader *L, const struct yn *y, struct sw_spec_tra
     struct yn v = child(y, p, path, sizeof path, k);
     if (!strcmp(k, "builtin") || !strcmp(k, "exec")) {
       if (n++) {
-        struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+        struct yn ky = {p->key, p->key, ""};
         return fail(L, &ky, "trainer: give exactly one of builtin and exec");
       }
       rc = !strcmp(k, "builtin") ? load_builtin(L, &v, t) : load_exec(L, &v, t);
@@ -539,7 +539,7 @@ static int load_scene(struct loader *L, const struct yn *y, struct sw_spec_scene
   struct yn sha_y = {0};
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
-    struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+    struct yn ky = {p->key, p->key, ""};
     if (!strcmp(k, "sha256")) {
       char *h = NULL;
       rc = get_str(L, &v, 64, 0, &h);
@@ -655,7 +655,7 @@ static int load_placement(struct loader *L, const struct yn *y, struct sw_spec_p
       FOR_PAIRS(L, &v, mp, mk, rc) {
         struct yn mv = child(&v, mp, mpath, sizeof mpath, mk);
         if (!match_key_ok(mk)) {
-          struct yn ky = {fy_node_pair_key(mp), fy_node_pair_key(mp), ""};
+          struct yn ky = {mp->key, mp->key, ""};
           return fail(L, &ky,
                       "placement.match: unknown field '%s' (a fingerprint field or label.NAME)",
                       mk);
@@ -683,10 +683,10 @@ static int load_placement(struct loader *L, const struct yn *y, struct sw_spec_p
 }
 
 static int load_band(struct loader *L, const struct yn *y, struct sw_spec_guard *g) {
-  if (!y->n || !fy_node_is_sequence(y->n) || fy_node_sequence_item_count(y->n) != 2)
+  if (!y->n || y->n->kind != SW_YSEQ || (int)y->n->n != 2)
     return fail(L, y, "%s: expected [low, high]", y->path);
-  struct yn lo = {fy_node_sequence_get_by_index(y->n, 0), y->key, y->path};
-  struct yn hi = {fy_node_sequence_get_by_index(y->n, 1), y->key, y->path};
+  struct yn lo = {y->n->items[0], y->key, y->path};
+  struct yn hi = {y->n->items[1], y->key, y->path};
   int rc = get_real(L, &lo, -1e300, 1e300, &g->band_lo);
   if (!rc) rc = get_real(L, &hi, -1e300, 1e300, &g->band_hi);
   if (!rc && !(g->band_lo < g->band_hi))
@@ -873,11 +873,11 @@ static int load_parameters(struct loader *L, const struct yn *y, struct sw_spec 
   char path[256], epath[300];
   FOR_PAIRS(L, y, p, k, rc) {
     struct yn v = child(y, p, path, sizeof path, k);
-    struct yn ky = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+    struct yn ky = {p->key, p->key, ""};
     if (!config_key_ok(k)) return fail(L, &ky, "parameters: '%s' is not a config key", k);
-    if (!v.n || !fy_node_is_sequence(v.n) || fy_node_sequence_item_count(v.n) < 1)
+    if (!v.n || v.n->kind != SW_YSEQ || (int)v.n->n < 1)
       return fail(L, &v, "%s: expected a non-empty sequence of values", v.path);
-    int n = fy_node_sequence_item_count(v.n);
+    int n = (int)v.n->n;
     if (n > SW_SPEC_PARAM_VALUES_MAX)
       return fail(L, &v, "%s: more than %d values", v.path, SW_SPEC_PARAM_VALUES_MAX);
     struct sw_spec_param *grown = realloc(s->params, (s->n_params + 1) * sizeof *grown);
@@ -889,9 +889,9 @@ static int load_parameters(struct loader *L, const struct yn *y, struct sw_spec 
     prm->key = strdup(k);
     prm->values = calloc((size_t)n, sizeof *prm->values);
     if (!prm->key || !prm->values) return oom(L);
-    void *it = NULL;
-    struct fy_node *e;
-    while (!rc && (e = fy_node_sequence_iterate(v.n, &it)) != NULL) {
+    size_t it = 0;
+    struct sw_ynode *e;
+    while (!rc && (e = seq_next(v.n, &it)) != NULL) {
       snprintf(epath, sizeof epath, "%s[%zu]", v.path, prm->n_values);
       struct yn ey = {e, v.key, epath};
       struct sw_spec_kv *kv = &prm->values[prm->n_values];
@@ -909,17 +909,17 @@ static int load_parameters(struct loader *L, const struct yn *y, struct sw_spec 
 }
 
 static int load_checkpoints(struct loader *L, const struct yn *y, struct sw_spec *s) {
-  if (!y->n || !fy_node_is_sequence(y->n))
+  if (!y->n || y->n->kind != SW_YSEQ)
     return fail(L, y, "checkpoints: expected a sequence of iterations");
-  int n = fy_node_sequence_item_count(y->n);
+  int n = (int)y->n->n;
   if (n > 64) return fail(L, y, "checkpoints: more than 64");
   s->checkpoints = calloc(n ? (size_t)n : 1, sizeof *s->checkpoints);
   if (!s->checkpoints) return oom(L);
-  void *it = NULL;
-  struct fy_node *e;
+  size_t it = 0;
+  struct sw_ynode *e;
   char epath[64];
   int rc = 0;
-  while (!rc && (e = fy_node_sequence_iterate(y->n, &it)) != NULL) {
+  while (!rc && (e = seq_next(y->n, &it)) != NULL) {
     snprintf(epath, sizeof epath, "checkpoints[%zu]", s->n_checkpoints);
     struct yn ey = {e, y->key, epath};
     uint32_t v;
@@ -1023,24 +1023,24 @@ static int fold_builtin_options(struct loader *L) {
 
 static const char *const kind_names[] = {"gate", "grid", NULL};
 
-static int load_root(struct loader *L, struct fy_node *root) {
+static int load_root(struct loader *L, struct sw_ynode *root) {
   struct sw_spec *s = L->s;
   struct yn y = {root, NULL, ""};
   int rc = want_map(L, &y);
   if (rc) return rc;
   /* kind decides which other sections are allowed, so it is read first. */
-  struct fy_node_pair *kind_pair = NULL;
+  struct sw_ypair *kind_pair = NULL;
   {
-    void *it = NULL;
-    struct fy_node_pair *p;
+    size_t it = 0;
+    struct sw_ypair *p;
     char k[128];
-    while ((p = fy_node_mapping_iterate(root, &it)) != NULL) {
+    while ((p = map_next(root, &it)) != NULL) {
       if (pair_key(L, &y, p, k, sizeof k)) return SW_EINVAL;
       if (!strcmp(k, "kind")) kind_pair = p;
     }
   }
   if (!kind_pair) return missing_key(L, &y, "kind");
-  struct yn ky = {fy_node_pair_value(kind_pair), fy_node_pair_key(kind_pair), "kind"};
+  struct yn ky = {kind_pair->value, kind_pair->key, "kind"};
   int kind;
   rc = get_enum(L, &ky, kind_names, &kind);
   if (rc) return rc;
@@ -1052,7 +1052,7 @@ static int load_root(struct loader *L, struct fy_node *root) {
   char path[256];
   FOR_PAIRS(L, &y, p, k, rc) {
     struct yn v = child(&y, p, path, sizeof path, k);
-    struct yn kyy = {fy_node_pair_key(p), fy_node_pair_key(p), ""};
+    struct yn kyy = {p->key, p->key, ""};
     if (!strcmp(k, "kind")) continue;
     if (!strcmp(k, "name")) {
       have_name = 1;
@@ -1181,223 +1181,6 @@ void sw_spec_destroy(struct sw_spec **spec) {
   *spec = NULL;
 }
 
-/* Reports libfyaml's first collected error as FILE:LINE:COLUMN. */
-static int yaml_syntax_error(struct loader *L, struct fy_diag *diag) {
-  return sw_yaml_diag_error(L->file, diag, "empty spec (no YAML document)", L->err);
-}
-
-/* ---- limits on the parsed text --------------------------------------------------------- */
-
-/* The 1-based position of an event; an alias's mark starts at its name, after the '*'. */
-static void event_pos(struct fy_event *ev, int *line, int *col) {
-  *line = 1, *col = 1;
-  const struct fy_mark *m = ev ? fy_event_start_mark(ev) : NULL;
-  if (!m) return;
-  *line = m->line + 1, *col = m->column + 1;
-  if (ev->type == FYET_ALIAS && *col > 1) (*col)--;
-}
-
-/* The first pass: libfyaml's parser reads the whole text as events, nothing is built. It stops at
- * the first event past a limit, so neither the builder's memory (about 300 bytes a node) nor its
- * duplicate-key checks ever see more than the limits allow. */
-static int scan_events(struct loader *L, const char *yaml, size_t len, struct fy_diag *diag) {
-  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_JSON_NONE,
-                              .diag = diag};
-  struct fy_parser *fyp = fy_parser_create(&pcfg);
-  if (!fyp || fy_parser_set_string(fyp, yaml, len)) {
-    fy_parser_destroy(fyp);
-    return oom(L);
-  }
-  size_t children[SPEC_DEPTH_MAX]; /* items of each open collection (keys and values) */
-  int is_map[SPEC_DEPTH_MAX];
-  int depth = 0, docs = 0, rc = 0, line, col;
-  size_t nodes = 0, anchors = 0;
-  struct fy_event *ev;
-  while (!rc && (ev = fy_parser_parse(fyp)) != NULL) {
-    enum fy_event_type t = ev->type;
-    if (t == FYET_DOCUMENT_START && ++docs > 1) {
-      /* A document started without "---" (after a "...") has no token: its first node is where
-       * it starts. */
-      if (fy_event_is_implicit(ev)) {
-        fy_parser_event_free(fyp, ev);
-        ev = fy_parser_parse(fyp);
-      }
-      event_pos(ev, &line, &col);
-      rc = sw_err_set(L->err, SW_EINVAL,
-                      "%s:%d:%d: a second YAML document starts here (a spec is one document)",
-                      L->file, line, col);
-    } else if (t == FYET_SCALAR || t == FYET_ALIAS || t == FYET_MAPPING_START ||
-               t == FYET_SEQUENCE_START) {
-      event_pos(ev, &line, &col);
-      char what[128] = "";
-      if (++nodes > SPEC_NODES_MAX)
-        snprintf(what, sizeof what, "more than %d YAML nodes (the limit)", SPEC_NODES_MAX);
-      else if (depth && is_map[depth - 1] && ++children[depth - 1] > 2 * SPEC_MAP_KEYS_MAX)
-        snprintf(what, sizeof what, "a mapping of more than %d keys (the limit)",
-                 SPEC_MAP_KEYS_MAX);
-      else if ((t == FYET_MAPPING_START || t == FYET_SEQUENCE_START) && depth == SPEC_DEPTH_MAX)
-        snprintf(what, sizeof what, "nested deeper than %d levels (the limit)", SPEC_DEPTH_MAX);
-      else if (t != FYET_ALIAS && fy_event_get_anchor_token(ev) && ++anchors > SPEC_ANCHORS_MAX)
-        snprintf(what, sizeof what, "more than %d anchors (the limit)", SPEC_ANCHORS_MAX);
-      else if (t == FYET_SCALAR && sw_yaml_quote_run(yaml, len, ev)) {
-        if (col > 1) col--; /* the event starts after the opening quote */
-        snprintf(what, sizeof what,
-                 "a single-quoted scalar with 2 or more escaped quotes ('') in a row (write it "
-                 "double-quoted)");
-      }
-      if (*what) {
-        rc = sw_err_set(L->err, SW_EINVAL, "%s:%d:%d: YAML: %s", L->file, line, col, what);
-      } else if (t == FYET_MAPPING_START || t == FYET_SEQUENCE_START) {
-        is_map[depth] = t == FYET_MAPPING_START;
-        children[depth++] = 0;
-      }
-    } else if ((t == FYET_MAPPING_END || t == FYET_SEQUENCE_END) && depth) {
-      depth--;
-    }
-    fy_parser_event_free(fyp, ev);
-  }
-  if (!rc && fy_diag_got_error(diag)) rc = yaml_syntax_error(L, diag);
-  fy_parser_destroy(fyp);
-  return rc;
-}
-
-/* The second pass bounds expansion: it walks the built, unresolved tree the way
- * fy_document_resolve will expand it (an alias stands for a copy of its anchor's node, a merge
- * key `<<` adds the pairs of the mappings it names) without copying anything, and stops at the
- * first limit it passes, so its cost is at most SPEC_NODES_MAX visits however large the expansion
- * would have been. via is the outermost alias on the current path (the one written in the spec's
- * own structure, where the user looks); last is the latest scalar seen, which locates errors
- * inside collections (libfyaml's API gives collections no position of their own). */
-struct budget {
-  struct loader *L;
-  size_t nodes;
-  struct fy_node *via;
-  struct fy_node *last;
-  int expands; /* an alias or a merge key was seen: the tree needs resolving */
-};
-
-static int budget_fail(struct budget *b, struct fy_node *at, const char *what) {
-  struct yn y = {at, at, ""};
-  if (!b->via) return fail(b->L, &y, "YAML: %s", what);
-  size_t len = 0;
-  const char *name = fy_node_get_scalar(b->via, &len);
-  struct yn v = {b->via, b->via, ""};
-  return fail(b->L, &v, "alias '*%.*s' expands the document: %s", (int)(len > 64 ? 64 : len),
-              name ? name : "", what);
-}
-
-static int is_merge_key(struct fy_node *k) {
-  size_t len = 0;
-  const char *t = fy_node_is_scalar(k) && !fy_node_is_alias(k) && is_plain(k)
-                      ? fy_node_get_scalar(k, &len)
-                      : NULL;
-  return t && len == 2 && !memcmp(t, "<<", 2);
-}
-
-/* Pairs a mapping holds once its merge keys are resolved (an upper bound: libfyaml skips merged
- * keys the mapping already has). hops bounds chains of merges, and a mapping merging itself. */
-static size_t map_width(struct fy_node *m, int hops) {
-  size_t w = 0;
-  void *it = NULL;
-  struct fy_node_pair *p;
-  while ((p = fy_node_mapping_iterate(m, &it)) != NULL) {
-    if (!is_merge_key(fy_node_pair_key(p))) {
-      w++;
-      continue;
-    }
-    struct fy_node *v = fy_node_pair_value(p);
-    void *vit = NULL;
-    struct fy_node *one = fy_node_is_sequence(v) ? fy_node_sequence_iterate(v, &vit) : v;
-    for (; one; one = fy_node_is_sequence(v) ? fy_node_sequence_iterate(v, &vit) : NULL) {
-      struct fy_node *t = fy_node_is_alias(one) ? fy_node_resolve_alias(one) : NULL;
-      if (t && fy_node_is_mapping(t))
-        w += hops >= SPEC_DEPTH_MAX ? SPEC_NODES_MAX : map_width(t, hops + 1);
-    }
-    if (w > SPEC_NODES_MAX) return w;
-  }
-  return w;
-}
-
-static int budget_walk(struct budget *b, struct fy_node *n, int depth) {
-  if (!n) return 0;
-  if (fy_node_is_alias(n)) {
-    b->expands = 1;
-    struct fy_node *target = fy_node_resolve_alias(n);
-    if (!target) {
-      size_t len = 0;
-      const char *name = fy_node_get_scalar(n, &len);
-      struct yn y = {n, n, ""};
-      return fail(b->L, &y, "YAML: alias '*%.*s' names no anchor", (int)(len > 64 ? 64 : len),
-                  name ? name : "");
-    }
-    struct fy_node *outer = b->via;
-    if (!outer) b->via = n;
-    int rc = budget_walk(b, target, depth);
-    b->via = outer;
-    return rc;
-  }
-  char what[96];
-  if (++b->nodes > SPEC_NODES_MAX) {
-    snprintf(what, sizeof what, "more than %d YAML nodes (the limit)", SPEC_NODES_MAX);
-    return budget_fail(b, fy_node_is_scalar(n) ? n : b->last, what);
-  }
-  if (fy_node_is_scalar(n)) {
-    b->last = n;
-    return 0;
-  }
-  if (depth >= SPEC_DEPTH_MAX) {
-    snprintf(what, sizeof what, "nested deeper than %d levels (the limit)", SPEC_DEPTH_MAX);
-    return budget_fail(b, b->last, what);
-  }
-  void *it = NULL;
-  int rc = 0;
-  if (fy_node_is_sequence(n)) {
-    struct fy_node *e;
-    while (!rc && (e = fy_node_sequence_iterate(n, &it)) != NULL) rc = budget_walk(b, e, depth + 1);
-    return rc;
-  }
-  struct fy_node_pair *p;
-  struct fy_node *merge = NULL;
-  while (!rc && (p = fy_node_mapping_iterate(n, &it)) != NULL) {
-    if (!merge && is_merge_key(fy_node_pair_key(p))) b->expands = 1, merge = fy_node_pair_key(p);
-    rc = budget_walk(b, fy_node_pair_key(p), depth + 1);
-    if (!rc) rc = budget_walk(b, fy_node_pair_value(p), depth + 1);
-  }
-  /* Merge keys widen a mapping past what the first pass saw; the width bounds libfyaml's
-   * duplicate-key checks during resolution. */
-  if (!rc && merge && map_width(n, 0) > SPEC_MAP_KEYS_MAX) {
-    snprintf(what, sizeof what, "a mapping of more than %d keys after merge keys (the limit)",
-             SPEC_MAP_KEYS_MAX);
-    rc = budget_fail(b, merge, what);
-  }
-  return rc;
-}
-
-/* Builds the one document of the text (scan_events has bounded it), bounds what its aliases and
- * merge keys expand to, then resolves them. Returns 0 with *doc_out (destroy it with
- * fy_parse_document_destroy before the parser), or SW_EINVAL / SW_ENOMEM with the position. */
-static int parse_document(struct loader *L, struct fy_parser *fyp, struct fy_diag *diag,
-                          struct fy_document **doc_out) {
-  *doc_out = NULL;
-  struct fy_document *doc = fy_parse_load_document(fyp);
-  if (!doc || fy_diag_got_error(diag)) {
-    fy_parse_document_destroy(fyp, doc);
-    return yaml_syntax_error(L, diag);
-  }
-  struct budget b = {L, 0, NULL, NULL, 0};
-  int rc = budget_walk(&b, fy_document_root(doc), 0);
-  /* Resolution compares every key of each mapping with every other, so a tree without aliases
-   * or merge keys, which it would leave as it is, is not resolved. */
-  if (!rc && b.expands && (fy_document_resolve(doc) || fy_diag_got_error(diag)))
-    rc = yaml_syntax_error(L, diag);
-  if (rc) {
-    fy_parse_document_destroy(fyp, doc);
-    return rc;
-  }
-  *doc_out = doc;
-  return 0;
-}
-
 int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw_spec **out,
                         struct sw_err *err) {
   *out = NULL;
@@ -1408,46 +1191,19 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
     return sw_err_set(err, SW_EINVAL,
                       "%s:1:1: spec of %zu bytes is larger than %u bytes (the limit)", L.file, len,
                       SPEC_YAML_MAX);
-  struct fy_diag *diag = sw_yaml_diag_new();
-  if (!diag) return oom(&L);
-  char *lf = NULL; /* the text with LF line breaks, when it had CRs (sw_yaml_lf_breaks) */
-  size_t lf_len = 0;
-  int rc = sw_yaml_utf8_check(L.file, yaml, len, err);
-  if (!rc) rc = sw_yaml_lf_breaks(yaml, len, &lf, &lf_len, err);
-  if (!rc && lf) yaml = lf, len = lf_len;
-  if (!rc) rc = scan_events(&L, yaml, len, diag);
-  if (rc) {
-    fy_diag_destroy(diag);
-    free(lf);
-    return rc;
-  }
-  /* No FYPCF_RESOLVE_DOCUMENT: aliases are resolved by parse_document once their expansion is
-   * known to fit. libfyaml's own depth limit (63 levels) is off because scan_events has bounded
-   * the nesting to SPEC_DEPTH_MAX already. */
-  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_JSON_NONE |
-                                       FYPCF_DISABLE_DEPTH_LIMIT,
-                              .diag = diag};
-  struct fy_parser *fyp = fy_parser_create(&pcfg);
-  if (!fyp || fy_parser_set_string(fyp, yaml, len)) {
-    fy_parser_destroy(fyp);
-    fy_diag_destroy(diag);
-    free(lf);
-    return oom(&L);
-  }
-  struct fy_document *doc = NULL;
-  rc = parse_document(&L, fyp, diag, &doc);
-  struct fy_node *root = doc ? fy_document_root(doc) : NULL;
-  if (!rc && !root) rc = sw_err_set(err, SW_EINVAL, "%s:1:1: empty spec", L.file);
+  const struct sw_ylimits lim = {SPEC_NODES_MAX, SPEC_DEPTH_MAX, SPEC_MAP_KEYS_MAX,
+                                 SPEC_ANCHORS_MAX};
+  struct sw_ydoc *doc = NULL;
+  int rc = sw_yaml_load(L.file, yaml, len, &lim, &doc, err);
+  if (!rc) rc = sw_yaml_resolve(L.file, doc, &lim, err);
+  if (!rc && !doc->root) rc = sw_err_set(err, SW_EINVAL, "%s:1:1: empty spec", L.file);
   if (!rc && !(L.s = calloc(1, sizeof *L.s))) rc = oom(&L);
   if (!rc) {
     set_defaults(L.s);
     L.s->source = strdup(L.file);
-    rc = L.s->source ? load_root(&L, root) : oom(&L);
+    rc = L.s->source ? load_root(&L, doc->root) : oom(&L);
   }
-  fy_parse_document_destroy(fyp, doc);
-  fy_parser_destroy(fyp);
-  fy_diag_destroy(diag);
-  free(lf);
+  sw_ydoc_free(doc);
   if (rc) {
     if (L.s) spec_free(L.s);
     return rc;

@@ -1,55 +1,12 @@
 /* sw_yaml.c: see sw_yaml.h. */
 #include "sw_yaml.h"
 
-#include <libfyaml.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
-static void diag_sink(struct fy_diag *diag, void *user, const char *buf, size_t len) {
-  (void)diag, (void)user, (void)buf, (void)len;
-}
-
-struct fy_diag *sw_yaml_diag_new(void) {
-  struct fy_diag_cfg dcfg;
-  fy_diag_cfg_default(&dcfg);
-  dcfg.fp = NULL;
-  dcfg.output_fn = diag_sink;
-  dcfg.colorize = false;
-  struct fy_diag *diag = fy_diag_create(&dcfg);
-  if (diag) fy_diag_set_collect_errors(diag, true);
-  return diag;
-}
-
-int sw_yaml_diag_has_error(struct fy_diag *diag) {
-  void *it = NULL;
-  struct fy_diag_error *e;
-  while (diag && (e = fy_diag_errors_iterate(diag, &it)) != NULL)
-    if (e->type >= FYET_ERROR) return 1;
-  return 0;
-}
-
-int sw_yaml_diag_error(const char *file, struct fy_diag *diag, const char *empty,
-                       struct sw_err *err) {
-  void *it = NULL;
-  struct fy_diag_error *e;
-  while (diag && (e = fy_diag_errors_iterate(diag, &it)) != NULL) {
-    if (e->type < FYET_ERROR) continue;
-    char msg[SW_ERR_MSG_MAX];
-    snprintf(msg, sizeof msg, "%s", e->msg ? e->msg : "YAML syntax error");
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
-    /* libfyaml's collected positions are already 1-based. */
-    return sw_err_set(err, SW_EINVAL, "%s:%d:%d: YAML: %s", file, e->line > 0 ? e->line : 1,
-                      e->column > 0 ? e->column : 1, msg);
-  }
-  return sw_err_set(err, SW_EINVAL, "%s:1:1: %s", file, empty);
-}
-
-/* A YAML text is Unicode; and libfyaml 0.7.12 loops forever on a malformed UTF-8 sequence inside
- * a directive line ("%" and one byte 0xa5 is enough; found by fuzzing the spec loader, fixed
- * upstream after 0.7.12 by "Fix infinite loop in scan directive for bad utf8 input"), so no such
- * text may reach it. sw_msg.c checks the same rules for wire fields without a position. */
 size_t sw_yaml_utf8_bad_at(const unsigned char *s, size_t n) {
   size_t i = 0;
   while (i < n) {
@@ -72,88 +29,460 @@ size_t sw_yaml_utf8_bad_at(const unsigned char *s, size_t n) {
   return n;
 }
 
+/* 1-based line and column (in characters) of byte offset off of text. LF, CR LF and a lone CR
+ * each end a line, as YAML reads them. */
+static void pos_at(const char *text, size_t off, int *line, int *col) {
+  *line = 1, *col = 1;
+  for (size_t i = 0; i < off; i++) {
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 >= off || text[i + 1] != '\n')))
+      (*line)++, *col = 1;
+    else if (text[i] != '\r' && ((unsigned char)text[i] & 0xc0) != 0x80)
+      (*col)++;
+  }
+}
+
 int sw_yaml_utf8_check(const char *file, const char *yaml, size_t len, struct sw_err *err) {
   size_t bad = sw_yaml_utf8_bad_at((const unsigned char *)yaml, len);
   if (bad >= len) return 0;
-  int line = 1, col = 1;
-  for (size_t i = 0; i < bad; i++) {
-    /* LF, CR LF and a lone CR each end a line, as YAML reads them. */
-    if (yaml[i] == '\n' || (yaml[i] == '\r' && (i + 1 >= bad || yaml[i + 1] != '\n')))
-      line++, col = 1;
-    else if (yaml[i] != '\r' && ((unsigned char)yaml[i] & 0xc0) != 0x80)
-      col++;
-  }
+  int line, col;
+  pos_at(yaml, bad, &line, &col);
   return sw_err_set(err, SW_EINVAL, "%s:%d:%d: not UTF-8 text (byte 0x%02x)", file, line, col,
                     (unsigned char)yaml[bad]);
 }
 
-int sw_yaml_lf_breaks(const char *text, size_t len, char **copy, size_t *copy_len,
+int sw_yaml_is_merge_key(const struct sw_ynode *k) {
+  return k && k->kind == SW_YSCALAR && k->plain && k->len == 2 && !memcmp(k->text, "<<", 2);
+}
+
+void sw_ydoc_free(struct sw_ydoc *doc) {
+  if (!doc) return;
+  for (size_t i = 0; i < doc->n_all; i++) {
+    struct sw_ynode *n = doc->all[i];
+    free(n->text);
+    free(n->anchor);
+    free(n->items);
+    free(n->pairs);
+    free(n);
+  }
+  free(doc->all);
+  free(doc);
+}
+
+/* ---- building the tree from libyaml's events ---------------------------------------------- */
+
+struct builder {
+  const char *file;
+  const char *text;
+  size_t len;
+  const struct sw_ylimits *lim;
+  struct sw_err *err;
+  struct sw_ydoc *doc;
+  struct sw_ynode **open; /* the collections not yet ended, outermost first */
+  size_t depth;
+  size_t nodes;
+  struct sw_ynode **anchored; /* nodes with an anchor, in the order they ended */
+  size_t n_anchored;
+};
+
+static int oom(struct builder *B) {
+  return sw_err_set(B->err, SW_ENOMEM, "%s: out of memory for its YAML", B->file);
+}
+
+static int failf(struct builder *B, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int failf(struct builder *B, int line, int col, const char *fmt, ...) {
+  char msg[SW_ERR_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return sw_err_set(B->err, SW_EINVAL, "%s:%d:%d: %s", B->file, line, col, msg);
+}
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (!d) return NULL;
+  if (n) memcpy(d, s, n);
+  d[n] = 0;
+  return d;
+}
+
+static struct sw_ynode *new_node(struct builder *B, enum sw_ykind kind, const yaml_mark_t *m,
+                                 const yaml_char_t *anchor) {
+  struct sw_ydoc *d = B->doc;
+  if (d->n_all == d->cap_all) {
+    size_t cap = d->cap_all ? 2 * d->cap_all : 64;
+    struct sw_ynode **all = realloc(d->all, cap * sizeof *all);
+    if (!all) return NULL;
+    d->all = all, d->cap_all = cap;
+  }
+  struct sw_ynode *n = calloc(1, sizeof *n);
+  if (!n) return NULL;
+  if (anchor && !(n->anchor = dup_n((const char *)anchor, strlen((const char *)anchor)))) {
+    free(n);
+    return NULL;
+  }
+  n->kind = kind;
+  n->line = (int)m->line + 1;
+  n->col = (int)m->column + 1;
+  d->all[d->n_all++] = n;
+  return n;
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return 0;
+  size_t c = *cap ? 2 * *cap : 4;
+  void *a = realloc(*arr, c * size);
+  if (!a) return -1;
+  *arr = a, *cap = c;
+  return 0;
+}
+
+/* Hangs n under the innermost open collection (or makes it the root). */
+static int attach(struct builder *B, struct sw_ynode *n) {
+  if (!B->depth) {
+    B->doc->root = n;
+    return 0;
+  }
+  struct sw_ynode *p = B->open[B->depth - 1];
+  if (p->kind == SW_YSEQ) {
+    if (grow((void **)&p->items, &p->cap, p->n, sizeof *p->items)) return oom(B);
+    p->items[p->n++] = n;
+    return 0;
+  }
+  /* A mapping: a key starts a pair, a value completes the last one. */
+  if (p->n && !p->pairs[p->n - 1].value) {
+    p->pairs[p->n - 1].value = n;
+    return 0;
+  }
+  if (p->n >= B->lim->map_keys)
+    return failf(B, n->line, n->col, "YAML: a mapping of more than %zu keys (the limit)",
+                 B->lim->map_keys);
+  if (grow((void **)&p->pairs, &p->cap, p->n, sizeof *p->pairs)) return oom(B);
+  p->pairs[p->n++] = (struct sw_ypair){n, NULL};
+  return 0;
+}
+
+static int add_anchor(struct builder *B, struct sw_ynode *n) {
+  if (!n->anchor) return 0;
+  if (B->n_anchored >= B->lim->anchors)
+    return failf(B, n->line, n->col, "YAML: more than %zu anchors (the limit)", B->lim->anchors);
+  B->anchored[B->n_anchored++] = n;
+  return 0;
+}
+
+/* A mapping's keys are unique: two scalar keys with the same text are refused at the second. */
+static int check_keys(struct builder *B, const struct sw_ynode *m) {
+  for (size_t i = 1; i < m->n; i++) {
+    const struct sw_ynode *k = m->pairs[i].key;
+    if (k->kind != SW_YSCALAR) continue;
+    for (size_t j = 0; j < i; j++) {
+      const struct sw_ynode *o = m->pairs[j].key;
+      if (o->kind == SW_YSCALAR && o->len == k->len && !memcmp(o->text, k->text, k->len))
+        return failf(B, k->line, k->col, "YAML: duplicate key '%.*s' (first at line %d)",
+                     (int)(k->len > 64 ? 64 : k->len), k->text, o->line);
+    }
+  }
+  return 0;
+}
+
+/* One node event: counted against the limits, built, attached. */
+static int on_node(struct builder *B, const yaml_event_t *ev) {
+  const yaml_mark_t *m = &ev->start_mark;
+  if (++B->nodes > B->lim->nodes)
+    return failf(B, (int)m->line + 1, (int)m->column + 1,
+                 "YAML: more than %zu YAML nodes (the limit)", B->lim->nodes);
+  struct sw_ynode *n = NULL;
+  int rc;
+  switch (ev->type) {
+  case YAML_SCALAR_EVENT:
+    if (!(n = new_node(B, SW_YSCALAR, m, ev->data.scalar.anchor))) return oom(B);
+    n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    n->len = ev->data.scalar.length;
+    if (!(n->text = dup_n((const char *)ev->data.scalar.value, n->len))) return oom(B);
+    if ((rc = attach(B, n)) || (rc = add_anchor(B, n))) return rc;
+    return 0;
+  case YAML_ALIAS_EVENT: {
+    if (!(n = new_node(B, SW_YALIAS, m, ev->data.alias.anchor))) return oom(B);
+    /* The latest anchor of that name that has ended: never the alias's own ancestors. */
+    for (size_t i = B->n_anchored; i-- > 0 && !n->target;)
+      if (!strcmp(B->anchored[i]->anchor, n->anchor)) n->target = B->anchored[i];
+    if (!n->target)
+      return failf(B, n->line, n->col, "YAML: alias '*%.64s' names no anchor before it", n->anchor);
+    return attach(B, n);
+  }
+  default: { /* a sequence or a mapping starts */
+    int seq = ev->type == YAML_SEQUENCE_START_EVENT;
+    if (B->depth >= B->lim->depth)
+      return failf(B, (int)m->line + 1, (int)m->column + 1,
+                   "YAML: nested deeper than %zu levels (the limit)", B->lim->depth);
+    n = new_node(B, seq ? SW_YSEQ : SW_YMAP, m,
+                 seq ? ev->data.sequence_start.anchor : ev->data.mapping_start.anchor);
+    if (!n) return oom(B);
+    if ((rc = attach(B, n))) return rc;
+    B->open[B->depth++] = n;
+    return 0;
+  }
+  }
+}
+
+/* libyaml's error as FILE:LINE:COL at the problem, with what it was reading and where that
+ * started. */
+static int parse_error(struct builder *B, const yaml_parser_t *p) {
+  if (p->error == YAML_MEMORY_ERROR) return oom(B);
+  int line = 1, col = 1;
+  if (p->error == YAML_READER_ERROR) {
+    pos_at(B->text, p->problem_offset < B->len ? p->problem_offset : B->len, &line, &col);
+    return failf(B, line, col, "YAML: %s", p->problem ? p->problem : "unreadable text");
+  }
+  line = (int)p->problem_mark.line + 1, col = (int)p->problem_mark.column + 1;
+  const char *problem = p->problem ? p->problem : "syntax error";
+  if (p->context)
+    return failf(B, line, col, "YAML: %s (%s at %d:%d)", problem, p->context,
+                 (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+  return failf(B, line, col, "YAML: %s", problem);
+}
+
+static int build(struct builder *B, yaml_parser_t *p) {
+  int docs = 0, rc = 0, done = 0;
+  while (!rc && !done) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(p, &ev)) return parse_error(B, p);
+    switch (ev.type) {
+    case YAML_STREAM_END_EVENT: done = 1; break;
+    case YAML_DOCUMENT_START_EVENT:
+      if (++docs > 1)
+        rc = failf(B, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
+                   "a second YAML document starts here (one document per file)");
+      break;
+    case YAML_SCALAR_EVENT:
+    case YAML_ALIAS_EVENT:
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: rc = on_node(B, &ev); break;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+      if (B->depth) {
+        struct sw_ynode *n = B->open[--B->depth];
+        if (n->kind == SW_YMAP) rc = check_keys(B, n);
+        if (!rc) rc = add_anchor(B, n);
+      }
+      break;
+    default: break;
+    }
+    yaml_event_delete(&ev);
+  }
+  return rc;
+}
+
+int sw_yaml_load(const char *file, const char *text, size_t len, const struct sw_ylimits *lim,
+                 struct sw_ydoc **out, struct sw_err *err) {
+  *out = NULL;
+  int rc = sw_yaml_utf8_check(file, text, len, err);
+  if (rc) return rc;
+  struct builder B = {file, text, len, lim, err, NULL, NULL, 0, 0, NULL, 0};
+  B.doc = calloc(1, sizeof *B.doc);
+  B.open = calloc(lim->depth + 1, sizeof *B.open);
+  B.anchored = calloc(lim->anchors + 1, sizeof *B.anchored);
+  yaml_parser_t p;
+  int have_parser = 0;
+  if (!B.doc || !B.open || !B.anchored || !(have_parser = yaml_parser_initialize(&p))) {
+    rc = oom(&B);
+  } else {
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
+    rc = build(&B, &p);
+  }
+  if (have_parser) yaml_parser_delete(&p);
+  free(B.open);
+  free(B.anchored);
+  if (rc) {
+    sw_ydoc_free(B.doc);
+    return rc;
+  }
+  *out = B.doc;
+  return 0;
+}
+
+/* ---- resolving aliases and merge keys ----------------------------------------------------- */
+
+static struct sw_ynode *deref(struct sw_ynode *n) {
+  return n && n->kind == SW_YALIAS ? n->target : n;
+}
+
+static int has_key(const struct sw_ypair *pairs, size_t n, const struct sw_ynode *k) {
+  if (k->kind != SW_YSCALAR) return 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct sw_ynode *o = pairs[i].key;
+    if (o->kind == SW_YSCALAR && !sw_yaml_is_merge_key(o) && o->len == k->len &&
+        !memcmp(o->text, k->text, k->len))
+      return 1;
+  }
+  return 0;
+}
+
+static int resolve_node(const char *file, struct sw_ynode *n, struct sw_err *err);
+
+/* The pairs a merge key's value adds to m, appended to *out (those whose keys m or an earlier
+ * merged mapping has are skipped). */
+static int merge_from(const char *file, const struct sw_ynode *m, const struct sw_ynode *key,
+                      struct sw_ynode *src, struct sw_ypair **out, size_t *n_out, size_t *cap,
                       struct sw_err *err) {
-  *copy = NULL;
-  *copy_len = 0;
-  if (!memchr(text, '\r', len)) return 0;
-  char *out = malloc(len + 1);
-  if (!out) return sw_err_set(err, SW_ENOMEM, "out of memory for a YAML text of %zu bytes", len);
+  if (!src || src->kind != SW_YMAP)
+    return sw_err_set(err, SW_EINVAL,
+                      "%s:%d:%d: YAML: a merge key '<<' takes a mapping or a sequence of mappings",
+                      file, key->line, key->col);
+  int rc = resolve_node(file, src, err);
+  if (rc) return rc;
+  for (size_t i = 0; i < src->n; i++) {
+    const struct sw_ypair *sp = &src->pairs[i];
+    if (has_key(m->pairs, m->n, sp->key) || has_key(*out, *n_out, sp->key)) continue;
+    if (grow((void **)out, cap, *n_out, sizeof **out))
+      return sw_err_set(err, SW_ENOMEM, "%s: out of memory for its YAML", file);
+    (*out)[(*n_out)++] = *sp;
+  }
+  return 0;
+}
+
+static int resolve_node(const char *file, struct sw_ynode *n, struct sw_err *err) {
+  if (!n || n->resolved) return 0;
+  n->resolved = 1;
+  int rc = 0;
+  if (n->kind == SW_YSEQ) {
+    for (size_t i = 0; !rc && i < n->n; i++) {
+      n->items[i] = deref(n->items[i]);
+      rc = resolve_node(file, n->items[i], err);
+    }
+    return rc;
+  }
+  if (n->kind != SW_YMAP) return 0;
+  int merges = 0;
+  for (size_t i = 0; !rc && i < n->n; i++) {
+    struct sw_ypair *p = &n->pairs[i];
+    p->key = deref(p->key);
+    p->value = deref(p->value);
+    if (sw_yaml_is_merge_key(p->key)) {
+      merges = 1;
+      continue; /* its value is read by merge_from */
+    }
+    rc = resolve_node(file, p->key, err);
+    if (!rc) rc = resolve_node(file, p->value, err);
+  }
+  if (rc || !merges) return rc;
+  /* The mapping's own pairs, then what each merge key adds, in the order written. */
+  struct sw_ypair *merged = NULL;
+  size_t nm = 0, cap = 0;
+  for (size_t i = 0; !rc && i < n->n; i++) {
+    struct sw_ypair *p = &n->pairs[i];
+    if (!sw_yaml_is_merge_key(p->key)) continue;
+    if (p->value && p->value->kind == SW_YSEQ) {
+      for (size_t j = 0; !rc && j < p->value->n; j++)
+        rc = merge_from(file, n, p->key, deref(p->value->items[j]), &merged, &nm, &cap, err);
+    } else {
+      rc = merge_from(file, n, p->key, p->value, &merged, &nm, &cap, err);
+    }
+  }
+  size_t own = 0;
+  for (size_t i = 0; i < n->n; i++) own += !sw_yaml_is_merge_key(n->pairs[i].key);
+  struct sw_ypair *all = rc ? NULL : malloc((own + nm + 1) * sizeof *all);
+  if (!rc && !all) rc = sw_err_set(err, SW_ENOMEM, "%s: out of memory for its YAML", file);
+  if (!rc) {
+    size_t w = 0;
+    for (size_t i = 0; i < n->n; i++)
+      if (!sw_yaml_is_merge_key(n->pairs[i].key)) all[w++] = n->pairs[i];
+    if (nm) memcpy(all + w, merged, nm * sizeof *merged);
+    free(n->pairs);
+    n->pairs = all;
+    n->n = n->cap = own + nm;
+  }
+  free(merged);
+  return rc;
+}
+
+/* Before anything is resolved, a walk bounds the expansion: it visits the tree the way the
+ * resolved one will be read (an alias stands for the node it names, a merge key adds the pairs of
+ * the mappings it names) without copying anything, and stops at the first limit it passes, so its
+ * cost is at most lim->nodes visits however large the expansion would have been. via is the
+ * outermost alias on the current path (the one written in the text's own structure, where the user
+ * looks). */
+struct budget {
+  const char *file;
+  const struct sw_ylimits *lim;
+  struct sw_err *err;
+  size_t nodes;
+  const struct sw_ynode *via;
+};
+
+static int budget_fail(struct budget *b, const struct sw_ynode *at, const char *what) {
+  if (!b->via)
+    return sw_err_set(b->err, SW_EINVAL, "%s:%d:%d: YAML: %s", b->file, at->line, at->col, what);
+  return sw_err_set(b->err, SW_EINVAL, "%s:%d:%d: alias '*%.64s' expands the document: %s", b->file,
+                    b->via->line, b->via->col, b->via->anchor, what);
+}
+
+/* Pairs a mapping holds once its merge keys are applied (an upper bound: keys it has already are
+ * skipped then). hops bounds chains of merges. */
+static size_t map_width(const struct sw_ynode *m, size_t hops, const struct sw_ylimits *lim) {
   size_t w = 0;
-  for (size_t i = 0; i < len; i++) {
-    if (text[i] != '\r') {
-      out[w++] = text[i];
+  for (size_t i = 0; i < m->n && w <= lim->nodes; i++) {
+    if (!sw_yaml_is_merge_key(m->pairs[i].key)) {
+      w++;
       continue;
     }
-    out[w++] = '\n';
-    if (i + 1 < len && text[i + 1] == '\n') i++;
+    const struct sw_ynode *v = deref(m->pairs[i].value);
+    size_t k = v && v->kind == SW_YSEQ ? v->n : 1;
+    for (size_t j = 0; j < k; j++) {
+      const struct sw_ynode *one = v && v->kind == SW_YSEQ ? deref(v->items[j]) : v;
+      if (one && one->kind == SW_YMAP)
+        w += hops >= lim->depth ? lim->nodes + 1 : map_width(one, hops + 1, lim);
+    }
   }
-  out[w] = 0;
-  *copy = out;
-  *copy_len = w;
-  return 0;
+  return w;
 }
 
-/* libfyaml 0.7.12 unescapes a run of two or more escaped quotes in a single-quoted scalar wrongly
- * when text follows it ('a''''b' reads as a''' instead of a''b) and loses the buffer it unescapes
- * into at five or more (2 KiB per scalar, found by fuzzing: "x: ''''''''''''"; a coordinator loads
- * specs for as long as it runs). An event pass never asks for a scalar's text, so the scalar can be
- * refused from the raw text between the event's marks, before anything formats it. */
-int sw_yaml_quote_run(const char *yaml, size_t len, struct fy_event *ev) {
-  struct fy_token *tok = fy_event_get_token(ev);
-  if (!tok || fy_token_scalar_style(tok) != FYSS_SINGLE_QUOTED) return 0;
-  /* The marks hold the text between the quotes. */
-  const struct fy_mark *s = fy_event_start_mark(ev), *e = fy_event_end_mark(ev);
-  if (!s || !e) return 0;
-  size_t end = e->input_pos < len ? e->input_pos : len, run = 0;
-  for (size_t i = s->input_pos; i < end; i++) {
-    run = yaml[i] == '\'' ? run + 1 : 0;
-    if (run >= 4) return 1;
+static int budget_walk(struct budget *b, const struct sw_ynode *n, size_t depth) {
+  if (!n) return 0;
+  if (n->kind == SW_YALIAS) {
+    const struct sw_ynode *outer = b->via;
+    if (!outer) b->via = n;
+    int rc = budget_walk(b, n->target, depth);
+    b->via = outer;
+    return rc;
   }
-  return 0;
-}
-
-int sw_yaml_quote_runs_check(const char *file, const char *yaml, size_t len, struct sw_err *err) {
-  struct fy_diag *diag = sw_yaml_diag_new();
-  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_JSON_NONE,
-                              .diag = diag};
-  struct fy_parser *fyp = diag ? fy_parser_create(&pcfg) : NULL;
-  if (!fyp || fy_parser_set_string(fyp, yaml, len)) {
-    fy_parser_destroy(fyp);
-    fy_diag_destroy(diag);
-    return sw_err_set(err, SW_ENOMEM, "%s: out of memory for the YAML parser", file);
+  char what[96];
+  if (++b->nodes > b->lim->nodes) {
+    snprintf(what, sizeof what, "more than %zu YAML nodes (the limit)", b->lim->nodes);
+    return budget_fail(b, n, what);
+  }
+  if (n->kind == SW_YSCALAR) return 0;
+  if (depth >= b->lim->depth) {
+    snprintf(what, sizeof what, "nested deeper than %zu levels (the limit)", b->lim->depth);
+    return budget_fail(b, n, what);
   }
   int rc = 0;
-  struct fy_event *ev;
-  while (!rc && (ev = fy_parser_parse(fyp)) != NULL) {
-    if (ev->type == FYET_SCALAR && sw_yaml_quote_run(yaml, len, ev)) {
-      const struct fy_mark *m = fy_event_start_mark(ev);
-      int line = m ? m->line + 1 : 1, col = m ? m->column + 1 : 1;
-      if (col > 1) col--; /* the event starts after the opening quote */
-      rc = sw_err_set(err, SW_EINVAL,
-                      "%s:%d:%d: YAML: a single-quoted scalar with 2 or more escaped quotes ('') "
-                      "in a row (write it double-quoted)",
-                      file, line, col);
-    }
-    fy_parser_event_free(fyp, ev);
+  if (n->kind == SW_YSEQ) {
+    for (size_t i = 0; !rc && i < n->n; i++) rc = budget_walk(b, n->items[i], depth + 1);
+    return rc;
   }
-  if (!rc && fy_diag_got_error(diag)) rc = sw_yaml_diag_error(file, diag, "no YAML document", err);
-  fy_parser_destroy(fyp);
-  fy_diag_destroy(diag);
+  const struct sw_ynode *merge = NULL;
+  for (size_t i = 0; !rc && i < n->n; i++) {
+    if (!merge && sw_yaml_is_merge_key(n->pairs[i].key)) merge = n->pairs[i].key;
+    rc = budget_walk(b, n->pairs[i].key, depth + 1);
+    if (!rc) rc = budget_walk(b, n->pairs[i].value, depth + 1);
+  }
+  if (!rc && merge && map_width(n, 0, b->lim) > b->lim->map_keys) {
+    snprintf(what, sizeof what, "a mapping of more than %zu keys after merge keys (the limit)",
+             b->lim->map_keys);
+    rc = budget_fail(b, merge, what);
+  }
   return rc;
+}
+
+int sw_yaml_resolve(const char *file, struct sw_ydoc *doc, const struct sw_ylimits *lim,
+                    struct sw_err *err) {
+  if (!doc->root) return 0;
+  struct budget b = {file, lim, err, 0, NULL};
+  int rc = budget_walk(&b, doc->root, 0);
+  if (rc) return rc;
+  doc->root = deref(doc->root);
+  return resolve_node(file, doc->root, err);
 }

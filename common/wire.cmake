@@ -10,4 +10,4 @@ add_library(sw_wire STATIC
 add_dependencies(sw_wire sw_proto)
 target_include_directories(sw_wire PUBLIC ${CMAKE_CURRENT_LIST_DIR} PRIVATE ${SW_PROTO_GEN_DIR})
 target_link_libraries(sw_wire PUBLIC sw_util sw_yaml PkgConfig::JANSSON
-                      PRIVATE PkgConfig::PROTOBUFC PkgConfig::FYAML)
+                      PRIVATE PkgConfig::PROTOBUFC PkgConfig::YAML)

@@ -1,11 +1,10 @@
 /* gs_config.c: the key table of the trainer configuration (type, default, meaning), parsing of
- * values from `--set` and YAML (libfyaml), validation, and serialisation to JSON (jansson) for
- * result.json. Adding a key means one line in `keys[]` plus the struct field. */
+ * values from `--set` and YAML (sw_yaml: libyaml), validation, and serialisation to JSON (jansson)
+ * for result.json. Adding a key means one line in `keys[]` plus the struct field. */
 #include "gs_config.h"
 
 #include <errno.h>
 #include <jansson.h>
-#include <libfyaml.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -400,25 +399,10 @@ void gs_config_defaults(struct gs_config *cfg) {
 }
 
 /* Text of a YAML scalar node, or NULL. */
-static const char *scalar(struct fy_node *n, size_t *len) {
-  if (!n || fy_node_get_type(n) != FYNT_SCALAR) return NULL;
-  return fy_node_get_scalar(n, len);
-}
-
-/* Sets *line, *col (1-based) to where n starts, when it knows: only scalar nodes carry a token
- * with a position in this libfyaml, so for a collection they keep what the caller had (the key's
- * position, say). The first scalar of a sequence stands for the sequence. */
-static void node_pos(struct fy_node *n, int *line, int *col) {
-  if (n && fy_node_get_type(n) == FYNT_SEQUENCE) {
-    void *it = NULL;
-    struct fy_node *first = fy_node_sequence_iterate(n, &it);
-    if (first && fy_node_get_type(first) == FYNT_SCALAR) n = first;
-  }
-  struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
-  const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
-  if (!m) return;
-  *line = m->line + 1;
-  *col = m->column + 1;
+static const char *scalar(const struct sw_ynode *n, size_t *len) {
+  if (!n || n->kind != SW_YSCALAR) return NULL;
+  *len = n->len;
+  return n->text;
 }
 
 /* Reads at most GS_CONFIG_FILE_MAX + 1 bytes of path, so that a device that never ends is not read
@@ -462,44 +446,22 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
   if (len > GS_CONFIG_FILE_MAX)
     return sw_err_set(err, SW_EINVAL, "%s:1:1: config file larger than %u bytes (the limit)", path,
                       (unsigned)GS_CONFIG_FILE_MAX);
-  /* What libfyaml 0.7.12 cannot be trusted to read is refused or rewritten first (sw_yaml.h). */
-  char *lf = NULL;
-  size_t lf_len = 0;
-  struct fy_diag *diag = NULL;
-  struct fy_document *doc = NULL;
-  int rc = sw_yaml_utf8_check(path, text, len, err);
-  if (!rc) rc = sw_yaml_lf_breaks(text, len, &lf, &lf_len, err);
-  if (!rc && lf) text = lf, len = lf_len;
-  if (!rc) rc = sw_yaml_quote_runs_check(path, text, len, err);
+  /* A config is a flat mapping of a few dozen keys; the limits keep a hostile file small. */
+  const struct sw_ylimits lim = {GS_CONFIG_NODES_MAX, 8, 256, 64};
+  struct sw_ydoc *doc = NULL;
+  int rc = sw_yaml_load(path, text, len, &lim, &doc, err);
+  if (!rc) rc = sw_yaml_resolve(path, doc, &lim, err);
   if (rc) goto out;
-  diag = sw_yaml_diag_new();
-  if (!diag) {
-    rc = sw_err_set(err, SW_ENOMEM, "config file '%s': out of memory", path);
-    goto out;
-  }
-  struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
-  doc = fy_document_build_from_string(&pcfg, text, len);
-  /* No document and no error: the text holds no YAML node (empty, comments): nothing set. */
-  if (!doc && !sw_yaml_diag_has_error(diag)) goto out;
-  if (!doc || fy_diag_got_error(diag)) {
-    rc = sw_yaml_diag_error(path, diag, "not valid YAML", err);
-    goto out;
-  }
-  struct fy_node *root = fy_document_root(doc);
-  if (!root) goto out; /* an empty file sets nothing */
-  if (fy_node_get_type(root) != FYNT_MAPPING) {
-    int line = 1, col = 1;
-    node_pos(root, &line, &col);
+  struct sw_ynode *root = doc->root;
+  if (!root) goto out; /* an empty file (or only comments) sets nothing */
+  if (root->kind != SW_YMAP) {
     rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: top level must be a mapping of key: value", path,
-                    line, col);
+                    root->line, root->col);
     goto out;
   }
-  void *it = NULL;
-  struct fy_node_pair *p;
-  while ((p = fy_node_mapping_iterate(root, &it)) != NULL) {
-    struct fy_node *kn = fy_node_pair_key(p), *vn = fy_node_pair_value(p);
-    int line = 1, col = 1;
-    node_pos(kn, &line, &col);
+  for (size_t i = 0; i < root->n; i++) {
+    const struct sw_ynode *kn = root->pairs[i].key, *vn = root->pairs[i].value;
+    int line = kn->line, col = kn->col;
     size_t kl = 0;
     const char *ks = scalar(kn, &kl);
     char key[128];
@@ -516,15 +478,14 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
     }
     char val[1024];
     size_t vl = 0;
-    if (vn && fy_node_get_type(vn) == FYNT_SEQUENCE && k->type == K_LIST) {
-      void *sit = NULL;
-      struct fy_node *e;
+    if (vn && vn->kind == SW_YSEQ && k->type == K_LIST) {
       val[0] = 0;
-      while ((e = fy_node_sequence_iterate(vn, &sit)) != NULL) {
+      for (size_t j = 0; j < vn->n; j++) {
+        const struct sw_ynode *e = vn->items[j];
         size_t el = 0;
         const char *es = scalar(e, &el);
         if (!es || vl + el + 2 >= sizeof val) {
-          node_pos(e, &line, &col);
+          line = e->line, col = e->col;
           rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': bad list element", path, line,
                           col, key);
           goto out;
@@ -538,7 +499,7 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
       const char *vs = vn ? scalar(vn, &vl) : "";
       if (!vn) vl = 0;
       if (!vs || vl >= sizeof val) {
-        if (vn) node_pos(vn, &line, &col);
+        if (vn) line = vn->line, col = vn->col;
         rc = sw_err_set(err, SW_EINVAL, "%s:%d:%d: config key '%s': value must be a scalar%s", path,
                         line, col, key, k->type == K_LIST ? " or a list" : "");
         goto out;
@@ -549,15 +510,13 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
     struct sw_err e2 = {0};
     rc = set_value(cfg, k, val, &e2);
     if (rc) {
-      if (vn) node_pos(vn, &line, &col);
+      if (vn) line = vn->line, col = vn->col;
       sw_err_set(err, rc, "%s:%d:%d: %s", path, line, col, e2.msg);
       goto out;
     }
   }
 out:
-  fy_document_destroy(doc);
-  if (diag) fy_diag_destroy(diag);
-  free(lf); /* after the document, which reads from it */
+  sw_ydoc_free(doc);
   return rc;
 }
 

@@ -3,4 +3,4 @@
 # would refuse) and by test_sweep_configs.
 add_library(gs_config STATIC ${CMAKE_CURRENT_LIST_DIR}/gs_config.c)
 target_include_directories(gs_config PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(gs_config PUBLIC sw_util sw_yaml PkgConfig::FYAML PkgConfig::JANSSON m)
+target_link_libraries(gs_config PUBLIC sw_util sw_yaml PkgConfig::YAML PkgConfig::JANSSON m)

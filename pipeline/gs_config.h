@@ -151,10 +151,13 @@ int gs_config_set_kv(struct gs_config *cfg, const char *kv, struct sw_err *err);
 /* Largest config file gs_config_load_yaml reads (bytes). */
 #define GS_CONFIG_FILE_MAX (256u * 1024u)
 
+/* YAML nodes a config file may hold (sw_yaml limits; it has a few dozen keys). */
+#define GS_CONFIG_NODES_MAX 4096
+
 /* Applies a YAML file: a mapping of key: value (checkpoints may be a sequence). Errors name the
- * file, line and column. Text that is not UTF-8, a single-quoted scalar with escaped quotes in a
- * row (sw_yaml.h) and a file over GS_CONFIG_FILE_MAX are refused before libfyaml reads it.
- * Returns 0, SW_EINVAL, SW_ENOTFOUND, SW_EIO or SW_ENOMEM. */
+ * file, line and column. A file over GS_CONFIG_FILE_MAX is refused before it is parsed; text that
+ * is not UTF-8, a second document, a key twice or more than GS_CONFIG_NODES_MAX nodes are refused
+ * by sw_yaml_load. Returns 0, SW_EINVAL, SW_ENOTFOUND, SW_EIO or SW_ENOMEM. */
 int gs_config_load_yaml(struct gs_config *cfg, const char *path, struct sw_err *err);
 /* The same for text[0, len) already in memory (no NUL needed), errors naming path. */
 int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char *text, size_t len,

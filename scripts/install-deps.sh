@@ -7,7 +7,7 @@ pkgs=(
   libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
   libcurl4-openssl-dev libsqlite3-dev sqlite3 check
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-tools spirv-tools
-  libfyaml-dev libjansson-dev libspng-dev libsodium-dev libgsl-dev
+  libyaml-dev libjansson-dev libspng-dev libsodium-dev libgsl-dev
   libarchive-dev libmicrohttpd-dev libjpeg62-turbo-dev libexif-dev libjs-chart.js jq clang
   libclang-rt-14-dev clang-format spirv-cross nftables
   python3 python3-jsonschema

@@ -1,6 +1,6 @@
 /* test_config.c: the trainer's config file loader (gs_config_load_yaml, `splat-train train
  * --config FILE`) on what a user or a hostile file can hand it: every refusal names FILE:LINE:COL,
- * and the text libfyaml 0.7.12 cannot be trusted with (sw_yaml.h) never reaches it. No GPU. */
+ * including texts that crashed the YAML parser used before libyaml (sw_yaml.h). No GPU. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,24 +74,36 @@ END_TEST
 START_TEST(refusals_are_positioned) {
   refused("iterations: 5\nbogus_key: 1\n", "2:1: unknown config key 'bogus_key'");
   refused("iterations: 5\r\n\r\nbogus_key: 1\r\n", "3:1: unknown config key 'bogus_key'");
-  /* A syntax error, where libfyaml saw it (the end of the text). */
-  refused("iterations: [1, 2\n", "2:1: YAML: flow sequence without a closing bracket");
-  refused("- 1\n- 2\n", "1:3: top level must be a mapping"); /* at its first item */
+  /* A syntax error, where libyaml saw it (the end of the text), with where the construct began. */
+  refused("iterations: [1, 2\n",
+          "2:1: YAML: did not find expected ',' or ']' (while parsing a flow sequence at 1:13)");
+  refused("- 1\n- 2\n", "1:1: top level must be a mapping"); /* where the sequence starts */
   refused("seed: x\n", "1:7: config key 'seed'");
-  /* A collection where a scalar belongs: at the key (collections have no position of their own),
-   * a bad list at its first element. */
-  refused("iterations: 5\nseed: {a: 1}\n", "2:1: config key 'seed': value must be a scalar");
-  refused("iterations: 5\ncheckpoints: [x, 2]\n", "2:15: config key 'checkpoints'");
+  /* A collection where a scalar belongs, or a list with a bad value: where the collection
+   * starts. */
+  refused("iterations: 5\nseed: {a: 1}\n", "2:7: config key 'seed': value must be a scalar");
+  refused("iterations: 5\ncheckpoints: [x, 2]\n", "2:14: config key 'checkpoints'");
+  /* A key twice, a second document, an alias to nothing, too many nodes. */
+  refused("seed: 1\nseed: 2\n", "2:1: YAML: duplicate key 'seed' (first at line 1)");
+  refused("seed: 1\n---\nseed: 2\n", "2:1: a second YAML document starts here");
+  refused("seed: *s\n", "1:7: YAML: alias '*s' names no anchor before it");
   /* Positions count CR LF and lone CR line ends as YAML does, also for bad UTF-8. */
   refused("seed: 1\r%YAML \xa5\n", "2:7: not UTF-8 text (byte 0xa5)");
   refused("seed: 1\r\n%YAML \xa5\n", "2:7: not UTF-8 text (byte 0xa5)");
-  /* Escaped quotes in a row in a single-quoted scalar (libfyaml reads 'a''''b' as a''' and leaks
-   * from five): refused at the opening quote; the same text double-quoted loads. */
-  refused("seed: 1\ntile_cull: 'box''''x'\n", "2:12: YAML: a single-quoted scalar with 2 or more");
+  /* Control characters YAML does not allow in its text (a NUL, say) are refused where they are. */
+  refused("seed: 1\ntile_cull: b\x01ox\n", "2:13: YAML: control characters are not allowed");
+  /* Texts that crashed libfyaml 0.7.12, the parser before libyaml (found by the config fuzzer
+   * against an instrumented build; tests/fuzz/corpus/config/fyaml_*): a double-quoted scalar
+   * that ends in a backslash at the end of the text, and tabs around a mapping key. */
+  refused("sl_out:se&ed: \"checkpoi%\\", "1:");
+  refused("?\r \t\t\t\t\t\t\t\t\t\t\t\t\t   \t\t\tseed:   \t\n", "2:2: YAML:");
+  /* Escaped quotes in a row in a single-quoted scalar read as YAML says. */
   struct gs_config c;
   struct sw_err err;
+  ck_assert_int_eq(load("tile_cull: 'box'\nseed: '1''''2'\n", &c, &err), SW_EINVAL);
+  ck_assert_msg(strstr(err.msg, "1''2") != NULL, "'1''''2' read as something else: %s", err.msg);
   ck_assert_int_eq(load("tile_cull: \"ellipse\"\n", &c, &err), 0);
-  /* Text that is not UTF-8 (libfyaml loops for ever on some of it in a directive line). */
+  /* Text that is not UTF-8 (libfyaml looped for ever on some of it in a directive line). */
   refused("seed: 1\n%YAML \xa5\n", "2:7: not UTF-8 text (byte 0xa5)");
 }
 END_TEST
