@@ -127,6 +127,24 @@ START_TEST(size_is_bounded) {
   ck_assert_msg(strstr(err.msg, "/dev/zero:1:1: config file larger than") != NULL, "%s", err.msg);
   sw_err_clear(&err);
   ck_assert_int_eq(gs_config_load_yaml(&c, "/nonexistent/x.yaml", &err), SW_ENOTFOUND);
+  /* Within the size, the YAML limits (sw_yaml_load) hold: 4,096 nodes, 8 levels of nesting, an
+   * alias bomb refused at the alias without being expanded. */
+  size_t cap = 16 * 4100;
+  char *many = malloc(cap);
+  ck_assert_ptr_nonnull(many);
+  size_t off = (size_t)snprintf(many, cap, "checkpoints: [");
+  for (int i = 0; i < 4096; i++)
+    off += (size_t)snprintf(many + off, cap - off, "%s1", i ? "," : "");
+  snprintf(many + off, cap - off, "]\n");
+  refused(many, "1:");
+  ck_assert_int_eq(load(many, &c, &err), SW_EINVAL);
+  ck_assert_msg(strstr(err.msg, "YAML: more than 4096 YAML nodes (the limit)"), "%s", err.msg);
+  free(many);
+  refused("seed: [[[[[[[[1]]]]]]]]\n", "1:14: YAML: nested deeper than 8 levels (the limit)");
+  refused("a: &a [1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+          "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n"
+          "seed: [*d, *d]\n",
+          "4:28: alias '*c' expands the document: more than 4096 YAML nodes (the limit)");
 }
 END_TEST
 
