@@ -12,6 +12,9 @@
 #   build-fuzz/bin/fuzz_TARGET build-fuzz/crashes/TARGET-crash-...
 # fix the parser at fault, and keep the input in tests/fuzz/corpus/TARGET. SW_JOBS targets run at
 # once (default: every core); SW_BUILD_DIR overrides build-fuzz.
+# The Debian libraries the targets call (libyaml, jansson, libspng, protobuf-c) are not
+# instrumented here, so a fault inside one is found only by chance, with no coverage to guide the
+# fuzzer there; scripts/fuzz-yaml-instrumented.sh builds libyaml from its source for that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
