@@ -22,8 +22,8 @@
 /* Limits on hostile input (docs/spec.md "Limits"). The text is bounded first (the control
  * endpoint refuses a longer spec_yaml too). sw_yaml_load checks the nodes, the nesting, the width
  * of every mapping as written and the anchors while it parses, and refuses a second document;
- * sw_yaml_resolve then bounds what aliases and merge keys expand to with the same numbers before
- * anything is read through them, so an alias bomb ("billion laughs") is refused after at most
+ * then it bounds what aliases and merge keys expand to with the same numbers before anything is
+ * read through them, so an alias bomb ("billion laughs") is refused after at most
  * SPEC_NODES_MAX visits instead of being expanded. The mapping width bounds the duplicate-key
  * checks (every key of a mapping against every other); aliases look their anchor up by a linear
  * search, so the anchors are bounded too (a spec needs a handful). */
@@ -58,17 +58,11 @@ struct loader {
 
 /* ---- positions and errors ------------------------------------------------------------ */
 
-static void node_pos(const struct sw_ynode *n, int *line, int *col) {
-  *line = n ? n->line : 1, *col = n ? n->col : 1;
-}
-
 /* Position of a node: its own when it is a scalar, else that of the key introducing it (1:1 for
  * the top level). */
 static void yn_pos(const struct yn *y, int *line, int *col) {
-  if (y->n && y->n->kind == SW_YSCALAR)
-    node_pos(y->n, line, col);
-  else
-    node_pos(y->key, line, col);
+  const struct sw_ynode *n = y->n && y->n->kind == SW_YSCALAR ? y->n : y->key;
+  *line = n ? n->line : 1, *col = n ? n->col : 1;
 }
 
 static int failv(struct loader *L, int line, int col, const char *fmt, va_list ap) {
@@ -96,19 +90,9 @@ static int oom(struct loader *L) {
 /* ---- scalar access ------------------------------------------------------------------- */
 
 /* The scalar text of a node as a new NUL-terminated string, or NULL when not a scalar. */
-static char *scalar_dup(struct sw_ynode *n) {
-  if (!n || n->kind != SW_YSCALAR) return NULL;
-  size_t len = 0;
-  const char *s = n->text;
-  len = n->len;
-  char *out = malloc(len + 1);
-  if (!out) return NULL;
-  memcpy(out, s, len);
-  out[len] = 0;
-  return out;
+static char *scalar_dup(const struct sw_ynode *n) {
+  return n && n->kind == SW_YSCALAR ? strdup(n->text) : NULL;
 }
-
-static int is_plain(const struct sw_ynode *n) { return n->plain; }
 
 static const char *type_word(struct sw_ynode *n) {
   if (!n) return "nothing";
@@ -166,7 +150,7 @@ static int get_str(struct loader *L, const struct yn *y, size_t max, int allow_e
   if (rc) return rc;
   char *s = scalar_dup(y->n);
   if (!s) return oom(L);
-  if (is_plain(y->n) && is_null_text(s)) {
+  if (y->n->plain && is_null_text(s)) {
     if (!allow_empty) {
       free(s);
       return fail(L, y, "%s: expected a string, got null", y->path);
@@ -188,7 +172,7 @@ static int get_real(struct loader *L, const struct yn *y, double lo, double hi, 
   char *s = scalar_dup(y->n);
   if (!s) return oom(L);
   double v;
-  int ok = is_plain(y->n) && real_text(s, &v);
+  int ok = y->n->plain && real_text(s, &v);
   free(s);
   if (!ok) return fail(L, y, "%s: expected a number", y->path);
   if (v < lo || v > hi) return fail(L, y, "%s: %g out of range [%g, %g]", y->path, v, lo, hi);
@@ -203,7 +187,7 @@ static int get_int(struct loader *L, const struct yn *y, long long lo, long long
   char *s = scalar_dup(y->n);
   if (!s) return oom(L);
   long long v;
-  int ok = is_plain(y->n) && int_text(s, &v);
+  int ok = y->n->plain && int_text(s, &v);
   free(s);
   if (!ok) return fail(L, y, "%s: expected an integer", y->path);
   if (v < lo || v > hi) return fail(L, y, "%s: %lld out of range [%lld, %lld]", y->path, v, lo, hi);
@@ -224,7 +208,7 @@ static int get_bool(struct loader *L, const struct yn *y, bool *out) {
   if (rc) return rc;
   char *s = scalar_dup(y->n);
   if (!s) return oom(L);
-  int ok = is_plain(y->n) && bool_text(s, out);
+  int ok = y->n->plain && bool_text(s, out);
   free(s);
   if (!ok) return fail(L, y, "%s: expected true or false", y->path);
   return 0;
@@ -324,7 +308,7 @@ static int scalar_value(struct loader *L, const struct yn *y, json_t **value, ch
   long long i;
   double d;
   json_t *v;
-  if (!is_plain(y->n)) {
+  if (!y->n->plain) {
     v = json_string(s);
     if (!v) {
       free(s);
@@ -392,7 +376,7 @@ static int load_config(struct loader *L, const struct yn *y, struct sw_spec_conf
 
 static int load_builtin(struct loader *L, const struct yn *y, struct sw_spec_trainer *t) {
   t->kind = SW_TRAINER_BUILTIN;
-  if (!y->n || (y->n->kind == SW_YSCALAR && is_plain(y->n))) {
+  if (!y->n || (y->n->kind == SW_YSCALAR && y->n->plain)) {
     /* `builtin:` with no value means "all defaults". */
     char *s = scalar_dup(y->n);
     int empty = !y->n || (s && is_null_text(s));
@@ -1195,7 +1179,6 @@ int sw_spec_load_string(const char *yaml, const char *name_for_errors, struct sw
                                  SPEC_ANCHORS_MAX};
   struct sw_ydoc *doc = NULL;
   int rc = sw_yaml_load(L.file, yaml, len, &lim, &doc, err);
-  if (!rc) rc = sw_yaml_resolve(L.file, doc, &lim, err);
   if (!rc && !doc->root) rc = sw_err_set(err, SW_EINVAL, "%s:1:1: empty spec", L.file);
   if (!rc && !(L.s = calloc(1, sizeof *L.s))) rc = oom(&L);
   if (!rc) {

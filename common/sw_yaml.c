@@ -50,8 +50,19 @@ int sw_yaml_utf8_check(const char *file, const char *yaml, size_t len, struct sw
                     (unsigned char)yaml[bad]);
 }
 
-int sw_yaml_is_merge_key(const struct sw_ynode *k) {
+/* Whether k is the merge key `<<` (a plain scalar). */
+static int is_merge_key(const struct sw_ynode *k) {
   return k && k->kind == SW_YSCALAR && k->plain && k->len == 2 && !memcmp(k->text, "<<", 2);
+}
+
+/* Whether a and b are scalars with the same text (the same key of a mapping). */
+static int same_text(const struct sw_ynode *a, const struct sw_ynode *b) {
+  return a->kind == SW_YSCALAR && b->kind == SW_YSCALAR && a->len == b->len &&
+         !memcmp(a->text, b->text, a->len);
+}
+
+static int yaml_oom(const char *file, struct sw_err *err) {
+  return sw_err_set(err, SW_ENOMEM, "%s: out of memory for its YAML", file);
 }
 
 void sw_ydoc_free(struct sw_ydoc *doc) {
@@ -84,9 +95,7 @@ struct builder {
   size_t n_anchored;
 };
 
-static int oom(struct builder *B) {
-  return sw_err_set(B->err, SW_ENOMEM, "%s: out of memory for its YAML", B->file);
-}
+static int oom(struct builder *B) { return yaml_oom(B->file, B->err); }
 
 static int failf(struct builder *B, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -107,18 +116,22 @@ static char *dup_n(const char *s, size_t n) {
   return d;
 }
 
+static int grow(void **arr, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return 0;
+  size_t c = *cap ? 2 * *cap : 4;
+  void *a = realloc(*arr, c * size);
+  if (!a) return -1;
+  *arr = a, *cap = c;
+  return 0;
+}
+
 static struct sw_ynode *new_node(struct builder *B, enum sw_ykind kind, const yaml_mark_t *m,
                                  const yaml_char_t *anchor) {
   struct sw_ydoc *d = B->doc;
-  if (d->n_all == d->cap_all) {
-    size_t cap = d->cap_all ? 2 * d->cap_all : 64;
-    struct sw_ynode **all = realloc(d->all, cap * sizeof *all);
-    if (!all) return NULL;
-    d->all = all, d->cap_all = cap;
-  }
+  if (grow((void **)&d->all, &d->cap_all, d->n_all, sizeof *d->all)) return NULL;
   struct sw_ynode *n = calloc(1, sizeof *n);
   if (!n) return NULL;
-  if (anchor && !(n->anchor = dup_n((const char *)anchor, strlen((const char *)anchor)))) {
+  if (anchor && !(n->anchor = strdup((const char *)anchor))) {
     free(n);
     return NULL;
   }
@@ -127,15 +140,6 @@ static struct sw_ynode *new_node(struct builder *B, enum sw_ykind kind, const ya
   n->col = (int)m->column + 1;
   d->all[d->n_all++] = n;
   return n;
-}
-
-static int grow(void **arr, size_t *cap, size_t n, size_t size) {
-  if (n < *cap) return 0;
-  size_t c = *cap ? 2 * *cap : 4;
-  void *a = realloc(*arr, c * size);
-  if (!a) return -1;
-  *arr = a, *cap = c;
-  return 0;
 }
 
 /* Hangs n under the innermost open collection (or makes it the root). */
@@ -178,7 +182,7 @@ static int check_keys(struct builder *B, const struct sw_ynode *m) {
     if (k->kind != SW_YSCALAR) continue;
     for (size_t j = 0; j < i; j++) {
       const struct sw_ynode *o = m->pairs[j].key;
-      if (o->kind == SW_YSCALAR && o->len == k->len && !memcmp(o->text, k->text, k->len))
+      if (same_text(o, k))
         return failf(B, k->line, k->col, "YAML: duplicate key '%.*s' (first at line %d)",
                      (int)(k->len > 64 ? 64 : k->len), k->text, o->line);
     }
@@ -274,6 +278,9 @@ static int build(struct builder *B, yaml_parser_t *p) {
   return rc;
 }
 
+static int resolve_doc(const char *file, struct sw_ydoc *doc, const struct sw_ylimits *lim,
+                       struct sw_err *err);
+
 int sw_yaml_load(const char *file, const char *text, size_t len, const struct sw_ylimits *lim,
                  struct sw_ydoc **out, struct sw_err *err) {
   *out = NULL;
@@ -292,6 +299,7 @@ int sw_yaml_load(const char *file, const char *text, size_t len, const struct sw
     yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
     rc = build(&B, &p);
   }
+  if (!rc) rc = resolve_doc(file, B.doc, lim, err);
   if (have_parser) yaml_parser_delete(&p);
   free(B.open);
   free(B.anchored);
@@ -309,38 +317,32 @@ static struct sw_ynode *deref(struct sw_ynode *n) {
   return n && n->kind == SW_YALIAS ? n->target : n;
 }
 
-static int has_key(const struct sw_ypair *pairs, size_t n, const struct sw_ynode *k) {
-  if (k->kind != SW_YSCALAR) return 0;
-  for (size_t i = 0; i < n; i++) {
-    const struct sw_ynode *o = pairs[i].key;
-    if (o->kind == SW_YSCALAR && !sw_yaml_is_merge_key(o) && o->len == k->len &&
-        !memcmp(o->text, k->text, k->len))
-      return 1;
-  }
-  return 0;
+/* The mappings a merge key's value names: the value itself, or each entry of a sequence. */
+static size_t merge_sources(const struct sw_ynode *v) { return v && v->kind == SW_YSEQ ? v->n : 1; }
+
+static struct sw_ynode *merge_source(struct sw_ynode *v, size_t j) {
+  return v && v->kind == SW_YSEQ ? deref(v->items[j]) : v;
 }
 
 static int resolve_node(const char *file, struct sw_ynode *n, struct sw_err *err);
 
-/* The pairs a merge key's value adds to m, appended to *out (those whose keys m or an earlier
- * merged mapping has are skipped). */
-static int merge_from(const char *file, const struct sw_ynode *m, const struct sw_ynode *key,
-                      struct sw_ynode *src, struct sw_ypair **out, size_t *n_out, size_t *cap,
-                      struct sw_err *err) {
+/* Appends to pairs[0, *np) the pairs of src whose keys are not there yet. */
+static int merge_from(const char *file, const struct sw_ynode *key, struct sw_ynode *src,
+                      struct sw_ypair **pairs, size_t *np, size_t *cap, struct sw_err *err) {
   if (!src || src->kind != SW_YMAP)
     return sw_err_set(err, SW_EINVAL,
                       "%s:%d:%d: YAML: a merge key '<<' takes a mapping or a sequence of mappings",
                       file, key->line, key->col);
   int rc = resolve_node(file, src, err);
-  if (rc) return rc;
-  for (size_t i = 0; i < src->n; i++) {
+  for (size_t i = 0; !rc && i < src->n; i++) {
     const struct sw_ypair *sp = &src->pairs[i];
-    if (has_key(m->pairs, m->n, sp->key) || has_key(*out, *n_out, sp->key)) continue;
-    if (grow((void **)out, cap, *n_out, sizeof **out))
-      return sw_err_set(err, SW_ENOMEM, "%s: out of memory for its YAML", file);
-    (*out)[(*n_out)++] = *sp;
+    int have = 0;
+    for (size_t j = 0; !have && j < *np; j++) have = same_text((*pairs)[j].key, sp->key);
+    if (have) continue;
+    if (grow((void **)pairs, cap, *np, sizeof **pairs)) return yaml_oom(file, err);
+    (*pairs)[(*np)++] = *sp;
   }
-  return 0;
+  return rc;
 }
 
 static int resolve_node(const char *file, struct sw_ynode *n, struct sw_err *err) {
@@ -360,7 +362,7 @@ static int resolve_node(const char *file, struct sw_ynode *n, struct sw_err *err
     struct sw_ypair *p = &n->pairs[i];
     p->key = deref(p->key);
     p->value = deref(p->value);
-    if (sw_yaml_is_merge_key(p->key)) {
+    if (is_merge_key(p->key)) {
       merges = 1;
       continue; /* its value is read by merge_from */
     }
@@ -369,33 +371,28 @@ static int resolve_node(const char *file, struct sw_ynode *n, struct sw_err *err
   }
   if (rc || !merges) return rc;
   /* The mapping's own pairs, then what each merge key adds, in the order written. */
-  struct sw_ypair *merged = NULL;
-  size_t nm = 0, cap = 0;
+  struct sw_ypair *all = NULL;
+  size_t na = 0, cap = 0;
+  for (size_t i = 0; !rc && i < n->n; i++) {
+    if (is_merge_key(n->pairs[i].key)) continue;
+    if (grow((void **)&all, &cap, na, sizeof *all)) rc = yaml_oom(file, err);
+    if (!rc) all[na++] = n->pairs[i];
+  }
   for (size_t i = 0; !rc && i < n->n; i++) {
     struct sw_ypair *p = &n->pairs[i];
-    if (!sw_yaml_is_merge_key(p->key)) continue;
-    if (p->value && p->value->kind == SW_YSEQ) {
-      for (size_t j = 0; !rc && j < p->value->n; j++)
-        rc = merge_from(file, n, p->key, deref(p->value->items[j]), &merged, &nm, &cap, err);
-    } else {
-      rc = merge_from(file, n, p->key, p->value, &merged, &nm, &cap, err);
-    }
+    if (!is_merge_key(p->key)) continue;
+    for (size_t j = 0; !rc && j < merge_sources(p->value); j++)
+      rc = merge_from(file, p->key, merge_source(p->value, j), &all, &na, &cap, err);
   }
-  size_t own = 0;
-  for (size_t i = 0; i < n->n; i++) own += !sw_yaml_is_merge_key(n->pairs[i].key);
-  struct sw_ypair *all = rc ? NULL : malloc((own + nm + 1) * sizeof *all);
-  if (!rc && !all) rc = sw_err_set(err, SW_ENOMEM, "%s: out of memory for its YAML", file);
-  if (!rc) {
-    size_t w = 0;
-    for (size_t i = 0; i < n->n; i++)
-      if (!sw_yaml_is_merge_key(n->pairs[i].key)) all[w++] = n->pairs[i];
-    if (nm) memcpy(all + w, merged, nm * sizeof *merged);
-    free(n->pairs);
-    n->pairs = all;
-    n->n = n->cap = own + nm;
+  if (rc) {
+    free(all);
+    return rc;
   }
-  free(merged);
-  return rc;
+  free(n->pairs);
+  n->pairs = all;
+  n->n = na;
+  n->cap = cap;
+  return 0;
 }
 
 /* Before anything is resolved, a walk bounds the expansion: it visits the tree the way the
@@ -424,14 +421,13 @@ static int budget_fail(struct budget *b, const struct sw_ynode *at, const char *
 static size_t map_width(const struct sw_ynode *m, size_t hops, const struct sw_ylimits *lim) {
   size_t w = 0;
   for (size_t i = 0; i < m->n && w <= lim->nodes; i++) {
-    if (!sw_yaml_is_merge_key(m->pairs[i].key)) {
+    if (!is_merge_key(m->pairs[i].key)) {
       w++;
       continue;
     }
-    const struct sw_ynode *v = deref(m->pairs[i].value);
-    size_t k = v && v->kind == SW_YSEQ ? v->n : 1;
-    for (size_t j = 0; j < k; j++) {
-      const struct sw_ynode *one = v && v->kind == SW_YSEQ ? deref(v->items[j]) : v;
+    struct sw_ynode *v = deref(m->pairs[i].value);
+    for (size_t j = 0; j < merge_sources(v); j++) {
+      const struct sw_ynode *one = merge_source(v, j);
       if (one && one->kind == SW_YMAP)
         w += hops >= lim->depth ? lim->nodes + 1 : map_width(one, hops + 1, lim);
     }
@@ -465,7 +461,7 @@ static int budget_walk(struct budget *b, const struct sw_ynode *n, size_t depth)
   }
   const struct sw_ynode *merge = NULL;
   for (size_t i = 0; !rc && i < n->n; i++) {
-    if (!merge && sw_yaml_is_merge_key(n->pairs[i].key)) merge = n->pairs[i].key;
+    if (!merge && is_merge_key(n->pairs[i].key)) merge = n->pairs[i].key;
     rc = budget_walk(b, n->pairs[i].key, depth + 1);
     if (!rc) rc = budget_walk(b, n->pairs[i].value, depth + 1);
   }
@@ -477,8 +473,8 @@ static int budget_walk(struct budget *b, const struct sw_ynode *n, size_t depth)
   return rc;
 }
 
-int sw_yaml_resolve(const char *file, struct sw_ydoc *doc, const struct sw_ylimits *lim,
-                    struct sw_err *err) {
+static int resolve_doc(const char *file, struct sw_ydoc *doc, const struct sw_ylimits *lim,
+                       struct sw_err *err) {
   if (!doc->root) return 0;
   struct budget b = {file, lim, err, 0, NULL};
   int rc = budget_walk(&b, doc->root, 0);

@@ -22,8 +22,8 @@ struct sw_ypair;
 
 /* One node. Positions are 1-based and point where the user wrote the node: a scalar's first
  * character (a quoted one's opening quote), a collection's bracket or first entry, an alias's
- * '*'. Once sw_yaml_resolve has run, no alias is left in any sequence or mapping (each stands for
- * the node it names, shared, not copied) and merge keys are applied. */
+ * '*'. In a loaded document no alias is left in any sequence or mapping (each stands for the node
+ * it names, shared, not copied) and merge keys are applied. */
 struct sw_ynode {
   enum sw_ykind kind;
   int line, col;
@@ -36,7 +36,7 @@ struct sw_ynode {
   struct sw_ypair *pairs;  /* a mapping's pairs, in the order written */
   size_t n;                /* entries of a sequence, pairs of a mapping */
   size_t cap;
-  int resolved; /* merge keys applied (sw_yaml_resolve) */
+  int resolved; /* aliases and merge keys resolved (while loading) */
 };
 
 struct sw_ypair {
@@ -58,25 +58,19 @@ struct sw_ydoc {
 /* Parses text[0, len) as one YAML document into *out (free it with sw_ydoc_free). Refused, with
  * SW_EINVAL and "FILE:LINE:COL: ...": text that is not UTF-8, a syntax error, a second document, a
  * limit passed, a mapping with a key twice (two scalar keys with the same text), an alias that
- * names no anchor before it (so no node holds itself). SW_ENOMEM when memory runs out. Aliases are
- * left in the tree for the caller to bound what they expand to; then sw_yaml_resolve. */
+ * names no anchor before it (so no node holds itself), a `<<` whose value is not a mapping or a
+ * sequence of mappings. SW_ENOMEM when memory runs out.
+ *
+ * Aliases and merge keys (`<<: *base`, `<<: [*a, *b]`: the named mappings' pairs whose keys the
+ * mapping does not have itself, the first named winning, after the mapping's own pairs, as YAML
+ * 1.1's merge type says) are resolved once the tree is built. First what they expand to is bounded
+ * by lim without building anything (a "billion laughs" text is refused at the alias whose expansion
+ * passes a limit: "FILE:L:C: alias '*a' expands the document: ..."); shared nodes are then read
+ * through, not copied. */
 int sw_yaml_load(const char *file, const char *text, size_t len, const struct sw_ylimits *lim,
                  struct sw_ydoc **out, struct sw_err *err);
 
-/* Replaces every alias by the node it names and applies the merge keys (`<<: *base`,
- * `<<: [*a, *b]`: the named mappings' pairs whose keys the mapping does not have itself, the first
- * named winning; the mapping's own pairs first), as YAML 1.1's merge type says. First it bounds
- * what that expands to by lim without building anything (a "billion laughs" text is refused at the
- * alias whose expansion passes a limit: "FILE:L:C: alias '*a' expands the document: ..."); shared
- * nodes are then read through, not copied. 0, SW_EINVAL (a limit, a `<<` whose value is not a
- * mapping or a sequence of mappings), or SW_ENOMEM. */
-int sw_yaml_resolve(const char *file, struct sw_ydoc *doc, const struct sw_ylimits *lim,
-                    struct sw_err *err);
-
 void sw_ydoc_free(struct sw_ydoc *doc);
-
-/* Whether k is the merge key `<<` (a plain scalar). */
-int sw_yaml_is_merge_key(const struct sw_ynode *k);
 
 /* Offset of the first byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
  * overlong forms, no surrogates, nothing above U+10FFFF), or n when the text is UTF-8. */

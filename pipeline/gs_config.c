@@ -450,7 +450,6 @@ int gs_config_load_yaml_text(struct gs_config *cfg, const char *path, const char
   const struct sw_ylimits lim = {GS_CONFIG_NODES_MAX, 8, 256, 64};
   struct sw_ydoc *doc = NULL;
   int rc = sw_yaml_load(path, text, len, &lim, &doc, err);
-  if (!rc) rc = sw_yaml_resolve(path, doc, &lim, err);
   if (rc) goto out;
   struct sw_ynode *root = doc->root;
   if (!root) goto out; /* an empty file (or only comments) sets nothing */

@@ -577,6 +577,16 @@ END_TEST
 #define GATE_HEAD "name: x\nkind: gate\ntrainer: {builtin: {}}\nscene: {path: /x}\n"
 #define GATE_ARMS "arms: {off: {a: 1}, on: {a: 2}}\n"
 
+/* A gate spec ending in `tail` loads, and its description is want. */
+static void description_is(const char *tail, const char *want) {
+  char yaml[512];
+  int n = snprintf(yaml, sizeof yaml, GATE_HEAD GATE_ARMS "%s", tail);
+  ck_assert_int_lt(n, (int)sizeof yaml);
+  struct sw_spec *s = load_ok(yaml);
+  ck_assert_str_eq(s->description, want);
+  sw_spec_destroy(&s);
+}
+
 /* Text of `depth` nested flow sequences around one scalar: [[[1]]] for 3. */
 static char *nested(int depth) {
   char *t = malloc(2 * (size_t)depth + 2);
@@ -663,29 +673,15 @@ START_TEST(alias_bomb_refused) {
   /* Escaped quotes in single-quoted scalars read as YAML says, however many in a row (libfyaml
    * 0.7.12, the parser before libyaml, read 'a''''b' as a''' and leaked on five or more:
    * tests/fuzz/corpus/spec/quote_run.yaml). */
-  s = load_ok(GATE_HEAD GATE_ARMS "description: 'a''''b'\n");
-  ck_assert_str_eq(s->description, "a''b");
-  sw_spec_destroy(&s);
-  s = load_ok(GATE_HEAD GATE_ARMS "description: ''''''''''''''''''''''''\n");
-  ck_assert_str_eq(s->description, "'''''''''''");
-  sw_spec_destroy(&s);
-  s = load_ok(GATE_HEAD GATE_ARMS "description: \"a''b\"\n");
-  ck_assert_str_eq(s->description, "a''b");
-  sw_spec_destroy(&s);
-  s = load_ok(GATE_HEAD GATE_ARMS "description: 'a''b''c'''\n");
-  ck_assert_str_eq(s->description, "a'b'c'");
-  sw_spec_destroy(&s);
+  description_is("description: 'a''''b'\n", "a''b");
+  description_is("description: ''''''''''''''''''''''''\n", "'''''''''''");
+  description_is("description: \"a''b\"\n", "a''b");
+  description_is("description: 'a''b''c'''\n", "a'b'c'");
   /* CR LF and lone CR line breaks read as LF ones (tests/fuzz/corpus/spec/crlf_breaks.yaml):
    * the same description, positions counted the same. */
-  s = load_ok(GATE_HEAD GATE_ARMS "description: \"\r\n\r\n\r\n\r\n\r\n\r\n a\"\r\n");
-  ck_assert_str_eq(s->description, "\n\n\n\n\na");
-  sw_spec_destroy(&s);
-  s = load_ok(GATE_HEAD GATE_ARMS "description: \"\n\n\n\n\n\n a\"\n");
-  ck_assert_str_eq(s->description, "\n\n\n\n\na");
-  sw_spec_destroy(&s);
-  s = load_ok(GATE_HEAD GATE_ARMS "description: \"x\r\r y\"\r");
-  ck_assert_str_eq(s->description, "x\ny");
-  sw_spec_destroy(&s);
+  description_is("description: \"\r\n\r\n\r\n\r\n\r\n\r\n a\"\r\n", "\n\n\n\n\na");
+  description_is("description: \"\n\n\n\n\n\n a\"\n", "\n\n\n\n\na");
+  description_is("description: \"x\r\r y\"\r", "x\ny");
   load_bad(GATE_HEAD GATE_ARMS "\r\n\r\nbogus: 1\r\n", "t.yaml:8:1:");
 }
 END_TEST
