@@ -152,6 +152,10 @@ static const struct key keys[] = {
      "rasterize forward: a pixel that skips a splat branches past its step, or computes it "
      "with masks and selects (one straight-line step, the next splat's loads issued before this "
      "one's arithmetic); the same image"},
+    {"fwd_cull", K_ENUM, OFF(fwd_cull), "off", "off|rows", 0, 0,
+     "rasterize forward: every pixel steps through every splat of its tile, or (rows) each pair "
+     "of pixel rows only through the splats whose box reaches those rows (a mask per batch, "
+     "built as the batch is staged); the same image"},
     {"bwd_warp_skip", K_ENUM, OFF(bwd_warp_skip), "on", "off|on", 0, 0,
      "rasterize backward: skip a subgroup when no lane contributes (subgroupAny)"},
     {"ssim_walk", K_ENUM, OFF(ssim_walk), "float4", "scalar|float4|float4_recip", 0, 0,

@@ -60,10 +60,10 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   }
   f->b.bucket = bucket;
   /* Specialization data are raw 32-bit words, by id: SIGMA_SKIP, ACCUM_F16, ALPHA_MAX (the float
-   * clamp goes in by its bits), BUCKET, FWD_STEP (gs_shared.h); the plain forward has no BUCKET,
-   * and an id a shader lacks is ignored. */
-  uint32_t raster_spec[5] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket,
-                             f->opts.step_select ? 1u : 0u};
+   * clamp goes in by its bits), BUCKET, FWD_STEP, FWD_CULL (gs_shared.h); the plain forward has
+   * no BUCKET, and an id a shader lacks is ignored. */
+  uint32_t raster_spec[6] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket,
+                             f->opts.step_select ? 1u : 0u, f->opts.cull_rows ? 1u : 0u};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
   uint32_t depth_first = f->opts.depth_first ? 1u : 0u;
   /* GS_SPEC_TILE_CULL, GS_SPEC_DEPTH_FIRST */
@@ -84,10 +84,10 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
                                sizeof(struct gs_pc_bin), NULL, 0, &f->depth_gather, err);
   if (!rc && !bucket)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd", NULL, 6,
-                               sizeof(struct gs_pc_raster), raster_spec, 5, &f->raster, err);
+                               sizeof(struct gs_pc_raster), raster_spec, 6, &f->raster, err);
   if (!rc && bucket)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd_bucket", NULL, 9,
-                               sizeof(struct gs_pc_raster), raster_spec, 5, &f->raster, err);
+                               sizeof(struct gs_pc_raster), raster_spec, 6, &f->raster, err);
   if (!rc && bucket)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "bucket_alloc", NULL, 4,
                                sizeof(struct gs_pc_bucket), &raster_spec[3], 1, &f->bucket_alloc,

@@ -48,6 +48,9 @@ struct gs_fwd_opts {
                       per-splat backward (gs_shared.h, "Buckets"); 0 = off */
   int step_select; /* fwd_step: select -> the rasterize step is one basic block (masks and
                       selects, the next splat's loads first); the same image to the bit */
+  int cull_rows;   /* fwd_cull: rows -> each pair of a tile's pixel rows steps only through the
+                      splats whose box (alpha >= 1/255 extent plus a pixel, the per-splat
+                      backward's) reaches them; the same image to the bit */
 };
 
 /* The model's parameters on the GPU (struct gs_model layout; borrowed). */

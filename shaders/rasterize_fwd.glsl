@@ -11,6 +11,8 @@
 // constant so that the backward (rasterize_bwd.glsl) is built with the same value;
 // GS_SPEC_FWD_STEP (`fwd_step`) picks the step: branches past a skipped splat (0) or one
 // straight-line step with masks and selects (1), the same bits.
+// GS_SPEC_FWD_CULL (`fwd_cull: rows`): each band of two pixel rows (a 32-wide subgroup's) steps
+// only through the batch's splats whose box reaches the band (see s_band below); the same image.
 // GS_BUCKETS (rasterize_fwd_bucket.comp, `rasterize_bwd: splat`): before each run of BUCKET
 // splats (positions 0, BUCKET, 2 BUCKET, ... of the tile's range) every pixel still compositing
 // writes its state (colour so far, T) to bucket_state, and the tile's largest last contributor
@@ -22,6 +24,7 @@ layout(constant_id = GS_SPEC_SIGMA_SKIP) const uint SIGMA_SKIP = 0;
 layout(constant_id = GS_SPEC_ACCUM_F16) const uint ACCUM_F16 = 0;
 layout(constant_id = GS_SPEC_ALPHA_MAX) const float ALPHA_MAX = GS_K_ALPHA_MAX;
 layout(constant_id = GS_SPEC_FWD_STEP) const uint STEP = 0u;
+layout(constant_id = GS_SPEC_FWD_CULL) const uint CULL = 0u;
 
 layout(std430, binding = 0) readonly buffer Splats { gs_splat2d splats[]; };
 layout(std430, binding = 1) readonly buffer Vals { uint vals[]; };
@@ -44,6 +47,37 @@ shared vec4 s_xyo[GS_RASTER_WG];
 shared vec4 s_conic[GS_RASTER_WG];
 shared vec4 s_rgb[GS_RASTER_WG];
 shared uint s_done[2]; // finished pixels, ping-pong between batches
+
+// `fwd_cull: rows`: for each parity (ping-pong between batches, as s_done), band of two tile rows
+// and word of the batch, a bit per splat slot: the splat's box reaches the band. The box is the
+// per-splat backward's (rasterize_bwd_splat.glsl, load_splat): |dy| <= sqrt(2 ln(255 o) cov_yy)
+// where alpha >= 1/255 (sigma >= dy^2 / (2 cov_yy) for any dx), |dx| likewise, plus a pixel of
+// margin for rounding. No pixel outside it composites the splat, so a band that steps only
+// through its bits composites the same splats in the same order: the same image, T, last
+// contributors and runs' states, bit for bit. The bits are set as the batch is staged.
+const uint BANDS = uint(GS_RASTER_TILE) / 2u, WORDS = uint(GS_RASTER_WG) / 32u;
+const uint BAND_ELEMS = CULL != 0u ? 2u * BANDS * WORDS : 1u;
+shared uint s_band[BAND_ELEMS];
+
+// Sets slot's bit in the bands (of parity par) that the box of splat id reaches; (ox, oy) is the
+// tile's first pixel. A box that is not a number reaches every band.
+void mark_bands(uint id, uint slot, uint par, uint ox, uint oy) {
+  float s2 = 2.0 * max(log(255.0 * splats[id].opacity), 0.0);
+  float ex = sqrt(s2 * max(splats[id].cov2d[0], 0.0));
+  float ey = sqrt(s2 * max(splats[id].cov2d[2], 0.0));
+  vec2 m = vec2(splats[id].mean2d[0], splats[id].mean2d[1]) - vec2(float(ox), float(oy));
+  int b0 = 0, b1 = int(BANDS) - 1;
+  if (!any(isnan(vec4(ex, ey, m)))) {
+    int x0 = int(clamp(floor(m.x - ex) - 1.0, 0.0, float(GS_RASTER_TILE)));
+    int x1 = int(clamp(ceil(m.x + ex) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+    int y0 = int(clamp(floor(m.y - ey) - 1.0, 0.0, float(GS_RASTER_TILE)));
+    int y1 = int(clamp(ceil(m.y + ey) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
+    if (x0 > x1 || y0 > y1) return; // reaches no pixel centre of the tile
+    b0 = y0 / 2, b1 = y1 / 2;
+  }
+  for (int b = b0; b <= b1; b++)
+    atomicOr(s_band[(par * BANDS + uint(b)) * WORDS + slot / 32u], 1u << (slot % 32u));
+}
 
 // Rounds to the nearest half-precision value (ties to even), in integer arithmetic so that no
 // compiler can fold it away (a packHalf2x16/unpackHalf2x16 round trip was removed as an identity
@@ -80,6 +114,50 @@ void keep_state(uint q, uint sbase, uint tid, vec3 C, float T) {
 #endif
 }
 
+// The branch step: the batch's splat j (tile position q) onto this pixel. True when the splat
+// would take T under GS_K_T_MIN: the pixel is done and the splat not composited.
+bool branch_step(uint j, uint q, float pxc, float pyc, inout vec3 C, inout float T,
+                 inout uint last) {
+  vec4 xyo = s_xyo[j];
+  float dx = xyo.x - pxc, dy = xyo.y - pyc;
+  float sigma = conic_sigma(s_conic[j].xyz, dx, dy);
+  if (sigma < 0.0) return false;
+  if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) return false;
+  float a = xyo.z * exp(-sigma);
+  float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
+  if (!(alpha >= GS_K_ALPHA_MIN)) return false;
+  float nt = T * (1.0 - alpha);
+  if (nt < GS_K_T_MIN) return true;
+  C += s_rgb[j].xyz * alpha * T;
+  if (ACCUM_F16 != 0u) C = round_half(C);
+  T = nt;
+  last = q + 1u;
+  return false;
+}
+
+// `fwd_step: select`: the step as one basic block, with the splat's values (xyo, cn, rgb) already
+// loaded. Every test of the branch form becomes a mask (a NaN sigma passes `!(sigma < 0)` there
+// too), the colour, T and the last contributor are selected, so each pixel gets the same bits.
+// True when the pixel is done.
+bool select_step(vec4 xyo, vec4 cn, vec4 rgb, uint q, float pxc, float pyc, inout vec3 C,
+                 inout float T, inout uint last) {
+  float dx = xyo.x - pxc, dy = xyo.y - pyc;
+  float sigma = conic_sigma(cn.xyz, dx, dy);
+  float a = xyo.z * exp(-sigma);
+  float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
+  bool ok = !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
+            alpha >= GS_K_ALPHA_MIN;
+  float nt = T * (1.0 - alpha);
+  bool stop = ok && nt < GS_K_T_MIN;
+  bool take = ok && !stop;
+  vec3 cnew = C + rgb.xyz * alpha * T;
+  if (ACCUM_F16 != 0u) cnew = round_half(cnew);
+  C = take ? cnew : C;
+  T = take ? nt : T;
+  last = take ? q + 1u : last;
+  return stop;
+}
+
 void main() {
   uint tid = gl_LocalInvocationIndex;
   uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
@@ -94,6 +172,10 @@ void main() {
   vec3 C = vec3(0.0);
   uint last = 0u;
   if (tid < 2u) s_done[tid] = 0u;
+  if (CULL != 0u) {
+    if (tid < BAND_ELEMS) s_band[tid] = 0u;
+    barrier(); // cleared before the first batch marks its bands
+  }
 #ifdef GS_BUCKETS
   if (tid == 0u) s_maxlast = 0u;
   uint sbase = tile_base[tile]; // ~0: no runs (an empty tile)
@@ -108,55 +190,51 @@ void main() {
       s_xyo[tid] = vec4(splats[id].mean2d[0], splats[id].mean2d[1], splats[id].opacity, 0.0);
       s_conic[tid] = vec4(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2], 0.0);
       s_rgb[tid] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], 0.0);
+      if (CULL != 0u) mark_bands(id, tid, par, gl_WorkGroupID.x * GS_RASTER_TILE,
+                                 gl_WorkGroupID.y * GS_RASTER_TILE);
     }
     barrier();
+    // The next batch's bands: nobody reads them until it, and its marks come after this batch's
+    // closing barrier.
+    if (CULL != 0u && tid < BANDS * WORDS) s_band[(par ^ 1u) * BANDS * WORDS + tid] = 0u;
     uint cnt = min(uint(GS_RASTER_WG), end - batch);
-    if (STEP == 0u) {
-      for (uint j = 0u; j < cnt && !done; j++) {
-        keep_state(batch + j - start, sbase, tid, C, T);
-        vec4 xyo = s_xyo[j];
-        float dx = xyo.x - pxc, dy = xyo.y - pyc;
-        float sigma = conic_sigma(s_conic[j].xyz, dx, dy);
-        if (sigma < 0.0) continue;
-        if (SIGMA_SKIP != 0u && sigma >= GS_SIGMA_SKIP) continue;
-        float a = xyo.z * exp(-sigma);
-        float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
-        if (!(alpha >= GS_K_ALPHA_MIN)) continue;
-        float nt = T * (1.0 - alpha);
-        if (nt < GS_K_T_MIN) {
-          done = true;
-          break;
+    uint q0 = batch - start; // the batch's first tile position
+    if (CULL != 0u) {
+      // Chunks of a run's length (BUCKET, at most a word), so that every run's first position
+      // gets its state; in a chunk, only the splats marked for this pixel's band.
+#ifdef GS_BUCKETS
+      uint ch = BUCKET < 32u ? BUCKET : 32u;
+#else
+      uint ch = 32u;
+#endif
+      uint chmask = ch >= 32u ? ~0u : (1u << ch) - 1u;
+      uint band = gl_LocalInvocationID.y / 2u;
+      for (uint c = 0u; c < cnt && !done; c += ch) {
+        keep_state(q0 + c, sbase, tid, C, T);
+        uint bits = (s_band[(par * BANDS + band) * WORDS + c / 32u] >> (c % 32u)) & chmask;
+        while (bits != 0u) {
+          uint j = c + uint(findLSB(bits));
+          bits &= bits - 1u;
+          done = STEP == 0u ? branch_step(j, q0 + j, pxc, pyc, C, T, last)
+                            : select_step(s_xyo[j], s_conic[j], s_rgb[j], q0 + j, pxc, pyc, C,
+                                          T, last);
+          if (done) break;
         }
-        C += s_rgb[j].xyz * alpha * T;
-        if (ACCUM_F16 != 0u) C = round_half(C);
-        T = nt;
-        last = batch + j - start + 1u;
+      }
+    } else if (STEP == 0u) {
+      for (uint j = 0u; j < cnt && !done; j++) {
+        keep_state(q0 + j, sbase, tid, C, T);
+        done = branch_step(j, q0 + j, pxc, pyc, C, T, last);
       }
     } else {
-      // `fwd_step: select`: the step is one basic block. Every test of the branch form above
-      // becomes a mask (a NaN sigma passes `!(sigma < 0)` there too), the colour, T and the last
-      // contributor are selected, so each pixel gets the same bits; the next splat's three loads
-      // are issued before this step's arithmetic.
+      // `fwd_step: select`: the next splat's three loads are issued before this step's
+      // arithmetic.
       vec4 xyo = s_xyo[0], cn = s_conic[0], rgb = s_rgb[0];
       for (uint j = 0u; j < cnt && !done; j++) {
-        keep_state(batch + j - start, sbase, tid, C, T);
+        keep_state(q0 + j, sbase, tid, C, T);
         uint jn = min(j + 1u, uint(GS_RASTER_WG) - 1u);
         vec4 xyo_n = s_xyo[jn], cn_n = s_conic[jn], rgb_n = s_rgb[jn];
-        float dx = xyo.x - pxc, dy = xyo.y - pyc;
-        float sigma = conic_sigma(cn.xyz, dx, dy);
-        float a = xyo.z * exp(-sigma);
-        float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
-        bool ok = !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
-                  alpha >= GS_K_ALPHA_MIN;
-        float nt = T * (1.0 - alpha);
-        bool stop = ok && nt < GS_K_T_MIN;
-        bool take = ok && !stop;
-        vec3 cnew = C + rgb.xyz * alpha * T;
-        if (ACCUM_F16 != 0u) cnew = round_half(cnew);
-        C = take ? cnew : C;
-        T = take ? nt : T;
-        last = take ? batch + j - start + 1u : last;
-        done = stop;
+        done = select_step(xyo, cn, rgb, q0 + j, pxc, pyc, C, T, last);
         xyo = xyo_n;
         cn = cn_n;
         rgb = rgb_n;

@@ -442,6 +442,11 @@ START_TEST(variants_are_bit_exact) {
       {{.step_select = 1, .sigma_skip = 1}, 0, "fwd_step select, sigma_skip"},
       {{.step_select = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_step select, runs of 32"},
       {{.step_select = 1, .bucket = 8}, 0, "fwd_step select, runs of 8"},
+      {{.cull_rows = 1}, 0, "fwd_cull rows"},
+      {{.cull_rows = 1, .sigma_skip = 1}, 0, "fwd_cull rows, sigma_skip"},
+      {{.cull_rows = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_cull rows, runs of 32"},
+      {{.cull_rows = 1, .bucket = 8}, 0, "fwd_cull rows, runs of 8"},
+      {{.cull_rows = 1, .step_select = 1, .bucket = 4}, 0, "fwd_cull rows, fwd_step select"},
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     render(&variants[i].o, &s.m, &cams[0], 3, bg, variants[i].per_kernel, &v);
@@ -474,15 +479,19 @@ START_TEST(tile_cull_ellipse_is_bit_exact) {
   const struct gs_camera *cam = &cams[_i % 4];
   float bg[3] = {1, 1, 1};
   struct gs_fwd_opts box = {.sigma_skip = 1}, ell = {.sigma_skip = 1, .tile_cull = 1},
-                     ell_runs = {.tile_cull = 1, .bucket = 8};
-  struct gpu_frame b, e, er;
+                     ell_runs = {.tile_cull = 1, .bucket = 8},
+                     ell_rows = {.tile_cull = 1, .bucket = 32, .cull_rows = 1};
+  struct gpu_frame b, e, er, ec;
   render(&box, &s.m, cam, 3, bg, 0, &b);
   render(&ell, &s.m, cam, 3, bg, 0, &e);
   render(&ell_runs, &s.m, cam, 3, bg, 1, &er);
+  /* fwd_cull: rows steps a band of rows only through the splats whose box reaches it: with the
+   * needles' near-singular conics too, the same image (variants_are_bit_exact has the rest). */
+  render(&ell_rows, &s.m, cam, 3, bg, 0, &ec);
   size_t px = (size_t)b.w * b.h;
   uint32_t tiles_x = (b.w + GS_TILE - 1) / GS_TILE;
-  const struct gpu_frame *fs[2] = {&e, &er};
-  for (int v = 0; v < 2; v++) {
+  const struct gpu_frame *fs[3] = {&e, &er, &ec};
+  for (int v = 0; v < 3; v++) {
     const struct gpu_frame *g = fs[v];
     ck_assert_msg(!memcmp(b.rgb, g->rgb, 12 * px), "colours differ (%d)", v);
     ck_assert_msg(!memcmp(b.t, g->t, 4 * px), "final T differs (%d)", v);
@@ -534,6 +543,7 @@ START_TEST(tile_cull_ellipse_is_bit_exact) {
   gpu_frame_free(&b);
   gpu_frame_free(&e);
   gpu_frame_free(&er);
+  gpu_frame_free(&ec);
   free(s.store);
 }
 END_TEST
@@ -600,7 +610,8 @@ END_TEST
 /* The per-splat backward's runs (rasterize_bwd: splat): the GPU forward's group list, each
  * tile's largest last contributor and every run's compositing state a pixel still uses equal the
  * host's (runs_ref.h) from the reference frame, for runs of 1, 8 and 32 splats (the forward takes
- * any power of two up to 32; the backward the device's subgroup size), with either fwd_step. */
+ * any power of two up to 32; the backward the device's subgroup size), with either fwd_step and
+ * with fwd_cull: rows. */
 START_TEST(runs_match_reference) {
   const uint32_t buckets[3] = {1, 8, 32};
   uint32_t bucket = buckets[_i % 3];
@@ -618,7 +629,8 @@ START_TEST(runs_match_reference) {
   struct ref_runs ref;
   ref_runs_make(r, bucket, &ref);
   gs_fwd_t *f;
-  struct gs_fwd_opts o = {.bucket = bucket, .sigma_skip = 1, .step_select = _i / 3};
+  struct gs_fwd_opts o = {
+      .bucket = bucket, .sigma_skip = 1, .step_select = _i / 3 == 1, .cull_rows = _i / 3 == 2};
   ck_assert_msg(gs_fwd_new(vk, &o, &f, &err) == 0, "%s", err.msg);
   struct gs_fwd_input in = {.cam = *cam, .sh_degree = 3};
   memcpy(in.background, bg, sizeof in.background);
@@ -848,7 +860,7 @@ int main(void) {
   tcase_add_test(tc, variants_are_bit_exact);
   tcase_add_loop_test(tc, tile_cull_ellipse_is_bit_exact, 0, 8);
   tcase_add_loop_test(tc, sort_depth_first_is_bit_exact, 0, 4);
-  tcase_add_loop_test(tc, runs_match_reference, 0, 6);
+  tcase_add_loop_test(tc, runs_match_reference, 0, 9);
   tcase_add_test(tc, runs_of_other_lengths_are_refused);
   tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);
   tcase_add_loop_test(tc, alpha_max_matches_reference, 0, 3);
