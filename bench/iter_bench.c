@@ -59,6 +59,7 @@ struct args {
   int run_stats;           /* --run-stats: the per-splat backward's steps on the last frame */
   int fwd_step;            /* --fwd-step branch|select, enum gs_fwd_step (default the trainer's) */
   int fwd_cull;            /* --fwd-cull off|rows, enum gs_fwd_cull (default the trainer's) */
+  int project_sh;          /* --project-sh scalar|vec4, enum gs_project_sh (the trainer's) */
   int in_flight;           /* --in-flight 1|2: iterations on the GPU at once (the trainer's key) */
 };
 
@@ -92,6 +93,8 @@ static const struct {
      offsetof(struct args, fwd_step)},
     {"--fwd-cull", "fwd_cull", offsetof(struct gs_config, fwd_cull),
      offsetof(struct args, fwd_cull)},
+    {"--project-sh", "project_sh", offsetof(struct gs_config, project_sh),
+     offsetof(struct args, project_sh)},
     {"--project-adam", "project_adam", offsetof(struct gs_config, project_adam),
      offsetof(struct args, tk.fuse_adam)},
     {"--rasterize-bwd", "rasterize_bwd", offsetof(struct gs_config, rasterize_bwd),
@@ -115,7 +118,7 @@ static const char usage_text[] =
     "                  [--tile-cull box|ellipse] [--sort pairs|depth_first]\n"
     "                  [--run-pixels rows|active|covered] [--bwd-step branch|select|lean]\n"
     "                  [--bwd-drain full|trim] [--bwd-state shared|global] [--bwd-chain 1|2|4]\n"
-    "                  [--fwd-step branch|select] [--fwd-cull off|rows]\n"
+    "                  [--fwd-step branch|select] [--fwd-cull off|rows] [--project-sh scalar|vec4]\n"
     "                  [--project-adam separate|fused] [--run-stats]\n"
     "                  [--ply FILE --scene DIR]\n"
     "The training-iteration benchmark: ms per iteration and each kernel's share of GPU time, on\n"
@@ -836,7 +839,8 @@ int main(int argc, char **argv) {
                            .tile_cull = a.tile_cull,
                            .depth_first = a.depth_first,
                            .step_select = a.fwd_step == GS_FWD_STEP_SELECT,
-                           .cull_rows = a.fwd_cull == GS_FWD_CULL_ROWS};
+                           .cull_rows = a.fwd_cull == GS_FWD_CULL_ROWS,
+                           .sh_vec4 = a.project_sh == GS_PROJECT_SH_VEC4};
   if (!rc && a.raster_bwd == GS_RASTER_BWD_SPLAT && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err)))
     rc = SW_EDEVICE;
   if (!rc && a.raster_bwd == GS_RASTER_BWD_AUTO) fo.bucket = gs_tk_auto_bucket(b.vk, stderr);
@@ -861,7 +865,7 @@ int main(int argc, char **argv) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
            "sort %s, run pixels %s, step %s, drain %s, state %s, chain %d, fwd step %s, "
-           "fwd cull %s, project_adam %s\n",
+           "fwd cull %s, project_sh %s, project_adam %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
@@ -870,7 +874,7 @@ int main(int argc, char **argv) {
                                 : "rows",
            gs_config_enum_name("bwd_step", a.tk.step), a.tk.drain ? "trim" : "full",
            a.tk.state ? "global" : "shared", a.tk.chain, a.fwd_step ? "select" : "branch",
-           a.fwd_cull ? "rows" : "off", a.tk.fuse_adam ? "fused" : "separate");
+           a.fwd_cull ? "rows" : "off", a.project_sh ? "vec4" : "scalar", a.tk.fuse_adam ? "fused" : "separate");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

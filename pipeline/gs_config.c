@@ -156,6 +156,9 @@ static const struct key keys[] = {
      "rasterize forward: every pixel steps through every splat of its tile, or (rows) each pair "
      "of pixel rows only through the splats whose box reaches those rows (a mask per batch, "
      "built as the batch is staged); the same image"},
+    {"project_sh", K_ENUM, OFF(project_sh), "scalar", "scalar|vec4", 0, 0,
+     "projection: each splat's 48 SH coefficients read a float at a time, or 16 bytes at a time "
+     "(12 loads instead of 48); the same colours"},
     {"bwd_warp_skip", K_ENUM, OFF(bwd_warp_skip), "on", "off|on", 0, 0,
      "rasterize backward: skip a subgroup when no lane contributes (subgroupAny)"},
     {"ssim_walk", K_ENUM, OFF(ssim_walk), "float4", "scalar|float4|float4_recip", 0, 0,

@@ -43,6 +43,7 @@ enum gs_bwd_run_pixels {
 enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1, GS_BWD_STEP_LEAN = 2 };
 enum gs_fwd_step { GS_FWD_STEP_BRANCH = 0, GS_FWD_STEP_SELECT = 1 };
 enum gs_fwd_cull { GS_FWD_CULL_OFF = 0, GS_FWD_CULL_ROWS = 1 };
+enum gs_project_sh { GS_PROJECT_SH_SCALAR = 0, GS_PROJECT_SH_VEC4 = 1 };
 enum gs_bwd_drain { GS_BWD_DRAIN_FULL = 0, GS_BWD_DRAIN_TRIM = 1 };
 enum gs_bwd_state { GS_BWD_STATE_SHARED = 0, GS_BWD_STATE_GLOBAL = 1 };
 /* bwd_chain: runs a subgroup walks back to back, 1 << value */
@@ -123,6 +124,7 @@ struct gs_config {
   int32_t fwd_accum;
   int32_t fwd_step; /* enum gs_fwd_step */
   int32_t fwd_cull; /* enum gs_fwd_cull */
+  int32_t project_sh; /* enum gs_project_sh */
   int32_t bwd_warp_skip;
   int32_t ssim_walk;
   int32_t atomic_spread;

@@ -68,8 +68,9 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   uint32_t depth_first = f->opts.depth_first ? 1u : 0u;
   /* GS_SPEC_TILE_CULL, GS_SPEC_DEPTH_FIRST */
   uint32_t bin_spec[2] = {f->opts.tile_cull ? 1u : 0u, depth_first};
+  uint32_t sh_vec4 = f->opts.sh_vec4 ? 1u : 0u; /* GS_SPEC_SH_VEC4 */
   int rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "project_fwd", NULL, 6,
-                                 sizeof(struct gs_pc_project), NULL, 0, &f->project, err);
+                                 sizeof(struct gs_pc_project), &sh_vec4, 1, &f->project, err);
   if (!rc)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_count", NULL, 5,
                                sizeof(struct gs_pc_bin), bin_spec, 2, &f->tile_count, err);

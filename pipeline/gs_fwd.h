@@ -51,6 +51,8 @@ struct gs_fwd_opts {
   int cull_rows;   /* fwd_cull: rows -> each pair of a tile's pixel rows steps only through the
                       splats whose box (alpha >= 1/255 extent plus a pixel, the per-splat
                       backward's) reaches them; the same image to the bit */
+  int sh_vec4;     /* project_sh: vec4 -> the projection reads each splat's SH coefficients 16
+                      bytes at a time; the same colours to the bit */
 };
 
 /* The model's parameters on the GPU (struct gs_model layout; borrowed). */

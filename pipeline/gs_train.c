@@ -486,7 +486,8 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .depth_first = cfg->sort == GS_SORT_DEPTH_FIRST,
                            .alpha_max = (float)cfg->alpha_max,
                            .step_select = cfg->fwd_step == GS_FWD_STEP_SELECT,
-                           .cull_rows = cfg->fwd_cull == GS_FWD_CULL_ROWS};
+                           .cull_rows = cfg->fwd_cull == GS_FWD_CULL_ROWS,
+                           .sh_vec4 = cfg->project_sh == GS_PROJECT_SH_VEC4};
   if (cfg->rasterize_bwd == GS_RASTER_BWD_AUTO) {
     fo.bucket = gs_tk_auto_bucket(t->vk, io ? io->warn : NULL);
   } else if (cfg->rasterize_bwd == GS_RASTER_BWD_SPLAT) {

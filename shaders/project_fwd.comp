@@ -12,6 +12,10 @@ layout(std430, binding = 1) readonly buffer Scales { float log_scales[]; };
 layout(std430, binding = 2) readonly buffer Quats { float quats[]; };
 layout(std430, binding = 3) readonly buffer Opac { float opacity[]; };
 layout(std430, binding = 4) readonly buffer SH { float sh[]; };
+// The same coefficients as vec4s (48 floats a splat: 12 of them, 16-byte aligned), for
+// `project_sh: vec4` (SH_VEC4): 12 loads of 16 bytes instead of 48 of 4, the same values.
+layout(std430, binding = 4) readonly buffer SH4 { vec4 sh4[]; };
+layout(constant_id = GS_SPEC_SH_VEC4) const uint SH_VEC4 = 0u;
 layout(std430, binding = 5) writeonly buffer Splats { gs_splat2d splats[]; };
 layout(push_constant, std430) uniform PC { gs_pc_project pc; };
 
@@ -155,8 +159,20 @@ void main() {
   // Constant loop bounds let the compiler unroll and keep b[] in registers (a loop to nk would
   // index it dynamically, from local memory); the sum keeps the reference's order.
   vec3 v = vec3(0.0);
-  for (uint k = 0u; k < uint(GS_SH_COEFFS_N); k++) {
-    if (k < nk) v += b[k] * vec3(sh[shb + 3u * k], sh[shb + 3u * k + 1u], sh[shb + 3u * k + 2u]);
+  if (SH_VEC4 != 0u) {
+    // The 12 vec4s up to the active degree's last coefficient (3 nk floats), the rest zero; then
+    // coefficient k is floats 3k .. 3k + 2 of them, constant indices once unrolled.
+    float f[48];
+    for (uint q = 0u; q < 12u; q++) {
+      vec4 c = 4u * q < 3u * nk ? sh4[12u * i + q] : vec4(0.0);
+      f[4u * q] = c.x, f[4u * q + 1u] = c.y, f[4u * q + 2u] = c.z, f[4u * q + 3u] = c.w;
+    }
+    for (uint k = 0u; k < uint(GS_SH_COEFFS_N); k++)
+      if (k < nk) v += b[k] * vec3(f[3u * k], f[3u * k + 1u], f[3u * k + 2u]);
+  } else {
+    for (uint k = 0u; k < uint(GS_SH_COEFFS_N); k++) {
+      if (k < nk) v += b[k] * vec3(sh[shb + 3u * k], sh[shb + 3u * k + 1u], sh[shb + 3u * k + 2u]);
+    }
   }
   v += 0.5;
   for (int ch = 0; ch < 3; ch++) s.rgb[ch] = v[ch] < 0.0 ? 0.0 : v[ch];

@@ -447,6 +447,8 @@ START_TEST(variants_are_bit_exact) {
       {{.cull_rows = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_cull rows, runs of 32"},
       {{.cull_rows = 1, .bucket = 8}, 0, "fwd_cull rows, runs of 8"},
       {{.cull_rows = 1, .step_select = 1, .bucket = 4}, 0, "fwd_cull rows, fwd_step select"},
+      {{.sh_vec4 = 1}, 0, "project_sh vec4"},
+      {{.sh_vec4 = 1, .cull_rows = 1, .bucket = 32}, 1, "project_sh vec4, fwd_cull rows"},
   };
   for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
     render(&variants[i].o, &s.m, &cams[0], 3, bg, variants[i].per_kernel, &v);
@@ -454,6 +456,15 @@ START_TEST(variants_are_bit_exact) {
     gpu_frame_free(&v);
   }
   gpu_frame_free(&base);
+  /* project_sh: vec4 below SH degree 3 reads only the active coefficients' vec4s. */
+  for (uint32_t deg = 0; deg < 3; deg++) {
+    struct gs_fwd_opts vec4 = {.sh_vec4 = 1};
+    render(NULL, &s.m, &cams[1], deg, bg, 0, &base);
+    render(&vec4, &s.m, &cams[1], deg, bg, 0, &v);
+    assert_same(&base, &v, "project_sh vec4, lower SH degree");
+    gpu_frame_free(&v);
+    gpu_frame_free(&base);
+  }
   free(s.store);
 }
 END_TEST

@@ -761,6 +761,7 @@ struct det_submit {
   int sort;         /* enum gs_sort_order */
   int fwd_step;     /* enum gs_fwd_step */
   int fwd_cull;     /* enum gs_fwd_cull */
+  int project_sh;   /* enum gs_project_sh */
   int bwd_state;    /* enum gs_bwd_state */
   int bwd_chain;    /* enum gs_bwd_chain */
   int project_adam; /* enum gs_project_adam */
@@ -777,6 +778,7 @@ static struct det_submit default_submit(void) {
                              .sort = c.sort,
                              .fwd_step = c.fwd_step,
                              .fwd_cull = c.fwd_cull,
+                             .project_sh = c.project_sh,
                              .bwd_state = c.bwd_state,
                              .bwd_chain = c.bwd_chain,
                              .project_adam = c.project_adam};
@@ -795,6 +797,7 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   c.sort = d.sort;
   c.fwd_step = d.fwd_step;
   c.fwd_cull = d.fwd_cull;
+  c.project_sh = d.project_sh;
   c.bwd_state = d.bwd_state;
   c.bwd_chain = d.bwd_chain;
   c.project_adam = d.project_adam;
@@ -1040,7 +1043,7 @@ START_TEST(tile_cull_trains_bit_identically) {
 END_TEST
 
 /* fwd_step: select is bit-exact (the same image, last contributors and runs' states as branch),
- * as is fwd_cull: rows (run together with it here), and so is bwd_state: global, the default (lane 0 gets the same stored states by a shuffle as
+ * as are fwd_cull: rows and project_sh: vec4 (run together with it here), and so is bwd_state: global, the default (lane 0 gets the same stored states by a shuffle as
  * the base run's copy in shared memory; each run names its keys), so a deterministic training
  * with the per-splat backward (which reads those states) writes the same final.ply with each. So
  * does project_adam: fused (the projection backward applies adam.comp's step itself, from the
@@ -1058,6 +1061,7 @@ START_TEST(bit_exact_variants_train_identically) {
         .sort = GS_SORT_DEPTH_FIRST,
         .fwd_step = k == 1 ? GS_FWD_STEP_SELECT : GS_FWD_STEP_BRANCH,
         .fwd_cull = k == 1 ? GS_FWD_CULL_ROWS : GS_FWD_CULL_OFF,
+        .project_sh = k == 1 ? GS_PROJECT_SH_VEC4 : GS_PROJECT_SH_SCALAR,
         .bwd_state = k == 2 || k == 4 ? GS_BWD_STATE_GLOBAL : GS_BWD_STATE_SHARED,
         .bwd_chain = k == 4 ? GS_BWD_CHAIN_4 : GS_BWD_CHAIN_1,
         .project_adam = k == 3 ? GS_PROJECT_ADAM_FUSED : GS_PROJECT_ADAM_SEPARATE};
@@ -1065,7 +1069,7 @@ START_TEST(bit_exact_variants_train_identically) {
     det_run_as(dir[k], 0, GS_RASTER_BWD_SPLAT, GS_TILE_CULL_ELLIPSE, &sub, h[k], &n[k], &p[k]);
   }
   fprintf(stderr,
-          "base / fwd_step select + fwd_cull rows / bwd_state global / project_adam fused / bwd_chain 4: %u / "
+          "base / fwd_step select + fwd_cull rows + project_sh vec4 / bwd_state global / project_adam fused / bwd_chain 4: %u / "
           "%u / %u / %u / %u splats, final.ply %.16s / %.16s / %.16s / %.16s / %.16s\n",
           n[0], n[1], n[2], n[3], n[4], h[0], h[1], h[2], h[3], h[4]);
   ck_assert_uint_ne(n[0], 500); /* densification ran */
