@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Session 26, call G: `fwd_cull: rows` (a band of two pixel rows steps only through the splats
+# whose box reaches it) against the default, where call C's profile puts the forward at 17-27% of
+# an iteration. gsplat 1.5.3 JIT-built in the background while ours trains the 30,000-iteration
+# recipe with fwd_cull: rows (checkpoints at 7,000 and 30,000 as PLY; call C trained the same with
+# the default, 67.5 s, 37.17 dB, 279,700 splats, also beside gsplat's build); then on the idle GPU
+# the iteration benchmark, off, rows and rows with `project_sh: vec4` (the projection reads the SH
+# coefficients 16 bytes at a time) in turn twice (A B C A B C) on random 400k / 1M and both
+# checkpoints replayed, gsplat 1.5.3 on the same workloads, and splatsweep's gate of the change
+# (sweeps/gate-fwd-cull-rows.yaml at 7,000 iterations, 3 pairs, default rules).
+set -uo pipefail
+R=$PWD
+. .data/pre.sh
+export TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=14 PYTHONUNBUFFERED=1 SW_DATASETS=/tmp/ds
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+S=/tmp/ds/nerf_synthetic_lego
+G=/tmp/g/gsplat-1.5.3
+(cd $G && TORCH_EXTENSIONS_DIR=/tmp/tx timeout 250 python3 -c "from gsplat.cuda._backend import _C; print('built', _C)" \
+  >$OUT/build.log 2>&1; echo "exit $? at $SECONDS s" >>$OUT/build.log) &
+timeout 200 $B/splat-train train --scene $S --out /tmp/ck --set iterations=30000 --set checkpoints=7000,30000 \
+  --set checkpoint_ply=1 --set save_ply=0 --set fwd_cull=rows >$OUT/train-rows.log 2>&1; tail -n 1 $OUT/train-rows.log
+echo "checkpoints at $SECONDS s"; ls /tmp/ck
+wait; tail -n 1 $OUT/build.log
+for rep in 1 2; do
+  for c in "--fwd-cull off" "--fwd-cull rows" "--fwd-cull rows --project-sh vec4"; do
+    timeout 60 $B/iter_bench --n 400000,1000000 $c
+    for k in 7000 30000; do timeout 40 $B/iter_bench --ply /tmp/ck/checkpoint-$k.ply --scene $S $c; done
+  done
+done >$OUT/iter-ab.txt 2>&1
+echo "ours done at $SECONDS s"
+gs() { (cd $G && PYTHONPATH=$G TORCH_EXTENSIONS_DIR=/tmp/tx timeout 90 python3 $R/bench/gsplat_iter.py "$@"); }
+{ gs --n 400000 1000000
+  for k in 7000 30000; do gs --ply /tmp/ck/checkpoint-$k.ply --scene $S; done; } >$OUT/iter-gsplat.txt 2>&1
+echo "gsplat done at $SECONDS s"
+grep -h "fwd cull\|N =\|rasterize_fwd\|project_fwd\|^gsplat " $OUT/iter-ab.txt $OUT/iter-gsplat.txt | sed -e 's/^device: .*fwd cull/fwd cull/' | cut -c1-200
+PATH=$B:$PATH timeout $((570 - SECONDS)) bash bench/lab-gates.sh $B $OUT/gates 7000 3 fwd-cull-rows 2>&1
+echo "gate done at $SECONDS s"
