@@ -118,7 +118,8 @@ static const char usage_text[] =
     "                  [--tile-cull box|ellipse] [--sort pairs|depth_first]\n"
     "                  [--run-pixels rows|active|covered] [--bwd-step branch|select|lean]\n"
     "                  [--bwd-drain full|trim] [--bwd-state shared|global] [--bwd-chain 1|2|4]\n"
-    "                  [--fwd-step branch|select] [--fwd-cull off|rows] [--project-sh scalar|vec4]\n"
+    "                  [--fwd-step branch|select] [--fwd-cull off|rows] [--project-sh "
+    "scalar|vec4]\n"
     "                  [--project-adam separate|fused] [--run-stats]\n"
     "                  [--ply FILE --scene DIR]\n"
     "The training-iteration benchmark: ms per iteration and each kernel's share of GPU time, on\n"
@@ -874,7 +875,8 @@ int main(int argc, char **argv) {
                                 : "rows",
            gs_config_enum_name("bwd_step", a.tk.step), a.tk.drain ? "trim" : "full",
            a.tk.state ? "global" : "shared", a.tk.chain, a.fwd_step ? "select" : "branch",
-           a.fwd_cull ? "rows" : "off", a.project_sh ? "vec4" : "scalar", a.tk.fuse_adam ? "fused" : "separate");
+           a.fwd_cull ? "rows" : "off", a.project_sh ? "vec4" : "scalar",
+           a.tk.fuse_adam ? "fused" : "separate");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

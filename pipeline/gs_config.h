@@ -122,8 +122,8 @@ struct gs_config {
   int32_t radix_scatter;
   int32_t sigma_skip;
   int32_t fwd_accum;
-  int32_t fwd_step; /* enum gs_fwd_step */
-  int32_t fwd_cull; /* enum gs_fwd_cull */
+  int32_t fwd_step;   /* enum gs_fwd_step */
+  int32_t fwd_cull;   /* enum gs_fwd_cull */
   int32_t project_sh; /* enum gs_project_sh */
   int32_t bwd_warp_skip;
   int32_t ssim_walk;

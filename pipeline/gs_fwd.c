@@ -62,7 +62,7 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   /* Specialization data are raw 32-bit words, by id: SIGMA_SKIP, ACCUM_F16, ALPHA_MAX (the float
    * clamp goes in by its bits), BUCKET, FWD_STEP, FWD_CULL (gs_shared.h); the plain forward has
    * no BUCKET, and an id a shader lacks is ignored. */
-  uint32_t raster_spec[6] = {f->opts.sigma_skip ? 1u : 0u, f->opts.accum_f16 ? 1u : 0u, 0u, bucket,
+  uint32_t raster_spec[6] = {f->opts.sigma_skip ? 1u : 0u,  f->opts.accum_f16 ? 1u : 0u, 0u, bucket,
                              f->opts.step_select ? 1u : 0u, f->opts.cull_rows ? 1u : 0u};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
   uint32_t depth_first = f->opts.depth_first ? 1u : 0u;

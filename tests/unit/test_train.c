@@ -1043,14 +1043,15 @@ START_TEST(tile_cull_trains_bit_identically) {
 END_TEST
 
 /* fwd_step: select is bit-exact (the same image, last contributors and runs' states as branch),
- * as are fwd_cull: rows and project_sh: vec4 (run together with it here), and so is bwd_state: global, the default (lane 0 gets the same stored states by a shuffle as
- * the base run's copy in shared memory; each run names its keys), so a deterministic training
- * with the per-splat backward (which reads those states) writes the same final.ply with each. So
- * does project_adam: fused (the projection backward applies adam.comp's step itself, from the
- * gradients it holds in shared memory): the same parameters and moments after every iteration,
- * through densification (the moments gathered) and opacity resets. And bwd_chain: 4 with bwd_state:
- * global (a subgroup walks four runs back to back, each lane summing its splat of each run over the
- * same pixels in the same order). */
+ * as are fwd_cull: rows and project_sh: vec4 (run together with it here), and so is bwd_state:
+ * global, the default (lane 0 gets the same stored states by a shuffle as the base run's copy in
+ * shared memory; each run names its keys), so a deterministic training with the per-splat backward
+ * (which reads those states) writes the same final.ply with each. So does project_adam: fused (the
+ * projection backward applies adam.comp's step itself, from the gradients it holds in shared
+ * memory): the same parameters and moments after every iteration, through densification (the
+ * moments gathered) and opacity resets. And bwd_chain: 4 with bwd_state: global (a subgroup walks
+ * four runs back to back, each lane summing its splat of each run over the same pixels in the same
+ * order). */
 START_TEST(bit_exact_variants_train_identically) {
   make_scene();
   char dir[5][160], h[5][SW_SHA256_HEX_LEN];
@@ -1069,7 +1070,8 @@ START_TEST(bit_exact_variants_train_identically) {
     det_run_as(dir[k], 0, GS_RASTER_BWD_SPLAT, GS_TILE_CULL_ELLIPSE, &sub, h[k], &n[k], &p[k]);
   }
   fprintf(stderr,
-          "base / fwd_step select + fwd_cull rows + project_sh vec4 / bwd_state global / project_adam fused / bwd_chain 4: %u / "
+          "base / fwd_step select + fwd_cull rows + project_sh vec4 / bwd_state global / "
+          "project_adam fused / bwd_chain 4: %u / "
           "%u / %u / %u / %u splats, final.ply %.16s / %.16s / %.16s / %.16s / %.16s\n",
           n[0], n[1], n[2], n[3], n[4], h[0], h[1], h[2], h[3], h[4]);
   ck_assert_uint_ne(n[0], 500); /* densification ran */
