@@ -22,7 +22,8 @@
  * device can, as gs_tk_auto_bucket says, else pixel with a note); --splat-bwd is
  * --rasterize-bwd splat.
  * --run-stats (per-splat backward, not with --json) also prints how its pipeline spends its steps
- * on the last frame (run_stats below): where the next change to that kernel has to look. On
+ * on the last frame (run_stats below): where the next change to that kernel has to look; and how
+ * many of the forward's steps fwd_cull: rows leaves out. On
  * lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <errno.h>
 #include <math.h>
@@ -397,7 +398,22 @@ static int load_replay(struct bench *b, const struct args *a, struct sw_err *err
  * fill steps' share, the lanes' in-box and contributing shares of BUCKET x steps (active mode), and
  * the steps a subgroup would take walking all of a tile's runs back to back (fill paid once per
  * tile), and the steps `bwd_drain: trim` leaves out (a run's walk ends once every lane is past the
- * last active pixel of its box). */
+ * last active pixel of its box); then the share of the forward's steps (a band of two rows up to
+ * its largest last contributor) `fwd_cull: rows` leaves out. */
+/* A splat's box in the tile at (ox, oy), as rasterize_bwd_splat.glsl's load_splat and
+ * rasterize_fwd.glsl's mark_bands compute it: x0, x1, y0, y1 in tile pixels, inclusive; no rows
+ * (y0 > y1) when it reaches no pixel centre of the tile. */
+static void splat_box(const struct gs_splat2d *g, uint32_t ox, uint32_t oy, int box[4]) {
+  float s2 = 2.0f * fmaxf(logf(255.0f * g->opacity), 0.0f);
+  float ex = sqrtf(s2 * fmaxf(g->cov2d[0], 0.0f)), ey = sqrtf(s2 * fmaxf(g->cov2d[2], 0.0f));
+  float mx = g->mean2d[0] - (float)ox, my = g->mean2d[1] - (float)oy, T = GS_RASTER_TILE;
+  box[0] = (int)fminf(fmaxf(floorf(mx - ex) - 1.0f, 0.0f), T);
+  box[1] = (int)fminf(fmaxf(ceilf(mx + ex) + 1.0f, -1.0f), T - 1);
+  box[2] = (int)fminf(fmaxf(floorf(my - ey) - 1.0f, 0.0f), T);
+  box[3] = (int)fminf(fmaxf(ceilf(my + ey) + 1.0f, -1.0f), T - 1);
+  if (box[0] > box[1]) box[2] = GS_RASTER_TILE, box[3] = -1;
+}
+
 static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struct sw_err *err) {
   uint32_t tiles = fb->tiles_x * fb->tiles_y, n = fb->count, B = fb->bucket ? fb->bucket : 32;
   uint32_t pairs = ((const uint32_t *)fb->counters->map)[GS_CTR_PAIRS];
@@ -412,6 +428,10 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   double runs = 0, pix_rows = 0, pix_act = 0, st_rows = 0, st_act = 0, inbox = 0, contrib = 0;
   double pix_box = 0; /* active pixels inside at least one lane's box */
   double st_chain = 0, st_trim = 0;
+  /* The forward's steps, a subgroup of two pixel rows (a band) at a time up to its pixels' last
+   * contributor (it walks on until each pixel finishes, so this is a lower bound): every splat of
+   * the tile (fwd_cull: off), or only those whose box reaches the band (rows). */
+  double fwd_off = 0, fwd_rows = 0;
   for (uint32_t t = 0; t < tiles && !rc; t++) {
     uint32_t start = ranges[2 * t], end = ranges[2 * t + 1], count = end > start ? end - start : 0;
     uint32_t ox = (t % fb->tiles_x) * GS_RASTER_TILE, oy = (t / fb->tiles_x) * GS_RASTER_TILE;
@@ -429,15 +449,9 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
                                               uy1 = -1;
       uint32_t lanes = live - first < B ? live - first : B;
       for (uint32_t l = 0; l < lanes; l++) {
-        const struct gs_splat2d *g = &sp[values[start + first + l]];
-        float s2 = 2.0f * fmaxf(logf(255.0f * g->opacity), 0.0f);
-        float ex = sqrtf(s2 * fmaxf(g->cov2d[0], 0.0f)), ey = sqrtf(s2 * fmaxf(g->cov2d[2], 0.0f));
-        float mx = g->mean2d[0] - (float)ox, my = g->mean2d[1] - (float)oy, T = GS_RASTER_TILE;
-        bx0[l] = (int)fminf(fmaxf(floorf(mx - ex) - 1.0f, 0.0f), T);
-        bx1[l] = (int)fminf(fmaxf(ceilf(mx + ex) + 1.0f, -1.0f), T - 1);
-        by0[l] = (int)fminf(fmaxf(floorf(my - ey) - 1.0f, 0.0f), T);
-        by1[l] = (int)fminf(fmaxf(ceilf(my + ey) + 1.0f, -1.0f), T - 1);
-        if (bx0[l] > bx1[l]) by0[l] = GS_RASTER_TILE, by1[l] = -1;
+        int box[4];
+        splat_box(&sp[values[start + first + l]], ox, oy, box);
+        bx0[l] = box[0], bx1[l] = box[1], by0[l] = box[2], by1[l] = box[3];
         if (by0[l] <= by1[l]) {
           if (bx0[l] < ux0) ux0 = bx0[l];
           if (bx1[l] > ux1) ux1 = bx1[l];
@@ -486,19 +500,32 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
       tile_runs++;
     }
     if (tile_runs) st_chain += tile_cnt + B - 1;
+    for (uint32_t b = 0; b < GS_RASTER_TILE / 2; b++) {
+      uint32_t reach = 0; /* the band's largest last contributor */
+      for (uint32_t i = 2 * b * GS_RASTER_TILE; i < 2 * (b + 1) * GS_RASTER_TILE; i++)
+        if (tl[i] > reach) reach = tl[i];
+      fwd_off += reach;
+      for (uint32_t q = 0; q < reach; q++) {
+        int box[4];
+        splat_box(&sp[values[start + q]], ox, oy, box);
+        fwd_rows += box[2] <= (int)(2 * b + 1) && box[3] >= (int)(2 * b);
+      }
+    }
   }
   if (!rc && runs > 0)
     printf("  run stats (last frame, %u splats, %u pairs, bucket %u): %.0f runs; pixels per run "
            "rows %.1f, active %.1f (%.1f in a lane's box); steps per run rows %.1f, active %.1f "
            "(fill %.1f%%); lanes "
            "in-box %.1f%%, contributing %.1f%% of %u x steps (active); a tile's runs back to "
-           "back: %.1f%% fewer steps; bwd_drain trim: %.1f%% fewer steps\n",
+           "back: %.1f%% fewer steps; bwd_drain trim: %.1f%% fewer steps; forward to the last "
+           "contributor, fwd_cull rows: %.1f%% fewer steps\n",
            n, pairs, B, runs, pix_rows / runs, pix_act / runs, pix_box / runs, st_rows / runs,
            st_act / runs, st_act > 0 ? 100.0 * (st_act - pix_act) / st_act : 0.0,
            st_act > 0 ? 100.0 * inbox / (B * st_act) : 0.0,
            st_act > 0 ? 100.0 * contrib / (B * st_act) : 0.0, B,
            st_act > 0 ? 100.0 * (st_act - st_chain) / st_act : 0.0,
-           st_act > 0 ? 100.0 * (st_act - st_trim) / st_act : 0.0);
+           st_act > 0 ? 100.0 * (st_act - st_trim) / st_act : 0.0,
+           fwd_off > 0 ? 100.0 * (fwd_off - fwd_rows) / fwd_off : 0.0);
   free(ranges);
   free(values);
   free(last);
