@@ -400,8 +400,8 @@ static int load_replay(struct bench *b, const struct args *a, struct sw_err *err
  * tile), and the steps `bwd_drain: trim` leaves out (a run's walk ends once every lane is past the
  * last active pixel of its box); then the share of the forward's steps (a band of two rows up to
  * its largest last contributor) `fwd_cull: rows` leaves out. */
-/* A splat's box in the tile at (ox, oy), as rasterize_bwd_splat.glsl's load_splat and
- * rasterize_fwd.glsl's mark_bands compute it: x0, x1, y0, y1 in tile pixels, inclusive; no rows
+/* A splat's box in the tile at (ox, oy), as shaders/splat_box.glsl computes it for the per-splat
+ * backward and fwd_cull: rows: x0, x1, y0, y1 in tile pixels, inclusive; no rows
  * (y0 > y1) when it reaches no pixel centre of the tile. */
 static void splat_box(const struct gs_splat2d *g, uint32_t ox, uint32_t oy, int box[4]) {
   float s2 = 2.0f * fmaxf(logf(255.0f * g->opacity), 0.0f);
@@ -500,16 +500,17 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
       tile_runs++;
     }
     if (tile_runs) st_chain += tile_cnt + B - 1;
-    for (uint32_t b = 0; b < GS_RASTER_TILE / 2; b++) {
-      uint32_t reach = 0; /* the band's largest last contributor */
-      for (uint32_t i = 2 * b * GS_RASTER_TILE; i < 2 * (b + 1) * GS_RASTER_TILE; i++)
-        if (tl[i] > reach) reach = tl[i];
-      fwd_off += reach;
-      for (uint32_t q = 0; q < reach; q++) {
-        int box[4];
-        splat_box(&sp[values[start + q]], ox, oy, box);
-        fwd_rows += box[2] <= (int)(2 * b + 1) && box[3] >= (int)(2 * b);
-      }
+    uint32_t reach[GS_RASTER_TILE / 2] = {0}; /* each band's largest last contributor */
+    for (uint32_t i = 0; i < GS_RASTER_WG; i++) {
+      uint32_t b = i / (2 * GS_RASTER_TILE);
+      if (tl[i] > reach[b]) reach[b] = tl[i];
+    }
+    for (uint32_t b = 0; b < GS_RASTER_TILE / 2; b++) fwd_off += reach[b];
+    for (uint32_t q = 0; q < live; q++) { /* live: the largest reach */
+      int box[4];
+      splat_box(&sp[values[start + q]], ox, oy, box);
+      for (uint32_t b = 0; b < GS_RASTER_TILE / 2; b++)
+        fwd_rows += q < reach[b] && box[2] <= (int)(2 * b + 1) && box[3] >= (int)(2 * b);
     }
   }
   if (!rc && runs > 0)

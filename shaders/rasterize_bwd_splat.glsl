@@ -47,6 +47,7 @@
 
 #define GS_GLSL 1
 #include "gs_train_shared.h"
+#include "splat_box.glsl"
 
 layout(local_size_x_id = GS_SPEC_BWD_SPLAT_WG) in;
 layout(constant_id = GS_SPEC_BWD_SIGMA_SKIP) const uint SIGMA_SKIP = 1u;
@@ -134,15 +135,9 @@ lane_splat load_splat(uint pos, uint live, uint start, uint ox, uint oy) {
     sp.mean = vec2(splats[id].mean2d[0], splats[id].mean2d[1]);
     sp.cn = vec3(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2]);
     sp.rgbo = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], splats[id].opacity);
-    float s2 = 2.0 * max(log(255.0 * sp.rgbo.w), 0.0);
-    float ex = sqrt(s2 * max(splats[id].cov2d[0], 0.0));
-    float ey = sqrt(s2 * max(splats[id].cov2d[2], 0.0));
-    vec2 m = sp.mean - vec2(float(ox), float(oy));
-    sp.x0 = int(clamp(floor(m.x - ex) - 1.0, 0.0, float(GS_RASTER_TILE)));
-    sp.x1 = int(clamp(ceil(m.x + ex) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
-    sp.y0 = int(clamp(floor(m.y - ey) - 1.0, 0.0, float(GS_RASTER_TILE)));
-    sp.y1 = int(clamp(ceil(m.y + ey) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
-    if (sp.x0 > sp.x1) sp.y0 = GS_RASTER_TILE, sp.y1 = -1;
+    vec2 e = splat_extent(sp.rgbo.w, splats[id].cov2d[0], splats[id].cov2d[2]);
+    ivec4 box = splat_box(sp.mean - vec2(float(ox), float(oy)), e);
+    sp.x0 = box.x, sp.x1 = box.y, sp.y0 = box.z, sp.y1 = box.w;
   }
   return sp;
 }

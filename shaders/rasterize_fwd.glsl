@@ -18,6 +18,7 @@
 // writes its state (colour so far, T) to bucket_state, and the tile's largest last contributor
 // goes to tile_maxlast (gs_shared.h, "Buckets"). The image itself is the same bit for bit.
 #include "gs_common.glsl"
+#include "splat_box.glsl"
 
 layout(local_size_x = GS_RASTER_TILE, local_size_y = GS_RASTER_TILE) in;
 layout(constant_id = GS_SPEC_SIGMA_SKIP) const uint SIGMA_SKIP = 0;
@@ -50,9 +51,8 @@ shared uint s_done[2]; // finished pixels, ping-pong between batches
 
 // `fwd_cull: rows`: for each parity (ping-pong between batches, as s_done), band of two tile rows
 // and word of the batch, a bit per splat slot: the splat's box reaches the band. The box is the
-// per-splat backward's (rasterize_bwd_splat.glsl, load_splat): |dy| <= sqrt(2 ln(255 o) cov_yy)
-// where alpha >= 1/255 (sigma >= dy^2 / (2 cov_yy) for any dx), |dx| likewise, plus a pixel of
-// margin for rounding. No pixel outside it composites the splat, so a band that steps only
+// per-splat backward's (splat_box.glsl): the alpha >= 1/255 extent plus a pixel of margin for
+// rounding. No pixel outside it composites the splat, so a band that steps only
 // through its bits composites the same splats in the same order: the same image, T, last
 // contributors and runs' states, bit for bit. The bits are set as the batch is staged.
 const uint BANDS = uint(GS_RASTER_TILE) / 2u, WORDS = uint(GS_RASTER_WG) / 32u;
@@ -62,18 +62,13 @@ shared uint s_band[BAND_ELEMS];
 // Sets slot's bit in the bands (of parity par) that the box of splat id reaches; (ox, oy) is the
 // tile's first pixel. A box that is not a number reaches every band.
 void mark_bands(uint id, uint slot, uint par, uint ox, uint oy) {
-  float s2 = 2.0 * max(log(255.0 * splats[id].opacity), 0.0);
-  float ex = sqrt(s2 * max(splats[id].cov2d[0], 0.0));
-  float ey = sqrt(s2 * max(splats[id].cov2d[2], 0.0));
+  vec2 e = splat_extent(splats[id].opacity, splats[id].cov2d[0], splats[id].cov2d[2]);
   vec2 m = vec2(splats[id].mean2d[0], splats[id].mean2d[1]) - vec2(float(ox), float(oy));
   int b0 = 0, b1 = int(BANDS) - 1;
-  if (!any(isnan(vec4(ex, ey, m)))) {
-    int x0 = int(clamp(floor(m.x - ex) - 1.0, 0.0, float(GS_RASTER_TILE)));
-    int x1 = int(clamp(ceil(m.x + ex) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
-    int y0 = int(clamp(floor(m.y - ey) - 1.0, 0.0, float(GS_RASTER_TILE)));
-    int y1 = int(clamp(ceil(m.y + ey) + 1.0, -1.0, float(GS_RASTER_TILE - 1)));
-    if (x0 > x1 || y0 > y1) return; // reaches no pixel centre of the tile
-    b0 = y0 / 2, b1 = y1 / 2;
+  if (!any(isnan(vec4(e, m)))) {
+    ivec4 box = splat_box(m, e);
+    if (box.z > box.w) return; // reaches no pixel centre of the tile
+    b0 = box.z / 2, b1 = box.w / 2;
   }
   for (int b = b0; b <= b1; b++)
     atomicOr(s_band[(par * BANDS + uint(b)) * WORDS + slot / 32u], 1u << (slot % 32u));
