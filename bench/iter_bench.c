@@ -398,8 +398,11 @@ static int load_replay(struct bench *b, const struct args *a, struct sw_err *err
  * fill steps' share, the lanes' in-box and contributing shares of BUCKET x steps (active mode), and
  * the steps a subgroup would take walking all of a tile's runs back to back (fill paid once per
  * tile), and the steps `bwd_drain: trim` leaves out (a run's walk ends once every lane is past the
- * last active pixel of its box); then the share of the forward's steps (a band of two rows up to
- * its largest last contributor) `fwd_cull: rows` leaves out. */
+ * last active pixel of its box), and the steps runs of BUCKET / 2 splats would take, two runs side
+ * by side in a subgroup (each half of the lanes walking its own union box's active pixels, the
+ * subgroup the longer of the two walks plus BUCKET / 2 - 1 fill steps); then the share of the
+ * forward's steps (a band of two rows up to its largest last contributor) `fwd_cull: rows` leaves
+ * out. */
 /* A splat's box in the tile at (ox, oy), as shaders/splat_box.glsl computes it for the per-splat
  * backward and fwd_cull: rows: x0, x1, y0, y1 in tile pixels, inclusive; no rows
  * (y0 > y1) when it reaches no pixel centre of the tile. */
@@ -427,7 +430,7 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
   if (!rc && n) rc = gs_vk_buf_download(fb->splats, 0, sp, sizeof *sp * (size_t)n, err);
   double runs = 0, pix_rows = 0, pix_act = 0, st_rows = 0, st_act = 0, inbox = 0, contrib = 0;
   double pix_box = 0; /* active pixels inside at least one lane's box */
-  double st_chain = 0, st_trim = 0;
+  double st_chain = 0, st_trim = 0, st_half = 0;
   /* The forward's steps, a subgroup of two pixel rows (a band) at a time up to its pixels' last
    * contributor (it walks on until each pixel finishes, so this is a lower bound): every splat of
    * the tile (fwd_cull: off), or only those whose box reaches the band (rows). */
@@ -486,6 +489,22 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
           pix_box += covered;
         }
       if (cnt == 0) continue;
+      /* Runs of B / 2 splats, two to a subgroup side by side: each half walks the active pixels
+       * of its own union box, and the subgroup takes the longer walk plus B / 2 - 1 fill steps. */
+      uint32_t hc[2] = {0, 0};
+      for (uint32_t hf = 0; hf < 2; hf++) {
+        uint32_t l0 = hf * (B / 2), l1 = l0 + B / 2 < lanes ? l0 + B / 2 : lanes;
+        int hx0 = GS_RASTER_TILE, hx1 = -1, hy0 = GS_RASTER_TILE, hy1 = -1;
+        for (uint32_t l = l0; l < l1; l++)
+          if (by0[l] <= by1[l]) {
+            hx0 = bx0[l] < hx0 ? bx0[l] : hx0, hx1 = bx1[l] > hx1 ? bx1[l] : hx1;
+            hy0 = by0[l] < hy0 ? by0[l] : hy0, hy1 = by1[l] > hy1 ? by1[l] : hy1;
+          }
+        for (int py = hy0; py <= hy1; py++)
+          for (int px = hx0; px <= hx1; px++)
+            hc[hf] += first + l0 < tl[(uint32_t)py * GS_RASTER_TILE + (uint32_t)px];
+      }
+      st_half += (hc[0] > hc[1] ? hc[0] : hc[1]) + B / 2 - 1;
       int need = -1;
       for (uint32_t l = 0; l < lanes; l++) {
         if (by0[l] > by1[l]) continue;
@@ -518,14 +537,16 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struc
            "rows %.1f, active %.1f (%.1f in a lane's box); steps per run rows %.1f, active %.1f "
            "(fill %.1f%%); lanes "
            "in-box %.1f%%, contributing %.1f%% of %u x steps (active); a tile's runs back to "
-           "back: %.1f%% fewer steps; bwd_drain trim: %.1f%% fewer steps; forward to the last "
+           "back: %.1f%% fewer steps; bwd_drain trim: %.1f%% fewer steps; runs of %u, two to a "
+           "subgroup: %.1f%% fewer steps; forward to the last "
            "contributor, fwd_cull rows: %.1f%% fewer steps\n",
            n, pairs, B, runs, pix_rows / runs, pix_act / runs, pix_box / runs, st_rows / runs,
            st_act / runs, st_act > 0 ? 100.0 * (st_act - pix_act) / st_act : 0.0,
            st_act > 0 ? 100.0 * inbox / (B * st_act) : 0.0,
            st_act > 0 ? 100.0 * contrib / (B * st_act) : 0.0, B,
            st_act > 0 ? 100.0 * (st_act - st_chain) / st_act : 0.0,
-           st_act > 0 ? 100.0 * (st_act - st_trim) / st_act : 0.0,
+           st_act > 0 ? 100.0 * (st_act - st_trim) / st_act : 0.0, B / 2,
+           st_act > 0 ? 100.0 * (st_act - st_half) / st_act : 0.0,
            fwd_off > 0 ? 100.0 * (fwd_off - fwd_rows) / fwd_off : 0.0);
   free(ranges);
   free(values);

@@ -28,6 +28,10 @@ for rep in 1 2; do
   done
 done >$OUT/iter-ab.txt 2>&1
 echo "ours done at $SECONDS s"
+# How the per-splat backward spends its steps on the replays, and what runs of 16 would save.
+for k in 7000 30000; do
+  timeout 40 $B/iter_bench --ply /tmp/ck/checkpoint-$k.ply --scene $S --iters 20 --warmup 5 --fwd-cull rows --run-stats
+done >$OUT/run-stats.txt 2>&1; grep -h "run stats" $OUT/run-stats.txt
 gs() { (cd $G && PYTHONPATH=$G TORCH_EXTENSIONS_DIR=/tmp/tx timeout 90 python3 $R/bench/gsplat_iter.py "$@"); }
 { gs --n 400000 1000000
   for k in 7000 30000; do gs --ply /tmp/ck/checkpoint-$k.ply --scene $S; done; } >$OUT/iter-gsplat.txt 2>&1
