@@ -37,5 +37,5 @@ gs() { (cd $G && PYTHONPATH=$G TORCH_EXTENSIONS_DIR=/tmp/tx timeout 90 python3 $
   for k in 7000 30000; do gs --ply /tmp/ck/checkpoint-$k.ply --scene $S; done; } >$OUT/iter-gsplat.txt 2>&1
 echo "gsplat done at $SECONDS s"
 grep -h "fwd cull\|N =\|rasterize_fwd\|project_fwd\|^gsplat " $OUT/iter-ab.txt $OUT/iter-gsplat.txt | sed -e 's/^device: .*fwd cull/fwd cull/' | cut -c1-200
-PATH=$B:$PATH timeout $((570 - SECONDS)) bash bench/lab-gates.sh $B $OUT/gates 7000 3 fwd-cull-rows 2>&1
+PATH=$B:$PATH timeout $((570 - SECONDS)) bash bench/lab-gates.sh $B $OUT/gates 7000 3 fwd-cull-rows project-sh-vec4 2>&1
 echo "gate done at $SECONDS s"
