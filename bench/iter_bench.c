@@ -23,7 +23,10 @@
  * --rasterize-bwd splat.
  * --run-stats (per-splat backward, not with --json) also prints how its pipeline spends its steps
  * on the last frame (run_stats below): where the next change to that kernel has to look; and how
- * many of the forward's steps fwd_cull: rows leaves out. On
+ * many of the forward's steps fwd_cull: rows leaves out. --stats-bucket N (even, 2-64) counts
+ * them for runs of N splats instead of the device's subgroup size: the counts depend only on the
+ * frame's lists, boxes and last contributors, so lavapipe (8 lanes) can tell what a 32-lane GPU's
+ * runs do on the same frame. On
  * lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
 #include <errno.h>
 #include <math.h>
@@ -58,6 +61,7 @@ struct args {
   int depth_first;         /* --sort pairs|depth_first (default the trainer's) */
   int raster_bwd;          /* --rasterize-bwd, enum gs_raster_bwd (default auto, the trainer's) */
   int run_stats;           /* --run-stats: the per-splat backward's steps on the last frame */
+  uint32_t stats_bucket;   /* --stats-bucket N: run stats for runs of N splats (0: the device's) */
   int fwd_step;            /* --fwd-step branch|select, enum gs_fwd_step (default the trainer's) */
   int fwd_cull;            /* --fwd-cull off|rows, enum gs_fwd_cull (default the trainer's) */
   int project_sh;          /* --project-sh scalar|vec4, enum gs_project_sh (the trainer's) */
@@ -121,7 +125,7 @@ static const char usage_text[] =
     "                  [--bwd-drain full|trim] [--bwd-state shared|global] [--bwd-chain 1|2|4]\n"
     "                  [--fwd-step branch|select] [--fwd-cull off|rows] [--project-sh "
     "scalar|vec4]\n"
-    "                  [--project-adam separate|fused] [--run-stats]\n"
+    "                  [--project-adam separate|fused] [--run-stats [--stats-bucket N]]\n"
     "                  [--ply FILE --scene DIR]\n"
     "The training-iteration benchmark: ms per iteration and each kernel's share of GPU time, on\n"
     "random Gaussians (--n, one run per N) or a replayed checkpoint (--ply with its --scene).\n"
@@ -130,7 +134,7 @@ static const char usage_text[] =
 /* The options that take a value (besides key_opts). */
 static const char *const value_opts[] = {
     "--n",    "--size", "--focal", "--warmup",    "--iters",     "--timing", "--device",
-    "--seed", "--ply",  "--scene", "--tile-cull", "--in-flight", "--sort"};
+    "--seed", "--ply",  "--scene", "--tile-cull", "--in-flight", "--sort",   "--stats-bucket"};
 
 static int takes_value(const char *k) {
   for (size_t i = 0; i < sizeof value_opts / sizeof value_opts[0]; i++)
@@ -288,6 +292,12 @@ static int parse(int argc, char **argv, struct args *a) {
         return -1;
       }
       a->tile_cull = !strcmp(v, "ellipse");
+    } else if (!strcmp(k, "--stats-bucket")) {
+      if (parse_u32(k, v, 2, 64, &a->stats_bucket)) return -1;
+      if (a->stats_bucket % 2) {
+        fprintf(stderr, "iter_bench: --stats-bucket takes an even number of splats, not %s\n", v);
+        return -1;
+      }
     } else if (!strcmp(k, "--in-flight")) {
       struct gs_config c;
       if (trainer_key(k, "in_flight", v, &c)) return -1;
@@ -417,8 +427,10 @@ static void splat_box(const struct gs_splat2d *g, uint32_t ox, uint32_t oy, int 
   if (box[0] > box[1]) box[2] = GS_RASTER_TILE, box[3] = -1;
 }
 
-static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, struct sw_err *err) {
-  uint32_t tiles = fb->tiles_x * fb->tiles_y, n = fb->count, B = fb->bucket ? fb->bucket : 32;
+static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, uint32_t bucket,
+                     struct sw_err *err) {
+  uint32_t tiles = fb->tiles_x * fb->tiles_y, n = fb->count;
+  uint32_t B = bucket ? bucket : fb->bucket ? fb->bucket : 32;
   uint32_t pairs = ((const uint32_t *)fb->counters->map)[GS_CTR_PAIRS];
   uint32_t *ranges = malloc(8ull * tiles), *values = malloc(4ull * (pairs ? pairs : 1));
   uint32_t *last = malloc(4ull * w * h);
@@ -827,7 +839,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   double med_ms = 0;
   if (!rc) rc = sw_stats_median(bk.it_ms, a->iters, &med_ms, err);
   free(bk.it_ms);
-  int stats = !rc && a->run_stats && a->tk.splat_bwd && !a->json;
+  int stats = !rc && a->run_stats && (a->tk.splat_bwd || a->stats_bucket) && !a->json;
   if (!rc) {
     const struct gs_vk_stage_stats *st;
     uint32_t ns;
@@ -866,7 +878,7 @@ static int run_n(struct bench *b, const struct args *a, uint32_t n, struct sw_er
   }
   if (stats) {
     const struct gs_fwd_bufs *fb = gs_fwd_bufs(b->fwd);
-    rc = run_stats(fb, fb->width, fb->height, err);
+    rc = run_stats(fb, fb->width, fb->height, a->stats_bucket, err);
   }
   for (int g = 0; g < GS_P_COUNT; g++) gs_vk_buf_destroy(&b->grads[g]);
   gs_vk_buf_destroy(&b->moments);

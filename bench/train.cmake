@@ -20,7 +20,9 @@ if(SW_BUILD_PIPELINE)
       bad \"--timing takes production or per_kernel, not 'fast'\" --timing fast
       bad \"--focal takes a positive number of pixels, not '-3'\" --focal -3
       bad \"--n needs a value\" --n
-      bad \"'fast' is not one of branch|select|lean\" --bwd-step fast
+      bad \"'fast' is not one of branch|select|lean|dot\" --bwd-step fast
+      bad \"--stats-bucket takes an even number of splats, not 3\" --stats-bucket 3
+      bad \"--stats-bucket takes a whole number from 2 to 64, not '128'\" --stats-bucket 128
       bad \"--ply and --scene go together\" --ply x
       echo ok")
   set_tests_properties(iter_bench_cli PROPERTIES TIMEOUT 60)
@@ -56,7 +58,8 @@ if(SW_BUILD_PIPELINE)
   set_tests_properties(iter_bench_smoke_fused PROPERTIES TIMEOUT 120 LABELS vulkan)
   # The replayed workload: a tiny training writes a checkpoint PLY (checkpoint_ply), which
   # iter_bench replays through the scene's training views, with either backward (the per-splat
-  # one with --run-stats, whose line must be printed).
+  # one with --run-stats, whose line must be printed; and the pixel one with --stats-bucket 32,
+  # which counts runs of 32 and of 16 whatever the device's subgroup size).
   set(_replay ${CMAKE_CURRENT_BINARY_DIR}/replay_smoke)
   file(MAKE_DIRECTORY ${_replay})
   add_test(NAME iter_bench_replay_smoke WORKING_DIRECTORY ${_replay}
@@ -67,6 +70,9 @@ if(SW_BUILD_PIPELINE)
       $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd pixel
       $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd splat --run-stats >o.txt
       cat o.txt
-      grep -q 'run stats (last frame' o.txt")
+      grep -q 'run stats (last frame' o.txt
+      $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd pixel --run-stats --stats-bucket 32 >b.txt
+      cat b.txt
+      grep -q 'run stats (last frame, .* bucket 32).*runs of 16, two to a subgroup' b.txt")
   set_tests_properties(iter_bench_replay_smoke PROPERTIES TIMEOUT 300 LABELS vulkan)
 endif()

@@ -189,13 +189,16 @@ static const struct key keys[] = {
      "splats reach, only the pixels inside their union box still compositing at its first "
      "splat (active), or only those of them inside at least one of its splats' boxes (covered); "
      "the same gradients, fewer steps"},
-    {"bwd_step", K_ENUM, OFF(bwd_step), "lean", "branch|select|lean", 0, 0,
+    {"bwd_step", K_ENUM, OFF(bwd_step), "lean", "branch|select|lean|dot", 0, 0,
      "per-splat rasterize backward: a lane that skips a pixel of the walk branches past its "
      "step, or computes it with its alpha masked to zero (one straight-line step, the next "
      "step's loads issued before this one's arithmetic), the same gradients; lean: select's "
      "step with fewer instructions (the pixel centre without an int-to-float conversion, one "
      "division instead of three, the 2D mean and conic terms summed as raw moments and "
-     "multiplied by the conic once per splat), the same sums up to rounding"},
+     "multiplied by the conic once per splat), the same sums up to rounding; dot: lean's step "
+     "carrying dot(colour so far, dL/dpix) and the transmittance from lane to lane instead of "
+     "the colour and the transmittance (two shuffles fewer per step, fewer multiply-adds), the "
+     "same sums as lean up to rounding"},
     {"bwd_drain", K_ENUM, OFF(bwd_drain), "full", "full|trim", 0, 0,
      "per-splat rasterize backward: a run's walk ends when its last lane has seen every pixel, "
      "or once every lane is past the last pixel of its splat's box (fewer steps where the run's "
@@ -207,8 +210,8 @@ static const struct key keys[] = {
      "workgroup); the same gradients"},
     {"bwd_chain", K_ENUM, OFF(bwd_chain), "1", "1|2|4", 0, 0,
      "per-splat rasterize backward: runs of a tile's splats a subgroup walks back to back, the "
-     "next run's pipeline filling while the last one's drains (2 or 4; needs bwd_step select or "
-     "lean); "
+     "next run's pipeline filling while the last one's drains (2 or 4; needs bwd_step select, "
+     "lean or dot); "
      "the same gradients"},
     {"project_adam", K_ENUM, OFF(project_adam), "separate", "separate|fused", 0, 0,
      "the projection backward writes every parameter gradient for the Adam kernel to read, or "
@@ -536,7 +539,7 @@ int gs_config_validate(const struct gs_config *cfg, struct sw_err *err) {
   if (cfg->sh_every < 1) return sw_err_set(err, SW_EINVAL, "config: sh_every must be >= 1");
   if (cfg->bwd_chain != GS_BWD_CHAIN_1 && cfg->bwd_step == GS_BWD_STEP_BRANCH)
     return sw_err_set(err, SW_EINVAL,
-                      "config: bwd_chain %s needs bwd_step select or lean (it is branch)",
+                      "config: bwd_chain %s needs bwd_step select, lean or dot (it is branch)",
                       gs_config_enum_name("bwd_chain", cfg->bwd_chain));
   return 0;
 }

@@ -40,7 +40,12 @@ enum gs_bwd_run_pixels {
   GS_RUN_PIXELS_ACTIVE = 1,
   GS_RUN_PIXELS_COVERED = 2
 };
-enum gs_bwd_step { GS_BWD_STEP_BRANCH = 0, GS_BWD_STEP_SELECT = 1, GS_BWD_STEP_LEAN = 2 };
+enum gs_bwd_step {
+  GS_BWD_STEP_BRANCH = 0,
+  GS_BWD_STEP_SELECT = 1,
+  GS_BWD_STEP_LEAN = 2,
+  GS_BWD_STEP_DOT = 3
+};
 enum gs_fwd_step { GS_FWD_STEP_BRANCH = 0, GS_FWD_STEP_SELECT = 1 };
 enum gs_fwd_cull { GS_FWD_CULL_OFF = 0, GS_FWD_CULL_ROWS = 1 };
 enum gs_project_sh { GS_PROJECT_SH_SCALAR = 0, GS_PROJECT_SH_VEC4 = 1 };

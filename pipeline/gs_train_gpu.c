@@ -106,9 +106,9 @@ int gs_tk_new(gs_vk_t *vk, const struct gs_tk_opts *opts, struct gs_tk **out, st
     return rc;
   }
   if (tk->opts.splat_bwd && tk->opts.chain > 1 && !tk->opts.step) {
-    int rc =
-        sw_err_set(err, SW_EINVAL, "training kernels: bwd_chain %d needs bwd_step select or lean",
-                   tk->opts.chain);
+    int rc = sw_err_set(err, SW_EINVAL,
+                        "training kernels: bwd_chain %d needs bwd_step select, lean or dot",
+                        tk->opts.chain);
     free(tk);
     return rc;
   }

@@ -53,7 +53,8 @@ struct gs_tk_opts {
                          (2, covered) */
   int step;           /* per-splat backward, enum gs_bwd_step: a skipped pixel is a branch (0)
                          or a masked step of straight-line code (1, select; 2, lean: fewer
-                         instructions, the same sums up to rounding) */
+                         instructions, the same sums up to rounding; 3, dot: lean carrying
+                         dot(C, dL/dpix) instead of C) */
   int drain;          /* per-splat backward, enum gs_bwd_drain: a run's walk ends after its last
                          lane saw every pixel (0) or once each lane is past its box (1, trim) */
   int state;          /* per-splat backward, enum gs_bwd_state: lane 0 takes the runs' stored

@@ -77,8 +77,12 @@ layout(push_constant) uniform PC { gs_pc_raster_splat pc; };
 // states from bucket_state itself and needs no such copy (one element).
 const uint STATE_ELEMS = STATE != 0u ? 1u : uint(GS_BUCKET_GROUP * GS_RASTER_WG);
 shared vec4 s_state[STATE_ELEMS];
-shared vec4 s_dl[GS_RASTER_WG];                      // dL/dpix, last contributor (bits)
-shared vec3 s_out[GS_RASTER_WG];                     // rendered colour
+shared vec4 s_dl[GS_RASTER_WG]; // dL/dpix, last contributor (bits)
+// The rendered colour, or (`bwd_step: dot`) its dot product with dL/dpix.
+const uint OUT_ELEMS = STEP == 3u ? 1u : uint(GS_RASTER_WG);
+const uint OD_ELEMS = STEP == 3u ? uint(GS_RASTER_WG) : 1u;
+shared vec3 s_out[OUT_ELEMS];
+shared float s_od[OD_ELEMS];
 shared uint s_list[GS_BUCKET_GROUP * GS_RASTER_WG];  // per run (COMPACT): the pixels it walks
 shared uint s_cover[GS_BUCKET_GROUP * GS_RASTER_WG / 32]; // per run (COMPACT 2): its boxes' mask
 
@@ -87,11 +91,34 @@ uint walk_pixel(uint lbase, uint plo, uint i) {
   return COMPACT != 0u ? s_list[lbase + i] : plo + i;
 }
 
+// `bwd_step: dot` (STEP 3) carries through the pipeline, instead of a pixel's colour so far C and
+// transmittance T, (w, T) with w = dot(C, dL/dpix): the only use of C is dot(out - C', dL/dpix)
+// (out the rendered colour, C' the colour up to and including the splat), which is
+// dot(out, dL/dpix) - w', w' = w + alpha T dot(rgb, dL/dpix). A state is a vec4 with (w, T) in
+// x and y; a stored (C, T) becomes one at tile pixel p here, and a state passes from lane to lane
+// as two floats instead of four (shuffle_state).
+vec4 state_at(vec4 st, uint p) {
+  return STEP == 3u ? vec4(dot(st.xyz, s_dl[p].xyz), st.w, 0.0, 0.0) : st;
+}
+
+vec4 shuffle_state(vec4 st, uint from) {
+  return STEP == 3u ? vec4(subgroupShuffle(st.xy, from), 0.0, 0.0) : subgroupShuffle(st, from);
+}
+
+vec4 shuffle_state_up(vec4 st) {
+  return STEP == 3u ? vec4(subgroupShuffleUp(st.xy, 1u), 0.0, 0.0) : subgroupShuffleUp(st, 1u);
+}
+
+// Tile pixel p's rendered colour as the step takes it: (dot(out, dL/dpix), 0, 0) for `dot`.
+vec3 out_at(uint p) { return STEP == 3u ? vec3(s_od[p], 0.0, 0.0) : s_out[p]; }
+
 // `bwd_state: global`: the stored state in front of the run (its bucket_state block at sbase) of
 // walk entry e, zero past the walk's cnt entries. The subgroup loads the states of BUCKET entries
 // at once, one per lane, a block ahead of the one lane 0 takes its states from by a shuffle.
 vec4 entry_state(uint sbase, uint lbase, uint plo, uint cnt, uint e) {
-  return e < cnt ? bucket_state[sbase + walk_pixel(lbase, plo, e)] : vec4(0.0);
+  if (e >= cnt) return vec4(0.0);
+  uint p = walk_pixel(lbase, plo, e);
+  return state_at(bucket_state[sbase + p], p);
 }
 
 // The stored state of walk entry e for lane 0: from the run's copy in shared memory (at lbase,
@@ -100,13 +127,16 @@ vec4 entry_state(uint sbase, uint lbase, uint plo, uint cnt, uint e) {
 // uniform; in uniform control flow) loads the block after that.
 vec4 run_state(uint sbase, uint lbase, uint plo, uint cnt, uint e, inout uint blk,
                inout vec4 cur, inout vec4 nxt) {
-  if (STATE == 0u) return s_state[lbase + walk_pixel(lbase, plo, e)];
+  if (STATE == 0u) {
+    uint p = walk_pixel(lbase, plo, e);
+    return state_at(s_state[lbase + p], p);
+  }
   if (e / BUCKET != blk) {
     blk++;
     cur = nxt;
     nxt = entry_state(sbase, lbase, plo, cnt, (blk + 1u) * BUCKET + gl_SubgroupInvocationID);
   }
-  return subgroupShuffle(cur, e % BUCKET);
+  return shuffle_state(cur, e % BUCKET);
 }
 
 // A lane's splat of a run: its position in the tile's list and id, 2D mean, conic, colour and
@@ -212,7 +242,7 @@ uint entries_in_box(lane_splat sp, uint lbase, uint plo, uint cnt, bool list) {
 // summed raw moments in the mean and conic slots (select_step): they become the gradients here.
 void flush_sums(inout float gr[9], lane_splat sp) {
   if (!sp.has) return;
-  if (STEP == 2u) {
+  if (STEP >= 2u) {
     float sx = gr[GS_G2D_MEAN], sy = gr[GS_G2D_MEAN + 1];
     gr[GS_G2D_MEAN] = sp.cn.x * sx + sp.cn.y * sy;
     gr[GS_G2D_MEAN + 1] = sp.cn.y * sx + sp.cn.z * sy;
@@ -229,10 +259,11 @@ void flush_sums(inout float gr[9], lane_splat sp) {
 }
 
 // The centre of tile pixel (px, py) of the tile at (ox, oy), v + 0.5 per axis. `lean` (STEP 2)
+// and `dot` (STEP 3)
 // takes it as (2^23 + v) - (2^23 - 0.5), 2^23 + v being v's bits under the exponent of 2^23:
 // the same float (exact for v < 2^22) without an int-to-float conversion.
 vec2 pixel_centre(uint ox, uint oy, int px, int py) {
-  if (STEP != 2u) return vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
+  if (STEP < 2u) return vec2(float(ox + uint(px)) + 0.5, float(oy + uint(py)) + 0.5);
   uvec2 v = uvec2(ox + uint(px), oy + uint(py));
   return uintBitsToFloat(v | 0x4B000000u) - 8388607.5;
 }
@@ -246,7 +277,10 @@ vec2 pixel_centre(uint ox, uint oy, int px, int py) {
 // dL/dalpha as T dot(rgb, dL/dpix) - dot(out - C', dL/dpix) / (1 - alpha), one division instead
 // of three; and in the mean and conic slots the raw moments sum(dsig dx), sum(dsig dy),
 // sum(dsig dx^2), sum(dsig dx dy), sum(dsig dy^2), which flush_sums multiplies by the conic (and
-// halves) once. The same sums up to rounding, not to the bit.
+// halves) once. The same sums up to rounding, not to the bit. `dot` (STEP 3) is lean's step on
+// the state (w, T) (state_at): po is (dot(out, dL/dpix), 0, 0), and dot(out - C', dL/dpix) is
+// po.x - w', three multiply-adds fewer than C' and one dot product fewer; the same sums as lean
+// up to rounding.
 vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa, vec3 po, vec4 st,
                  uint ox, uint oy) {
   int px = int(p % GS_RASTER_TILE), py = int(p / GS_RASTER_TILE);
@@ -261,16 +295,24 @@ vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa
   float alpha = min(ALPHA_MAX, raw);
   on = on && alpha >= GS_ALPHA_MIN_F;
   float am = on ? alpha : 0.0;
-  float T = st.w;
+  float T = STEP == 3u ? st.y : st.w;
   float fac = on ? alpha * T : 0.0; // not am T: a pixel no lane of the run composites can carry
                                     // a state the forward never wrote (`rows`)
   gr[GS_G2D_RGB] += fac * pa.x;
   gr[GS_G2D_RGB + 1] += fac * pa.y;
   gr[GS_G2D_RGB + 2] += fac * pa.z;
-  vec3 c1 = st.xyz + sp.rgbo.xyz * fac;
-  if (STEP == 2u) {
-    float q = dot(po - c1, pa.xyz);
-    float dalpha = on && raw < ALPHA_MAX ? T * dot(sp.rgbo.xyz, pa.xyz) - q / (1.0 - am) : 0.0;
+  vec3 c1 = vec3(0.0);
+  if (STEP >= 2u) {
+    float prgb = dot(sp.rgbo.xyz, pa.xyz);
+    float w1 = 0.0, q;
+    if (STEP == 3u) {
+      w1 = st.x + fac * prgb;
+      q = po.x - w1;
+    } else {
+      c1 = st.xyz + sp.rgbo.xyz * fac;
+      q = dot(po - c1, pa.xyz);
+    }
+    float dalpha = on && raw < ALPHA_MAX ? T * prgb - q / (1.0 - am) : 0.0;
     float gd = (on ? G : 0.0) * dalpha;
     gr[GS_G2D_OPACITY] += gd;
     float dsig = -sp.rgbo.w * gd;
@@ -280,7 +322,9 @@ vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa
     gr[GS_G2D_CONIC] += t * d.x;
     gr[GS_G2D_CONIC + 1] += t * d.y;
     gr[GS_G2D_CONIC + 2] += u * d.y;
+    if (STEP == 3u) return vec4(w1, T * (1.0 - am), 0.0, 0.0);
   } else {
+    c1 = st.xyz + sp.rgbo.xyz * fac;
     vec3 behind = (po - c1) / (1.0 - am);
     float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
     add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
@@ -345,8 +389,9 @@ uint pick(uvec4 v, uint j) { return j == 0u ? v.x : j == 1u ? v.y : j == 2u ? v.
 vec4 stream_state(uint sb, uint rr0, uint run0, uvec4 off, uint total, uint e) {
   if (e >= total) return vec4(0.0);
   uint r = run_of(e, off), p = s_list[sb + e];
-  return STATE == 0u ? s_state[(rr0 + r) * uint(GS_RASTER_WG) + p]
-                     : bucket_state[(run0 + r) * uint(GS_RASTER_WG) + p];
+  return state_at(STATE == 0u ? s_state[(rr0 + r) * uint(GS_RASTER_WG) + p]
+                              : bucket_state[(run0 + r) * uint(GS_RASTER_WG) + p],
+                  p);
 }
 
 // Lane 0's state for stream entry e, as run_state: from s_state (STATE 0) or from the blocks of
@@ -359,7 +404,7 @@ vec4 chain_state(uint sb, uint rr0, uint run0, uvec4 off, uint total, uint e, in
     cur = nxt;
     nxt = stream_state(sb, rr0, run0, off, total, (blk + 1u) * BUCKET + gl_SubgroupInvocationID);
   }
-  return subgroupShuffle(cur, e % BUCKET);
+  return shuffle_state(cur, e % BUCKET);
 }
 
 // The chained walk of the subgroup's runs rr0 .. rr0 + CHAIN - 1 of group g (first: the tile
@@ -407,16 +452,16 @@ void walk_chain(uint g, uint rr0, uint first, uint live, uint start, uint ox, ui
   vec4 nst = chain_state(sb, rr0, run0, off, total, 0u, blk, cur, nxt);
   uint p = s_list[sb + kc];
   vec4 pa = s_dl[p];
-  vec3 po = s_out[p];
+  vec3 po = out_at(p);
   for (uint s = 0u; s < steps; s++) {
-    vec4 up = subgroupShuffleUp(st, 1u);
+    vec4 up = shuffle_state_up(st);
     st = lane == 0u ? (s < total ? nst : vec4(0.0)) : up;
     uint s1 = min(s + 1u, last_k);
     vec4 nst1 = chain_state(sb, rr0, run0, off, total, s1, blk, cur, nxt);
     uint kn = uint(clamp(k + 1, 0, int(last_k)));
     uint pn = s_list[sb + kn];
     vec4 pan = s_dl[pn];
-    vec3 pon = s_out[pn];
+    vec3 pon = out_at(pn);
 
     st = select_step(gr, k >= lo && k < hi, sp, p, pa, po, st, ox, oy);
 
@@ -464,11 +509,19 @@ void main() {
     uint x = ox + i % GS_RASTER_TILE, y = oy + i / GS_RASTER_TILE;
     if (x < pc.width && y < pc.height) {
       uint p = y * pc.width + x;
-      s_dl[i] = vec4(dl[3u * p], dl[3u * p + 1u], dl[3u * p + 2u], uintBitsToFloat(last[p]));
-      s_out[i] = vec3(out_rgb[3u * p], out_rgb[3u * p + 1u], out_rgb[3u * p + 2u]);
+      vec3 d = vec3(dl[3u * p], dl[3u * p + 1u], dl[3u * p + 2u]);
+      vec3 o = vec3(out_rgb[3u * p], out_rgb[3u * p + 1u], out_rgb[3u * p + 2u]);
+      s_dl[i] = vec4(d, uintBitsToFloat(last[p]));
+      if (STEP == 3u)
+        s_od[i] = dot(o, d);
+      else
+        s_out[i] = o;
     } else {
       s_dl[i] = vec4(0.0, 0.0, 0.0, uintBitsToFloat(0u));
-      s_out[i] = vec3(0.0);
+      if (STEP == 3u)
+        s_od[i] = 0.0;
+      else
+        s_out[i] = vec3(0.0);
     }
   }
   uint sub = gl_SubgroupID, lane = gl_SubgroupInvocationID;
@@ -527,16 +580,16 @@ void main() {
     uint kc = uint(clamp(k, 0, int(last_k)));
     uint p = walk_pixel(lbase, plo, kc);
     vec4 pa = s_dl[p];
-    vec3 po = s_out[p];
+    vec3 po = out_at(p);
     for (uint s = 0u; s < steps; s++) {
-      vec4 up = subgroupShuffleUp(st, 1u);
+      vec4 up = shuffle_state_up(st);
       st = lane == 0u ? (s < cnt ? nst : vec4(0.0)) : up;
       uint s1 = min(s + 1u, last_k);
       vec4 nst1 = run_state(gbase, lbase, plo, cnt, s1, blk, cur, nxt);
       uint kn = uint(clamp(k + 1, 0, int(last_k)));
       uint pn = walk_pixel(lbase, plo, kn);
       vec4 pan = s_dl[pn];
-      vec3 pon = s_out[pn];
+      vec3 pon = out_at(pn);
 
       st = select_step(gr, k >= 0 && k <= int(last_k), sp, p, pa, po, st, ox, oy);
 
@@ -548,7 +601,7 @@ void main() {
     }
   } else {
     for (uint s = 0u; s < steps; s++) {
-      vec4 up = subgroupShuffleUp(st, 1u);
+      vec4 up = shuffle_state_up(st);
       vec4 s0 = vec4(0.0);
       if (s < cnt) s0 = run_state(gbase, lbase, plo, cnt, s, blk, cur, nxt); // uniform
       st = lane == 0u ? s0 : up;

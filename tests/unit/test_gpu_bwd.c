@@ -360,7 +360,8 @@ static void free_runs(struct gpu_runs *g) {
  * walk ends once every lane is past its box (`bwd_drain: trim`), 2048 with 64: lane 0 takes the
  * runs' states from bucket_state by a shuffle (`bwd_state: global`), 4096 / 8192 with 64 and
  * 512 or 16384: a subgroup walks 2 / 4 runs back to back (`bwd_chain`), 16384 with 64: select's
- * step with fewer instructions, the same sums up to rounding (`bwd_step: lean`).
+ * step with fewer instructions, the same sums up to rounding (`bwd_step: lean`), 32768 with 64:
+ * lean's step carrying dot(C, dL/dpix) instead of the colour C (`bwd_step: dot`).
  * alpha_max: the clamp of the reference and the kernels (0: the default 0.99). keep (may be NULL)
  * gets the GPU's gradients (GS_G2D floats per splat; the caller frees them). */
 static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_lo, float alpha_max,
@@ -393,7 +394,9 @@ static void raster_case_keep(int variant, uint32_t n, uint64_t seed, float opac_
                          .run_pixels = (variant & 256)   ? 2
                                        : (variant & 128) ? 1
                                                          : 0,
-                         .step = (variant & 16384) ? 2 : (variant & 512) != 0,
+                         .step = (variant & 32768)   ? 3
+                                 : (variant & 16384) ? 2
+                                                     : (variant & 512) != 0,
                          .drain = (variant & 1024) != 0,
                          .state = (variant & 2048) != 0,
                          .chain = (variant & 8192)   ? 4
@@ -519,7 +522,9 @@ END_TEST
  * without the sigma skip, the compare-and-swap build, fixed point (repeating bit for bit), opaque
  * splats (clamped alpha, early termination, runs behind finished pixels) and gsplat's clamp; then
  * `bwd_step: lean`, whose sums differ from select's by rounding only, in the same settings and
- * with two runs back to back. */
+ * with two runs back to back; then `bwd_step: dot` (lean's step carrying dot(C, dL/dpix)) the
+ * same way, with the states in shared memory, on the rows walk (the states the forward never
+ * wrote, NaN here, reach the dot product too) and with four runs back to back. */
 static const struct {
   int variant;
   uint32_t n;
@@ -538,7 +543,13 @@ static const struct {
                    {64 | 16384 | 128 | 1, 160, 9, 4.0f, 0},
                    {64 | 16384 | 32 | 2048 | 128, 160, 11, 0, 0},
                    {64 | 16384 | 2048 | 128 | 4, 160, 9, 10.0f, 0.999f},
-                   {64 | 16384 | 4096 | 2048 | 128 | 4, 160, 9, 4.0f, 0}};
+                   {64 | 16384 | 4096 | 2048 | 128 | 4, 160, 9, 4.0f, 0},
+                   {64 | 32768 | 2048 | 128 | 4, 160, 3, 0, 0},
+                   {64 | 32768 | 128 | 1, 160, 9, 4.0f, 0},
+                   {64 | 32768 | 32 | 2048 | 128, 160, 11, 0, 0},
+                   {64 | 32768 | 2048 | 128 | 4, 160, 9, 10.0f, 0.999f},
+                   {64 | 32768 | 2048 | 4, 160, 5, 4.0f, 0},
+                   {64 | 32768 | 8192 | 2048 | 128 | 4, 160, 9, 4.0f, 0}};
 START_TEST(raster_bwd_splat_matches_reference) {
   raster_case(splat_cases[_i].variant, splat_cases[_i].n, splat_cases[_i].seed,
               splat_cases[_i].opac_lo, splat_cases[_i].alpha_max);
@@ -596,6 +607,28 @@ START_TEST(raster_bwd_run_active_is_bit_exact) {
   free(rows);
   free(active);
   free(covered);
+}
+END_TEST
+
+/* bwd_step: dot sums each splat's terms in the same order whatever the walk, its end, where lane
+ * 0 takes the states from and how many runs a subgroup walks back to back, as lean does: in
+ * fixed point the same bits for each, on the usual scene and on opaque splats. */
+START_TEST(raster_bwd_dot_walks_are_bit_exact) {
+  const float opac[2] = {0, 4.0f};
+  int v = 64 | 32768 | 32 | 4;
+  float *base = NULL;
+  raster_case_keep(v, 160, 9, opac[_i], 0.0f, &base);
+  const int bits[6] = {128, 256, 1024 | 128, 2048 | 128, 4096 | 2048 | 128, 8192 | 1024};
+  for (int b = 0; b < 6; b++) {
+    float *other = NULL;
+    raster_case_keep(v | bits[b], 160, 9, opac[_i], 0.0f, &other);
+    ck_assert_msg(!memcmp(base, other, 4 * GS_G2D * 160),
+                  "bwd_step dot, walk/drain/state/chain bits %d: gradients differ from rows, "
+                  "full, shared, one run per subgroup (opacity offset %g)",
+                  bits[b], (double)opac[_i]);
+    free(other);
+  }
+  free(base);
 }
 END_TEST
 
@@ -1120,6 +1153,7 @@ int main(void) {
   tcase_add_loop_test(tc, raster_bwd_deterministic_matches_reference, 0, 4);
   tcase_add_loop_test(tc, raster_bwd_alpha_max_matches_reference, 0, 3);
   tcase_add_loop_test(tc, raster_bwd_run_active_is_bit_exact, 0, 3);
+  tcase_add_loop_test(tc, raster_bwd_dot_walks_are_bit_exact, 0, 2);
   tcase_add_loop_test(tc, raster_bwd_splat_matches_reference, 0,
                       (int)(sizeof splat_cases / sizeof splat_cases[0]));
   tcase_add_test(tc, alpha_max_out_of_range_is_refused);

@@ -106,12 +106,18 @@ START_TEST(config_set_parses_every_type) {
   ck_assert_int_eq(gs_config_validate(&c, &err), 0);
   ck_assert_int_eq(gs_config_set_kv(&c, "bwd_step=branch", &err), 0);
   ck_assert_int_eq(gs_config_validate(&c, &err), SW_EINVAL);
-  ck_assert_msg(strstr(err.msg, "bwd_chain 4 needs bwd_step select or lean") != NULL, "%s",
+  ck_assert_msg(strstr(err.msg, "bwd_chain 4 needs bwd_step select, lean or dot") != NULL, "%s",
                 err.msg);
   sw_err_clear(&err);
   ck_assert_int_eq(gs_config_set_kv(&c, "bwd_step=lean", &err), 0);
   ck_assert_int_eq(c.bwd_step, GS_BWD_STEP_LEAN);
   ck_assert_int_eq(gs_config_validate(&c, &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "bwd_step=dot", &err), 0);
+  ck_assert_int_eq(c.bwd_step, GS_BWD_STEP_DOT);
+  ck_assert_int_eq(gs_config_validate(&c, &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "bwd_step=fast", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "branch|select|lean|dot"));
+  sw_err_clear(&err);
 }
 END_TEST
 
