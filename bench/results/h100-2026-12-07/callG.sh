@@ -4,10 +4,13 @@
 # an iteration. gsplat 1.5.3 JIT-built in the background while ours trains the 30,000-iteration
 # recipe with fwd_cull: rows (checkpoints at 7,000 and 30,000 as PLY; call C trained the same with
 # the default, 67.5 s, 37.17 dB, 279,700 splats, also beside gsplat's build); then on the idle GPU
-# the iteration benchmark, off, rows and rows with `project_sh: vec4` (the projection reads the SH
-# coefficients 16 bytes at a time) in turn twice (A B C A B C) on random 400k / 1M and both
-# checkpoints replayed, gsplat 1.5.3 on the same workloads, and splatsweep's gate of the change
-# (sweeps/gate-fwd-cull-rows.yaml at 7,000 iterations, 3 pairs, default rules).
+# the iteration benchmark, off, rows, rows with `project_sh: vec4` (the projection reads the SH
+# coefficients 16 bytes at a time) and those with `bwd_step: dot` (session 27: the per-splat
+# backward's pipeline carries dot(C, dL/dpix) instead of the colour) in turn twice (A B C D A B C
+# D) on random 400k / 1M and both checkpoints replayed, the run stats of both replays, gsplat
+# 1.5.3 on the same workloads, and splatsweep's gates of the changes (sweeps/gate-fwd-cull-rows,
+# gate-bwd-step-dot, gate-project-sh-vec4 at 7,000 iterations, 3 pairs, default rules, as many as
+# the call's time leaves).
 set -uo pipefail
 R=$PWD
 . .data/pre.sh
@@ -22,7 +25,8 @@ timeout 200 $B/splat-train train --scene $S --out /tmp/ck --set iterations=30000
 echo "checkpoints at $SECONDS s"; ls /tmp/ck
 wait; tail -n 1 $OUT/build.log
 for rep in 1 2; do
-  for c in "--fwd-cull off" "--fwd-cull rows" "--fwd-cull rows --project-sh vec4"; do
+  for c in "--fwd-cull off" "--fwd-cull rows" "--fwd-cull rows --project-sh vec4" \
+      "--fwd-cull rows --project-sh vec4 --bwd-step dot"; do
     timeout 60 $B/iter_bench --n 400000,1000000 $c
     for k in 7000 30000; do timeout 40 $B/iter_bench --ply /tmp/ck/checkpoint-$k.ply --scene $S $c; done
   done
@@ -36,6 +40,6 @@ gs() { (cd $G && PYTHONPATH=$G TORCH_EXTENSIONS_DIR=/tmp/tx timeout 90 python3 $
 { gs --n 400000 1000000
   for k in 7000 30000; do gs --ply /tmp/ck/checkpoint-$k.ply --scene $S; done; } >$OUT/iter-gsplat.txt 2>&1
 echo "gsplat done at $SECONDS s"
-grep -h "fwd cull\|N =\|rasterize_fwd\|project_fwd\|^gsplat " $OUT/iter-ab.txt $OUT/iter-gsplat.txt | sed -e 's/^device: .*fwd cull/fwd cull/' | cut -c1-200
-PATH=$B:$PATH timeout $((570 - SECONDS)) bash bench/lab-gates.sh $B $OUT/gates 7000 3 fwd-cull-rows project-sh-vec4 2>&1
+grep -h "fwd cull\|N =\|rasterize_fwd\|rasterize_bwd\|project_fwd\|^gsplat " $OUT/iter-ab.txt $OUT/iter-gsplat.txt | sed -e 's/^device: .*fwd cull/fwd cull/' | cut -c1-200
+PATH=$B:$PATH timeout $((570 - SECONDS)) bash bench/lab-gates.sh $B $OUT/gates 7000 3 fwd-cull-rows bwd-step-dot project-sh-vec4 2>&1
 echo "gate done at $SECONDS s"
