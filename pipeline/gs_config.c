@@ -189,7 +189,7 @@ static const struct key keys[] = {
      "splats reach, only the pixels inside their union box still compositing at its first "
      "splat (active), or only those of them inside at least one of its splats' boxes (covered); "
      "the same gradients, fewer steps"},
-    {"bwd_step", K_ENUM, OFF(bwd_step), "lean", "branch|select|lean|dot", 0, 0,
+    {"bwd_step", K_ENUM, OFF(bwd_step), "dot", "branch|select|lean|dot", 0, 0,
      "per-splat rasterize backward: a lane that skips a pixel of the walk branches past its "
      "step, or computes it with its alpha masked to zero (one straight-line step, the next "
      "step's loads issued before this one's arithmetic), the same gradients; lean: select's "
