@@ -427,6 +427,20 @@ static void splat_box(const struct gs_splat2d *g, uint32_t ox, uint32_t oy, int 
   if (box[0] > box[1]) box[2] = GS_RASTER_TILE, box[3] = -1;
 }
 
+/* The union u = (x0, x1, y0, y1) of boxes l0 .. l1 - 1 (box l: bx0[l], bx1[l], by0[l], by1[l]),
+ * over those that have rows; no rows (u[2] > u[3]) when none has. */
+static void union_box(const int *bx0, const int *bx1, const int *by0, const int *by1, uint32_t l0,
+                      uint32_t l1, int u[4]) {
+  u[0] = GS_RASTER_TILE, u[1] = -1, u[2] = GS_RASTER_TILE, u[3] = -1;
+  for (uint32_t l = l0; l < l1; l++) {
+    if (by0[l] > by1[l]) continue;
+    if (bx0[l] < u[0]) u[0] = bx0[l];
+    if (bx1[l] > u[1]) u[1] = bx1[l];
+    if (by0[l] < u[2]) u[2] = by0[l];
+    if (by1[l] > u[3]) u[3] = by1[l];
+  }
+}
+
 static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, uint32_t bucket,
                      struct sw_err *err) {
   uint32_t tiles = fb->tiles_x * fb->tiles_y, n = fb->count;
@@ -460,20 +474,15 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, uint3
     double tile_cnt = 0;
     int tile_runs = 0;
     for (uint32_t first = 0; first < live; first += B) {
-      int bx0[64], bx1[64], by0[64], by1[64], ux0 = GS_RASTER_TILE, ux1 = -1, uy0 = GS_RASTER_TILE,
-                                              uy1 = -1;
+      int bx0[64], bx1[64], by0[64], by1[64], u[4];
       uint32_t lanes = live - first < B ? live - first : B;
       for (uint32_t l = 0; l < lanes; l++) {
         int box[4];
         splat_box(&sp[values[start + first + l]], ox, oy, box);
         bx0[l] = box[0], bx1[l] = box[1], by0[l] = box[2], by1[l] = box[3];
-        if (by0[l] <= by1[l]) {
-          if (bx0[l] < ux0) ux0 = bx0[l];
-          if (bx1[l] > ux1) ux1 = bx1[l];
-          if (by0[l] < uy0) uy0 = by0[l];
-          if (by1[l] > uy1) uy1 = by1[l];
-        }
       }
+      union_box(bx0, bx1, by0, by1, 0, lanes, u);
+      int ux0 = u[0], ux1 = u[1], uy0 = u[2], uy1 = u[3];
       runs++;
       if (uy0 > uy1) continue; /* the shader returns before the walk */
       pix_rows += (double)(uy1 - uy0 + 1) * GS_RASTER_TILE;
@@ -506,14 +515,10 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, uint3
       uint32_t hc[2] = {0, 0};
       for (uint32_t hf = 0; hf < 2; hf++) {
         uint32_t l0 = hf * (B / 2), l1 = l0 + B / 2 < lanes ? l0 + B / 2 : lanes;
-        int hx0 = GS_RASTER_TILE, hx1 = -1, hy0 = GS_RASTER_TILE, hy1 = -1;
-        for (uint32_t l = l0; l < l1; l++)
-          if (by0[l] <= by1[l]) {
-            hx0 = bx0[l] < hx0 ? bx0[l] : hx0, hx1 = bx1[l] > hx1 ? bx1[l] : hx1;
-            hy0 = by0[l] < hy0 ? by0[l] : hy0, hy1 = by1[l] > hy1 ? by1[l] : hy1;
-          }
-        for (int py = hy0; py <= hy1; py++)
-          for (int px = hx0; px <= hx1; px++)
+        int hb[4];
+        union_box(bx0, bx1, by0, by1, l0, l1, hb);
+        for (int py = hb[2]; py <= hb[3]; py++)
+          for (int px = hb[0]; px <= hb[1]; px++)
             hc[hf] += first + l0 < tl[(uint32_t)py * GS_RASTER_TILE + (uint32_t)px];
       }
       st_half += (hc[0] > hc[1] ? hc[0] : hc[1]) + B / 2 - 1;

@@ -304,16 +304,16 @@ vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa
   gr[GS_G2D_RGB] += fac * pa.x;
   gr[GS_G2D_RGB + 1] += fac * pa.y;
   gr[GS_G2D_RGB + 2] += fac * pa.z;
-  vec3 c1 = vec3(0.0);
   if (STEP >= 2u) {
-    float prgb = dot(sp.rgbo.xyz, pa.xyz);
-    float w1 = 0.0, q;
+    // The state behind the splat, and dot(out - C', dL/dpix) from it.
+    float prgb = dot(sp.rgbo.xyz, pa.xyz), q;
+    vec4 behind;
     if (STEP == 3u) {
-      w1 = st.x + fac * prgb;
-      q = po.x - w1;
+      behind = vec4(st.x + fac * prgb, T * (1.0 - am), 0.0, 0.0);
+      q = po.x - behind.x;
     } else {
-      c1 = st.xyz + sp.rgbo.xyz * fac;
-      q = dot(po - c1, pa.xyz);
+      behind = vec4(st.xyz + sp.rgbo.xyz * fac, T * (1.0 - am));
+      q = dot(po - behind.xyz, pa.xyz);
     }
     float dalpha = on && raw < ALPHA_MAX ? T * prgb - q / (1.0 - am) : 0.0;
     float gd = (on ? G : 0.0) * dalpha;
@@ -325,13 +325,12 @@ vec4 select_step(inout float gr[9], bool in_walk, lane_splat sp, uint p, vec4 pa
     gr[GS_G2D_CONIC] += t * d.x;
     gr[GS_G2D_CONIC + 1] += t * d.y;
     gr[GS_G2D_CONIC + 2] += u * d.y;
-    if (STEP == 3u) return vec4(w1, T * (1.0 - am), 0.0, 0.0);
-  } else {
-    c1 = st.xyz + sp.rgbo.xyz * fac;
-    vec3 behind = (po - c1) / (1.0 - am);
-    float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
-    add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
+    return behind;
   }
+  vec3 c1 = st.xyz + sp.rgbo.xyz * fac;
+  vec3 behind = (po - c1) / (1.0 - am);
+  float dalpha = on && raw < ALPHA_MAX ? dot(sp.rgbo.xyz * T - behind, pa.xyz) : 0.0;
+  add_alpha_grad(gr, on ? G : 0.0, dalpha, sp.rgbo.w, cn, d);
   return vec4(c1, T * (1.0 - am));
 }
 
@@ -510,22 +509,19 @@ void main() {
   uint ox = (tile % pc.tiles_x) * GS_RASTER_TILE, oy = (tile / pc.tiles_x) * GS_RASTER_TILE;
   for (uint i = tid; i < uint(GS_RASTER_WG); i += gl_WorkGroupSize.x) {
     uint x = ox + i % GS_RASTER_TILE, y = oy + i / GS_RASTER_TILE;
+    vec3 d = vec3(0.0), o = vec3(0.0); // zero outside the image
+    uint lst = 0u;
     if (x < pc.width && y < pc.height) {
       uint p = y * pc.width + x;
-      vec3 d = vec3(dl[3u * p], dl[3u * p + 1u], dl[3u * p + 2u]);
-      vec3 o = vec3(out_rgb[3u * p], out_rgb[3u * p + 1u], out_rgb[3u * p + 2u]);
-      s_dl[i] = vec4(d, uintBitsToFloat(last[p]));
-      if (STEP == 3u)
-        s_od[i] = dot(o, d);
-      else
-        s_out[i] = o;
-    } else {
-      s_dl[i] = vec4(0.0, 0.0, 0.0, uintBitsToFloat(0u));
-      if (STEP == 3u)
-        s_od[i] = 0.0;
-      else
-        s_out[i] = vec3(0.0);
+      d = vec3(dl[3u * p], dl[3u * p + 1u], dl[3u * p + 2u]);
+      o = vec3(out_rgb[3u * p], out_rgb[3u * p + 1u], out_rgb[3u * p + 2u]);
+      lst = last[p];
     }
+    s_dl[i] = vec4(d, uintBitsToFloat(lst));
+    if (STEP == 3u)
+      s_od[i] = dot(o, d);
+    else
+      s_out[i] = o;
   }
   uint sub = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   uint rr0 = sub * CHAIN; // the subgroup's first run in the group (CHAIN runs, `bwd_chain`)
