@@ -64,8 +64,10 @@ struct args {
   uint32_t stats_bucket;   /* --stats-bucket N: run stats for runs of N splats (0: the device's) */
   int fwd_step;            /* --fwd-step branch|select, enum gs_fwd_step (default the trainer's) */
   int fwd_cull;            /* --fwd-cull off|rows, enum gs_fwd_cull (default the trainer's) */
-  int project_sh;          /* --project-sh scalar|vec4, enum gs_project_sh (the trainer's) */
-  int in_flight;           /* --in-flight 1|2: iterations on the GPU at once (the trainer's key) */
+  int fwd_stage;  /* --fwd-stage direct|prefetch, enum gs_fwd_stage_mode (default the trainer's) */
+  int fwd_order;  /* --fwd-order rows|dense_first, enum gs_fwd_order (default the trainer's) */
+  int project_sh; /* --project-sh scalar|vec4, enum gs_project_sh (the trainer's) */
+  int in_flight;  /* --in-flight 1|2: iterations on the GPU at once (the trainer's key) */
 };
 
 /* An option that is a trainer key: the trainer's key table parses it into c (the defaults
@@ -98,6 +100,10 @@ static const struct {
      offsetof(struct args, fwd_step)},
     {"--fwd-cull", "fwd_cull", offsetof(struct gs_config, fwd_cull),
      offsetof(struct args, fwd_cull)},
+    {"--fwd-stage", "fwd_stage", offsetof(struct gs_config, fwd_stage),
+     offsetof(struct args, fwd_stage)},
+    {"--fwd-order", "fwd_order", offsetof(struct gs_config, fwd_order),
+     offsetof(struct args, fwd_order)},
     {"--project-sh", "project_sh", offsetof(struct gs_config, project_sh),
      offsetof(struct args, project_sh)},
     {"--project-adam", "project_adam", offsetof(struct gs_config, project_adam),
@@ -121,10 +127,11 @@ static const char usage_text[] =
     "                  [--lane0-atomics] [--direct-atomics] [--cas] [--adam-visible]\n"
     "                  [--deterministic] [--rasterize-bwd pixel|splat|auto] [--splat-bwd]\n"
     "                  [--tile-cull box|ellipse] [--sort pairs|depth_first]\n"
-    "                  [--run-pixels rows|active|covered] [--bwd-step branch|select|lean]\n"
+    "                  [--run-pixels rows|active|covered] [--bwd-step branch|select|lean|dot]\n"
     "                  [--bwd-drain full|trim] [--bwd-state shared|global] [--bwd-chain 1|2|4]\n"
-    "                  [--fwd-step branch|select] [--fwd-cull off|rows] [--project-sh "
-    "scalar|vec4]\n"
+    "                  [--fwd-step branch|select|group|group8] [--fwd-cull off|rows]\n"
+    "                  [--fwd-stage direct|prefetch] [--fwd-order rows|dense_first]\n"
+    "                  [--project-sh scalar|vec4]\n"
     "                  [--project-adam separate|fused] [--run-stats [--stats-bucket N]]\n"
     "                  [--ply FILE --scene DIR]\n"
     "The training-iteration benchmark: ms per iteration and each kernel's share of GPU time, on\n"
@@ -461,6 +468,11 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, uint3
    * contributor (it walks on until each pixel finishes, so this is a lower bound): every splat of
    * the tile (fwd_cull: off), or only those whose box reaches the band (rows). */
   double fwd_off = 0, fwd_rows = 0;
+  /* How the pairs spread over the tiles: the forward's workgroups walk their tile's splats one
+   * after another, so the densest tile's walk is a floor under its time however many SMs there
+   * are. band_max: the longest walk of one band (fwd_cull rows, to its last contributor). */
+  uint32_t busy_tiles = 0, most_pairs = 0, band_max = 0;
+  double band_walks = 0;
   for (uint32_t t = 0; t < tiles && !rc; t++) {
     uint32_t start = ranges[2 * t], end = ranges[2 * t + 1], count = end > start ? end - start : 0;
     uint32_t ox = (t % fb->tiles_x) * GS_RASTER_TILE, oy = (t / fb->tiles_x) * GS_RASTER_TILE;
@@ -471,6 +483,8 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, uint3
       if (tl[i] > live) live = tl[i];
     }
     if (live > count) live = count;
+    busy_tiles += count > 0;
+    if (count > most_pairs) most_pairs = count;
     double tile_cnt = 0;
     int tile_runs = 0;
     for (uint32_t first = 0; first < live; first += B) {
@@ -542,13 +556,25 @@ static int run_stats(const struct gs_fwd_bufs *fb, uint32_t w, uint32_t h, uint3
       if (tl[i] > reach[b]) reach[b] = tl[i];
     }
     for (uint32_t b = 0; b < GS_RASTER_TILE / 2; b++) fwd_off += reach[b];
+    uint32_t walk[GS_RASTER_TILE / 2] = {0};
     for (uint32_t q = 0; q < live; q++) { /* live: the largest reach */
       int box[4];
       splat_box(&sp[values[start + q]], ox, oy, box);
       for (uint32_t b = 0; b < GS_RASTER_TILE / 2; b++)
-        fwd_rows += q < reach[b] && box[2] <= (int)(2 * b + 1) && box[3] >= (int)(2 * b);
+        walk[b] += q < reach[b] && box[2] <= (int)(2 * b + 1) && box[3] >= (int)(2 * b);
     }
+    for (uint32_t b = 0; b < GS_RASTER_TILE / 2; b++) {
+      fwd_rows += walk[b];
+      if (walk[b] > band_max) band_max = walk[b];
+    }
+    band_walks += live ? GS_RASTER_TILE / 2 : 0;
   }
+  if (!rc && busy_tiles)
+    printf("  tile stats (last frame): %u of %u tiles with pairs, %.1f pairs per such tile, the "
+           "most %u; forward band walks (fwd_cull rows, to the last contributor) %.1f steps on "
+           "average, the longest %u\n",
+           busy_tiles, tiles, (double)pairs / busy_tiles, most_pairs,
+           band_walks > 0 ? fwd_rows / band_walks : 0.0, band_max);
   if (!rc && runs > 0)
     printf("  run stats (last frame, %u splats, %u pairs, bucket %u): %.0f runs; pixels per run "
            "rows %.1f, active %.1f (%.1f in a lane's box); steps per run rows %.1f, active %.1f "
@@ -905,8 +931,10 @@ int main(int argc, char **argv) {
                            .radix_ballot = 1,
                            .tile_cull = a.tile_cull,
                            .depth_first = a.depth_first,
-                           .step_select = a.fwd_step == GS_FWD_STEP_SELECT,
+                           .step = (uint32_t)a.fwd_step,
                            .cull_rows = a.fwd_cull == GS_FWD_CULL_ROWS,
+                           .prefetch = a.fwd_stage == GS_FWD_STAGE_PREFETCH,
+                           .dense_first = a.fwd_order == GS_FWD_ORDER_DENSE_FIRST,
                            .sh_vec4 = a.project_sh == GS_PROJECT_SH_VEC4};
   if (!rc && a.raster_bwd == GS_RASTER_BWD_SPLAT && !(fo.bucket = gs_tk_splat_bucket(b.vk, &err)))
     rc = SW_EDEVICE;
@@ -930,19 +958,21 @@ int main(int argc, char **argv) {
   if (!rc && a.ply) rc = load_replay(&b, &a, &err);
   if (!rc && !a.json) {
     const struct gs_vk_device_info *di = gs_vk_info(b.vk);
+    char bwd_step[16]; /* gs_config_enum_name answers in one buffer */
+    snprintf(bwd_step, sizeof bwd_step, "%s", gs_config_enum_name("bwd_step", a.tk.step));
     printf("device: %s (%s, %s), subgroup %u, float atomics %s, rasterize_bwd %s, tile_cull %s, "
            "sort %s, run pixels %s, step %s, drain %s, state %s, chain %d, fwd step %s, "
-           "fwd cull %s, project_sh %s, project_adam %s\n",
+           "fwd cull %s, fwd stage %s, fwd order %s, project_sh %s, project_adam %s\n",
            di->name, di->driver, gs_vk_kind_name(di->kind), di->subgroup_size,
            b.tk->cas ? "no (CAS)" : "yes", a.tk.splat_bwd ? "splat" : "pixel",
            a.tile_cull ? "ellipse" : "box", a.depth_first ? "depth_first" : "pairs",
            a.tk.run_pixels == 2 ? "covered"
            : a.tk.run_pixels    ? "active"
                                 : "rows",
-           gs_config_enum_name("bwd_step", a.tk.step), a.tk.drain ? "trim" : "full",
-           a.tk.state ? "global" : "shared", a.tk.chain, a.fwd_step ? "select" : "branch",
-           a.fwd_cull ? "rows" : "off", a.project_sh ? "vec4" : "scalar",
-           a.tk.fuse_adam ? "fused" : "separate");
+           bwd_step, a.tk.drain ? "trim" : "full", a.tk.state ? "global" : "shared", a.tk.chain,
+           gs_config_enum_name("fwd_step", a.fwd_step), a.fwd_cull ? "rows" : "off",
+           a.fwd_stage ? "prefetch" : "direct", a.fwd_order ? "dense_first" : "rows",
+           a.project_sh ? "vec4" : "scalar", a.tk.fuse_adam ? "fused" : "separate");
     if (b.replay)
       printf("workload: replay of %s (%u splats, SH degree %d) through the %u training views of "
              "%s\n",

@@ -46,8 +46,15 @@ enum gs_bwd_step {
   GS_BWD_STEP_LEAN = 2,
   GS_BWD_STEP_DOT = 3
 };
-enum gs_fwd_step { GS_FWD_STEP_BRANCH = 0, GS_FWD_STEP_SELECT = 1 };
+enum gs_fwd_step {
+  GS_FWD_STEP_BRANCH = 0,
+  GS_FWD_STEP_SELECT = 1,
+  GS_FWD_STEP_GROUP = 2,
+  GS_FWD_STEP_GROUP8 = 3
+};
 enum gs_fwd_cull { GS_FWD_CULL_OFF = 0, GS_FWD_CULL_ROWS = 1 };
+enum gs_fwd_stage_mode { GS_FWD_STAGE_DIRECT = 0, GS_FWD_STAGE_PREFETCH = 1 };
+enum gs_fwd_order { GS_FWD_ORDER_ROWS = 0, GS_FWD_ORDER_DENSE_FIRST = 1 };
 enum gs_project_sh { GS_PROJECT_SH_SCALAR = 0, GS_PROJECT_SH_VEC4 = 1 };
 enum gs_bwd_drain { GS_BWD_DRAIN_FULL = 0, GS_BWD_DRAIN_TRIM = 1 };
 enum gs_bwd_state { GS_BWD_STATE_SHARED = 0, GS_BWD_STATE_GLOBAL = 1 };
@@ -129,6 +136,8 @@ struct gs_config {
   int32_t fwd_accum;
   int32_t fwd_step;   /* enum gs_fwd_step */
   int32_t fwd_cull;   /* enum gs_fwd_cull */
+  int32_t fwd_stage;  /* enum gs_fwd_stage_mode */
+  int32_t fwd_order;  /* enum gs_fwd_order */
   int32_t project_sh; /* enum gs_project_sh */
   int32_t bwd_warp_skip;
   int32_t ssim_walk;

@@ -14,7 +14,10 @@ struct gs_fwd {
   gs_vk_kernel_t *project, *tile_count, *emit, *ranges, *raster;
   gs_vk_kernel_t *bucket_alloc, *bucket_args; /* opts.bucket only */
   gs_vk_kernel_t *depth_gather;               /* opts.depth_first only */
-  struct gs_vk_buf *depth_keys, *depth_vals;  /* opts.depth_first: the splats' depth sort */
+  gs_vk_kernel_t *tile_order;                 /* opts.dense_first only */
+  struct gs_vk_buf *tile_order_buf; /* uint[tiles]: the order the rasterizer takes the tiles in
+                                       (opts.dense_first; bound, unread, otherwise) */
+  struct gs_vk_buf *depth_keys, *depth_vals; /* opts.depth_first: the splats' depth sort */
   struct gs_vk_buf *order; /* where that sort left the splat indices front to back */
   gs_scan_t *scan;
   gs_sort_t *sort;
@@ -49,6 +52,13 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
     return rc;
   }
   f->opts.alpha_max = alpha_max;
+  if (f->opts.step > 3) {
+    int rc = sw_err_set(err, SW_EINVAL,
+                        "forward pass: fwd_step %u (0 branch, 1 select, 2 group, 3 group8)",
+                        f->opts.step);
+    free(f);
+    return rc;
+  }
   uint32_t bucket = f->opts.bucket;
   if (bucket > GS_BUCKET_MAX || (bucket & (bucket - 1)) != 0) {
     int rc = sw_err_set(err, SW_EINVAL,
@@ -60,10 +70,16 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
   }
   f->b.bucket = bucket;
   /* Specialization data are raw 32-bit words, by id: SIGMA_SKIP, ACCUM_F16, ALPHA_MAX (the float
-   * clamp goes in by its bits), BUCKET, FWD_STEP, FWD_CULL (gs_shared.h); the plain forward has
-   * no BUCKET, and an id a shader lacks is ignored. */
-  uint32_t raster_spec[6] = {f->opts.sigma_skip ? 1u : 0u,  f->opts.accum_f16 ? 1u : 0u, 0u, bucket,
-                             f->opts.step_select ? 1u : 0u, f->opts.cull_rows ? 1u : 0u};
+   * clamp goes in by its bits), BUCKET, FWD_STEP, FWD_CULL, FWD_PREFETCH, FWD_ORDER (gs_shared.h);
+   * the plain forward has no BUCKET, and an id a shader lacks is ignored. */
+  uint32_t raster_spec[8] = {f->opts.sigma_skip ? 1u : 0u,
+                             f->opts.accum_f16 ? 1u : 0u,
+                             0u,
+                             bucket,
+                             f->opts.step,
+                             f->opts.cull_rows ? 1u : 0u,
+                             f->opts.prefetch ? 1u : 0u,
+                             f->opts.dense_first ? 1u : 0u};
   memcpy(&raster_spec[GS_SPEC_ALPHA_MAX], &alpha_max, sizeof alpha_max);
   uint32_t depth_first = f->opts.depth_first ? 1u : 0u;
   /* GS_SPEC_TILE_CULL, GS_SPEC_DEPTH_FIRST */
@@ -84,11 +100,14 @@ int gs_fwd_new(gs_vk_t *vk, const struct gs_fwd_opts *opts, gs_fwd_t **out, stru
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "depth_gather", NULL, 3,
                                sizeof(struct gs_pc_bin), NULL, 0, &f->depth_gather, err);
   if (!rc && !bucket)
-    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd", NULL, 6,
-                               sizeof(struct gs_pc_raster), raster_spec, 6, &f->raster, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd", NULL, 7,
+                               sizeof(struct gs_pc_raster), raster_spec, 8, &f->raster, err);
   if (!rc && bucket)
-    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd_bucket", NULL, 9,
-                               sizeof(struct gs_pc_raster), raster_spec, 6, &f->raster, err);
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "rasterize_fwd_bucket", NULL, 10,
+                               sizeof(struct gs_pc_raster), raster_spec, 8, &f->raster, err);
+  if (!rc && f->opts.dense_first)
+    rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "tile_order", NULL, 2,
+                               sizeof(struct gs_pc_ranges), NULL, 0, &f->tile_order, err);
   if (!rc && bucket)
     rc = gs_vk_kernel_embedded(vk, gs_shaders_spirv, "bucket_alloc", NULL, 4,
                                sizeof(struct gs_pc_bucket), &raster_spec[3], 1, &f->bucket_alloc,
@@ -126,9 +145,10 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
   gs_sort_destroy(&f->sort);
   gs_scan_destroy(&f->scan);
   struct gs_vk_buf **bufs[] = {
-      &f->b.splats,  &f->b.tiles_touched, &f->b.offsets,     &f->b.ranges,    &f->b.rgb,
-      &f->b.final_t, &f->b.last,          &f->b.counters,    &f->b.tile_base, &f->b.tile_maxlast,
-      &f->b.groups,  &f->b.state,         &f->b.bucket_meta, &f->depth_keys,  &f->depth_vals};
+      &f->b.splats,      &f->b.tiles_touched, &f->b.offsets,  &f->b.ranges,
+      &f->b.rgb,         &f->b.final_t,       &f->b.last,     &f->b.counters,
+      &f->b.tile_base,   &f->b.tile_maxlast,  &f->b.groups,   &f->b.state,
+      &f->b.bucket_meta, &f->depth_keys,      &f->depth_vals, &f->tile_order_buf};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) gs_vk_buf_destroy(bufs[i]);
   gs_vk_kernel_destroy(&f->project);
   gs_vk_kernel_destroy(&f->tile_count);
@@ -138,6 +158,7 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
   gs_vk_kernel_destroy(&f->bucket_alloc);
   gs_vk_kernel_destroy(&f->bucket_args);
   gs_vk_kernel_destroy(&f->depth_gather);
+  gs_vk_kernel_destroy(&f->tile_order);
   free(f);
   *fp = NULL;
 }
@@ -196,6 +217,7 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.offsets, 4ull * n, 0, "offsets", err);
   if (!rc) rc = gs_scan_reserve(f->scan, n, err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.ranges, 8ull * tx * ty, 0, "tile_ranges", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->tile_order_buf, 4ull * tx * ty, 0, "tile_order", err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.rgb, 12 * px, 0, "image_rgb", err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.final_t, 4 * px, 0, "final_t", err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.last, 4 * px, 0, "last_contributor", err);
@@ -362,10 +384,24 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                               .tiles_y = f->b.tiles_y};
     memcpy(pc.background, in->background, sizeof pc.background);
     if (f->b.bucket) record_buckets(f, cmd);
-    struct gs_vk_buf *b[9] = {f->b.splats,    f->b.values,  f->b.ranges,
-                              f->b.rgb,       f->b.final_t, f->b.last,
-                              f->b.tile_base, f->b.state,   f->b.tile_maxlast};
-    gs_vk_dispatch(cmd, f->raster, b, &pc, f->b.tiles_x, f->b.tiles_y, 1);
+    /* The plain forward's seventh binding is the order; the bucket forward's the tenth. */
+    struct gs_vk_buf *b[10] = {f->b.splats,       f->b.values,      f->b.ranges,    f->b.rgb,
+                               f->b.final_t,      f->b.last,        f->b.tile_base, f->b.state,
+                               f->b.tile_maxlast, f->tile_order_buf};
+    if (!f->b.bucket) b[6] = f->tile_order_buf;
+    uint32_t gx = f->b.tiles_x, gy = f->b.tiles_y;
+    if (f->opts.dense_first) {
+      /* fwd_order: dense_first: the order first, then the tiles in it on a grid of at least as
+       * many workgroups, row by row (the extra ones return at once). */
+      struct gs_pc_ranges po = {.num_tiles = gx * gy};
+      struct gs_vk_buf *ob[2] = {f->b.ranges, f->tile_order_buf};
+      gs_vk_dispatch(cmd, f->tile_order, ob, &po, 1, 1, 1);
+      gs_vk_barrier(cmd);
+      uint32_t maxg = gs_vk_info(f->vk)->max_workgroup_count[0];
+      gx = po.num_tiles < maxg ? po.num_tiles : maxg;
+      gy = gs_vk_div_up(po.num_tiles, gx);
+    }
+    gs_vk_dispatch(cmd, f->raster, b, &pc, gx, gy, 1);
     break;
   }
   default: rc = sw_err_set(err, SW_EINVAL, "forward pass: unknown stage %d", (int)stage);

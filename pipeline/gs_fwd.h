@@ -46,11 +46,17 @@ struct gs_fwd_opts {
   uint32_t bucket; /* rasterize_bwd: splat -> runs of this many splats (the device's subgroup
                       size, 1..GS_BUCKET_MAX): the forward also writes the runs' state for the
                       per-splat backward (gs_shared.h, "Buckets"); 0 = off */
-  int step_select; /* fwd_step: select -> the rasterize step is one basic block (masks and
-                      selects, the next splat's loads first); the same image to the bit */
+  uint32_t step;   /* fwd_step (enum gs_fwd_step): 1 (select) -> the rasterize step is one basic
+                      block (masks and selects, the next splat's loads first); 2 / 3 (group,
+                      group8) -> that step 4 / 8 splats at a time, their alphas first; the same
+                      image to the bit; above 3 SW_EINVAL */
   int cull_rows;   /* fwd_cull: rows -> each pair of a tile's pixel rows steps only through the
                       splats whose box (alpha >= 1/255 extent plus a pixel, the per-splat
                       backward's) reaches them; the same image to the bit */
+  int dense_first; /* fwd_order: dense_first -> the rasterizer's workgroups take the tiles with
+                      the most pairs first (tile_order.comp); the same image to the bit */
+  int prefetch;    /* fwd_stage: prefetch -> each rasterize invocation loads its splat of the
+                      next batch before walking this one; the same image to the bit */
   int sh_vec4;     /* project_sh: vec4 -> the projection reads each splat's SH coefficients 16
                       bytes at a time; the same colours to the bit */
 };

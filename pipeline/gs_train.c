@@ -485,8 +485,10 @@ static int setup(struct trainer *t, const char *scene_path, const struct gs_trai
                            .tile_cull = cfg->tile_cull == GS_TILE_CULL_ELLIPSE,
                            .depth_first = cfg->sort == GS_SORT_DEPTH_FIRST,
                            .alpha_max = (float)cfg->alpha_max,
-                           .step_select = cfg->fwd_step == GS_FWD_STEP_SELECT,
+                           .step = (uint32_t)cfg->fwd_step,
                            .cull_rows = cfg->fwd_cull == GS_FWD_CULL_ROWS,
+                           .prefetch = cfg->fwd_stage == GS_FWD_STAGE_PREFETCH,
+                           .dense_first = cfg->fwd_order == GS_FWD_ORDER_DENSE_FIRST,
                            .sh_vec4 = cfg->project_sh == GS_PROJECT_SH_VEC4};
   if (cfg->rasterize_bwd == GS_RASTER_BWD_AUTO) {
     fo.bucket = gs_tk_auto_bucket(t->vk, io ? io->warn : NULL);

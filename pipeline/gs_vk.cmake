@@ -4,7 +4,7 @@ include(${CMAKE_SOURCE_DIR}/cmake/shaders.cmake)
 set(_gs_vk_shader_srcs)
 foreach(_s project_fwd tile_count scan_block scan_add emit_pairs sort_hist sort_scan sort_scatter
     sort_scatter_flat tile_ranges rasterize_fwd rasterize_fwd_bucket bucket_alloc bucket_args
-    depth_gather)
+    depth_gather tile_order)
   list(APPEND _gs_vk_shader_srcs ${CMAKE_SOURCE_DIR}/shaders/${_s}.comp)
 endforeach()
 gs_embed_shaders(TARGET gs_shaders SOURCES ${_gs_vk_shader_srcs}

@@ -63,12 +63,14 @@
 #define GS_CTR_WORDS 4
 
 /* Specialization constant ids (constant_id) of the forward and sort kernels. */
-#define GS_SPEC_SIGMA_SKIP 0 /* rasterize_fwd: 1 = skip sigma >= GS_SIGMA_SKIP early */
-#define GS_SPEC_ACCUM_F16 1  /* rasterize_fwd: 1 = accumulate colour rounded to half */
-#define GS_SPEC_ALPHA_MAX 2  /* rasterize_fwd: the alpha clamp (float; GS_K_ALPHA_MAX) */
-#define GS_SPEC_FWD_STEP 4   /* rasterize_fwd: 1 = `fwd_step: select` (after GS_SPEC_BUCKET, 3) */
-#define GS_SPEC_FWD_CULL 5   /* rasterize_fwd: 1 = `fwd_cull: rows` */
-#define GS_SPEC_SH_VEC4 0    /* project_fwd: 1 = `project_sh: vec4` */
+#define GS_SPEC_SIGMA_SKIP 0     /* rasterize_fwd: 1 = skip sigma >= GS_SIGMA_SKIP early */
+#define GS_SPEC_ACCUM_F16 1      /* rasterize_fwd: 1 = accumulate colour rounded to half */
+#define GS_SPEC_ALPHA_MAX 2      /* rasterize_fwd: the alpha clamp (float; GS_K_ALPHA_MAX) */
+#define GS_SPEC_FWD_STEP 4       /* rasterize_fwd: enum gs_fwd_step (after GS_SPEC_BUCKET, 3) */
+#define GS_SPEC_FWD_CULL 5       /* rasterize_fwd: 1 = `fwd_cull: rows` */
+#define GS_SPEC_FWD_PREFETCH 6   /* rasterize_fwd: 1 = `fwd_stage: prefetch` */
+#define GS_SPEC_FWD_ORDER 7      /* rasterize_fwd: 1 = `fwd_order: dense_first` */
+#define GS_SPEC_SH_VEC4 0        /* project_fwd: 1 = `project_sh: vec4` */
 #define GS_SPEC_SCATTER_BALLOT 0 /* sort_scatter: 1 = subgroup-ballot ranking, 0 = serial scan */
 #define GS_SPEC_SUBGROUPS 1      /* sort_scatter: most subgroups per workgroup for the table path */
 /* tile_count, emit_pairs: 1 = only the tiles the ellipse meets (tile_cull.glsl) */

@@ -9,14 +9,20 @@
 // accumulator to half precision after every step (the lab's f16 accumulator experiment);
 // GS_SPEC_ALPHA_MAX is the alpha clamp (0.99 by default, gsplat's 0.999 for the recipe A/B), a
 // constant so that the backward (rasterize_bwd.glsl) is built with the same value;
-// GS_SPEC_FWD_STEP (`fwd_step`) picks the step: branches past a skipped splat (0) or one
-// straight-line step with masks and selects (1), the same bits.
+// GS_SPEC_FWD_STEP (`fwd_step`) picks the step: branches past a skipped splat (0), one
+// straight-line step with masks and selects (1), or that step GROUP splats at a time (2: 4, 3: 8;
+// `group`, `group8`): the alphas of all of them first, then composited in order; the same bits.
 // GS_SPEC_FWD_CULL (`fwd_cull: rows`): each band of two pixel rows (a 32-wide subgroup's) steps
 // only through the batch's splats whose box reaches the band (see s_band below); the same image.
+// GS_SPEC_FWD_PREFETCH (`fwd_stage: prefetch`): each invocation loads its splat of the next
+// batch into registers before the walk of this one (see Staged below); the same bits.
+// GS_SPEC_FWD_ORDER (`fwd_order: dense_first`): the workgroups take the tiles in tile_order's
+// order, the densest first, instead of row by row; each tile gets the same bits.
 // GS_BUCKETS (rasterize_fwd_bucket.comp, `rasterize_bwd: splat`): before each run of BUCKET
 // splats (positions 0, BUCKET, 2 BUCKET, ... of the tile's range) every pixel still compositing
 // writes its state (colour so far, T) to bucket_state, and the tile's largest last contributor
 // goes to tile_maxlast (gs_shared.h, "Buckets"). The image itself is the same bit for bit.
+#extension GL_EXT_control_flow_attributes : require
 #include "gs_common.glsl"
 #include "splat_box.glsl"
 
@@ -26,6 +32,8 @@ layout(constant_id = GS_SPEC_ACCUM_F16) const uint ACCUM_F16 = 0;
 layout(constant_id = GS_SPEC_ALPHA_MAX) const float ALPHA_MAX = GS_K_ALPHA_MAX;
 layout(constant_id = GS_SPEC_FWD_STEP) const uint STEP = 0u;
 layout(constant_id = GS_SPEC_FWD_CULL) const uint CULL = 0u;
+layout(constant_id = GS_SPEC_FWD_PREFETCH) const uint PREFETCH = 0u;
+layout(constant_id = GS_SPEC_FWD_ORDER) const uint ORDER = 0u;
 
 layout(std430, binding = 0) readonly buffer Splats { gs_splat2d splats[]; };
 layout(std430, binding = 1) readonly buffer Vals { uint vals[]; };
@@ -34,6 +42,13 @@ layout(std430, binding = 3) writeonly buffer Rgb { float out_rgb[]; };
 layout(std430, binding = 4) writeonly buffer FinalT { float out_t[]; };
 layout(std430, binding = 5) writeonly buffer Last { uint out_last[]; };
 layout(push_constant, std430) uniform PC { gs_pc_raster pc; };
+// `fwd_order: dense_first`: workgroup w rasterizes tile tile_order[w] (tile_order.comp); unread
+// otherwise. The last binding, after the runs' buffers in rasterize_fwd_bucket.comp.
+#ifdef GS_BUCKETS
+layout(std430, binding = 9) readonly buffer Order { uint tile_order[]; };
+#else
+layout(std430, binding = 6) readonly buffer Order { uint tile_order[]; };
+#endif
 #ifdef GS_BUCKETS
 layout(constant_id = GS_SPEC_BUCKET) const uint BUCKET = 32u;
 layout(std430, binding = 6) readonly buffer TileBase { uint tile_base[]; };
@@ -43,7 +58,7 @@ shared uint s_maxlast;
 #endif
 
 // A batch of splats: (mean x, mean y, opacity, -), (conic a, b, c, -), (r, g, b, -) as vec4 so that
-// each is one 16-byte shared-memory read, broadcast to the whole workgroup.
+// each is one 16-byte shared-memory read, broadcast to the whole workgroup (Staged below).
 shared vec4 s_xyo[GS_RASTER_WG];
 shared vec4 s_conic[GS_RASTER_WG];
 shared vec4 s_rgb[GS_RASTER_WG];
@@ -59,11 +74,33 @@ const uint BANDS = uint(GS_RASTER_TILE) / 2u, WORDS = uint(GS_RASTER_WG) / 32u;
 const uint BAND_ELEMS = CULL != 0u ? 2u * BANDS * WORDS : 1u;
 shared uint s_band[BAND_ELEMS];
 
-// Sets slot's bit in the bands (of parity par) that the box of splat id reaches; (ox, oy) is the
+// What a batch stages of one splat: (mean x, mean y, opacity, -), (conic a, b, c, -),
+// (r, g, b, -), and the 2D covariance's diagonal for the band marks.
+struct Staged {
+  vec4 xyo, conic, rgb;
+  vec2 cov;
+};
+
+// The splat of pair k (k < end; else zeros, never staged).
+Staged fetch(uint k, uint end) {
+  Staged st;
+  st.xyo = st.conic = st.rgb = vec4(0.0);
+  st.cov = vec2(0.0);
+  if (k < end) {
+    uint id = vals[k];
+    st.xyo = vec4(splats[id].mean2d[0], splats[id].mean2d[1], splats[id].opacity, 0.0);
+    st.conic = vec4(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2], 0.0);
+    st.rgb = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], 0.0);
+    st.cov = vec2(splats[id].cov2d[0], splats[id].cov2d[2]);
+  }
+  return st;
+}
+
+// Sets slot's bit in the bands (of parity par) that the box of splat st reaches; (ox, oy) is the
 // tile's first pixel. A box that is not a number reaches every band.
-void mark_bands(uint id, uint slot, uint par, uint ox, uint oy) {
-  vec2 e = splat_extent(splats[id].opacity, splats[id].cov2d[0], splats[id].cov2d[2]);
-  vec2 m = vec2(splats[id].mean2d[0], splats[id].mean2d[1]) - vec2(float(ox), float(oy));
+void mark_bands(Staged st, uint slot, uint par, uint ox, uint oy) {
+  vec2 e = splat_extent(st.xyo.z, st.cov.x, st.cov.y);
+  vec2 m = st.xyo.xy - vec2(float(ox), float(oy));
   int b0 = 0, b1 = int(BANDS) - 1;
   if (!any(isnan(vec4(e, m)))) {
     ivec4 box = splat_box(m, e);
@@ -153,11 +190,58 @@ bool select_step(vec4 xyo, vec4 cn, vec4 rgb, uint q, float pxc, float pyc, inou
   return stop;
 }
 
+// `fwd_step: group` / `group8`: GROUP splats at once (batch slots j[0] .. j[n - 1], tile
+// positions q0 + j; n >= 1, unused slots repeat j[0]). Their alphas are computed first, each as
+// select_step computes it, so that the loads, exps and multiplies of the group overlap instead of
+// each step waiting on the last one's (a dense tile's pixels walk thousands of splats one after
+// another: the length of that walk, not the work in it, is what the forward waits for). Then they
+// are composited in order exactly as select_step does, so each pixel gets the same bits. True
+// when the pixel is done.
+const uint GROUP = STEP == 3u ? 8u : 4u;
+bool group_step(uint j[8], uint n, uint q0, float pxc, float pyc, inout vec3 C, inout float T,
+                inout uint last) {
+  float al[8];
+  bool ok[8];
+  [[unroll]] for (uint u = 0u; u < GROUP; u++) {
+    vec4 xyo = s_xyo[j[u]];
+    float dx = xyo.x - pxc, dy = xyo.y - pyc;
+    float sigma = conic_sigma(s_conic[j[u]].xyz, dx, dy);
+    float a = xyo.z * exp(-sigma);
+    al[u] = a < ALPHA_MAX ? a : ALPHA_MAX;
+    ok[u] = u < n && !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
+            al[u] >= GS_K_ALPHA_MIN;
+  }
+  bool stop = false;
+  [[unroll]] for (uint u = 0u; u < GROUP; u++) {
+    float nt = T * (1.0 - al[u]);
+    bool live = ok[u] && !stop;
+    bool s = live && nt < GS_K_T_MIN;
+    bool take = live && !s;
+    vec3 cnew = C + s_rgb[j[u]].xyz * al[u] * T;
+    if (ACCUM_F16 != 0u) cnew = round_half(cnew);
+    C = take ? cnew : C;
+    T = take ? nt : T;
+    last = take ? q0 + j[u] + 1u : last;
+    stop = stop || s;
+  }
+  return stop;
+}
+
 void main() {
   uint tid = gl_LocalInvocationIndex;
-  uint tile = gl_WorkGroupID.y * pc.tiles_x + gl_WorkGroupID.x;
-  uint px = gl_WorkGroupID.x * GS_RASTER_TILE + gl_LocalInvocationID.x;
-  uint py = gl_WorkGroupID.y * GS_RASTER_TILE + gl_LocalInvocationID.y;
+  uint tx = gl_WorkGroupID.x, ty = gl_WorkGroupID.y;
+  if (ORDER != 0u) {
+    // A grid of at least tiles_x tiles_y workgroups, row by row.
+    uint w = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (w >= pc.tiles_x * pc.tiles_y) return; // the whole workgroup: before any barrier
+    uint t = tile_order[w];
+    tx = t % pc.tiles_x;
+    ty = t / pc.tiles_x;
+  }
+  uint tile = ty * pc.tiles_x + tx;
+  uint ox = tx * GS_RASTER_TILE, oy = ty * GS_RASTER_TILE; // the tile's first pixel
+  uint px = ox + gl_LocalInvocationID.x;
+  uint py = oy + gl_LocalInvocationID.y;
   bool inside = px < pc.width && py < pc.height;
   float pxc = float(px) + 0.5, pyc = float(py) + 0.5;
   uint start = ranges[2u * tile], end = ranges[2u * tile + 1u];
@@ -178,25 +262,30 @@ void main() {
   uint sbase = ~0u;
 #endif
   uint par = 0u;
+  // `fwd_stage: prefetch`: this invocation's splat of the next batch, loaded before the walk of
+  // the current one so that the two dependent loads (pair, then splat) wait behind the walk.
+  Staged next;
+  if (PREFETCH != 0u) next = fetch(start + tid, end);
   for (uint batch = start; batch < end; batch += GS_RASTER_WG) {
     uint k = batch + tid;
     if (k < end) {
-      uint id = vals[k];
-      s_xyo[tid] = vec4(splats[id].mean2d[0], splats[id].mean2d[1], splats[id].opacity, 0.0);
-      s_conic[tid] = vec4(splats[id].conic[0], splats[id].conic[1], splats[id].conic[2], 0.0);
-      s_rgb[tid] = vec4(splats[id].rgb[0], splats[id].rgb[1], splats[id].rgb[2], 0.0);
-      if (CULL != 0u) mark_bands(id, tid, par, gl_WorkGroupID.x * GS_RASTER_TILE,
-                                 gl_WorkGroupID.y * GS_RASTER_TILE);
+      Staged st = PREFETCH != 0u ? next : fetch(k, end);
+      s_xyo[tid] = st.xyo;
+      s_conic[tid] = st.conic;
+      s_rgb[tid] = st.rgb;
+      if (CULL != 0u) mark_bands(st, tid, par, ox, oy);
     }
     barrier();
+    if (PREFETCH != 0u) next = fetch(batch + uint(GS_RASTER_WG) + tid, end);
     // The next batch's bands: nobody reads them until it, and its marks come after this batch's
     // closing barrier.
     if (CULL != 0u && tid < BANDS * WORDS) s_band[(par ^ 1u) * BANDS * WORDS + tid] = 0u;
     uint cnt = min(uint(GS_RASTER_WG), end - batch);
     uint q0 = batch - start; // the batch's first tile position
-    if (CULL != 0u) {
+    if (CULL != 0u || STEP >= 2u) {
       // Chunks of a run's length (BUCKET, at most a word), so that every run's first position
-      // gets its state; in a chunk, only the splats marked for this pixel's band.
+      // gets its state; in a chunk, only the splats marked for this pixel's band (fwd_cull:
+      // rows) or all of the batch's (off, with fwd_step: group).
 #ifdef GS_BUCKETS
       uint ch = BUCKET < 32u ? BUCKET : 32u;
 #else
@@ -206,7 +295,23 @@ void main() {
       uint band = gl_LocalInvocationID.y / 2u;
       for (uint c = 0u; c < cnt && !done; c += ch) {
         keep_state(q0 + c, sbase, tid, C, T);
-        uint bits = (s_band[(par * BANDS + band) * WORDS + c / 32u] >> (c % 32u)) & chmask;
+        uint bits = CULL != 0u ? s_band[(par * BANDS + band) * WORDS + c / 32u] >> (c % 32u)
+                               : (cnt - c >= 32u ? ~0u : (1u << (cnt - c)) - 1u);
+        bits &= chmask;
+        if (STEP >= 2u) {
+          // The next GROUP marked splats at a time.
+          while (bits != 0u && !done) {
+            uint j[8], n = 0u, j0 = c + uint(findLSB(bits));
+            [[unroll]] for (uint u = 0u; u < GROUP; u++) {
+              bool has = bits != 0u;
+              j[u] = has ? c + uint(findLSB(bits)) : j0;
+              n += has ? 1u : 0u;
+              bits &= bits - 1u;
+            }
+            done = group_step(j, n, q0, pxc, pyc, C, T, last);
+          }
+          continue;
+        }
         while (bits != 0u) {
           uint j = c + uint(findLSB(bits));
           bits &= bits - 1u;

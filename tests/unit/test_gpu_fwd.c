@@ -357,13 +357,13 @@ END_TEST
 
 START_TEST(forward_matches_reference) {
   /* _i % 4: camera index; SH degree and background vary with it. _i / 4: fwd_step branch,
-   * select. */
+   * select, group, group8. */
   struct scene s;
   make_scene(&s, 300, 77);
   struct gs_camera cams[4];
   cameras(cams);
   const struct gs_camera *cam = &cams[_i % 4];
-  struct gs_fwd_opts fo = {.step_select = _i / 4};
+  struct gs_fwd_opts fo = {.step = _i / 4};
   tr_place_beyond_clamp(&s.m, cam, 0, 8); /* the field-of-view clamp of the EWA Jacobian */
   struct gs_ref_opts ro = {.sh_degree = (uint32_t)(3 - _i % 4)};
   float bg[3] = {_i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.0f, _i & 1 ? 1.0f : 0.2f};
@@ -438,15 +438,38 @@ START_TEST(variants_are_bit_exact) {
       {{.radix_ballot = 1, .sigma_skip = 1}, 1, "per_kernel"},
       {{.bucket = 8}, 0, "runs of 8 for the per-splat backward"},
       {{.bucket = 32, .sigma_skip = 1}, 1, "runs of 32, per_kernel"},
-      {{.step_select = 1}, 0, "fwd_step select"},
-      {{.step_select = 1, .sigma_skip = 1}, 0, "fwd_step select, sigma_skip"},
-      {{.step_select = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_step select, runs of 32"},
-      {{.step_select = 1, .bucket = 8}, 0, "fwd_step select, runs of 8"},
+      {{.step = 1}, 0, "fwd_step select"},
+      {{.step = 1, .sigma_skip = 1}, 0, "fwd_step select, sigma_skip"},
+      {{.step = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_step select, runs of 32"},
+      {{.step = 1, .bucket = 8}, 0, "fwd_step select, runs of 8"},
       {{.cull_rows = 1}, 0, "fwd_cull rows"},
       {{.cull_rows = 1, .sigma_skip = 1}, 0, "fwd_cull rows, sigma_skip"},
       {{.cull_rows = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_cull rows, runs of 32"},
       {{.cull_rows = 1, .bucket = 8}, 0, "fwd_cull rows, runs of 8"},
-      {{.cull_rows = 1, .step_select = 1, .bucket = 4}, 0, "fwd_cull rows, fwd_step select"},
+      {{.cull_rows = 1, .step = 1, .bucket = 4}, 0, "fwd_cull rows, fwd_step select"},
+      {{.step = 2}, 0, "fwd_step group"},
+      {{.step = 2, .bucket = 32, .sigma_skip = 1}, 1, "fwd_step group, runs of 32"},
+      {{.step = 2, .bucket = 2}, 0, "fwd_step group, runs of 2"},
+      {{.step = 3, .bucket = 8, .sigma_skip = 1}, 0, "fwd_step group8, runs of 8"},
+      {{.step = 2, .cull_rows = 1, .bucket = 32}, 0, "fwd_step group, fwd_cull rows"},
+      {{.step = 2, .cull_rows = 1, .bucket = 4, .sigma_skip = 1},
+       0,
+       "fwd_step group, fwd_cull rows, runs of 4"},
+      {{.step = 3, .cull_rows = 1, .bucket = 32, .sigma_skip = 1},
+       1,
+       "fwd_step group8, fwd_cull rows, runs of 32"},
+      {{.step = 3, .cull_rows = 1, .bucket = 1}, 0, "fwd_step group8, fwd_cull rows, runs of 1"},
+      {{.prefetch = 1}, 0, "fwd_stage prefetch"},
+      {{.prefetch = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_stage prefetch, runs of 32"},
+      {{.prefetch = 1, .cull_rows = 1, .step = 2, .bucket = 8},
+       0,
+       "fwd_stage prefetch, fwd_cull rows, fwd_step group"},
+      {{.prefetch = 1, .step = 3, .bucket = 32}, 0, "fwd_stage prefetch, fwd_step group8"},
+      {{.dense_first = 1}, 0, "fwd_order dense_first"},
+      {{.dense_first = 1, .bucket = 32, .sigma_skip = 1}, 1, "fwd_order dense_first, runs of 32"},
+      {{.dense_first = 1, .prefetch = 1, .cull_rows = 1, .step = 2, .bucket = 8},
+       0,
+       "fwd_order dense_first, fwd_stage prefetch, fwd_cull rows, fwd_step group"},
       {{.sh_vec4 = 1}, 0, "project_sh vec4"},
       {{.sh_vec4 = 1, .cull_rows = 1, .bucket = 32}, 1, "project_sh vec4, fwd_cull rows"},
   };
@@ -621,10 +644,13 @@ END_TEST
 /* The per-splat backward's runs (rasterize_bwd: splat): the GPU forward's group list, each
  * tile's largest last contributor and every run's compositing state a pixel still uses equal the
  * host's (runs_ref.h) from the reference frame, for runs of 1, 8 and 32 splats (the forward takes
- * any power of two up to 32; the backward the device's subgroup size), with either fwd_step and
+ * any power of two up to 32; the backward the device's subgroup size), with every fwd_step and
  * with fwd_cull: rows. */
 START_TEST(runs_match_reference) {
   const uint32_t buckets[3] = {1, 8, 32};
+  /* _i / 3: branch, select, branch with fwd_cull rows, group with rows, group8 (both with
+   * fwd_stage prefetch; group8 with fwd_order dense_first) */
+  const uint32_t steps[5] = {0, 1, 0, 2, 3};
   uint32_t bucket = buckets[_i % 3];
   struct scene s;
   make_scene(&s, 500, 91);
@@ -640,8 +666,12 @@ START_TEST(runs_match_reference) {
   struct ref_runs ref;
   ref_runs_make(r, bucket, &ref);
   gs_fwd_t *f;
-  struct gs_fwd_opts o = {
-      .bucket = bucket, .sigma_skip = 1, .step_select = _i / 3 == 1, .cull_rows = _i / 3 == 2};
+  struct gs_fwd_opts o = {.bucket = bucket,
+                          .sigma_skip = 1,
+                          .step = steps[_i / 3],
+                          .cull_rows = _i / 3 == 2 || _i / 3 == 3,
+                          .prefetch = _i / 3 >= 3,
+                          .dense_first = _i / 3 == 4};
   ck_assert_msg(gs_fwd_new(vk, &o, &f, &err) == 0, "%s", err.msg);
   struct gs_fwd_input in = {.cam = *cam, .sh_degree = 3};
   memcpy(in.background, bg, sizeof in.background);
@@ -714,6 +744,13 @@ START_TEST(runs_of_other_lengths_are_refused) {
     ck_assert_ptr_null(f);
     ck_assert_msg(strstr(err.msg, "power of two"), "%s", err.msg);
   }
+  /* and a step the forward does not have */
+  struct sw_err err = {0};
+  gs_fwd_t *f = NULL;
+  struct gs_fwd_opts o = {.step = 4};
+  ck_assert_int_eq(gs_fwd_new(vk, &o, &f, &err), SW_EINVAL);
+  ck_assert_ptr_null(f);
+  ck_assert_msg(strstr(err.msg, "fwd_step 4"), "%s", err.msg);
 }
 END_TEST
 
@@ -735,10 +772,14 @@ START_TEST(f16_accumulator_stays_close) {
   }
   ck_assert_msg(differ > 0, "the f16 variant changed nothing: is the constant applied?");
   ck_assert(!memcmp(a.last, b.last, 4 * px)); /* T is still accumulated in f32 */
-  struct gs_fwd_opts o2 = {.accum_f16 = 1, .step_select = 1};
+  struct gs_fwd_opts o2 = {.accum_f16 = 1, .step = 1};
   struct gpu_frame c;
   render(&o2, &s.m, &cams[1], 3, bg, 0, &c);
   assert_same(&b, &c, "fwd_accum f16 with fwd_step select");
+  gpu_frame_free(&c);
+  o2.step = 3; /* group8: the rounding after every composited splat, as the others */
+  render(&o2, &s.m, &cams[1], 3, bg, 0, &c);
+  assert_same(&b, &c, "fwd_accum f16 with fwd_step group8");
   gpu_frame_free(&c);
   gpu_frame_free(&a);
   gpu_frame_free(&b);
@@ -867,11 +908,11 @@ int main(void) {
   tcase_set_timeout(tc, 120); /* a CPU device is slow; ctest's CK_DEFAULT_TIMEOUT is larger */
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, constants_match_the_contract);
-  tcase_add_loop_test(tc, forward_matches_reference, 0, 8);
+  tcase_add_loop_test(tc, forward_matches_reference, 0, 16);
   tcase_add_test(tc, variants_are_bit_exact);
   tcase_add_loop_test(tc, tile_cull_ellipse_is_bit_exact, 0, 8);
   tcase_add_loop_test(tc, sort_depth_first_is_bit_exact, 0, 4);
-  tcase_add_loop_test(tc, runs_match_reference, 0, 9);
+  tcase_add_loop_test(tc, runs_match_reference, 0, 15);
   tcase_add_test(tc, runs_of_other_lengths_are_refused);
   tcase_add_loop_test(tc, off_centre_principal_point_matches_reference, 0, 4);
   tcase_add_loop_test(tc, alpha_max_matches_reference, 0, 3);

@@ -767,6 +767,8 @@ struct det_submit {
   int sort;         /* enum gs_sort_order */
   int fwd_step;     /* enum gs_fwd_step */
   int fwd_cull;     /* enum gs_fwd_cull */
+  int fwd_stage;    /* enum gs_fwd_stage_mode */
+  int fwd_order;    /* enum gs_fwd_order */
   int project_sh;   /* enum gs_project_sh */
   int bwd_state;    /* enum gs_bwd_state */
   int bwd_chain;    /* enum gs_bwd_chain */
@@ -784,6 +786,8 @@ static struct det_submit default_submit(void) {
                              .sort = c.sort,
                              .fwd_step = c.fwd_step,
                              .fwd_cull = c.fwd_cull,
+                             .fwd_stage = c.fwd_stage,
+                             .fwd_order = c.fwd_order,
                              .project_sh = c.project_sh,
                              .bwd_state = c.bwd_state,
                              .bwd_chain = c.bwd_chain,
@@ -803,6 +807,8 @@ static void det_run_as(const char *dir, int checkpoints, int raster_bwd, int til
   c.sort = d.sort;
   c.fwd_step = d.fwd_step;
   c.fwd_cull = d.fwd_cull;
+  c.fwd_stage = d.fwd_stage;
+  c.fwd_order = d.fwd_order;
   c.project_sh = d.project_sh;
   c.bwd_state = d.bwd_state;
   c.bwd_chain = d.bwd_chain;
@@ -1048,16 +1054,16 @@ START_TEST(tile_cull_trains_bit_identically) {
 }
 END_TEST
 
-/* fwd_step: select is bit-exact (the same image, last contributors and runs' states as branch),
- * as are fwd_cull: rows and project_sh: vec4 (run together with it here), and so is bwd_state:
- * global, the default (lane 0 gets the same stored states by a shuffle as the base run's copy in
- * shared memory; each run names its keys), so a deterministic training with the per-splat backward
- * (which reads those states) writes the same final.ply with each. So does project_adam: fused (the
- * projection backward applies adam.comp's step itself, from the gradients it holds in shared
- * memory): the same parameters and moments after every iteration, through densification (the
- * moments gathered) and opacity resets. And bwd_chain: 4 with bwd_state: global (a subgroup walks
- * four runs back to back, each lane summing its splat of each run over the same pixels in the same
- * order). */
+/* fwd_step: group is bit-exact (the same image, last contributors and runs' states as branch),
+ * as are fwd_cull: rows, fwd_stage: prefetch, fwd_order: dense_first and project_sh: vec4 (run
+ * together with it here), and so is bwd_state: global, the default (lane 0 gets the same stored
+ * states by a shuffle as the base run's copy in shared memory; each run names its keys), so a
+ * deterministic training with the per-splat backward (which reads those states) writes the same
+ * final.ply with each. So does project_adam: fused (the projection backward applies adam.comp's
+ * step itself, from the gradients it holds in shared memory): the same parameters and moments after
+ * every iteration, through densification (the moments gathered) and opacity resets. And bwd_chain:
+ * 4 with bwd_state: global (a subgroup walks four runs back to back, each lane summing its splat of
+ * each run over the same pixels in the same order). */
 START_TEST(bit_exact_variants_train_identically) {
   make_scene();
   char dir[5][160], h[5][SW_SHA256_HEX_LEN];
@@ -1066,8 +1072,10 @@ START_TEST(bit_exact_variants_train_identically) {
   for (int k = 0; k < 5; k++) {
     struct det_submit sub = {
         .sort = GS_SORT_DEPTH_FIRST,
-        .fwd_step = k == 1 ? GS_FWD_STEP_SELECT : GS_FWD_STEP_BRANCH,
+        .fwd_step = k == 1 ? GS_FWD_STEP_GROUP : GS_FWD_STEP_BRANCH,
         .fwd_cull = k == 1 ? GS_FWD_CULL_ROWS : GS_FWD_CULL_OFF,
+        .fwd_stage = k == 1 ? GS_FWD_STAGE_PREFETCH : GS_FWD_STAGE_DIRECT,
+        .fwd_order = k == 1 ? GS_FWD_ORDER_DENSE_FIRST : GS_FWD_ORDER_ROWS,
         .project_sh = k == 1 ? GS_PROJECT_SH_VEC4 : GS_PROJECT_SH_SCALAR,
         .bwd_state = k == 2 || k == 4 ? GS_BWD_STATE_GLOBAL : GS_BWD_STATE_SHARED,
         .bwd_chain = k == 4 ? GS_BWD_CHAIN_4 : GS_BWD_CHAIN_1,
@@ -1076,7 +1084,8 @@ START_TEST(bit_exact_variants_train_identically) {
     det_run_as(dir[k], 0, GS_RASTER_BWD_SPLAT, GS_TILE_CULL_ELLIPSE, &sub, h[k], &n[k], &p[k]);
   }
   fprintf(stderr,
-          "base / fwd_step select + fwd_cull rows + project_sh vec4 / bwd_state global / "
+          "base / fwd_step group + fwd_cull rows + fwd_stage prefetch + fwd_order dense_first + "
+          "project_sh vec4 / bwd_state global / "
           "project_adam fused / bwd_chain 4: %u / "
           "%u / %u / %u / %u splats, final.ply %.16s / %.16s / %.16s / %.16s / %.16s\n",
           n[0], n[1], n[2], n[3], n[4], h[0], h[1], h[2], h[3], h[4]);
