@@ -21,6 +21,9 @@ if(SW_BUILD_PIPELINE)
       bad \"--focal takes a positive number of pixels, not '-3'\" --focal -3
       bad \"--n needs a value\" --n
       bad \"'fast' is not one of branch|select|lean|dot\" --bwd-step fast
+      bad \"'fast' is not one of branch|select|group|group8\" --fwd-step fast
+      bad \"'sparse' is not one of rows|dense_first\" --fwd-order sparse
+      bad \"'early' is not one of direct|prefetch\" --fwd-stage early
       bad \"--stats-bucket takes an even number of splats, not 3\" --stats-bucket 3
       bad \"--stats-bucket takes a whole number from 2 to 64, not '128'\" --stats-bucket 128
       bad \"--ply and --scene go together\" --ply x
@@ -71,6 +74,8 @@ if(SW_BUILD_PIPELINE)
       $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd splat --run-stats >o.txt
       cat o.txt
       grep -q 'run stats (last frame' o.txt
+      grep -q 'tile stats (last frame): [1-9][0-9]* of [0-9]* tiles with pairs' o.txt
+      grep -q 'fwd step group, fwd cull off, fwd stage prefetch, fwd order dense_first' o.txt
       $<TARGET_FILE:iter_bench> --ply r/checkpoint-20.ply --scene s --warmup 1 --iters 3 --rasterize-bwd pixel --run-stats --stats-bucket 32 >b.txt
       cat b.txt
       grep -q 'run stats (last frame, .* bucket 32).*runs of 16, two to a subgroup' b.txt")

@@ -148,7 +148,7 @@ static const struct key keys[] = {
      "skip sigma >= 5.55 (alpha < 1/255) before exp, forward and backward"},
     {"fwd_accum", K_ENUM, OFF(fwd_accum), "f32", "f32|f16", 0, 0,
      "forward colour accumulator precision"},
-    {"fwd_step", K_ENUM, OFF(fwd_step), "branch", "branch|select|group|group8", 0, 0,
+    {"fwd_step", K_ENUM, OFF(fwd_step), "group", "branch|select|group|group8", 0, 0,
      "rasterize forward: a pixel that skips a splat branches past its step, or computes it "
      "with masks and selects (one straight-line step, the next splat's loads issued before this "
      "one's arithmetic), or that step 4 (group) or 8 (group8) splats at a time, their alphas "
@@ -157,11 +157,11 @@ static const struct key keys[] = {
      "rasterize forward: every pixel steps through every splat of its tile, or (rows) each pair "
      "of pixel rows only through the splats whose box reaches those rows (a mask per batch, "
      "built as the batch is staged); the same image"},
-    {"fwd_stage", K_ENUM, OFF(fwd_stage), "direct", "direct|prefetch", 0, 0,
+    {"fwd_stage", K_ENUM, OFF(fwd_stage), "prefetch", "direct|prefetch", 0, 0,
      "rasterize forward: each invocation loads its splat of a batch as the batch begins, or "
      "(prefetch) loads its splat of the next batch into registers before walking this one; the "
      "same image"},
-    {"fwd_order", K_ENUM, OFF(fwd_order), "rows", "rows|dense_first", 0, 0,
+    {"fwd_order", K_ENUM, OFF(fwd_order), "dense_first", "rows|dense_first", 0, 0,
      "rasterize forward: the tiles' workgroups start row by row, or (dense_first) the tiles with "
      "the most pairs first, so that the longest walks do not start last; the same image"},
     {"project_sh", K_ENUM, OFF(project_sh), "scalar", "scalar|vec4", 0, 0,

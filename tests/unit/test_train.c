@@ -118,6 +118,24 @@ START_TEST(config_set_parses_every_type) {
   ck_assert_int_eq(gs_config_set_kv(&c, "bwd_step=fast", &err), SW_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.msg, "branch|select|lean|dot"));
   sw_err_clear(&err);
+  /* The forward's walk: group, prefetch and dense_first by default (gated on an H100, 8 Dec). */
+  gs_config_defaults(&c);
+  ck_assert_int_eq(c.fwd_step, GS_FWD_STEP_GROUP);
+  ck_assert_int_eq(c.fwd_stage, GS_FWD_STAGE_PREFETCH);
+  ck_assert_int_eq(c.fwd_order, GS_FWD_ORDER_DENSE_FIRST);
+  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_step=group8", &err), 0);
+  ck_assert_int_eq(c.fwd_step, GS_FWD_STEP_GROUP8);
+  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_stage=direct", &err), 0);
+  ck_assert_int_eq(c.fwd_stage, GS_FWD_STAGE_DIRECT);
+  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_order=rows", &err), 0);
+  ck_assert_int_eq(c.fwd_order, GS_FWD_ORDER_ROWS);
+  ck_assert_int_eq(gs_config_validate(&c, &err), 0);
+  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_step=group16", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "branch|select|group|group8"));
+  sw_err_clear(&err);
+  ck_assert_int_eq(gs_config_set_kv(&c, "fwd_order=sparse_first", &err), SW_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.msg, "rows|dense_first"));
+  sw_err_clear(&err);
 }
 END_TEST
 
