@@ -15,9 +15,7 @@ struct gs_fwd {
   gs_vk_kernel_t *bucket_alloc, *bucket_args; /* opts.bucket only */
   gs_vk_kernel_t *depth_gather;               /* opts.depth_first only */
   gs_vk_kernel_t *tile_order;                 /* opts.dense_first only */
-  struct gs_vk_buf *tile_order_buf; /* uint[tiles]: the order the rasterizer takes the tiles in
-                                       (opts.dense_first; bound, unread, otherwise) */
-  struct gs_vk_buf *depth_keys, *depth_vals; /* opts.depth_first: the splats' depth sort */
+  struct gs_vk_buf *depth_keys, *depth_vals;  /* opts.depth_first: the splats' depth sort */
   struct gs_vk_buf *order; /* where that sort left the splat indices front to back */
   gs_scan_t *scan;
   gs_sort_t *sort;
@@ -148,7 +146,7 @@ void gs_fwd_destroy(gs_fwd_t **fp) {
       &f->b.splats,      &f->b.tiles_touched, &f->b.offsets,  &f->b.ranges,
       &f->b.rgb,         &f->b.final_t,       &f->b.last,     &f->b.counters,
       &f->b.tile_base,   &f->b.tile_maxlast,  &f->b.groups,   &f->b.state,
-      &f->b.bucket_meta, &f->depth_keys,      &f->depth_vals, &f->tile_order_buf};
+      &f->b.bucket_meta, &f->depth_keys,      &f->depth_vals, &f->b.tile_order};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) gs_vk_buf_destroy(bufs[i]);
   gs_vk_kernel_destroy(&f->project);
   gs_vk_kernel_destroy(&f->tile_count);
@@ -217,7 +215,7 @@ int gs_fwd_prepare(gs_fwd_t *f, uint32_t count, uint32_t width, uint32_t height,
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.offsets, 4ull * n, 0, "offsets", err);
   if (!rc) rc = gs_scan_reserve(f->scan, n, err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.ranges, 8ull * tx * ty, 0, "tile_ranges", err);
-  if (!rc) rc = gs_vk_buf_ensure(vk, &f->tile_order_buf, 4ull * tx * ty, 0, "tile_order", err);
+  if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.tile_order, 4ull * tx * ty, 0, "tile_order", err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.rgb, 12 * px, 0, "image_rgb", err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.final_t, 4 * px, 0, "final_t", err);
   if (!rc) rc = gs_vk_buf_ensure(vk, &f->b.last, 4 * px, 0, "last_contributor", err);
@@ -385,16 +383,16 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
     memcpy(pc.background, in->background, sizeof pc.background);
     if (f->b.bucket) record_buckets(f, cmd);
     /* The plain forward's seventh binding is the order; the bucket forward's the tenth. */
-    struct gs_vk_buf *b[10] = {f->b.splats,       f->b.values,      f->b.ranges,    f->b.rgb,
-                               f->b.final_t,      f->b.last,        f->b.tile_base, f->b.state,
-                               f->b.tile_maxlast, f->tile_order_buf};
-    if (!f->b.bucket) b[6] = f->tile_order_buf;
+    struct gs_vk_buf *b[10] = {f->b.splats,       f->b.values,    f->b.ranges,    f->b.rgb,
+                               f->b.final_t,      f->b.last,      f->b.tile_base, f->b.state,
+                               f->b.tile_maxlast, f->b.tile_order};
+    if (!f->b.bucket) b[6] = f->b.tile_order;
     uint32_t gx = f->b.tiles_x, gy = f->b.tiles_y;
     if (f->opts.dense_first) {
       /* fwd_order: dense_first: the order first, then the tiles in it on a grid of at least as
        * many workgroups, row by row (the extra ones return at once). */
       struct gs_pc_ranges po = {.num_tiles = gx * gy};
-      struct gs_vk_buf *ob[2] = {f->b.ranges, f->tile_order_buf};
+      struct gs_vk_buf *ob[2] = {f->b.ranges, f->b.tile_order};
       gs_vk_dispatch(cmd, f->tile_order, ob, &po, 1, 1, 1);
       gs_vk_barrier(cmd);
       uint32_t maxg = gs_vk_info(f->vk)->max_workgroup_count[0];

@@ -87,6 +87,8 @@ struct gs_fwd_bufs {
   struct gs_vk_buf *final_t;       /* float[w * h] */
   struct gs_vk_buf *last;          /* uint[w * h] */
   struct gs_vk_buf *counters;      /* uint[GS_CTR_WORDS], host-visible */
+  struct gs_vk_buf *tile_order;    /* uint[tiles]: opts.dense_first: the order the rasterizer took
+                                      the tiles in (tile_order.comp); unwritten otherwise */
   /* opts.bucket only (else NULL): the per-splat backward's runs (gs_shared.h, "Buckets") */
   struct gs_vk_buf *tile_base;    /* uint[tiles]: the tile's first run, ~0 = none */
   struct gs_vk_buf *tile_maxlast; /* uint[tiles]: largest last contributor of the tile */

@@ -734,6 +734,70 @@ START_TEST(runs_match_reference) {
 }
 END_TEST
 
+/* The bucket tile_order.comp puts a tile of n pairs in: its bit length and next two bits, larger
+ * for more pairs. */
+static uint32_t order_key(uint32_t n) {
+  if (n < 4) return n;
+  uint32_t msb = 31;
+  while (!(n >> msb)) msb--;
+  return 4 * msb + ((n >> (msb - 2)) & 3);
+}
+
+/* fwd_order: dense_first on a frame of more tiles than the order kernel's workgroup has
+ * invocations (600x400: 38 x 25 = 950 tiles, so each invocation takes several): every tile once,
+ * densest buckets first, and the same image, final T and last contributors as row by row, both
+ * writing runs of 32 (runs_match_reference checks the runs' states with dense_first). */
+START_TEST(dense_first_orders_every_tile) {
+  struct scene s;
+  make_scene(&s, 3000, 17);
+  struct gs_camera cam;
+  const double pos[3] = {3.0, -1.5, 1.2};
+  look_at(&cam, 600, 400, 520, pos);
+  float bg[3] = {1, 1, 1};
+  struct gpu_frame base, v;
+  struct gs_fwd_opts o = {.bucket = 32}, od = {.bucket = 32, .dense_first = 1};
+  render(&o, &s.m, &cam, 3, bg, 0, &base);
+  render(&od, &s.m, &cam, 3, bg, 0, &v);
+  assert_same(&base, &v, "fwd_order dense_first, 950 tiles");
+  gpu_frame_free(&base);
+  gpu_frame_free(&v);
+  /* The order itself, from a forward kept alive. */
+  struct sw_err err = {0};
+  gs_fwd_t *f;
+  ck_assert_msg(gs_fwd_new(vk, &od, &f, &err) == 0, "%s", err.msg);
+  struct gs_fwd_input in = {.cam = cam, .sh_degree = 3};
+  memcpy(in.background, bg, sizeof in.background);
+  ck_assert_msg(gs_fwd_model_upload(vk, &s.m, &in.model, &err) == 0, "%s", err.msg);
+  ck_assert_msg(gs_fwd_run(f, NULL, &in, 0, &err) == 0, "%s", err.msg);
+  const struct gs_fwd_bufs *b = gs_fwd_bufs(f);
+  uint32_t tiles = b->tiles_x * b->tiles_y;
+  ck_assert_uint_eq(tiles, 950);
+  uint32_t *order = malloc(4ull * tiles), *ranges = malloc(8ull * tiles);
+  unsigned char *seen = calloc(tiles, 1);
+  ck_assert_int_eq(gs_vk_buf_download(b->tile_order, 0, order, 4ull * tiles, &err), 0);
+  ck_assert_int_eq(gs_vk_buf_download(b->ranges, 0, ranges, 8ull * tiles, &err), 0);
+  uint32_t keys_seen = 0, prev = UINT32_MAX;
+  for (uint32_t w = 0; w < tiles; w++) {
+    uint32_t t = order[w];
+    ck_assert_msg(t < tiles, "slot %u holds tile %u of %u", w, t, tiles);
+    ck_assert_msg(!seen[t], "tile %u twice (slot %u)", t, w);
+    seen[t] = 1;
+    uint32_t n = ranges[2 * t + 1] > ranges[2 * t] ? ranges[2 * t + 1] - ranges[2 * t] : 0;
+    uint32_t k = order_key(n);
+    ck_assert_msg(k <= prev, "slot %u: tile %u (%u pairs) after a sparser bucket", w, t, n);
+    keys_seen += k != prev;
+    prev = k;
+  }
+  ck_assert_msg(keys_seen >= 4, "only %u buckets: the frame does not test the order", keys_seen);
+  free(order);
+  free(ranges);
+  free(seen);
+  gs_fwd_model_release(&in.model);
+  gs_fwd_destroy(&f);
+  free(s.store);
+}
+END_TEST
+
 START_TEST(runs_of_other_lengths_are_refused) {
   const uint32_t bad[3] = {3, 64, 12};
   for (int i = 0; i < 3; i++) {
@@ -910,6 +974,7 @@ int main(void) {
   tcase_add_test(tc, constants_match_the_contract);
   tcase_add_loop_test(tc, forward_matches_reference, 0, 16);
   tcase_add_test(tc, variants_are_bit_exact);
+  tcase_add_test(tc, dense_first_orders_every_tile);
   tcase_add_loop_test(tc, tile_cull_ellipse_is_bit_exact, 0, 8);
   tcase_add_loop_test(tc, sort_depth_first_is_bit_exact, 0, 4);
   tcase_add_loop_test(tc, runs_match_reference, 0, 15);
