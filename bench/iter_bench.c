@@ -24,11 +24,11 @@
  * --run-stats (per-splat backward, not with --json) also prints how its pipeline spends its steps
  * on the last frame (run_stats below): where the next change to that kernel has to look; and how
  * many of the forward's steps fwd_cull: rows leaves out; first a line of tile stats: how the pairs
- * spread over the tiles and the longest band walk, the forward's floor. --stats-bucket N (even, 2-64) counts
- * them for runs of N splats instead of the device's subgroup size: the counts depend only on the
- * frame's lists, boxes and last contributors, so lavapipe (8 lanes) can tell what a 32-lane GPU's
- * runs do on the same frame. On
- * lavapipe use a small N and size, e.g. --n 2000 --size 128 --focal 178 --iters 10. */
+ * spread over the tiles and the longest band walk, the forward's floor. --stats-bucket N (even,
+ * 2-64) counts them for runs of N splats instead of the device's subgroup size: the counts depend
+ * only on the frame's lists, boxes and last contributors, so lavapipe (8 lanes) can tell what a
+ * 32-lane GPU's runs do on the same frame. On lavapipe use a small N and size, e.g. --n 2000 --size
+ * 128 --focal 178 --iters 10. */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
