@@ -382,11 +382,10 @@ int gs_fwd_record_stage(gs_fwd_t *f, VkCommandBuffer cmd, gs_vk_timer_t *timer,
                               .tiles_y = f->b.tiles_y};
     memcpy(pc.background, in->background, sizeof pc.background);
     if (f->b.bucket) record_buckets(f, cmd);
-    /* The plain forward's seventh binding is the order; the bucket forward's the tenth. */
-    struct gs_vk_buf *b[10] = {f->b.splats,       f->b.values,    f->b.ranges,    f->b.rgb,
-                               f->b.final_t,      f->b.last,      f->b.tile_base, f->b.state,
-                               f->b.tile_maxlast, f->b.tile_order};
-    if (!f->b.bucket) b[6] = f->b.tile_order;
+    /* The plain forward binds the first seven; the bucket forward also the runs' three. */
+    struct gs_vk_buf *b[10] = {f->b.splats,  f->b.values,      f->b.ranges,     f->b.rgb,
+                               f->b.final_t, f->b.last,        f->b.tile_order, f->b.tile_base,
+                               f->b.state,   f->b.tile_maxlast};
     uint32_t gx = f->b.tiles_x, gy = f->b.tiles_y;
     if (f->opts.dense_first) {
       /* fwd_order: dense_first: the order first, then the tiles in it on a grid of at least as

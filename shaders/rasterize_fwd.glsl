@@ -43,17 +43,13 @@ layout(std430, binding = 4) writeonly buffer FinalT { float out_t[]; };
 layout(std430, binding = 5) writeonly buffer Last { uint out_last[]; };
 layout(push_constant, std430) uniform PC { gs_pc_raster pc; };
 // `fwd_order: dense_first`: workgroup w rasterizes tile tile_order[w] (tile_order.comp); unread
-// otherwise. The last binding, after the runs' buffers in rasterize_fwd_bucket.comp.
-#ifdef GS_BUCKETS
-layout(std430, binding = 9) readonly buffer Order { uint tile_order[]; };
-#else
+// otherwise.
 layout(std430, binding = 6) readonly buffer Order { uint tile_order[]; };
-#endif
 #ifdef GS_BUCKETS
 layout(constant_id = GS_SPEC_BUCKET) const uint BUCKET = 32u;
-layout(std430, binding = 6) readonly buffer TileBase { uint tile_base[]; };
-layout(std430, binding = 7) writeonly buffer State { vec4 bucket_state[]; };
-layout(std430, binding = 8) writeonly buffer TileMax { uint tile_maxlast[]; };
+layout(std430, binding = 7) readonly buffer TileBase { uint tile_base[]; };
+layout(std430, binding = 8) writeonly buffer State { vec4 bucket_state[]; };
+layout(std430, binding = 9) writeonly buffer TileMax { uint tile_maxlast[]; };
 shared uint s_maxlast;
 #endif
 
@@ -167,22 +163,28 @@ bool branch_step(uint j, uint q, float pxc, float pyc, inout vec3 C, inout float
   return false;
 }
 
-// `fwd_step: select`: the step as one basic block, with the splat's values (xyo, cn, rgb) already
-// loaded. Every test of the branch form becomes a mask (a NaN sigma passes `!(sigma < 0)` there
-// too), the colour, T and the last contributor are selected, so each pixel gets the same bits.
-// True when the pixel is done.
-bool select_step(vec4 xyo, vec4 cn, vec4 rgb, uint q, float pxc, float pyc, inout vec3 C,
-                 inout float T, inout uint last) {
+// `fwd_step: select`, its first half: the alpha of splat (xyo, cn) at the pixel, and in ok whether
+// it composites there. Every test of the branch form becomes a mask (a NaN sigma passes
+// `!(sigma < 0)` there too).
+float select_alpha(vec4 xyo, vec4 cn, float pxc, float pyc, out bool ok) {
   float dx = xyo.x - pxc, dy = xyo.y - pyc;
   float sigma = conic_sigma(cn.xyz, dx, dy);
   float a = xyo.z * exp(-sigma);
   float alpha = a < ALPHA_MAX ? a : ALPHA_MAX;
-  bool ok = !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
-            alpha >= GS_K_ALPHA_MIN;
+  ok = !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
+       alpha >= GS_K_ALPHA_MIN;
+  return alpha;
+}
+
+// Its second half: a splat (alpha, colour rgb, tile position q) that composites (ok) onto the
+// pixel, the colour, T and last contributor selected. True when it would take T under
+// GS_K_T_MIN: the pixel is done and the splat not composited.
+bool select_take(bool ok, float alpha, vec3 rgb, uint q, inout vec3 C, inout float T,
+                 inout uint last) {
   float nt = T * (1.0 - alpha);
   bool stop = ok && nt < GS_K_T_MIN;
   bool take = ok && !stop;
-  vec3 cnew = C + rgb.xyz * alpha * T;
+  vec3 cnew = C + rgb * alpha * T;
   if (ACCUM_F16 != 0u) cnew = round_half(cnew);
   C = take ? cnew : C;
   T = take ? nt : T;
@@ -190,40 +192,34 @@ bool select_step(vec4 xyo, vec4 cn, vec4 rgb, uint q, float pxc, float pyc, inou
   return stop;
 }
 
+// `fwd_step: select`: the step as one basic block, with the splat's values (xyo, cn, rgb) already
+// loaded, so each pixel gets the same bits as the branch form. True when the pixel is done.
+bool select_step(vec4 xyo, vec4 cn, vec4 rgb, uint q, float pxc, float pyc, inout vec3 C,
+                 inout float T, inout uint last) {
+  bool ok;
+  float alpha = select_alpha(xyo, cn, pxc, pyc, ok);
+  return select_take(ok, alpha, rgb.xyz, q, C, T, last);
+}
+
 // `fwd_step: group` / `group8`: GROUP splats at once (batch slots j[0] .. j[n - 1], tile
-// positions q0 + j; n >= 1, unused slots repeat j[0]). Their alphas are computed first, each as
-// select_step computes it, so that the loads, exps and multiplies of the group overlap instead of
-// each step waiting on the last one's (a dense tile's pixels walk thousands of splats one after
+// positions q0 + j; n >= 1, unused slots repeat j[0]). Their alphas are computed first
+// (select_alpha), so that the loads, exps and multiplies of the group overlap instead of each
+// step waiting on the last one's (a dense tile's pixels walk thousands of splats one after
 // another: the length of that walk, not the work in it, is what the forward waits for). Then they
-// are composited in order exactly as select_step does, so each pixel gets the same bits. True
-// when the pixel is done.
+// are composited in order (select_take; none after a stop), so each pixel gets the same bits as
+// select. True when the pixel is done.
 const uint GROUP = STEP == 3u ? 8u : 4u;
 bool group_step(uint j[8], uint n, uint q0, float pxc, float pyc, inout vec3 C, inout float T,
                 inout uint last) {
   float al[8];
   bool ok[8];
   [[unroll]] for (uint u = 0u; u < GROUP; u++) {
-    vec4 xyo = s_xyo[j[u]];
-    float dx = xyo.x - pxc, dy = xyo.y - pyc;
-    float sigma = conic_sigma(s_conic[j[u]].xyz, dx, dy);
-    float a = xyo.z * exp(-sigma);
-    al[u] = a < ALPHA_MAX ? a : ALPHA_MAX;
-    ok[u] = u < n && !(sigma < 0.0) && (SIGMA_SKIP == 0u || !(sigma >= GS_SIGMA_SKIP)) &&
-            al[u] >= GS_K_ALPHA_MIN;
+    al[u] = select_alpha(s_xyo[j[u]], s_conic[j[u]], pxc, pyc, ok[u]);
+    ok[u] = ok[u] && u < n;
   }
   bool stop = false;
-  [[unroll]] for (uint u = 0u; u < GROUP; u++) {
-    float nt = T * (1.0 - al[u]);
-    bool live = ok[u] && !stop;
-    bool s = live && nt < GS_K_T_MIN;
-    bool take = live && !s;
-    vec3 cnew = C + s_rgb[j[u]].xyz * al[u] * T;
-    if (ACCUM_F16 != 0u) cnew = round_half(cnew);
-    C = take ? cnew : C;
-    T = take ? nt : T;
-    last = take ? q0 + j[u] + 1u : last;
-    stop = stop || s;
-  }
+  [[unroll]] for (uint u = 0u; u < GROUP; u++)
+    stop = select_take(ok[u] && !stop, al[u], s_rgb[j[u]].xyz, q0 + j[u], C, T, last) || stop;
   return stop;
 }
 
